@@ -1,0 +1,121 @@
+import { existsSync, readFileSync, statSync } from "node:fs";
+import { dirname, isAbsolute, join, resolve } from "node:path";
+import { parse as parseDotenv } from "dotenv";
+import { z } from "zod";
+
+const GraphEntry = z.union([
+  z.string().min(1),
+  z.object({ path: z.string().min(1), description: z.string().optional() }),
+]);
+
+const LangGraphJson = z.object({
+  graphs: z.record(z.string().min(1), GraphEntry).refine((graphs) => Object.keys(graphs).length > 0, {
+    message: "at least one graph is required",
+  }),
+  env: z.union([z.record(z.string(), z.string()), z.string()]).optional(),
+});
+
+/** Keys of langgraph.json that are valid but have no effect in Berth (build or platform settings). */
+const ACCEPTED_KEYS = new Set([
+  "graphs",
+  "env",
+  "dependencies",
+  "node_version",
+  "node_loader",
+  "dockerfile_lines",
+  "docker_compose_file",
+  "api_version",
+  "_INTERNAL_docker_tag",
+  "python_version",
+  "pip_config_file",
+  "base_image",
+  "image_distro",
+  "store",
+  "checkpointer",
+  "ui",
+  "ui_config",
+  "auth",
+  "http",
+]);
+
+export interface GraphSpec {
+  graphId: string;
+  /** Absolute path of the module. */
+  file: string;
+  /** Export name; "default" when the spec names none. */
+  exportName: string;
+  description?: string;
+}
+
+export interface ProjectConfig {
+  configFile: string;
+  projectDir: string;
+  graphs: GraphSpec[];
+  env: Record<string, string>;
+  warnings: string[];
+}
+
+export class ConfigError extends Error {}
+
+/** Finds langgraph.json from a directory or file argument. */
+export function resolveConfigFile(pathArg: string): string {
+  const target = resolve(pathArg);
+  if (!existsSync(target)) throw new ConfigError(`${target} does not exist`);
+  const file = statSync(target).isDirectory() ? join(target, "langgraph.json") : target;
+  if (!existsSync(file)) throw new ConfigError(`no langgraph.json in ${target}`);
+  return file;
+}
+
+export function loadProjectConfig(pathArg: string): ProjectConfig {
+  const configFile = resolveConfigFile(pathArg);
+  const projectDir = dirname(configFile);
+  let raw: unknown;
+  try {
+    raw = JSON.parse(readFileSync(configFile, "utf8"));
+  } catch (error) {
+    throw new ConfigError(`${configFile} is not valid JSON: ${(error as Error).message}`);
+  }
+  const parsed = LangGraphJson.safeParse(raw);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
+    throw new ConfigError(`${configFile} is invalid: ${problems.join("; ")}`);
+  }
+  const warnings = Object.keys(raw as object)
+    .filter((key) => !ACCEPTED_KEYS.has(key))
+    .map((key) => `${configFile}: unknown key "${key}" is ignored`);
+  const graphs = Object.entries(parsed.data.graphs).map(([graphId, entry]) =>
+    parseGraphSpec(graphId, entry, projectDir),
+  );
+  return { configFile, projectDir, graphs, env: loadEnv(parsed.data.env, projectDir), warnings };
+}
+
+function parseGraphSpec(graphId: string, entry: z.infer<typeof GraphEntry>, projectDir: string): GraphSpec {
+  const spec = typeof entry === "string" ? entry : entry.path;
+  // The export name follows the last colon, unless that colon belongs to a Windows drive letter.
+  const colon = spec.lastIndexOf(":");
+  const hasExport = colon > 1;
+  const modulePath = hasExport ? spec.slice(0, colon) : spec;
+  const exportName = hasExport ? spec.slice(colon + 1) : "default";
+  const file = isAbsolute(modulePath) ? modulePath : resolve(projectDir, modulePath);
+  return {
+    graphId,
+    file,
+    exportName: exportName || "default",
+    description: typeof entry === "string" ? undefined : entry.description,
+  };
+}
+
+function loadEnv(env: Record<string, string> | string | undefined, projectDir: string): Record<string, string> {
+  if (env === undefined) return {};
+  if (typeof env !== "string") return env;
+  const file = resolve(projectDir, env);
+  if (!existsSync(file)) throw new ConfigError(`env file ${file} does not exist`);
+  return parseDotenv(readFileSync(file));
+}
+
+/** Applies the project's env; variables already set in the environment win. */
+export function applyProjectEnv(env: Record<string, string>): void {
+  for (const [key, value] of Object.entries(env)) {
+    if (process.env[key] === undefined) process.env[key] = value;
+  }
+}

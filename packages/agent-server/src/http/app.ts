@@ -1,0 +1,62 @@
+import cors from "@fastify/cors";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import Fastify, { type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import type { Services } from "../services/index.js";
+import { installErrorHandlers, RequestValidationError } from "./errors.js";
+import { buildOpenApiDocument } from "./openapi.js";
+import type { RouteCatalog } from "./route.js";
+import { registerAssistantRoutes } from "./routes/assistants.js";
+import { registerMetaRoutes, type ServerInfo } from "./routes/meta.js";
+import { registerStateRoutes } from "./routes/state.js";
+import { registerThreadRoutes } from "./routes/threads.js";
+
+export interface AppOptions {
+  logger: Logger;
+  /** Largest accepted request body, in bytes (413 above). */
+  bodyLimit: number;
+  info: ServerInfo;
+}
+
+/** Headers a browser client must be able to read (run locations, paging). */
+const EXPOSED_HEADERS = ["content-location", "location", "x-pagination-total", "x-pagination-next"];
+
+export async function buildApp(services: Services, options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({ logger: false, bodyLimit: options.bodyLimit, return503OnClosing: false });
+  installErrorHandlers(app, options.logger);
+  installJsonParser(app);
+  await app.register(cors, { origin: "*", exposedHeaders: EXPOSED_HEADERS });
+
+  const catalog: RouteCatalog = [];
+  const context = { app, catalog };
+  registerMetaRoutes(context, options.info);
+  registerAssistantRoutes(context, services.assistants);
+  registerThreadRoutes(context, services.threads);
+  registerStateRoutes(context, services.state);
+
+  const document = buildOpenApiDocument(catalog, { title: "Berth Agent Server", version: options.info.version });
+  app.get("/openapi.json", async () => document);
+  await app.register(swagger, { mode: "static", specification: { document: document as never } });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+  return app;
+}
+
+/** JSON bodies (also sent as text/plain); an empty body counts as absent; bad JSON is a 422. */
+function installJsonParser(app: FastifyInstance): void {
+  app.removeAllContentTypeParsers();
+  app.addContentTypeParser(["application/json", "text/plain"], { parseAs: "string" }, (_request, body, done) => {
+    const text = (body as string).trim();
+    if (text === "") return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (error) {
+      done(
+        new RequestValidationError([
+          { loc: ["body"], msg: `Invalid JSON: ${(error as Error).message}`, type: "json_invalid" },
+        ]),
+        undefined,
+      );
+    }
+  });
+}

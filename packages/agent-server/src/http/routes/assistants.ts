@@ -1,0 +1,197 @@
+import { z } from "zod";
+import type { AssistantService } from "../../services/assistants.js";
+import { defineRoute } from "../route.js";
+import type { RouteContext } from "./context.js";
+import {
+  Assistant,
+  AssistantCount,
+  AssistantCreate,
+  AssistantDeleteQuery,
+  AssistantGraphQuery,
+  AssistantIdParams,
+  AssistantPatch,
+  AssistantSearch,
+  AssistantSetLatest,
+  AssistantVersion,
+  AssistantVersionsQuery,
+  SubgraphsParams,
+  SubgraphsQuery,
+} from "../schemas/assistants.js";
+import { setPaginationHeaders } from "./pagination.js";
+
+const tag = "assistants";
+
+export function registerAssistantRoutes({ app, catalog }: RouteContext, assistants: AssistantService): void {
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/assistants",
+      summary: "Create an assistant",
+      tag,
+      body: AssistantCreate,
+      responses: { 200: { description: "The assistant", schema: Assistant }, 409: { description: "Exists" } },
+    },
+    ({ body }) => assistants.create(body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/assistants/search",
+      summary: "Search assistants",
+      tag,
+      body: AssistantSearch,
+      bodyOptional: true,
+      responses: { 200: { description: "Matching assistants (X-Pagination-Total)", schema: z.array(Assistant) } },
+    },
+    async ({ body, reply }) => {
+      const { items, total } = await assistants.search(body);
+      setPaginationHeaders(reply, body, items.length, total);
+      return items;
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/assistants/count",
+      summary: "Count assistants",
+      tag,
+      body: AssistantCount,
+      bodyOptional: true,
+      responses: { 200: { description: "The count", schema: z.int() } },
+    },
+    ({ body }) => assistants.count(body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/assistants/:assistant_id",
+      summary: "Get an assistant (by id or graph id)",
+      tag,
+      params: AssistantIdParams,
+      responses: { 200: { description: "The assistant", schema: Assistant }, 404: { description: "Not found" } },
+    },
+    ({ params }) => assistants.get(params.assistant_id),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "PATCH",
+      path: "/assistants/:assistant_id",
+      summary: "Update an assistant (metadata is merged; creates a new version)",
+      tag,
+      params: AssistantIdParams,
+      body: AssistantPatch,
+      bodyOptional: true,
+      responses: { 200: { description: "The assistant", schema: Assistant }, 404: { description: "Not found" } },
+    },
+    ({ params, body }) => assistants.patch(params.assistant_id, body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "DELETE",
+      path: "/assistants/:assistant_id",
+      summary: "Delete an assistant",
+      tag,
+      params: AssistantIdParams,
+      query: AssistantDeleteQuery,
+      responses: { 204: { description: "Deleted" }, 404: { description: "Not found" } },
+    },
+    async ({ params, query, reply }) => {
+      await assistants.delete(params.assistant_id, query.delete_threads);
+      return reply.status(204).send();
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/assistants/:assistant_id/versions",
+      summary: "List an assistant's versions, newest first",
+      tag,
+      params: AssistantIdParams,
+      body: AssistantVersionsQuery,
+      bodyOptional: true,
+      responses: { 200: { description: "Versions", schema: z.array(AssistantVersion) } },
+    },
+    ({ params, body }) => assistants.versions(params.assistant_id, body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/assistants/:assistant_id/latest",
+      summary: "Make a version the current one",
+      tag,
+      params: AssistantIdParams,
+      body: AssistantSetLatest,
+      responses: { 200: { description: "The assistant", schema: Assistant }, 404: { description: "Not found" } },
+    },
+    ({ params, body }) => assistants.setLatest(params.assistant_id, body.version),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/assistants/:assistant_id/graph",
+      summary: "The assistant's graph as nodes and edges",
+      tag,
+      params: AssistantIdParams,
+      query: AssistantGraphQuery,
+      responses: { 200: { description: "Nodes and edges" } },
+    },
+    ({ params, query }) => assistants.drawing(params.assistant_id, query.xray),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/assistants/:assistant_id/schemas",
+      summary: "JSON schemas of the assistant's graph",
+      tag,
+      params: AssistantIdParams,
+      responses: { 200: { description: "input, output, state, config and context schemas" } },
+    },
+    ({ params }) => assistants.schemas(params.assistant_id),
+  );
+
+  for (const path of ["/assistants/:assistant_id/subgraphs", "/assistants/:assistant_id/subgraphs/:namespace"]) {
+    defineRoute(
+      app,
+      catalog,
+      {
+        method: "GET",
+        path,
+        summary: "Schemas of the graph's subgraphs, keyed by namespace",
+        tag,
+        params: SubgraphsParams,
+        query: SubgraphsQuery,
+        responses: { 200: { description: "Subgraph schemas" } },
+      },
+      ({ params, query }) => assistants.subgraphs(params.assistant_id, params.namespace, query.recurse),
+    );
+  }
+}

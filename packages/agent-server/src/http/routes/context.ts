@@ -1,0 +1,7 @@
+import type { FastifyInstance } from "fastify";
+import type { RouteCatalog } from "../route.js";
+
+export interface RouteContext {
+  app: FastifyInstance;
+  catalog: RouteCatalog;
+}

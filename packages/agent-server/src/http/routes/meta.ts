@@ -1,0 +1,44 @@
+import { z } from "zod";
+import { defineRoute } from "../route.js";
+import type { RouteContext } from "./context.js";
+
+export interface ServerInfo {
+  version: string;
+  langgraph_js_version: string;
+}
+
+export function registerMetaRoutes({ app, catalog }: RouteContext, info: ServerInfo): void {
+  const ok = { ok: true };
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/ok",
+      summary: "Liveness",
+      tag: "meta",
+      responses: { 200: { description: "Always ok", schema: z.object({ ok: z.boolean() }) } },
+    },
+    async () => ok,
+  );
+
+  const body = {
+    version: info.version,
+    langgraph_js_version: info.langgraph_js_version,
+    context: "js",
+    server: "berth",
+    flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+  };
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/info",
+      summary: "Server version and feature flags",
+      tag: "meta",
+      responses: { 200: { description: "Version and flags" } },
+    },
+    async () => body,
+  );
+}

@@ -1,0 +1,118 @@
+import { z } from "zod";
+import type { StateService } from "../../services/state.js";
+import { defineRoute } from "../route.js";
+import {
+  HistoryBody,
+  HistoryQuery,
+  StateAtCheckpointParams,
+  StateCheckpointBody,
+  StateQuery,
+  StateUpdate,
+  StateUpdateResponse,
+  ThreadIdParams,
+  ThreadState,
+} from "../schemas/threads.js";
+import type { RouteContext } from "./context.js";
+
+const tag = "state";
+
+export function registerStateRoutes({ app, catalog }: RouteContext, state: StateService): void {
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/threads/:thread_id/state",
+      summary: "The thread's current state",
+      tag,
+      params: ThreadIdParams,
+      query: StateQuery,
+      responses: { 200: { description: "Thread state", schema: ThreadState }, 404: { description: "Not found" } },
+    },
+    ({ params, query }) => state.get(params.thread_id, undefined, query.subgraphs),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/threads/:thread_id/state/:checkpoint_id",
+      summary: "The thread's state at a checkpoint",
+      tag,
+      params: StateAtCheckpointParams,
+      query: StateQuery,
+      responses: { 200: { description: "Thread state", schema: ThreadState }, 404: { description: "Not found" } },
+    },
+    ({ params, query }) => state.get(params.thread_id, { checkpoint_id: params.checkpoint_id }, query.subgraphs),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/threads/:thread_id/state/checkpoint",
+      summary: "The thread's state at a checkpoint (any namespace)",
+      tag,
+      params: ThreadIdParams,
+      body: StateCheckpointBody,
+      responses: { 200: { description: "Thread state", schema: ThreadState }, 404: { description: "Not found" } },
+    },
+    ({ params, body }) => state.get(params.thread_id, body.checkpoint, body.subgraphs),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/threads/:thread_id/state",
+      summary: "Update the thread's state (as a node, optionally from a checkpoint: a fork)",
+      tag,
+      params: ThreadIdParams,
+      body: StateUpdate,
+      bodyOptional: true,
+      responses: {
+        200: { description: "The new checkpoint", schema: StateUpdateResponse },
+        404: { description: "Not found" },
+        409: { description: "The thread is busy" },
+      },
+    },
+    ({ params, body }) => state.update(params.thread_id, body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/threads/:thread_id/history",
+      summary: "The thread's past states, newest first",
+      tag,
+      params: ThreadIdParams,
+      body: HistoryBody,
+      bodyOptional: true,
+      responses: { 200: { description: "Thread states", schema: z.array(ThreadState) } },
+    },
+    ({ params, body }) => {
+      const before = typeof body.before === "object" && "configurable" in body.before ? body.before.configurable : body.before;
+      return state.history(params.thread_id, { ...body, before });
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/threads/:thread_id/history",
+      summary: "The thread's past states, newest first",
+      tag,
+      params: ThreadIdParams,
+      query: HistoryQuery,
+      responses: { 200: { description: "Thread states", schema: z.array(ThreadState) } },
+    },
+    ({ params, query }) => state.history(params.thread_id, { limit: query.limit ?? 10, before: query.before }),
+  );
+}

@@ -1,0 +1,119 @@
+import { z } from "zod";
+import type { ThreadService } from "../../services/threads.js";
+import { defineRoute } from "../route.js";
+import { Thread, ThreadCount, ThreadCreate, ThreadIdParams, ThreadPatch, ThreadSearch } from "../schemas/threads.js";
+import type { RouteContext } from "./context.js";
+import { setPaginationHeaders } from "./pagination.js";
+
+const tag = "threads";
+
+export function registerThreadRoutes({ app, catalog }: RouteContext, threads: ThreadService): void {
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/threads",
+      summary: "Create a thread (optionally seeded with supersteps)",
+      tag,
+      body: ThreadCreate,
+      bodyOptional: true,
+      responses: { 200: { description: "The thread", schema: Thread }, 409: { description: "Exists" } },
+    },
+    ({ body }) => threads.create(body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/threads/search",
+      summary: "Search threads",
+      tag,
+      body: ThreadSearch,
+      bodyOptional: true,
+      responses: { 200: { description: "Matching threads (X-Pagination-Total)", schema: z.array(Thread) } },
+    },
+    async ({ body, reply }) => {
+      const { items, total } = await threads.search(body);
+      setPaginationHeaders(reply, body, items.length, total);
+      return items;
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/threads/count",
+      summary: "Count threads",
+      tag,
+      body: ThreadCount,
+      bodyOptional: true,
+      responses: { 200: { description: "The count", schema: z.int() } },
+    },
+    ({ body }) => threads.count(body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/threads/:thread_id",
+      summary: "Get a thread",
+      tag,
+      params: ThreadIdParams,
+      responses: { 200: { description: "The thread", schema: Thread }, 404: { description: "Not found" } },
+    },
+    ({ params }) => threads.get(params.thread_id),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "PATCH",
+      path: "/threads/:thread_id",
+      summary: "Update a thread's metadata (merged)",
+      tag,
+      params: ThreadIdParams,
+      body: ThreadPatch,
+      responses: { 200: { description: "The thread", schema: Thread }, 404: { description: "Not found" } },
+    },
+    ({ params, body }) => threads.patch(params.thread_id, body.metadata),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "DELETE",
+      path: "/threads/:thread_id",
+      summary: "Delete a thread with its checkpoints",
+      tag,
+      params: ThreadIdParams,
+      responses: { 204: { description: "Deleted" }, 404: { description: "Not found" } },
+    },
+    async ({ params, reply }) => {
+      await threads.delete(params.thread_id);
+      return reply.status(204).send();
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/threads/:thread_id/copy",
+      summary: "Copy a thread with its whole history",
+      tag,
+      params: ThreadIdParams,
+      responses: { 200: { description: "The new thread", schema: Thread }, 404: { description: "Not found" } },
+    },
+    ({ params }) => threads.copy(params.thread_id),
+  );
+}

@@ -1,0 +1,26 @@
+import { z } from "zod";
+
+export const Uuid = z.uuid({ message: "must be a UUID" });
+
+export const JsonObject = z.record(z.string(), z.unknown());
+
+export const SortOrder = z.enum(["asc", "desc"]);
+
+/** Query-string booleans: true/1/yes and false/0/no, case-insensitive. */
+export const QueryBoolean = z
+  .enum(["true", "false", "1", "0", "yes", "no", "True", "False", "TRUE", "FALSE"])
+  .transform((value) => ["true", "1", "yes"].includes(value.toLowerCase()));
+
+export const Limit = (max: number, fallback: number) => z.int().min(1).max(max).default(fallback);
+
+export const Offset = z.int().min(0).default(0);
+
+export const Detail = z.object({ detail: z.unknown() });
+
+export const ThreadStatus = z.enum(["idle", "busy", "interrupted", "error"]);
+
+export const CheckpointSelector = z.object({
+  checkpoint_id: z.string().optional(),
+  checkpoint_ns: z.string().optional(),
+  checkpoint_map: z.record(z.string(), z.string()).optional(),
+});

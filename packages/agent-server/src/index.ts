@@ -1,0 +1,3 @@
+export { startServer, type RunningServer, type ServerOptions } from "./server.js";
+export { ConfigError } from "./config/langgraph-config.js";
+export { GraphLoadError } from "./graphs/registry.js";

@@ -1,0 +1,157 @@
+import { randomUUID } from "node:crypto";
+import type { GraphRegistry } from "../graphs/registry.js";
+import { type GraphSchemas, graphSchemas } from "../graphs/schemas.js";
+import type {
+  Assistant,
+  AssistantFilter,
+  AssistantPatch,
+  AssistantQuery,
+  AssistantVersion,
+  JsonObject,
+  Storage,
+} from "../storage/types.js";
+import { isUuid, systemAssistantId } from "./assistant-ids.js";
+import { ConflictError, NotFoundError } from "./errors.js";
+
+export interface CreateAssistantInput {
+  assistant_id?: string;
+  graph_id: string;
+  config?: JsonObject;
+  context?: JsonObject;
+  metadata?: JsonObject;
+  name?: string;
+  description?: string | null;
+  if_exists?: "raise" | "do_nothing";
+}
+
+export class AssistantService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly graphs: GraphRegistry,
+  ) {}
+
+  /** One assistant per graph, created at start if missing (kept as it is otherwise). */
+  async ensureSystemAssistants(): Promise<void> {
+    for (const graphId of this.graphs.ids()) {
+      await this.storage.assistants.create({
+        assistant_id: systemAssistantId(graphId),
+        graph_id: graphId,
+        name: graphId,
+        description: this.graphs.spec(graphId)?.description ?? null,
+        config: {},
+        context: {},
+        metadata: { created_by: "system" },
+      });
+    }
+  }
+
+  /** Maps a graph id to its system assistant's id; a uuid stays as it is. */
+  resolveId(assistantIdOrGraphId: string): string {
+    if (this.graphs.has(assistantIdOrGraphId)) return systemAssistantId(assistantIdOrGraphId);
+    if (isUuid(assistantIdOrGraphId)) return assistantIdOrGraphId;
+    throw new NotFoundError(`Assistant ${assistantIdOrGraphId} not found`);
+  }
+
+  async get(assistantIdOrGraphId: string): Promise<Assistant> {
+    const assistantId = this.resolveId(assistantIdOrGraphId);
+    const assistant = await this.storage.assistants.get(assistantId);
+    if (!assistant) throw new NotFoundError(`Assistant ${assistantIdOrGraphId} not found`);
+    return assistant;
+  }
+
+  async create(input: CreateAssistantInput): Promise<Assistant> {
+    this.requireGraph(input.graph_id);
+    const assistantId = input.assistant_id ?? randomUUID();
+    const created = await this.storage.assistants.create({
+      assistant_id: assistantId,
+      graph_id: input.graph_id,
+      name: input.name ?? "Untitled",
+      description: input.description ?? null,
+      config: input.config ?? {},
+      context: input.context ?? {},
+      metadata: input.metadata ?? {},
+    });
+    if (created) return created;
+    const existing = await this.storage.assistants.get(assistantId);
+    if (input.if_exists === "do_nothing" && existing) return existing;
+    throw new ConflictError(`Assistant ${assistantId} already exists`);
+  }
+
+  async patch(assistantIdOrGraphId: string, patch: AssistantPatch): Promise<Assistant> {
+    if (patch.graph_id !== undefined) this.requireGraph(patch.graph_id);
+    const updated = await this.storage.assistants.patch(this.resolveId(assistantIdOrGraphId), patch);
+    if (!updated) throw new NotFoundError(`Assistant ${assistantIdOrGraphId} not found`);
+    return updated;
+  }
+
+  /** Deletes the assistant; with `deleteThreads`, also the threads created for it. */
+  async delete(assistantIdOrGraphId: string, deleteThreads: boolean): Promise<void> {
+    const assistantId = this.resolveId(assistantIdOrGraphId);
+    if (!(await this.storage.assistants.delete(assistantId))) {
+      throw new NotFoundError(`Assistant ${assistantIdOrGraphId} not found`);
+    }
+    if (deleteThreads) {
+      for (const threadId of await this.storage.threads.idsByMetadata({ assistant_id: assistantId })) {
+        await this.storage.threads.delete(threadId);
+      }
+    }
+  }
+
+  search(query: AssistantQuery): Promise<{ items: Assistant[]; total: number }> {
+    return this.storage.assistants.search(query);
+  }
+
+  count(filter: AssistantFilter): Promise<number> {
+    return this.storage.assistants.count(filter);
+  }
+
+  async versions(
+    assistantIdOrGraphId: string,
+    query: { limit: number; offset: number; metadata?: JsonObject },
+  ): Promise<AssistantVersion[]> {
+    const assistant = await this.get(assistantIdOrGraphId);
+    return this.storage.assistants.versions(assistant.assistant_id, query);
+  }
+
+  async setLatest(assistantIdOrGraphId: string, version: number): Promise<Assistant> {
+    const assistant = await this.get(assistantIdOrGraphId);
+    const updated = await this.storage.assistants.setLatest(assistant.assistant_id, version);
+    if (!updated) throw new NotFoundError(`Assistant ${assistantIdOrGraphId} has no version ${version}`);
+    return updated;
+  }
+
+  async drawing(assistantIdOrGraphId: string, xray: boolean | number): Promise<unknown> {
+    const graph = await this.graphOf(await this.get(assistantIdOrGraphId));
+    const drawable = await graph.getGraphAsync({ xray } as Parameters<typeof graph.getGraphAsync>[0]);
+    return drawable.toJSON();
+  }
+
+  async schemas(assistantIdOrGraphId: string): Promise<GraphSchemas & { graph_id: string }> {
+    const assistant = await this.get(assistantIdOrGraphId);
+    return { graph_id: assistant.graph_id, ...graphSchemas(await this.graphOf(assistant)) };
+  }
+
+  async subgraphs(
+    assistantIdOrGraphId: string,
+    namespace: string | undefined,
+    recurse: boolean,
+  ): Promise<Record<string, GraphSchemas>> {
+    const graph = await this.graphOf(await this.get(assistantIdOrGraphId));
+    const result: Record<string, GraphSchemas> = {};
+    for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {
+      result[name] = graphSchemas(subgraph);
+    }
+    return result;
+  }
+
+  private graphOf(assistant: Assistant) {
+    this.requireGraph(assistant.graph_id);
+    return this.graphs.get(assistant.graph_id, {
+      configurable: { ...(assistant.config.configurable as JsonObject | undefined), assistant_id: assistant.assistant_id },
+    });
+  }
+
+  private requireGraph(graphId: string): void {
+    if (!this.graphs.has(graphId)) throw new NotFoundError(`Graph ${graphId} not found`);
+  }
+}

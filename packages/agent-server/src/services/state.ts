@@ -1,0 +1,122 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { CompiledGraph } from "../graphs/compiled-graph.js";
+import type { GraphRegistry } from "../graphs/registry.js";
+import type { JsonObject, Storage, Thread } from "../storage/types.js";
+import { ConflictError, NotFoundError, UnprocessableError } from "./errors.js";
+import { withGraphInput } from "./graph-errors.js";
+import { type CheckpointRef, emptyThreadState, summarizeState, type ThreadState, toThreadState } from "./thread-state.js";
+
+/** A checkpoint as clients address it: all fields optional but the ones they know. */
+export interface CheckpointSelector {
+  checkpoint_id?: string;
+  checkpoint_ns?: string;
+  checkpoint_map?: Record<string, string>;
+}
+
+export interface HistoryQuery {
+  limit: number;
+  before?: string | CheckpointSelector;
+  metadata?: JsonObject;
+  checkpoint?: CheckpointSelector;
+}
+
+export interface StateUpdate {
+  values?: unknown;
+  as_node?: string;
+  checkpoint_id?: string;
+  checkpoint?: CheckpointSelector;
+}
+
+/** Reading and writing a thread's graph state through its graph. */
+export class StateService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly graphs: GraphRegistry,
+  ) {}
+
+  async get(threadId: string, checkpoint: CheckpointSelector | undefined, subgraphs: boolean): Promise<ThreadState> {
+    const thread = await this.thread(threadId);
+    const graph = await this.graphOf(thread);
+    if (!graph) {
+      if (checkpoint?.checkpoint_id) throw new NotFoundError(`Checkpoint ${checkpoint.checkpoint_id} not found`);
+      return emptyThreadState();
+    }
+    const snapshot = await graph.getState(this.config(thread, checkpoint), { subgraphs });
+    const state = toThreadState(snapshot);
+    if (checkpoint?.checkpoint_id && state.checkpoint_id !== checkpoint.checkpoint_id) {
+      throw new NotFoundError(`Checkpoint ${checkpoint.checkpoint_id} not found`);
+    }
+    return state.checkpoint ? state : emptyThreadState();
+  }
+
+  async history(threadId: string, query: HistoryQuery): Promise<ThreadState[]> {
+    const thread = await this.thread(threadId);
+    const graph = await this.graphOf(thread);
+    if (!graph) return [];
+    const before = typeof query.before === "string" ? { checkpoint_id: query.before } : query.before;
+    const states: ThreadState[] = [];
+    const history = graph.getStateHistory(this.config(thread, query.checkpoint), {
+      limit: query.limit,
+      before: before ? this.config(thread, before) : undefined,
+      filter: query.metadata,
+    });
+    for await (const snapshot of history) states.push(toThreadState(snapshot));
+    return states;
+  }
+
+  /** Applies an update as if `as_node` wrote it; refused while a run is active on the thread. */
+  async update(threadId: string, update: StateUpdate): Promise<{ checkpoint: CheckpointRef | null }> {
+    const thread = await this.thread(threadId);
+    if (thread.status === "busy") throw new ConflictError(`Thread ${threadId} is busy`);
+    const graph = await this.graphOf(thread);
+    if (!graph) {
+      throw new UnprocessableError(
+        `Thread ${threadId} has no graph: create it with metadata.graph_id or run it first`,
+        ["body"],
+      );
+    }
+    const selector = update.checkpoint ?? (update.checkpoint_id ? { checkpoint_id: update.checkpoint_id } : undefined);
+    const written = await withGraphInput(
+      () => graph.updateState(this.config(thread, selector), update.values, update.as_node),
+      ["body", "values"],
+    );
+    const current = toThreadState(await graph.getState(this.config(thread, undefined)));
+    await this.storage.threads.setState(threadId, summarizeState(current));
+    const configurable = written.configurable ?? {};
+    return {
+      checkpoint: {
+        thread_id: configurable.thread_id,
+        checkpoint_ns: configurable.checkpoint_ns ?? "",
+        checkpoint_id: configurable.checkpoint_id,
+        checkpoint_map: configurable.checkpoint_map ?? null,
+      },
+    };
+  }
+
+  private async thread(threadId: string): Promise<Thread> {
+    const thread = await this.storage.threads.get(threadId);
+    if (!thread) throw new NotFoundError(`Thread ${threadId} not found`);
+    return thread;
+  }
+
+  private async graphOf(thread: Thread): Promise<CompiledGraph | undefined> {
+    const graphId = thread.metadata.graph_id;
+    if (typeof graphId !== "string" || !this.graphs.has(graphId)) return undefined;
+    return this.graphs.get(graphId, this.config(thread, undefined));
+  }
+
+  private config(thread: Thread, checkpoint: CheckpointSelector | undefined): RunnableConfig {
+    const threadConfigurable = (thread.config.configurable as JsonObject | undefined) ?? {};
+    return {
+      ...thread.config,
+      configurable: {
+        ...threadConfigurable,
+        thread_id: thread.thread_id,
+        graph_id: thread.metadata.graph_id,
+        checkpoint_ns: checkpoint?.checkpoint_ns ?? "",
+        ...(checkpoint?.checkpoint_id ? { checkpoint_id: checkpoint.checkpoint_id } : {}),
+        ...(checkpoint?.checkpoint_map ? { checkpoint_map: checkpoint.checkpoint_map } : {}),
+      },
+    };
+  }
+}

@@ -1,0 +1,109 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { StateSnapshot } from "@langchain/langgraph";
+import type { Interrupt, JsonObject, ThreadStateSummary } from "../storage/types.js";
+import { toWire } from "./serialize.js";
+
+export interface CheckpointRef {
+  thread_id: string;
+  checkpoint_ns: string;
+  checkpoint_id: string;
+  checkpoint_map: Record<string, string> | null;
+}
+
+export interface ThreadStateTask {
+  id: string;
+  name: string;
+  path: unknown[];
+  error: string | null;
+  interrupts: Interrupt[];
+  checkpoint: CheckpointRef | null;
+  state: ThreadState | null;
+  result: unknown;
+}
+
+export interface ThreadState {
+  values: unknown;
+  next: string[];
+  tasks: ThreadStateTask[];
+  metadata: JsonObject;
+  created_at: string | null;
+  checkpoint: CheckpointRef | null;
+  parent_checkpoint: CheckpointRef | null;
+  checkpoint_id: string | null;
+  parent_checkpoint_id: string | null;
+}
+
+/** The state of a thread that has no graph (or no checkpoint) yet. */
+export function emptyThreadState(): ThreadState {
+  return {
+    values: {},
+    next: [],
+    tasks: [],
+    metadata: {},
+    created_at: null,
+    checkpoint: null,
+    parent_checkpoint: null,
+    checkpoint_id: null,
+    parent_checkpoint_id: null,
+  };
+}
+
+export function checkpointRef(config: RunnableConfig | undefined): CheckpointRef | null {
+  const configurable = config?.configurable;
+  if (!configurable?.checkpoint_id) return null;
+  return {
+    thread_id: configurable.thread_id,
+    checkpoint_ns: configurable.checkpoint_ns ?? "",
+    checkpoint_id: configurable.checkpoint_id,
+    checkpoint_map: configurable.checkpoint_map ?? null,
+  };
+}
+
+function isSnapshot(state: unknown): state is StateSnapshot {
+  return typeof state === "object" && state !== null && "values" in state && "next" in state;
+}
+
+function errorText(error: unknown): string | null {
+  if (error === undefined || error === null) return null;
+  if (error instanceof Error) return `${error.name}: ${error.message}`;
+  return typeof error === "string" ? error : JSON.stringify(toWire(error));
+}
+
+/** The API shape of a LangGraph state snapshot. */
+export function toThreadState(snapshot: StateSnapshot): ThreadState {
+  const checkpoint = checkpointRef(snapshot.config);
+  const parent = checkpointRef(snapshot.parentConfig);
+  return {
+    values: toWire(snapshot.values ?? {}),
+    next: [...snapshot.next],
+    tasks: snapshot.tasks.map((task) => ({
+      id: task.id,
+      name: task.name,
+      path: (toWire(task.path ?? []) as unknown[]) ?? [],
+      error: errorText(task.error),
+      interrupts: toWire(task.interrupts) as Interrupt[],
+      checkpoint: isSnapshot(task.state) ? null : checkpointRef(task.state),
+      state: isSnapshot(task.state) ? toThreadState(task.state) : null,
+      result: task.result === undefined ? null : toWire(task.result),
+    })),
+    metadata: (toWire(snapshot.metadata ?? {}) as JsonObject) ?? {},
+    created_at: snapshot.createdAt ?? null,
+    checkpoint,
+    parent_checkpoint: parent,
+    checkpoint_id: checkpoint?.checkpoint_id ?? null,
+    parent_checkpoint_id: parent?.checkpoint_id ?? null,
+  };
+}
+
+/** What the thread record shows of a state: values, pending interrupts, and whether it waits. */
+export function summarizeState(state: ThreadState): ThreadStateSummary {
+  const interrupts: Record<string, Interrupt[]> = {};
+  for (const task of state.tasks) {
+    if (task.interrupts.length > 0) interrupts[task.id] = task.interrupts;
+  }
+  return {
+    values: state.values as JsonObject,
+    interrupts,
+    status: state.next.length > 0 ? "interrupted" : "idle",
+  };
+}

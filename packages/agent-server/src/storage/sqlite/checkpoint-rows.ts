@@ -1,0 +1,102 @@
+// Row shapes of the checkpoint tables, and their encoding to and from what
+// LangGraph's checkpointer interface deals in.
+import { randomBytes } from "node:crypto";
+import {
+  compareWritesSortKeys,
+  writesSortKey,
+  type ChannelVersions,
+  type CheckpointPendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
+
+export type CheckpointKey = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
+export type Bytes = Uint8Array | string; // what serde produces; BLOBs read back as Buffers
+
+/** A checkpoint without its channel_values, which live in checkpoint_blobs. */
+export type CheckpointRow = CheckpointKey & {
+  parent_checkpoint_id: string | null;
+  type: string;
+  checkpoint: Bytes;
+  metadata: string;
+};
+
+export type WriteRow = CheckpointKey & {
+  task_id: string;
+  task_path: string;
+  idx: number;
+  channel: string;
+  type: string;
+  value: Bytes;
+};
+
+/** One value of one channel, at the version a checkpoint's channel_versions names. */
+export type BlobRow = {
+  thread_id: string;
+  checkpoint_ns: string;
+  channel: string;
+  version: string;
+  type: string;
+  blob: Bytes | null;
+};
+
+/**
+ * Type of the blob of a channel version that has no value (the channel was
+ * emptied, or is a delta channel that only stores snapshots), as the Postgres
+ * saver writes it: the version exists, but contributes nothing to channel_values.
+ */
+const EMPTY = "empty";
+
+/** Blob rows for the channels a put changed: those in newVersions, at their new version. */
+export async function dumpBlobs(
+  serde: SerializerProtocol,
+  owner: { thread_id: string; checkpoint_ns: string },
+  values: Record<string, unknown>,
+  newVersions: ChannelVersions,
+): Promise<BlobRow[]> {
+  return Promise.all(
+    Object.entries(newVersions).map(async ([channel, version]): Promise<BlobRow> => {
+      const [type, blob] = Object.hasOwn(values, channel) ? await serde.dumpsTyped(values[channel]) : [EMPTY, null];
+      return { ...owner, channel, version: String(version), type, blob };
+    }),
+  );
+}
+
+/** channel_versions as a JSON object of strings, to join with checkpoint_blobs.version (TEXT). */
+export function versionsParam(versions: ChannelVersions | undefined): string {
+  return JSON.stringify(Object.fromEntries(Object.entries(versions ?? {}).map(([k, v]) => [k, String(v)])));
+}
+
+/** channel_values rebuilt from the blobs of a checkpoint's channel versions. */
+export async function loadChannelValues(
+  serde: SerializerProtocol,
+  rows: Pick<BlobRow, "channel" | "type" | "blob">[],
+): Promise<Record<string, unknown>> {
+  const entries = await Promise.all(
+    rows
+      .filter((row) => row.type !== EMPTY)
+      .map(async (row) => [row.channel, await serde.loadsTyped(row.type, row.blob ?? "")] as const),
+  );
+  return Object.fromEntries(entries);
+}
+
+/** The writes of one checkpoint, in the order live execution applies them. */
+export async function loadWrites(serde: SerializerProtocol, rows: WriteRow[]): Promise<CheckpointPendingWrite[]> {
+  const sortKey = (w: WriteRow) => writesSortKey(w.task_path, w.task_id, w.idx);
+  const sorted = [...rows].sort((a, b) => compareWritesSortKeys(sortKey(a), sortKey(b)));
+  return Promise.all(
+    sorted.map(async (w): Promise<CheckpointPendingWrite> => [w.task_id, w.channel, await serde.loadsTyped(w.type, w.value)]),
+  );
+}
+
+/**
+ * The version after `current`: `<counter, 32 digits>.<16 random hex digits>`,
+ * like the Postgres saver's. The zero-padded counter keeps versions increasing
+ * as strings (LangGraph compares them with `>`); the random part makes two
+ * forks of a thread that advance a channel from the same version get different
+ * versions, so their blobs never collide in checkpoint_blobs.
+ */
+export function nextChannelVersion(current: string | number | undefined): string {
+  const counter =
+    current === undefined ? 0 : typeof current === "number" ? current : Number.parseInt(current.split(".")[0], 10);
+  return `${String(counter + 1).padStart(32, "0")}.${randomBytes(8).toString("hex")}`;
+}

@@ -1,0 +1,259 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  TASKS,
+  WRITES_IDX_MAP,
+  compareWritesSortKeys,
+  getCheckpointId,
+  maxChannelVersion,
+  writesSortKey,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointPendingWrite,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
+import type { SqliteDatabase } from "./database.js";
+
+type CheckpointKey = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
+type Bytes = Uint8Array | string; // what serde produces; BLOBs read back as Buffers
+type CheckpointRow = CheckpointKey & {
+  parent_checkpoint_id: string | null;
+  type: string;
+  checkpoint: Bytes;
+  metadata: string;
+};
+type WriteRow = CheckpointKey & {
+  task_id: string;
+  task_path: string;
+  idx: number;
+  channel: string;
+  type: string;
+  value: Bytes;
+};
+
+/** `list` parameters: null disables a condition; limit -1 means no limit, as in SQLite. */
+type ListParams = {
+  [key in "thread_id" | "checkpoint_ns" | "checkpoint_id" | "before" | "filter"]: string | null;
+} & { limit: number };
+
+const COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
+const BY_KEY = "thread_id = @thread_id AND checkpoint_ns = @checkpoint_ns AND checkpoint_id = @checkpoint_id";
+const OF_RUN = "thread_id = @thread_id AND json_extract(metadata, '$.run_id') = @run_id";
+
+// Two variants so that a thread-scoped listing can use the primary key index.
+function listSql(byThread: boolean): string {
+  return `SELECT ${COLUMNS} FROM checkpoints
+    WHERE ${byThread ? "thread_id = @thread_id" : "1"}
+      AND (@checkpoint_ns IS NULL OR checkpoint_ns = @checkpoint_ns)
+      AND (@checkpoint_id IS NULL OR checkpoint_id = @checkpoint_id)
+      AND (@before IS NULL OR checkpoint_id < @before)
+      AND (@filter IS NULL OR json_contains(metadata, @filter))
+    ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns
+    LIMIT @limit`;
+}
+
+const missing = (action: string, key: string) =>
+  new Error(`Failed to ${action}: config.configurable has no "${key}".`);
+
+type CopyParams = { source: string; target: string };
+type RunParams = { thread_id: string; run_id: string };
+
+/** Every statement and transaction the checkpointer runs, prepared once. */
+function prepare(db: SqliteDatabase) {
+  const insertWrite = (verb: string) =>
+    db.prepare<WriteRow>(
+      `${verb} INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+       VALUES (@thread_id, @checkpoint_ns, @checkpoint_id, @task_id, @task_path, @idx, @channel, @type, @value)`,
+    );
+  const replaceWrite = insertWrite("INSERT OR REPLACE");
+  const keepWrite = insertWrite("INSERT OR IGNORE");
+  const deleteThreadWrites = db.prepare<[string]>("DELETE FROM checkpoint_writes WHERE thread_id = ?");
+  const deleteThreadCheckpoints = db.prepare<[string]>("DELETE FROM checkpoints WHERE thread_id = ?");
+  const copyCheckpoints = db.prepare<CopyParams>(
+    `INSERT INTO checkpoints (${COLUMNS}, created_at)
+     SELECT @target, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+       CASE WHEN json_type(metadata, '$.thread_id') IS NULL THEN metadata
+            ELSE json_set(metadata, '$.thread_id', @target) END,
+       created_at
+     FROM checkpoints WHERE thread_id = @source`,
+  );
+  const copyWrites = db.prepare<CopyParams>(
+    `INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+     SELECT @target, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value
+     FROM checkpoint_writes WHERE thread_id = @source`,
+  );
+  const deleteRunWrites = db.prepare<RunParams>(
+    `DELETE FROM checkpoint_writes WHERE thread_id = @thread_id AND (checkpoint_ns, checkpoint_id) IN
+       (SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE ${OF_RUN})`,
+  );
+  const deleteRunCheckpoints = db.prepare<RunParams>(`DELETE FROM checkpoints WHERE ${OF_RUN}`);
+
+  return {
+    getById: db.prepare<CheckpointKey, CheckpointRow>(`SELECT ${COLUMNS} FROM checkpoints WHERE ${BY_KEY}`),
+    getLatest: db.prepare<Omit<CheckpointKey, "checkpoint_id">, CheckpointRow>(
+      `SELECT ${COLUMNS} FROM checkpoints WHERE thread_id = @thread_id AND checkpoint_ns = @checkpoint_ns
+       ORDER BY checkpoint_id DESC LIMIT 1`,
+    ),
+    listThread: db.prepare<ListParams, CheckpointRow>(listSql(true)),
+    listAll: db.prepare<ListParams, CheckpointRow>(listSql(false)),
+    writes: db.prepare<CheckpointKey, WriteRow>(`SELECT * FROM checkpoint_writes WHERE ${BY_KEY}`),
+    // Re-putting a checkpoint id replaces its content but keeps its creation time.
+    putCheckpoint: db.prepare<CheckpointRow & { created_at: string }>(
+      `INSERT INTO checkpoints (${COLUMNS}, created_at)
+       VALUES (@thread_id, @checkpoint_ns, @checkpoint_id, @parent_checkpoint_id, @type, @checkpoint, @metadata, @created_at)
+       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+         parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
+         checkpoint = excluded.checkpoint, metadata = excluded.metadata`,
+    ),
+    putWrites: db.transaction((rows: WriteRow[]) => {
+      // Special writes (errors, interrupts...) have fixed negative indexes and
+      // must reflect the latest attempt; regular writes are kept from the first.
+      for (const row of rows) (row.idx < 0 ? replaceWrite : keepWrite).run(row);
+    }),
+    deleteThread: db.transaction((threadId: string) => {
+      deleteThreadWrites.run(threadId);
+      deleteThreadCheckpoints.run(threadId);
+    }),
+    copyThread: db.transaction((params: CopyParams) => {
+      copyCheckpoints.run(params);
+      copyWrites.run(params);
+    }),
+    deleteRun: db.transaction((params: RunParams) => {
+      deleteRunWrites.run(params); // first: it finds the writes through the checkpoints deleted next
+      deleteRunCheckpoints.run(params);
+    }),
+  };
+}
+
+/**
+ * LangGraph checkpointer over Berth's SQLite database. better-sqlite3 is
+ * synchronous; methods are async only because the interface is. Checkpoints are
+ * stored whole (like MemorySaver), so every row is self-contained and
+ * copyThread/deleteRun can work row by row.
+ */
+export class SqliteCheckpointer extends BaseCheckpointSaver {
+  private readonly sql: ReturnType<typeof prepare>;
+
+  constructor(db: SqliteDatabase, serde?: SerializerProtocol) {
+    super(serde);
+    this.sql = prepare(db);
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const thread_id = config.configurable?.thread_id ?? null;
+    const checkpoint_ns = config.configurable?.checkpoint_ns ?? "";
+    const checkpoint_id = getCheckpointId(config);
+    const row = checkpoint_id
+      ? this.sql.getById.get({ thread_id, checkpoint_ns, checkpoint_id })
+      : this.sql.getLatest.get({ thread_id, checkpoint_ns });
+    return row && this.toTuple(row);
+  }
+
+  override async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const { limit, before, filter } = options;
+    const params: ListParams = {
+      thread_id: config.configurable?.thread_id || null,
+      checkpoint_ns: config.configurable?.checkpoint_ns ?? null,
+      checkpoint_id: config.configurable?.checkpoint_id || null,
+      before: before?.configurable?.checkpoint_id || null,
+      filter: filter ? JSON.stringify(filter) : null,
+      limit: limit === undefined ? -1 : Math.max(0, limit),
+    };
+    // Rows are fetched up front: an open iterator would block writes on the connection across yields.
+    const rows = (params.thread_id === null ? this.sql.listAll : this.sql.listThread).all(params);
+    for (const row of rows) yield await this.toTuple(row);
+  }
+
+  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
+    const thread_id = config.configurable?.thread_id;
+    if (thread_id === undefined || thread_id === null) throw missing("put checkpoint", "thread_id");
+    const checkpoint_ns: string = config.configurable?.checkpoint_ns ?? "";
+    const [type, blob] = await this.serde.dumpsTyped(checkpoint);
+    this.sql.putCheckpoint.run({
+      thread_id,
+      checkpoint_ns,
+      checkpoint_id: checkpoint.id,
+      parent_checkpoint_id: config.configurable?.checkpoint_id || null,
+      type,
+      checkpoint: blob,
+      metadata: JSON.stringify(metadata), // stored as given, so json_contains/json_extract can query it
+      created_at: new Date().toISOString(),
+    });
+    return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
+  }
+
+  override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+    if (thread_id === undefined || thread_id === null) throw missing("put writes", "thread_id");
+    if (!checkpoint_id) throw missing("put writes", "checkpoint_id");
+    const rows = await Promise.all(
+      writes.map(async ([channel, value], i): Promise<WriteRow> => {
+        const [type, blob] = await this.serde.dumpsTyped(value);
+        return {
+          thread_id, checkpoint_ns, checkpoint_id, task_id: taskId, task_path: taskPath, channel, type,
+          idx: WRITES_IDX_MAP[channel] ?? i, // special channels get fixed negative indexes
+          value: blob,
+        };
+      }),
+    );
+    this.sql.putWrites(rows);
+  }
+
+  override async deleteThread(threadId: string): Promise<void> {
+    this.sql.deleteThread(threadId);
+  }
+
+  /** Copies every checkpoint and write of a thread to a new thread id (which must have none yet). */
+  copyThread(sourceThreadId: string, targetThreadId: string): void {
+    this.sql.copyThread({ source: sourceThreadId, target: targetThreadId });
+  }
+
+  /** Deletes the checkpoints written by one run (metadata.run_id) and their writes. */
+  deleteRun(threadId: string, runId: string): void {
+    this.sql.deleteRun({ thread_id: threadId, run_id: runId });
+  }
+
+  private async toTuple(row: CheckpointRow): Promise<CheckpointTuple> {
+    const { thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id } = row;
+    const checkpoint: Checkpoint = await this.serde.loadsTyped(row.type, row.checkpoint);
+    const parentKey =
+      parent_checkpoint_id === null ? undefined : { thread_id, checkpoint_ns, checkpoint_id: parent_checkpoint_id };
+    if (checkpoint.v < 4 && parentKey) await this.migratePendingSends(checkpoint, parentKey);
+    const tuple: CheckpointTuple = {
+      config: { configurable: { thread_id, checkpoint_ns, checkpoint_id } },
+      checkpoint,
+      metadata: JSON.parse(row.metadata) as CheckpointMetadata,
+      pendingWrites: await this.loadWrites({ thread_id, checkpoint_ns, checkpoint_id }),
+    };
+    if (parentKey) tuple.parentConfig = { configurable: parentKey };
+    return tuple;
+  }
+
+  /** The writes of one checkpoint, in the order live execution applies them. */
+  private async loadWrites(key: CheckpointKey, channel?: string): Promise<CheckpointPendingWrite[]> {
+    const sortKey = (w: WriteRow) => writesSortKey(w.task_path, w.task_id, w.idx);
+    const rows = this.sql.writes
+      .all(key)
+      .filter((w) => channel === undefined || w.channel === channel)
+      .sort((a, b) => compareWritesSortKeys(sortKey(a), sortKey(b)));
+    return Promise.all(
+      rows.map(async (w): Promise<CheckpointPendingWrite> => {
+        return [w.task_id, w.channel, await this.serde.loadsTyped(w.type, w.value)];
+      }),
+    );
+  }
+
+  /** Checkpoints before format v4 kept pending sends as TASKS writes of their parent. */
+  private async migratePendingSends(checkpoint: Checkpoint, parentKey: CheckpointKey): Promise<void> {
+    const sends = (await this.loadWrites(parentKey, TASKS)).map(([, , value]) => value);
+    checkpoint.channel_values ??= {};
+    checkpoint.channel_values[TASKS] = sends;
+    checkpoint.channel_versions ??= {};
+    const versions = Object.values(checkpoint.channel_versions);
+    checkpoint.channel_versions[TASKS] =
+      versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+  }
+}

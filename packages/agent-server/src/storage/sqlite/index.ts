@@ -1,0 +1,20 @@
+import { join } from "node:path";
+import type { Storage } from "../types.js";
+import { SqliteAssistantRepository } from "./assistants.js";
+import { SqliteCheckpointer } from "./checkpointer.js";
+import { openSqliteDatabase } from "./database.js";
+import { SqliteThreadRepository } from "./threads.js";
+
+/** The embedded storage: one SQLite file (WAL) under the data directory. */
+export function createSqliteStorage(dataDir: string): Storage {
+  const db = openSqliteDatabase(join(dataDir, "berth.sqlite"));
+  const checkpointer = new SqliteCheckpointer(db);
+  return {
+    assistants: new SqliteAssistantRepository(db),
+    threads: new SqliteThreadRepository(db, checkpointer),
+    checkpointer,
+    async close() {
+      db.close();
+    },
+  };
+}

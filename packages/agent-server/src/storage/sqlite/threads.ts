@@ -1,0 +1,151 @@
+import type {
+  BerthCheckpointer,
+  JsonObject,
+  NewThread,
+  Thread,
+  ThreadFilter,
+  ThreadQuery,
+  ThreadRepository,
+  ThreadStateSummary,
+} from "../types.js";
+import type { SqliteDatabase } from "./database.js";
+import { nowIso, parseJsonColumn, toJsonColumn } from "./rows.js";
+
+interface ThreadRow {
+  thread_id: string;
+  status: Thread["status"];
+  metadata: string;
+  config: string;
+  values: string | null;
+  interrupts: string;
+  created_at: string;
+  updated_at: string;
+}
+
+function fromRow(row: ThreadRow): Thread {
+  return {
+    thread_id: row.thread_id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    metadata: parseJsonColumn(row.metadata) ?? {},
+    status: row.status,
+    config: parseJsonColumn(row.config) ?? {},
+    values: parseJsonColumn(row.values),
+    interrupts: parseJsonColumn(row.interrupts) ?? {},
+  };
+}
+
+function filterSql(filter: ThreadFilter): { where: string; params: unknown[] } {
+  const clauses: string[] = [];
+  const params: unknown[] = [];
+  if (filter.ids !== undefined) {
+    clauses.push(`thread_id IN (SELECT value FROM json_each(?))`);
+    params.push(JSON.stringify(filter.ids));
+  }
+  if (filter.status !== undefined) {
+    clauses.push("status = ?");
+    params.push(filter.status);
+  }
+  if (filter.metadata !== undefined && Object.keys(filter.metadata).length > 0) {
+    clauses.push("json_contains(metadata, ?)");
+    params.push(JSON.stringify(filter.metadata));
+  }
+  if (filter.values !== undefined && Object.keys(filter.values).length > 0) {
+    // A thread without values matches no values filter.
+    clauses.push(`"values" IS NOT NULL AND json_contains("values", ?)`);
+    params.push(JSON.stringify(filter.values));
+  }
+  return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
+}
+
+export class SqliteThreadRepository implements ThreadRepository {
+  constructor(
+    private readonly db: SqliteDatabase,
+    private readonly checkpointer: BerthCheckpointer,
+  ) {}
+
+  async create(thread: NewThread): Promise<Thread | undefined> {
+    const now = nowIso();
+    const inserted = this.db
+      .prepare(
+        `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at)
+         VALUES (?, 'idle', ?, ?, ?, ?) ON CONFLICT (thread_id) DO NOTHING`,
+      )
+      .run(thread.thread_id, JSON.stringify(thread.metadata), JSON.stringify(thread.config ?? {}), now, now);
+    return inserted.changes === 0 ? undefined : this.getSync(thread.thread_id);
+  }
+
+  async get(threadId: string): Promise<Thread | undefined> {
+    return this.getSync(threadId);
+  }
+
+  async patch(threadId: string, metadata: JsonObject): Promise<Thread | undefined> {
+    return this.db.transaction(() => {
+      const current = this.getSync(threadId);
+      if (!current) return undefined;
+      this.db
+        .prepare("UPDATE threads SET metadata = ?, updated_at = ? WHERE thread_id = ?")
+        .run(JSON.stringify({ ...current.metadata, ...metadata }), nowIso(), threadId);
+      return this.getSync(threadId);
+    })();
+  }
+
+  async delete(threadId: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const deleted = this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(threadId).changes > 0;
+      if (deleted) void this.checkpointer.deleteThread(threadId);
+      return deleted;
+    })();
+  }
+
+  async search(query: ThreadQuery): Promise<{ items: Thread[]; total: number }> {
+    const { where, params } = filterSql(query);
+    const rows = this.db
+      .prepare(
+        `SELECT *, count(*) OVER () AS total FROM threads ${where}
+         ORDER BY ${query.sort_by} ${query.sort_order}, thread_id ${query.sort_order} LIMIT ? OFFSET ?`,
+      )
+      .all(...params, query.limit, query.offset) as (ThreadRow & { total: number })[];
+    const total = rows.length > 0 ? rows[0].total : await this.count(query);
+    return { items: rows.map(fromRow), total };
+  }
+
+  async count(filter: ThreadFilter): Promise<number> {
+    const { where, params } = filterSql(filter);
+    return (this.db.prepare(`SELECT count(*) AS n FROM threads ${where}`).get(...params) as { n: number }).n;
+  }
+
+  async copy(sourceId: string, targetId: string): Promise<Thread | undefined> {
+    return this.db.transaction(() => {
+      const now = nowIso();
+      const copied = this.db
+        .prepare(
+          `INSERT INTO threads (thread_id, status, metadata, config, "values", interrupts, created_at, updated_at)
+           SELECT ?, status, metadata, config, "values", interrupts, ?, ? FROM threads WHERE thread_id = ?`,
+        )
+        .run(targetId, now, now, sourceId);
+      if (copied.changes === 0) return undefined;
+      void this.checkpointer.copyThread(sourceId, targetId);
+      return this.getSync(targetId);
+    })();
+  }
+
+  async setState(threadId: string, state: ThreadStateSummary): Promise<void> {
+    this.db
+      .prepare(
+        `UPDATE threads SET "values" = ?, interrupts = ?, status = coalesce(?, status), updated_at = ? WHERE thread_id = ?`,
+      )
+      .run(toJsonColumn(state.values), JSON.stringify(state.interrupts), state.status ?? null, nowIso(), threadId);
+  }
+
+  async idsByMetadata(filter: JsonObject): Promise<string[]> {
+    const rows = this.db.prepare("SELECT thread_id FROM threads WHERE json_contains(metadata, ?)").all(JSON.stringify(filter));
+    return rows.map((row) => (row as { thread_id: string }).thread_id);
+  }
+
+  private getSync(threadId: string): Thread | undefined {
+    const row = this.db.prepare("SELECT * FROM threads WHERE thread_id = ?").get(threadId) as ThreadRow | undefined;
+    return row && fromRow(row);
+  }
+}
+
