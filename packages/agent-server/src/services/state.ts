@@ -4,7 +4,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, Storage, Thread } from "../storage/types.js";
 import { ConflictError, NotFoundError, UnprocessableError } from "./errors.js";
 import { withGraphInput } from "./graph-errors.js";
-import { type CheckpointRef, emptyThreadState, summarizeState, type ThreadState, toThreadState } from "./thread-state.js";
+import { type CheckpointRef, checkpointRef, emptyThreadState, summarizeState, type ThreadState, toThreadState } from "./thread-state.js";
 
 /** A checkpoint as clients address it: all fields optional but the ones they know. */
 export interface CheckpointSelector {
@@ -41,11 +41,11 @@ export class StateService {
       if (checkpoint?.checkpoint_id) throw new NotFoundError(`Checkpoint ${checkpoint.checkpoint_id} not found`);
       return emptyThreadState();
     }
-    const snapshot = await graph.getState(this.config(thread, checkpoint), { subgraphs });
-    const state = toThreadState(snapshot);
-    if (checkpoint?.checkpoint_id && state.checkpoint_id !== checkpoint.checkpoint_id) {
+    const config = this.config(thread, checkpoint);
+    if (checkpoint?.checkpoint_id && !(await this.storage.checkpointer.getTuple(config))) {
       throw new NotFoundError(`Checkpoint ${checkpoint.checkpoint_id} not found`);
     }
+    const state = toThreadState(await graph.getState(config, { subgraphs }));
     return state.checkpoint ? state : emptyThreadState();
   }
 
@@ -65,7 +65,7 @@ export class StateService {
   }
 
   /** Applies an update as if `as_node` wrote it; refused while a run is active on the thread. */
-  async update(threadId: string, update: StateUpdate): Promise<{ checkpoint: CheckpointRef | null }> {
+  async update(threadId: string, update: StateUpdate): Promise<{ checkpoint: CheckpointRef | null; configurable: CheckpointRef | null }> {
     const thread = await this.thread(threadId);
     if (thread.status === "busy") throw new ConflictError(`Thread ${threadId} is busy`);
     const graph = await this.graphOf(thread);
@@ -82,15 +82,9 @@ export class StateService {
     );
     const current = toThreadState(await graph.getState(this.config(thread, undefined)));
     await this.storage.threads.setState(threadId, summarizeState(current));
-    const configurable = written.configurable ?? {};
-    return {
-      checkpoint: {
-        thread_id: configurable.thread_id,
-        checkpoint_ns: configurable.checkpoint_ns ?? "",
-        checkpoint_id: configurable.checkpoint_id,
-        checkpoint_map: configurable.checkpoint_map ?? null,
-      },
-    };
+    const checkpoint = checkpointRef(written);
+    // The official server answers `{checkpoint}`; the JS SDK's type reads `{configurable}`: both are sent.
+    return { checkpoint, configurable: checkpoint };
   }
 
   private async thread(threadId: string): Promise<Thread> {

@@ -19,8 +19,12 @@ export const Detail = z.object({ detail: z.unknown() });
 
 export const ThreadStatus = z.enum(["idle", "busy", "interrupted", "error"]);
 
+/** null counts as absent: clients echo back checkpoints as the server sent them. */
+const absentIfNull = <T extends z.ZodType>(schema: T) => schema.nullish().transform((value) => value ?? undefined);
+
 export const CheckpointSelector = z.object({
-  checkpoint_id: z.string().optional(),
-  checkpoint_ns: z.string().optional(),
-  checkpoint_map: z.record(z.string(), z.string()).optional(),
+  thread_id: absentIfNull(z.string()),
+  checkpoint_id: absentIfNull(z.string()),
+  checkpoint_ns: absentIfNull(z.string()),
+  checkpoint_map: absentIfNull(z.record(z.string(), z.string())),
 });

@@ -93,11 +93,12 @@ export const StateUpdate = z.object({
   checkpoint: CheckpointSelector.optional(),
 });
 
-export const StateUpdateResponse = z.object({ checkpoint: CheckpointRef.nullable() });
+export const StateUpdateResponse = z.object({ checkpoint: CheckpointRef.nullable(), configurable: CheckpointRef.nullable() });
 
 export const HistoryBody = z.object({
   limit: Limit(1000, 10),
-  before: z.union([z.string(), CheckpointSelector, z.object({ configurable: CheckpointSelector })]).optional(),
+  // The SDK sends a RunnableConfig (`{configurable: {...}}`); a bare id or selector is accepted too.
+  before: z.union([z.string(), z.object({ configurable: CheckpointSelector }), CheckpointSelector]).optional(),
   metadata: JsonObject.optional(),
   checkpoint: CheckpointSelector.optional(),
 });

@@ -125,7 +125,7 @@ export class SqliteAssistantRepository implements AssistantRepository {
     const rows = this.db
       .prepare(
         `SELECT *, count(*) OVER () AS total FROM assistants ${where}
-         ORDER BY ${query.sort_by} ${query.sort_order}, assistant_id ${query.sort_order} LIMIT ? OFFSET ?`,
+         ORDER BY ${query.sort_by} ${query.sort_order}, rowid ${query.sort_order} LIMIT ? OFFSET ?`,
       )
       .all(...params, query.limit, query.offset) as (AssistantRow & { total: number })[];
     const total = rows.length > 0 ? rows[0].total : await this.count(query);

@@ -3,10 +3,9 @@ import {
   BaseCheckpointSaver,
   TASKS,
   WRITES_IDX_MAP,
-  compareWritesSortKeys,
   getCheckpointId,
   maxChannelVersion,
-  writesSortKey,
+  type ChannelVersions,
   type Checkpoint,
   type CheckpointListOptions,
   type CheckpointMetadata,
@@ -15,24 +14,18 @@ import {
   type PendingWrite,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
+import {
+  dumpBlobs,
+  loadChannelValues,
+  loadWrites,
+  nextChannelVersion,
+  versionsParam,
+  type BlobRow,
+  type CheckpointKey,
+  type CheckpointRow,
+  type WriteRow,
+} from "./checkpoint-rows.js";
 import type { SqliteDatabase } from "./database.js";
-
-type CheckpointKey = { thread_id: string; checkpoint_ns: string; checkpoint_id: string };
-type Bytes = Uint8Array | string; // what serde produces; BLOBs read back as Buffers
-type CheckpointRow = CheckpointKey & {
-  parent_checkpoint_id: string | null;
-  type: string;
-  checkpoint: Bytes;
-  metadata: string;
-};
-type WriteRow = CheckpointKey & {
-  task_id: string;
-  task_path: string;
-  idx: number;
-  channel: string;
-  type: string;
-  value: Bytes;
-};
 
 /** `list` parameters: null disables a condition; limit -1 means no limit, as in SQLite. */
 type ListParams = {
@@ -42,6 +35,7 @@ type ListParams = {
 const COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
 const BY_KEY = "thread_id = @thread_id AND checkpoint_ns = @checkpoint_ns AND checkpoint_id = @checkpoint_id";
 const OF_RUN = "thread_id = @thread_id AND json_extract(metadata, '$.run_id') = @run_id";
+const BLOB_COLUMNS = "thread_id, checkpoint_ns, channel, version, type, blob";
 
 // Two variants so that a thread-scoped listing can use the primary key index.
 function listSql(byThread: boolean): string {
@@ -60,6 +54,8 @@ const missing = (action: string, key: string) =>
 
 type CopyParams = { source: string; target: string };
 type RunParams = { thread_id: string; run_id: string };
+/** A checkpoint's channel_versions, as given by versionsParam. */
+type BlobsParams = Omit<CheckpointKey, "checkpoint_id"> & { versions: string };
 
 /** Every statement and transaction the checkpointer runs, prepared once. */
 function prepare(db: SqliteDatabase) {
@@ -70,8 +66,23 @@ function prepare(db: SqliteDatabase) {
     );
   const replaceWrite = insertWrite("INSERT OR REPLACE");
   const keepWrite = insertWrite("INSERT OR IGNORE");
-  const deleteThreadWrites = db.prepare<[string]>("DELETE FROM checkpoint_writes WHERE thread_id = ?");
-  const deleteThreadCheckpoints = db.prepare<[string]>("DELETE FROM checkpoints WHERE thread_id = ?");
+  // A (channel, version) names one value, so an existing blob is already right.
+  const putBlob = db.prepare<BlobRow>(
+    `INSERT INTO checkpoint_blobs (${BLOB_COLUMNS}) VALUES (@thread_id, @checkpoint_ns, @channel, @version, @type, @blob)
+     ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`,
+  );
+  // Re-putting a checkpoint id replaces its content but keeps its creation time.
+  const putCheckpoint = db.prepare<CheckpointRow & { created_at: string }>(
+    `INSERT INTO checkpoints (${COLUMNS}, created_at)
+     VALUES (@thread_id, @checkpoint_ns, @checkpoint_id, @parent_checkpoint_id, @type, @checkpoint, @metadata, @created_at)
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+       parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
+       checkpoint = excluded.checkpoint, metadata = excluded.metadata`,
+  );
+  const deleteOfThread = (table: string) => db.prepare<[string]>(`DELETE FROM ${table} WHERE thread_id = ?`);
+  const deleteThreadWrites = deleteOfThread("checkpoint_writes");
+  const deleteThreadBlobs = deleteOfThread("checkpoint_blobs");
+  const deleteThreadCheckpoints = deleteOfThread("checkpoints");
   const copyCheckpoints = db.prepare<CopyParams>(
     `INSERT INTO checkpoints (${COLUMNS}, created_at)
      SELECT @target, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
@@ -84,6 +95,10 @@ function prepare(db: SqliteDatabase) {
     `INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
      SELECT @target, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value
      FROM checkpoint_writes WHERE thread_id = @source`,
+  );
+  const copyBlobs = db.prepare<CopyParams>(
+    `INSERT INTO checkpoint_blobs (${BLOB_COLUMNS})
+     SELECT @target, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = @source`,
   );
   const deleteRunWrites = db.prepare<RunParams>(
     `DELETE FROM checkpoint_writes WHERE thread_id = @thread_id AND (checkpoint_ns, checkpoint_id) IN
@@ -100,14 +115,17 @@ function prepare(db: SqliteDatabase) {
     listThread: db.prepare<ListParams, CheckpointRow>(listSql(true)),
     listAll: db.prepare<ListParams, CheckpointRow>(listSql(false)),
     writes: db.prepare<CheckpointKey, WriteRow>(`SELECT * FROM checkpoint_writes WHERE ${BY_KEY}`),
-    // Re-putting a checkpoint id replaces its content but keeps its creation time.
-    putCheckpoint: db.prepare<CheckpointRow & { created_at: string }>(
-      `INSERT INTO checkpoints (${COLUMNS}, created_at)
-       VALUES (@thread_id, @checkpoint_ns, @checkpoint_id, @parent_checkpoint_id, @type, @checkpoint, @metadata, @created_at)
-       ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
-         parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
-         checkpoint = excluded.checkpoint, metadata = excluded.metadata`,
+    // One primary key lookup per channel of the checkpoint, in one statement
+    // (CROSS JOIN keeps json_each outermost; otherwise SQLite scans the thread's blobs).
+    blobs: db.prepare<BlobsParams, Pick<BlobRow, "channel" | "type" | "blob">>(
+      `SELECT b.channel, b.type, b.blob FROM json_each(@versions) AS v
+       CROSS JOIN checkpoint_blobs AS b ON b.thread_id = @thread_id AND b.checkpoint_ns = @checkpoint_ns
+         AND b.channel = v.key AND b.version = v.value`,
     ),
+    put: db.transaction((row: CheckpointRow & { created_at: string }, blobs: BlobRow[]) => {
+      for (const blob of blobs) putBlob.run(blob);
+      putCheckpoint.run(row);
+    }),
     putWrites: db.transaction((rows: WriteRow[]) => {
       // Special writes (errors, interrupts...) have fixed negative indexes and
       // must reflect the latest attempt; regular writes are kept from the first.
@@ -115,24 +133,32 @@ function prepare(db: SqliteDatabase) {
     }),
     deleteThread: db.transaction((threadId: string) => {
       deleteThreadWrites.run(threadId);
+      deleteThreadBlobs.run(threadId);
       deleteThreadCheckpoints.run(threadId);
     }),
     copyThread: db.transaction((params: CopyParams) => {
       copyCheckpoints.run(params);
       copyWrites.run(params);
+      copyBlobs.run(params);
     }),
     deleteRun: db.transaction((params: RunParams) => {
       deleteRunWrites.run(params); // first: it finds the writes through the checkpoints deleted next
       deleteRunCheckpoints.run(params);
+      // Blobs stay: they belong to (channel, version) pairs, which checkpoints of
+      // other runs (later ones, forks, copies via "__copy__") may still reference.
     }),
   };
 }
 
 /**
  * LangGraph checkpointer over Berth's SQLite database. better-sqlite3 is
- * synchronous; methods are async only because the interface is. Checkpoints are
- * stored whole (like MemorySaver), so every row is self-contained and
- * copyThread/deleteRun can work row by row.
+ * synchronous; methods are async only because the interface is.
+ *
+ * Stored like the official Postgres saver: a checkpoint row holds the
+ * checkpoint without its channel_values; each channel value is a row of
+ * checkpoint_blobs keyed by (thread, namespace, channel, version), written only
+ * by the put that advanced that channel's version (newVersions), and shared by
+ * every later checkpoint whose channel_versions still name it.
  */
 export class SqliteCheckpointer extends BaseCheckpointSaver {
   private readonly sql: ReturnType<typeof prepare>;
@@ -167,12 +193,19 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
     for (const row of rows) yield await this.toTuple(row);
   }
 
-  override async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
     const thread_id = config.configurable?.thread_id;
     if (thread_id === undefined || thread_id === null) throw missing("put checkpoint", "thread_id");
     const checkpoint_ns: string = config.configurable?.checkpoint_ns ?? "";
-    const [type, blob] = await this.serde.dumpsTyped(checkpoint);
-    this.sql.putCheckpoint.run({
+    const { channel_values, ...rest } = checkpoint;
+    const [type, blob] = await this.serde.dumpsTyped(rest);
+    const blobs = await dumpBlobs(this.serde, { thread_id, checkpoint_ns }, channel_values ?? {}, newVersions ?? {});
+    const row = {
       thread_id,
       checkpoint_ns,
       checkpoint_id: checkpoint.id,
@@ -181,7 +214,8 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
       checkpoint: blob,
       metadata: JSON.stringify(metadata), // stored as given, so json_contains/json_extract can query it
       created_at: new Date().toISOString(),
-    });
+    };
+    this.sql.put(row, blobs);
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 
@@ -202,23 +236,38 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
     this.sql.putWrites(rows);
   }
 
+  /**
+   * Versions are strings, as in the Postgres saver (see nextChannelVersion).
+   * Typed as numbers only because LangGraph takes a `BaseCheckpointSaver`
+   * (numeric versions by default); it handles string versions at run time.
+   */
+  override getNextVersion(current: string | number | undefined): number {
+    return nextChannelVersion(current) as unknown as number;
+  }
+
+  /** Deletes the checkpoints, writes and channel values of a thread. */
   override async deleteThread(threadId: string): Promise<void> {
     this.sql.deleteThread(threadId);
   }
 
-  /** Copies every checkpoint and write of a thread to a new thread id (which must have none yet). */
+  /** Copies every checkpoint, write and channel value of a thread to a new thread id (which must have none yet). */
   copyThread(sourceThreadId: string, targetThreadId: string): void {
     this.sql.copyThread({ source: sourceThreadId, target: targetThreadId });
   }
 
-  /** Deletes the checkpoints written by one run (metadata.run_id) and their writes. */
+  /**
+   * Deletes the checkpoints written by one run (metadata.run_id) and their
+   * writes. Channel values stay, as other checkpoints may share them.
+   */
   deleteRun(threadId: string, runId: string): void {
     this.sql.deleteRun({ thread_id: threadId, run_id: runId });
   }
 
   private async toTuple(row: CheckpointRow): Promise<CheckpointTuple> {
     const { thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id } = row;
-    const checkpoint: Checkpoint = await this.serde.loadsTyped(row.type, row.checkpoint);
+    const stored: Omit<Checkpoint, "channel_values"> = await this.serde.loadsTyped(row.type, row.checkpoint);
+    const blobs = this.sql.blobs.all({ thread_id, checkpoint_ns, versions: versionsParam(stored.channel_versions) });
+    const checkpoint: Checkpoint = { ...stored, channel_values: await loadChannelValues(this.serde, blobs) };
     const parentKey =
       parent_checkpoint_id === null ? undefined : { thread_id, checkpoint_ns, checkpoint_id: parent_checkpoint_id };
     if (checkpoint.v < 4 && parentKey) await this.migratePendingSends(checkpoint, parentKey);
@@ -232,18 +281,9 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
     return tuple;
   }
 
-  /** The writes of one checkpoint, in the order live execution applies them. */
   private async loadWrites(key: CheckpointKey, channel?: string): Promise<CheckpointPendingWrite[]> {
-    const sortKey = (w: WriteRow) => writesSortKey(w.task_path, w.task_id, w.idx);
-    const rows = this.sql.writes
-      .all(key)
-      .filter((w) => channel === undefined || w.channel === channel)
-      .sort((a, b) => compareWritesSortKeys(sortKey(a), sortKey(b)));
-    return Promise.all(
-      rows.map(async (w): Promise<CheckpointPendingWrite> => {
-        return [w.task_id, w.channel, await this.serde.loadsTyped(w.type, w.value)];
-      }),
-    );
+    const rows = this.sql.writes.all(key).filter((w) => channel === undefined || w.channel === channel);
+    return loadWrites(this.serde, rows);
   }
 
   /** Checkpoints before format v4 kept pending sends as TASKS writes of their parent. */

@@ -103,7 +103,7 @@ export class SqliteThreadRepository implements ThreadRepository {
     const rows = this.db
       .prepare(
         `SELECT *, count(*) OVER () AS total FROM threads ${where}
-         ORDER BY ${query.sort_by} ${query.sort_order}, thread_id ${query.sort_order} LIMIT ? OFFSET ?`,
+         ORDER BY ${query.sort_by} ${query.sort_order}, rowid ${query.sort_order} LIMIT ? OFFSET ?`,
       )
       .all(...params, query.limit, query.offset) as (ThreadRow & { total: number })[];
     const total = rows.length > 0 ? rows[0].total : await this.count(query);

@@ -45,6 +45,8 @@ CREATE INDEX threads_status ON threads (status);
 
 -- Checkpoints of every thread, in every (sub)graph namespace.
 -- checkpoint_id is a uuid6, so ordering by it is ordering by time.
+-- `checkpoint` is the serialized checkpoint without its channel_values: those
+-- are the checkpoint_blobs rows named by its channel_versions.
 CREATE TABLE checkpoints (
   thread_id            TEXT NOT NULL,
   checkpoint_ns        TEXT NOT NULL DEFAULT '',
@@ -55,6 +57,21 @@ CREATE TABLE checkpoints (
   metadata             TEXT NOT NULL DEFAULT '{}',
   created_at           TEXT NOT NULL,
   PRIMARY KEY (thread_id, checkpoint_ns, checkpoint_id)
+);
+
+-- Channel values, one row per (channel, version) of a thread and namespace,
+-- written when a checkpoint advances that channel and shared by every later
+-- checkpoint still at that version. Versions are unique across forks (they
+-- carry a random suffix), so a (channel, version) never has two values.
+-- type 'empty' (blob NULL) marks a version at which the channel has no value.
+CREATE TABLE checkpoint_blobs (
+  thread_id     TEXT NOT NULL,
+  checkpoint_ns TEXT NOT NULL DEFAULT '',
+  channel       TEXT NOT NULL,
+  version       TEXT NOT NULL,
+  type          TEXT NOT NULL,
+  blob          BLOB,
+  PRIMARY KEY (thread_id, checkpoint_ns, channel, version)
 );
 
 -- Pending writes of a checkpoint's tasks.

@@ -1,0 +1,87 @@
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { after, before, describe, it } from "node:test";
+import { type BerthProcess, FIXTURES, runBerthExpectingFailure, startBerth } from "./helpers/berth-process.js";
+
+describe("loading a project's langgraph.json", () => {
+  let berth: BerthProcess;
+  before(async () => {
+    berth = await startBerth();
+  });
+  after(() => berth.stop());
+
+  it("loads compiled, uncompiled, promised, default-export, factory and plain JS graphs", async () => {
+    const nodesOf = async (graphId: string) =>
+      (await berth.client.assistants.getGraph(graphId)).nodes.map((node) => node.id).filter((id) => !String(id).startsWith("__"));
+    assert.deepEqual(await nodesOf("agent"), ["respond"]);
+    assert.deepEqual(await nodesOf("uncompiled"), ["increment"]);
+    assert.deepEqual(await nodesOf("promised"), ["increment"]);
+    assert.deepEqual(await nodesOf("default_export"), ["from_default_export"]);
+    assert.deepEqual(await nodesOf("factory"), ["default_node"]);
+    assert.deepEqual(await nodesOf("plain_js"), ["shout"]);
+  });
+
+  it("warns about unknown keys without failing", () => {
+    assert.match(berth.output(), /unknown key \\?"unknown_setting\\?" is ignored/);
+  });
+});
+
+describe("a project that fails to load", () => {
+  it("names the file and the missing export, and exits non-zero", async () => {
+    const { code, output } = await runBerthExpectingFailure({ project: "broken-export" });
+    assert.equal(code, 1);
+    assert.match(output, /failed to load graph "missing"/);
+    assert.match(output, /broken-export\/graph\.mjs/);
+    assert.match(output, /export "doesNotExist"/);
+  });
+
+  it("reports an error thrown while the module loads", async () => {
+    const { code, output } = await runBerthExpectingFailure({ project: "broken-module" });
+    assert.equal(code, 1);
+    assert.match(output, /failed to load graph "explodes" from .*broken-module\/graph\.mjs \(export "graph"\): this module fails on purpose/);
+  });
+
+  it("reports a missing langgraph.json", async () => {
+    const { code, output } = await runBerthExpectingFailure({ project: join(FIXTURES, "does-not-exist") });
+    assert.equal(code, 1);
+    assert.match(output, /does-not-exist does not exist/);
+  });
+});
+
+describe("a project with its own copies of LangGraph and LangChain core", () => {
+  const projectDir = join(FIXTURES, "own-deps");
+  let berth: BerthProcess;
+  before(async () => {
+    berth = await startBerth({ project: projectDir });
+  });
+  after(() => berth.stop());
+
+  it("really has different versions installed", () => {
+    const ownRequire = createRequire(join(projectDir, "package.json"));
+    const berthRequire = createRequire(import.meta.url);
+    for (const name of ["@langchain/langgraph", "@langchain/core", "@langchain/langgraph-checkpoint"]) {
+      const own = JSON.parse(readFileSync(ownRequire.resolve(`${name}/package.json`), "utf8")).version;
+      const berths = JSON.parse(readFileSync(berthRequire.resolve(`${name}/package.json`), "utf8")).version;
+      assert.notEqual(own, berths, `${name}: the fixture must bring another version`);
+    }
+  });
+
+  it("serves the graph: drawing, schemas and state updates through its reducers", async () => {
+    const drawing = await berth.client.assistants.getGraph("own");
+    assert.deepEqual(
+      drawing.nodes.map((node) => node.id),
+      ["__start__", "confirm", "reply", "__end__"],
+    );
+    const thread = await berth.client.threads.create({
+      graphId: "own",
+      supersteps: [
+        { updates: [{ values: { messages: [{ type: "human", content: "one", id: "1" }] }, asNode: "reply" }] },
+        { updates: [{ values: { messages: [{ type: "ai", content: "two", id: "2" }] }, asNode: "reply" }] },
+      ],
+    });
+    const messages = (thread.values as { messages: { type: string; content: string }[] }).messages;
+    assert.deepEqual(messages.map((m) => [m.type, m.content]), [["human", "one"], ["ai", "two"]]);
+  });
+});
