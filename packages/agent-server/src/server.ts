@@ -2,10 +2,14 @@ import type { FastifyInstance } from "fastify";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { applyProjectEnv, loadProjectConfig } from "./config/langgraph-config.js";
+import { type ServerSettings, settingsFromEnv } from "./config/settings.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { buildApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logger.js";
+import { LiveStreams } from "./runs/live-streams.js";
+import { RunControl } from "./runs/run-control.js";
+import { RunWorker } from "./runs/worker.js";
 import { createServices } from "./services/index.js";
 import { createSqliteStorage } from "./storage/sqlite/index.js";
 import type { Storage } from "./storage/types.js";
@@ -17,8 +21,8 @@ export interface ServerOptions {
   port: number;
   /** Where the SQLite database lives; default `.berth/` beside langgraph.json. */
   dataDir?: string;
-  /** Largest accepted request body in bytes. */
-  bodyLimit?: number;
+  /** Overrides of the settings read from the environment. */
+  settings?: Partial<ServerSettings>;
   logger?: Logger;
 }
 
@@ -26,11 +30,11 @@ export interface RunningServer {
   url: string;
   app: FastifyInstance;
   storage: Storage;
+  /** Stops accepting work, lets executing runs finish within the grace period, and closes. */
   close(): Promise<void>;
 }
 
 const require = createRequire(import.meta.url);
-const DEFAULT_BODY_LIMIT = 32 * 1024 * 1024;
 
 function versions() {
   return {
@@ -46,18 +50,32 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   for (const warning of project.warnings) logger.warn(warning);
   applyProjectEnv(project.env);
   pinLangChainPackages();
+  const settings = { ...settingsFromEnv(), ...options.settings };
 
   const dataDir = options.dataDir ?? join(project.projectDir, ".berth");
   const storage = createSqliteStorage(dataDir);
   try {
     const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer);
-    const services = createServices(storage, graphs);
+    const live = new LiveStreams();
+    const control = new RunControl();
+    const worker = new RunWorker(
+      { storage, graphs, live, control, logger, maxAttempts: settings.maxAttempts, runTimeoutMs: settings.runTimeoutMs },
+      { concurrency: settings.workers, leaseMs: settings.leaseMs, requeueAllOnStart: true },
+    );
+    const services = createServices(storage, graphs, { live, control, worker });
     await services.assistants.ensureSystemAssistants();
     const app = await buildApp(services, {
       logger,
-      bodyLimit: options.bodyLimit ?? DEFAULT_BODY_LIMIT,
+      bodyLimit: settings.bodyLimitBytes,
       info: versions(),
+      timings: { heartbeatMs: settings.streamHeartbeatMs, keepAliveMs: settings.waitKeepAliveMs },
     });
+    await worker.start();
+    const pruning = setInterval(() => {
+      const cutoff = new Date(Date.now() - settings.runLogRetentionMs).toISOString();
+      storage.runs.pruneEvents(cutoff).catch((err) => logger.error({ err }, "pruning run event logs failed"));
+    }, Math.min(settings.runLogRetentionMs, 60_000) || 60_000);
+    pruning.unref();
     const address = await app.listen({ host: options.host, port: options.port });
     logger.info({ url: address, graphs: graphs.ids(), dataDir }, "agent server listening");
     return {
@@ -65,6 +83,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       app,
       storage,
       async close() {
+        clearInterval(pruning);
+        await worker.stop(settings.shutdownGraceMs);
+        for (const runId of control.runningIds()) control.abort(runId, "shutdown");
         await app.close();
         await storage.close();
       },

@@ -9,6 +9,7 @@ import { buildOpenApiDocument } from "./openapi.js";
 import type { RouteCatalog } from "./route.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerMetaRoutes, type ServerInfo } from "./routes/meta.js";
+import { registerRunRoutes, type StreamTimings } from "./routes/runs.js";
 import { registerStateRoutes } from "./routes/state.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 
@@ -17,6 +18,7 @@ export interface AppOptions {
   /** Largest accepted request body, in bytes (413 above). */
   bodyLimit: number;
   info: ServerInfo;
+  timings: StreamTimings;
 }
 
 /** Headers a browser client must be able to read (run locations, paging). */
@@ -34,6 +36,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerAssistantRoutes(context, services.assistants);
   registerThreadRoutes(context, services.threads);
   registerStateRoutes(context, services.state);
+  registerRunRoutes(context, services.runs, options.timings);
 
   const document = buildOpenApiDocument(catalog, { title: "Berth Agent Server", version: options.info.version });
   app.get("/openapi.json", async () => document);

@@ -1,6 +1,9 @@
 import type { GraphRegistry } from "../graphs/registry.js";
+import type { LiveStreams } from "../runs/live-streams.js";
+import type { RunControl } from "../runs/run-control.js";
 import type { Storage } from "../storage/types.js";
 import { AssistantService } from "./assistants.js";
+import { type RunWaker, RunService } from "./runs.js";
 import { StateService } from "./state.js";
 import { ThreadService } from "./threads.js";
 
@@ -8,12 +11,19 @@ export interface Services {
   assistants: AssistantService;
   threads: ThreadService;
   state: StateService;
+  runs: RunService;
 }
 
-export function createServices(storage: Storage, graphs: GraphRegistry): Services {
+export function createServices(
+  storage: Storage,
+  graphs: GraphRegistry,
+  runtime: { live: LiveStreams; control: RunControl; worker: RunWaker },
+): Services {
+  const assistants = new AssistantService(storage, graphs);
   return {
-    assistants: new AssistantService(storage, graphs),
+    assistants,
     threads: new ThreadService(storage, graphs),
     state: new StateService(storage, graphs),
+    runs: new RunService(storage, graphs, assistants, runtime.live, runtime.control, runtime.worker),
   };
 }

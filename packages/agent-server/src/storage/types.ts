@@ -142,6 +142,126 @@ export interface BerthCheckpointer extends BaseCheckpointSaver {
 export interface Storage {
   readonly assistants: AssistantRepository;
   readonly threads: ThreadRepository;
+  readonly runs: RunRepository;
   readonly checkpointer: BerthCheckpointer;
   close(): Promise<void>;
+}
+
+export type RunStatus = "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
+
+export type MultitaskStrategy = "reject" | "interrupt" | "rollback" | "enqueue";
+
+export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ["pending", "running"];
+
+/** What a run was created with (the `kwargs` of the API's Run). */
+export interface RunKwargs {
+  input: unknown;
+  command: JsonObject | null;
+  config: JsonObject;
+  context: JsonObject;
+  stream_mode: string[];
+  stream_subgraphs: boolean;
+  stream_resumable: boolean;
+  interrupt_before: "*" | string[] | null;
+  interrupt_after: "*" | string[] | null;
+  checkpoint: JsonObject | null;
+  webhook: string | null;
+  feedback_keys: string[] | null;
+  on_disconnect: "cancel" | "continue";
+  on_completion: "delete" | "keep";
+  temporary: boolean;
+  durability: string | null;
+}
+
+export interface Run {
+  run_id: string;
+  thread_id: string;
+  assistant_id: string;
+  created_at: string;
+  updated_at: string;
+  status: RunStatus;
+  metadata: JsonObject;
+  multitask_strategy: MultitaskStrategy;
+  kwargs: RunKwargs;
+}
+
+/** A run with the bookkeeping the queue keeps beside the API fields. */
+export interface QueuedRun extends Run {
+  attempt: number;
+  /** Epoch ms before which the run must not start (`after_seconds`). */
+  available_at: number;
+  /** Final values, or `{__error__}`, once the run ended. */
+  output: unknown;
+}
+
+export interface NewRun {
+  run_id: string;
+  thread_id: string;
+  assistant_id: string;
+  graph_id: string;
+  metadata: JsonObject;
+  multitask_strategy: MultitaskStrategy;
+  kwargs: RunKwargs;
+  available_at: number;
+  /** Create the thread when it does not exist (stateless runs, `if_not_exists: create`). */
+  create_thread: boolean;
+  /** Thread config recorded when the thread is created here. */
+  thread_config?: JsonObject;
+}
+
+export type CreateRunResult =
+  | { kind: "created"; run: Run; inflight: Run[] }
+  | { kind: "thread_not_found" }
+  | { kind: "thread_busy" };
+
+export interface RunEnd {
+  status: Exclude<RunStatus, "pending" | "running">;
+  output: unknown;
+  /** The thread after the run (`idle` becomes `busy` when more runs wait). */
+  thread: ThreadStateSummary;
+}
+
+export interface StoredEvent {
+  seq: number;
+  event: string;
+  /** The JSON text of the data line. */
+  data: string;
+}
+
+export interface RunRepository {
+  /**
+   * Inserts a run in one transaction with the multitask check: `reject` fails
+   * while the thread has a pending or running run. Marks the thread busy and
+   * stamps graph_id/assistant_id into its metadata.
+   */
+  create(run: NewRun): Promise<CreateRunResult>;
+  get(runId: string): Promise<QueuedRun | undefined>;
+  list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]>;
+  /** Pending and running runs of a thread, oldest first. */
+  inflight(threadId: string): Promise<Run[]>;
+  /** Runs matching a bulk cancel. */
+  findActive(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }): Promise<Run[]>;
+  delete(runId: string): Promise<boolean>;
+  /**
+   * Atomically claims the oldest startable run: pending, available, and the
+   * first in line on a thread with no running run. Increments its attempt.
+   */
+  claim(owner: string, leaseMs: number): Promise<QueuedRun | undefined>;
+  /** Extends the leases of every run `owner` holds. */
+  heartbeat(owner: string, leaseMs: number): Promise<void>;
+  /** Puts running runs whose lease lapsed (or all of them, for a restart) back to pending. */
+  requeueExpired(options: { all: boolean }): Promise<number>;
+  /** Ends a running run and records the thread's resulting state, in one transaction. */
+  finish(runId: string, end: RunEnd): Promise<void>;
+  /** Deletes a run that was rolled back and records the thread's resulting state. */
+  discard(runId: string, thread: ThreadStateSummary): Promise<void>;
+  /** Ends a pending run without running it (cancelled before start). */
+  cancelPending(runId: string): Promise<boolean>;
+  /** Epoch ms of the earliest pending run that is not yet available, if any. */
+  nextAvailableAt(): Promise<number | undefined>;
+  appendEvents(runId: string, events: StoredEvent[]): Promise<void>;
+  readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]>;
+  lastEventSeq(runId: string): Promise<number>;
+  /** Deletes the event logs of runs that ended before `endedBefore` (ISO). */
+  pruneEvents(endedBefore: string): Promise<number>;
 }

@@ -3,6 +3,7 @@ import type { Storage } from "../types.js";
 import { SqliteAssistantRepository } from "./assistants.js";
 import { SqliteCheckpointer } from "./checkpointer.js";
 import { openSqliteDatabase } from "./database.js";
+import { SqliteRunRepository } from "./runs.js";
 import { SqliteThreadRepository } from "./threads.js";
 
 /** The embedded storage: one SQLite file (WAL) under the data directory. */
@@ -12,6 +13,7 @@ export function createSqliteStorage(dataDir: string): Storage {
   return {
     assistants: new SqliteAssistantRepository(db),
     threads: new SqliteThreadRepository(db, checkpointer),
+    runs: new SqliteRunRepository(db),
     checkpointer,
     async close() {
       db.close();

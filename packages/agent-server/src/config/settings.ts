@@ -1,0 +1,43 @@
+/** Server settings from the environment, with their defaults (documented in the README). */
+export interface ServerSettings {
+  /** Runs executing at once in one process. */
+  workers: number;
+  /** A run taking longer ends as `timeout`; 0 disables the limit. */
+  runTimeoutMs: number;
+  /** A run is retried after a crash at most this many times in all. */
+  maxAttempts: number;
+  /** How long a claimed run stays owned without a heartbeat. */
+  leaseMs: number;
+  /** Idle SSE streams get a `: heartbeat` comment this often. */
+  streamHeartbeatMs: number;
+  /** Long /wait and /join responses send a newline this often. */
+  waitKeepAliveMs: number;
+  /** Event logs are kept this long after their run ended. */
+  runLogRetentionMs: number;
+  /** Largest accepted request body. */
+  bodyLimitBytes: number;
+  /** How long a stopping process lets executing runs finish. */
+  shutdownGraceMs: number;
+}
+
+function number(name: string, fallback: number, min = 0): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const value = Number(raw);
+  if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}, got "${raw}"`);
+  return value;
+}
+
+export function settingsFromEnv(): ServerSettings {
+  return {
+    workers: number("BERTH_WORKERS", 10, 1),
+    runTimeoutMs: number("BERTH_RUN_TIMEOUT_SECONDS", 0) * 1000,
+    maxAttempts: number("BERTH_MAX_ATTEMPTS", 3, 1),
+    leaseMs: number("BERTH_LEASE_SECONDS", 30, 1) * 1000,
+    streamHeartbeatMs: number("BERTH_STREAM_HEARTBEAT_SECONDS", 5, 0.01) * 1000,
+    waitKeepAliveMs: number("BERTH_WAIT_KEEPALIVE_SECONDS", 5, 0.01) * 1000,
+    runLogRetentionMs: number("BERTH_RUN_LOG_RETENTION_SECONDS", 3600) * 1000,
+    bodyLimitBytes: number("BERTH_BODY_LIMIT_BYTES", 32 * 1024 * 1024, 1024),
+    shutdownGraceMs: number("BERTH_SHUTDOWN_GRACE_SECONDS", 10) * 1000,
+  };
+}

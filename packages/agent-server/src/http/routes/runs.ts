@@ -1,0 +1,265 @@
+import type { FastifyReply, FastifyRequest } from "fastify";
+import { z } from "zod";
+import type { RunCreateInput, RunService } from "../../services/runs.js";
+import type { Run as RunRecord } from "../../storage/types.js";
+import { defineRoute } from "../route.js";
+import {
+  CancelManyBody,
+  CancelManyQuery,
+  CancelQuery,
+  JoinStreamQuery,
+  Run,
+  RunCreate,
+  RunListQuery,
+  RunParams,
+  StatelessRunParams,
+} from "../schemas/runs.js";
+import { ThreadIdParams } from "../schemas/threads.js";
+import { disconnectSignal, sendJsonWhenReady, writeEventStream } from "../sse.js";
+import type { RouteContext } from "./context.js";
+
+export interface StreamTimings {
+  heartbeatMs: number;
+  keepAliveMs: number;
+}
+
+const tag = "runs";
+
+function runLocation(run: RunRecord, stateless: boolean): string {
+  return stateless ? `/runs/${run.run_id}` : `/threads/${run.thread_id}/runs/${run.run_id}`;
+}
+
+/** `Last-Event-ID` as a sequence number; undefined when absent. */
+function lastEventId(request: FastifyRequest): number | undefined {
+  const header = request.headers["last-event-id"];
+  if (header === undefined) return undefined;
+  const value = Number.parseInt(String(header), 10);
+  return Number.isFinite(value) ? value : -1;
+}
+
+export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunService, timings: StreamTimings): void {
+  /** Streams a new run from its first event; the headers let the SDK rejoin after a disconnect. */
+  async function streamNew(threadId: string | undefined, body: RunCreateInput, reply: FastifyReply) {
+    const signal = disconnectSignal(reply);
+    const { run, ended, events } = await runs.start(threadId, body, { follow: true, signal });
+    ended.cancel();
+    const location = runLocation(run, threadId === undefined);
+    if (body.on_disconnect === "cancel") signal.addEventListener("abort", () => void runs.cancel(run, "interrupt", false));
+    await writeEventStream(reply, events!, {
+      heartbeatMs: timings.heartbeatMs,
+      headers: { "content-location": location, location: `${location}/stream` },
+    });
+  }
+
+  async function waitNew(threadId: string | undefined, body: RunCreateInput, reply: FastifyReply) {
+    const signal = disconnectSignal(reply);
+    const { run, ended } = await runs.start(threadId, body, { follow: false });
+    if (body.on_disconnect === "cancel") signal.addEventListener("abort", () => void runs.cancel(run, "interrupt", false));
+    await sendJsonWhenReady(reply, runs.output(run, ended), {
+      keepAliveMs: timings.keepAliveMs,
+      headers: { "content-location": runLocation(run, threadId === undefined) },
+    });
+  }
+
+  const created = { 200: { description: "The run (Content-Location: its URL)", schema: Run } };
+  const streamed = { 200: { description: "Server-Sent Events of the run (Location: the join URL)" } };
+  const waited = { 200: { description: "The run's final values, or {__error__}" } };
+
+  defineRoute(
+    app,
+    catalog,
+    { method: "POST", path: "/threads/:thread_id/runs", summary: "Create a background run", tag, params: ThreadIdParams, body: RunCreate, responses: created },
+    async ({ params, body, reply }) => {
+      const run = await runs.create(params.thread_id, body);
+      reply.header("content-location", runLocation(run, false));
+      return run;
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    { method: "POST", path: "/threads/:thread_id/runs/stream", summary: "Create a run and stream it", tag, params: ThreadIdParams, body: RunCreate, responses: streamed },
+    ({ params, body, reply }) => streamNew(params.thread_id, body, reply),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    { method: "POST", path: "/threads/:thread_id/runs/wait", summary: "Create a run and wait for its output", tag, params: ThreadIdParams, body: RunCreate, responses: waited },
+    ({ params, body, reply }) => waitNew(params.thread_id, body, reply),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/threads/:thread_id/runs",
+      summary: "List a thread's runs, newest first",
+      tag,
+      params: ThreadIdParams,
+      query: RunListQuery,
+      responses: { 200: { description: "Runs", schema: z.array(Run) } },
+    },
+    ({ params, query }) => runs.list(params.thread_id, query),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    { method: "GET", path: "/threads/:thread_id/runs/:run_id", summary: "Get a run", tag, params: RunParams, responses: created },
+    async ({ params }) => runs.publicRun(await runs.get(params.thread_id, params.run_id)),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "DELETE",
+      path: "/threads/:thread_id/runs/:run_id",
+      summary: "Delete an ended run",
+      tag,
+      params: RunParams,
+      responses: { 204: { description: "Deleted" }, 409: { description: "The run is still active" } },
+    },
+    async ({ params, reply }) => {
+      await runs.delete(params.thread_id, params.run_id);
+      return reply.status(204).send();
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    { method: "GET", path: "/threads/:thread_id/runs/:run_id/join", summary: "Wait for a run's output", tag, params: RunParams, responses: waited },
+    async ({ params, reply }) => {
+      const run = await runs.get(params.thread_id, params.run_id);
+      await sendJsonWhenReady(reply, runs.join(run, disconnectSignal(reply)), { keepAliveMs: timings.keepAliveMs, headers: {} });
+    },
+  );
+
+  async function joinStream(threadId: string | undefined, runId: string, cancelOnDisconnect: boolean, request: FastifyRequest, reply: FastifyReply) {
+    const run = await runs.get(threadId, runId);
+    const signal = disconnectSignal(reply);
+    // Without Last-Event-ID a joiner only gets what comes after it joined.
+    const after = lastEventId(request) ?? (await runs.lastSeq(run.run_id));
+    if (cancelOnDisconnect) signal.addEventListener("abort", () => void runs.cancel(run, "interrupt", false));
+    const location = runLocation(run, threadId === undefined);
+    await writeEventStream(reply, runs.follow(run.run_id, after, signal), {
+      heartbeatMs: timings.heartbeatMs,
+      headers: { "content-location": location, location: `${location}/stream` },
+    });
+  }
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/threads/:thread_id/runs/:run_id/stream",
+      summary: "Join a run's event stream (Last-Event-ID resumes after that event; -1 replays all)",
+      tag,
+      params: RunParams,
+      query: JoinStreamQuery,
+      responses: streamed,
+    },
+    ({ params, query, request, reply }) => joinStream(params.thread_id, params.run_id, query.cancel_on_disconnect, request, reply),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/threads/:thread_id/runs/:run_id/cancel",
+      summary: "Cancel a run (action interrupt keeps its progress, rollback deletes it)",
+      tag,
+      params: RunParams,
+      query: CancelQuery,
+      responses: { 202: { description: "Cancelling" }, 204: { description: "Cancelled (wait=true)" } },
+    },
+    async ({ params, query, reply }) => {
+      const run = await runs.get(params.thread_id, params.run_id);
+      await runs.cancel(run, query.action, query.wait);
+      return reply.status(query.wait ? 204 : 202).send();
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    { method: "POST", path: "/runs", summary: "Create a stateless background run", tag, body: RunCreate, responses: created },
+    async ({ body, reply }) => {
+      const run = await runs.create(undefined, body);
+      reply.header("content-location", runLocation(run, true));
+      return run;
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    { method: "POST", path: "/runs/stream", summary: "Create a stateless run and stream it", tag, body: RunCreate, responses: streamed },
+    ({ body, reply }) => streamNew(undefined, body, reply),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    { method: "POST", path: "/runs/wait", summary: "Create a stateless run and wait for its output", tag, body: RunCreate, responses: waited },
+    ({ body, reply }) => waitNew(undefined, body, reply),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/runs/batch",
+      summary: "Create several stateless background runs",
+      tag,
+      body: z.array(RunCreate).min(1).max(1000),
+      responses: { 200: { description: "The runs", schema: z.array(Run) } },
+    },
+    async ({ body }) => {
+      const created: RunRecord[] = [];
+      for (const item of body) created.push(await runs.create(undefined, item));
+      return created;
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/runs/cancel",
+      summary: "Cancel runs by thread, ids or status",
+      tag,
+      body: CancelManyBody,
+      query: CancelManyQuery,
+      responses: { 204: { description: "Cancelled" } },
+    },
+    async ({ body, query, reply }) => {
+      await runs.cancelMany(body, query.action);
+      return reply.status(204).send();
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/runs/:run_id/stream",
+      summary: "Join a stateless run's event stream",
+      tag,
+      params: StatelessRunParams,
+      query: JoinStreamQuery,
+      responses: streamed,
+    },
+    ({ params, query, request, reply }) => joinStream(undefined, params.run_id, query.cancel_on_disconnect, request, reply),
+  );
+}
+

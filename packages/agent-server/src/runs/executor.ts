@@ -1,0 +1,171 @@
+import type { StreamEvent } from "@langchain/core/tracers/log_stream";
+import { Command, MemorySaver } from "@langchain/langgraph";
+import type { Logger } from "pino";
+import type { GraphRegistry } from "../graphs/registry.js";
+import { toWire } from "../services/serialize.js";
+import { summarizeState, toThreadState } from "../services/thread-state.js";
+import type { JsonObject, QueuedRun, RunEnd, Storage, ThreadStateSummary } from "../storage/types.js";
+import { RunEventWriter } from "./event-writer.js";
+import type { LiveStreams, RunEndNotice } from "./live-streams.js";
+import { RunCheckpointer } from "./run-checkpointer.js";
+import { runScope } from "./run-config.js";
+import type { AbortReason, RunControl } from "./run-control.js";
+import { StreamEncoder } from "./stream-encoder.js";
+import { graphStreamModes, type StreamMode } from "./stream-modes.js";
+import { deliverWebhook } from "./webhook.js";
+
+export interface ExecutorDeps {
+  storage: Storage;
+  graphs: GraphRegistry;
+  live: LiveStreams;
+  control: RunControl;
+  logger: Logger;
+  maxAttempts: number;
+  /** Runs taking longer end as `timeout`; 0 disables the limit. */
+  runTimeoutMs: number;
+}
+
+type Outcome =
+  | { kind: "completed"; lastValues: unknown }
+  | { kind: "failed"; error: { error: string; message: string } }
+  | { kind: "aborted"; reason: AbortReason; lastValues: unknown };
+
+/** Executes one claimed run to its end and records the outcome. */
+export async function executeRun(run: QueuedRun, deps: ExecutorDeps): Promise<void> {
+  const log = deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
+  const controller = deps.control.register(run.run_id);
+  const writer = await RunEventWriter.open(run.run_id, deps.storage.runs, deps.live);
+  const timeout = deps.runTimeoutMs > 0 ? setTimeout(() => controller.abort("timeout"), deps.runTimeoutMs) : undefined;
+  let notice: RunEndNotice = { status: "error", output: null };
+  try {
+    writer.emit("metadata", { run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
+    const outcome =
+      run.attempt > deps.maxAttempts
+        ? ({ kind: "failed", error: { error: "RunAttemptsExceeded", message: `Run exceeded ${deps.maxAttempts} attempts` } } as const)
+        : await stream(run, deps, writer, controller.signal);
+    if (outcome.kind === "failed") writer.emit("error", outcome.error);
+    await writer.flush();
+    notice = await record(run, outcome, deps, log);
+  } catch (error) {
+    log.error({ err: error }, "recording the run's outcome failed");
+    throw error;
+  } finally {
+    clearTimeout(timeout);
+    deps.control.release(run.run_id);
+    writer.endLive(notice);
+  }
+}
+
+async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter, signal: AbortSignal): Promise<Outcome> {
+  let lastValues: unknown = null;
+  try {
+    const assistant = await deps.storage.assistants.get(run.assistant_id);
+    const thread = await deps.storage.threads.get(run.thread_id);
+    if (!assistant) throw new Error(`Assistant ${run.assistant_id} not found`);
+    if (!thread) throw new Error(`Thread ${run.thread_id} not found`);
+    const scope = runScope(run, assistant, thread);
+    const stateless = run.kwargs.temporary && run.kwargs.on_completion === "delete";
+    // A stateless run's thread is deleted at its end: its checkpoints need not outlive it in the database.
+    const checkpointer = stateless ? new MemorySaver() : new RunCheckpointer(deps.storage.checkpointer, scope.metadata);
+    const graph = await deps.graphs.get(assistant.graph_id, scope.config);
+    const modes = run.kwargs.stream_mode as StreamMode[];
+    const encoder = new StreamEncoder(modes, run.kwargs.stream_subgraphs);
+    const options = {
+      ...scope.config,
+      configurable: { ...scope.config.configurable, __pregel_checkpointer: checkpointer },
+      context: scope.context,
+      streamMode: graphStreamModes(modes),
+      subgraphs: run.kwargs.stream_subgraphs,
+      interruptBefore: run.kwargs.interrupt_before ?? undefined,
+      interruptAfter: run.kwargs.interrupt_after ?? undefined,
+      ...(run.kwargs.durability ? { durability: run.kwargs.durability } : {}),
+      signal,
+    } as Parameters<typeof graph.stream>[1];
+    const input = await runInput(run, deps);
+    if (modes.includes("events")) {
+      const events = graph.streamEvents(input, { ...options, version: "v2" } as never) as unknown as AsyncIterable<StreamEvent>;
+      for await (const event of events) {
+        for (const encoded of encoder.encodeStreamEvent(event)) writer.emit(encoded.event, encoded.data);
+        lastValues = encoder.lastRootValues ?? lastValues;
+      }
+    } else {
+      const chunks = (await graph.stream(input, options)) as unknown as AsyncIterable<unknown>;
+      for await (const chunk of chunks) {
+        const [namespace, mode, payload] = normalizeChunk(chunk, run.kwargs.stream_subgraphs);
+        if (mode === "values" && namespace.length === 0) lastValues = payload;
+        for (const encoded of encoder.encode(namespace, mode, payload)) writer.emit(encoded.event, encoded.data);
+      }
+    }
+    if (signal.aborted) return { kind: "aborted", reason: signal.reason as AbortReason, lastValues };
+    return { kind: "completed", lastValues };
+  } catch (error) {
+    if (signal.aborted) return { kind: "aborted", reason: signal.reason as AbortReason, lastValues };
+    const err = error instanceof Error ? error : new Error(String(error));
+    return { kind: "failed", error: { error: err.name, message: err.message } };
+  }
+}
+
+/** A retried attempt resumes from the run's last checkpoint instead of starting over. */
+async function runInput(run: QueuedRun, deps: ExecutorDeps): Promise<unknown> {
+  if (run.attempt > 1) {
+    const written = deps.storage.checkpointer.list(
+      { configurable: { thread_id: run.thread_id, checkpoint_ns: "" } },
+      { filter: { run_id: run.run_id }, limit: 1 },
+    );
+    for await (const _checkpoint of written) return null;
+  }
+  if (run.kwargs.command) return new Command(run.kwargs.command as ConstructorParameters<typeof Command>[0]);
+  return run.kwargs.input ?? null;
+}
+
+function normalizeChunk(chunk: unknown, subgraphs: boolean): [string[], string, unknown] {
+  const tuple = chunk as unknown[];
+  if (subgraphs) return [tuple[0] as string[], tuple[1] as string, tuple[2]];
+  return [[], tuple[0] as string, tuple[1]];
+}
+
+async function record(run: QueuedRun, outcome: Outcome, deps: ExecutorDeps, log: Logger): Promise<RunEndNotice> {
+  if (outcome.kind === "aborted" && outcome.reason === "rollback") {
+    await deps.storage.checkpointer.deleteRun(run.thread_id, run.run_id);
+    await deps.storage.runs.discard(run.run_id, await threadAfter(run, deps, false));
+    log.info("run rolled back");
+    return { status: "interrupted", output: null };
+  }
+  // Left running on shutdown: the next start (or another worker) requeues it.
+  if (outcome.kind === "aborted" && outcome.reason === "shutdown") return { status: "running", output: null };
+  const thread = await threadAfter(run, deps, outcome.kind === "failed");
+  const status: RunEnd["status"] =
+    outcome.kind === "failed"
+      ? "error"
+      : outcome.kind === "aborted"
+        ? outcome.reason === "timeout"
+          ? "timeout"
+          : "interrupted"
+        : thread.status === "interrupted"
+          ? "interrupted"
+          : "success";
+  const output = outcome.kind === "failed" ? { __error__: outcome.error } : toWire(outcome.lastValues);
+  await deps.storage.runs.finish(run.run_id, { status, output, thread });
+  log.info({ status }, "run ended");
+  if (run.kwargs.temporary && run.kwargs.on_completion === "delete") await deps.storage.threads.delete(run.thread_id);
+  if (run.kwargs.webhook) {
+    const ended = await deps.storage.runs.get(run.run_id);
+    const payload = { ...(ended ?? run), status, values: output, ...(outcome.kind === "failed" ? { error: outcome.error } : {}) };
+    void deliverWebhook(run.kwargs.webhook, payload, log);
+  }
+  return { status, output };
+}
+
+/** The thread's values, interrupts and status after the run, read back through its graph. */
+async function threadAfter(run: QueuedRun, deps: ExecutorDeps, failed: boolean): Promise<ThreadStateSummary> {
+  const thread = await deps.storage.threads.get(run.thread_id);
+  const graphId = thread?.metadata.graph_id;
+  const keepsNoState = run.kwargs.temporary && run.kwargs.on_completion === "delete";
+  let summary: ThreadStateSummary = { values: (thread?.values ?? null) as JsonObject | null, interrupts: {}, status: "idle" };
+  if (thread && typeof graphId === "string" && deps.graphs.has(graphId) && !keepsNoState) {
+    const configurable = { ...(thread.config.configurable as JsonObject | undefined), thread_id: run.thread_id, checkpoint_ns: "" };
+    const graph = await deps.graphs.get(graphId, { configurable });
+    summary = summarizeState(toThreadState(await graph.getState({ configurable })));
+  }
+  return failed ? { ...summary, status: "error" } : summary;
+}

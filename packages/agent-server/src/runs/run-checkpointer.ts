@@ -1,0 +1,54 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type PendingWrite,
+} from "@langchain/langgraph-checkpoint";
+import type { JsonObject } from "../storage/types.js";
+
+/**
+ * The server's checkpointer as one run sees it: every checkpoint it writes
+ * carries the run's metadata (run_id, graph_id, user metadata...), so history
+ * filters find a run's checkpoints and a rollback can delete them.
+ */
+export class RunCheckpointer extends BaseCheckpointSaver<number> {
+  constructor(
+    private readonly inner: BaseCheckpointSaver<number>,
+    private readonly runMetadata: JsonObject,
+  ) {
+    super(inner.serde);
+  }
+
+  getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    return this.inner.getTuple(config);
+  }
+
+  list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    return this.inner.list(config, options);
+  }
+
+  put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    return this.inner.put(config, checkpoint, { ...this.runMetadata, ...metadata }, newVersions);
+  }
+
+  putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
+    return this.inner.putWrites(config, writes, taskId, taskPath);
+  }
+
+  deleteThread(threadId: string): Promise<void> {
+    return this.inner.deleteThread(threadId);
+  }
+
+  override getNextVersion(current: number | undefined): number {
+    return this.inner.getNextVersion(current);
+  }
+}

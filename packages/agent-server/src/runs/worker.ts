@@ -1,0 +1,114 @@
+import { randomUUID } from "node:crypto";
+import type { Logger } from "pino";
+import type { RunRepository } from "../storage/types.js";
+import { type ExecutorDeps, executeRun } from "./executor.js";
+
+export interface WorkerOptions {
+  /** Runs executing at once in this process. */
+  concurrency: number;
+  leaseMs: number;
+  /** In embedded mode the process owns the database: runs left running by a dead process are requeued at start. */
+  requeueAllOnStart: boolean;
+}
+
+/**
+ * Claims runs from the database queue and executes them, up to `concurrency`
+ * at a time. Woken at once when a run is created or a thread frees up; timers
+ * cover delayed runs and lapsed leases, so nothing waits on a polling sleep.
+ */
+export class RunWorker {
+  readonly owner = `worker-${randomUUID()}`;
+  private readonly running = new Set<Promise<void>>();
+  private pumping = false;
+  private pumpAgain = false;
+  private stopped = false;
+  private delayTimer: NodeJS.Timeout | undefined;
+  private readonly intervals: NodeJS.Timeout[] = [];
+
+  constructor(
+    private readonly deps: ExecutorDeps,
+    private readonly options: WorkerOptions,
+  ) {}
+
+  private get runs(): RunRepository {
+    return this.deps.storage.runs;
+  }
+
+  private get log(): Logger {
+    return this.deps.logger;
+  }
+
+  async start(): Promise<void> {
+    const requeued = await this.runs.requeueExpired({ all: this.options.requeueAllOnStart });
+    if (requeued > 0) this.log.warn({ requeued }, "requeued runs left running by a stopped process");
+    const { leaseMs } = this.options;
+    this.intervals.push(
+      setInterval(() => void this.runs.heartbeat(this.owner, leaseMs).catch((err) => this.log.error({ err }, "heartbeat failed")), leaseMs / 3),
+      setInterval(() => void this.sweep(), leaseMs / 2),
+    );
+    for (const interval of this.intervals) interval.unref();
+    this.wake();
+  }
+
+  /** Something may be claimable now (a run was created or one ended). */
+  wake(): void {
+    if (this.stopped) return;
+    if (this.pumping) {
+      this.pumpAgain = true;
+      return;
+    }
+    void this.pump();
+  }
+
+  /** Stops claiming; waits up to `graceMs` for executing runs. */
+  async stop(graceMs: number): Promise<void> {
+    this.stopped = true;
+    clearTimeout(this.delayTimer);
+    for (const interval of this.intervals) clearInterval(interval);
+    const drained = Promise.allSettled([...this.running]);
+    const grace = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
+    await Promise.race([drained, grace]);
+  }
+
+  private async pump(): Promise<void> {
+    this.pumping = true;
+    try {
+      do {
+        this.pumpAgain = false;
+        while (!this.stopped && this.running.size < this.options.concurrency) {
+          const run = await this.runs.claim(this.owner, this.options.leaseMs);
+          if (!run) break;
+          const execution: Promise<void> = executeRun(run, this.deps)
+            .catch((err) => this.log.error({ err, run_id: run.run_id }, "run execution failed"))
+            .finally(() => {
+              this.running.delete(execution);
+              this.wake();
+            });
+          this.running.add(execution);
+        }
+      } while (this.pumpAgain && !this.stopped);
+      await this.scheduleDelayed();
+    } catch (err) {
+      this.log.error({ err }, "claiming runs failed");
+    } finally {
+      this.pumping = false;
+    }
+  }
+
+  /** Wakes up when the earliest delayed (`after_seconds`) run becomes available. */
+  private async scheduleDelayed(): Promise<void> {
+    clearTimeout(this.delayTimer);
+    const at = await this.runs.nextAvailableAt();
+    if (at === undefined || this.stopped) return;
+    this.delayTimer = setTimeout(() => this.wake(), Math.max(0, at - Date.now()) + 1);
+    this.delayTimer.unref();
+  }
+
+  private async sweep(): Promise<void> {
+    try {
+      if ((await this.runs.requeueExpired({ all: false })) > 0) this.wake();
+    } catch (err) {
+      this.log.error({ err }, "sweeping lapsed leases failed");
+    }
+  }
+}

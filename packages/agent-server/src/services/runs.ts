@@ -1,0 +1,245 @@
+import { randomUUID } from "node:crypto";
+import type { GraphRegistry } from "../graphs/registry.js";
+import { followRun, TERMINAL_STATUSES } from "../runs/follow-run.js";
+import type { LiveStreams, RunEndNotice } from "../runs/live-streams.js";
+import type { CancelAction, RunControl } from "../runs/run-control.js";
+import type { JsonObject, MultitaskStrategy, QueuedRun, Run, RunKwargs, RunStatus, Storage, StoredEvent } from "../storage/types.js";
+import type { AssistantService } from "./assistants.js";
+import { ConflictError, NotFoundError } from "./errors.js";
+
+export interface RunCreateInput {
+  assistant_id: string;
+  input?: unknown;
+  command?: Record<string, unknown> | null;
+  config?: JsonObject | null;
+  context?: JsonObject | null;
+  metadata?: JsonObject | null;
+  checkpoint?: JsonObject | null;
+  checkpoint_id?: string | null;
+  interrupt_before?: "*" | string[] | null;
+  interrupt_after?: "*" | string[] | null;
+  stream_mode: string[];
+  stream_subgraphs: boolean;
+  stream_resumable: boolean;
+  multitask_strategy: MultitaskStrategy;
+  if_not_exists: "reject" | "create";
+  after_seconds?: number | null;
+  on_completion?: "delete" | "keep" | null;
+  on_disconnect: "cancel" | "continue";
+  webhook?: string | null;
+  durability?: string | null;
+  feedback_keys?: string[] | null;
+}
+
+/** Wakes the worker when a run may be claimable. */
+export interface RunWaker {
+  wake(): void;
+}
+
+export class RunService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly graphs: GraphRegistry,
+    private readonly assistants: AssistantService,
+    private readonly live: LiveStreams,
+    private readonly control: RunControl,
+    private readonly worker: RunWaker,
+  ) {}
+
+  /**
+   * Creates a run and watches it from before its creation, so neither its end
+   * nor its first event can be missed (a stateless run may finish and vanish
+   * before the caller looks).
+   */
+  async start(
+    threadId: string | undefined,
+    input: RunCreateInput,
+    options: { follow: boolean; signal?: AbortSignal },
+  ): Promise<{ run: Run; ended: EndWatch; events?: AsyncGenerator<StoredEvent> }> {
+    const runId = randomUUID();
+    const ended = this.watchEnd(runId);
+    const events = options.follow ? this.follow(runId, -1, options.signal) : undefined;
+    try {
+      return { run: await this.create(threadId, input, runId), ended, events };
+    } catch (error) {
+      ended.cancel();
+      await events?.return(undefined);
+      throw error;
+    }
+  }
+
+  /** The output of a run started with `start`. */
+  async output(run: Run, ended: EndWatch): Promise<unknown> {
+    try {
+      const notice = await ended.promise;
+      const after = await this.storage.runs.get(run.run_id);
+      return after ? this.outputOf(after) : notice.output;
+    } finally {
+      ended.cancel();
+    }
+  }
+
+  /** Creates a run on a thread, or a stateless run (a temporary thread) when `threadId` is undefined. */
+  async create(threadId: string | undefined, input: RunCreateInput, runId: string = randomUUID()): Promise<Run> {
+    const assistant = await this.assistants.get(input.assistant_id);
+    if (!this.graphs.has(assistant.graph_id)) throw new NotFoundError(`Graph ${assistant.graph_id} not found`);
+    const stateless = threadId === undefined;
+    const checkpoint = input.checkpoint ?? (input.checkpoint_id ? { checkpoint_id: input.checkpoint_id } : null);
+    const kwargs: RunKwargs = {
+      input: input.input ?? null,
+      command: input.command ?? null,
+      config: input.config ?? {},
+      context: input.context ?? {},
+      stream_mode: input.stream_mode,
+      stream_subgraphs: input.stream_subgraphs,
+      stream_resumable: input.stream_resumable,
+      interrupt_before: input.interrupt_before ?? null,
+      interrupt_after: input.interrupt_after ?? null,
+      checkpoint,
+      webhook: input.webhook ?? null,
+      feedback_keys: input.feedback_keys ?? null,
+      on_disconnect: input.on_disconnect,
+      on_completion: input.on_completion ?? (stateless ? "delete" : "keep"),
+      temporary: stateless,
+      durability: input.durability ?? null,
+    };
+    const targetThread = threadId ?? randomUUID();
+    const result = await this.storage.runs.create({
+      run_id: runId,
+      thread_id: targetThread,
+      assistant_id: assistant.assistant_id,
+      graph_id: assistant.graph_id,
+      metadata: input.metadata ?? {},
+      multitask_strategy: input.multitask_strategy,
+      kwargs,
+      available_at: Date.now() + Math.max(0, input.after_seconds ?? 0) * 1000,
+      create_thread: stateless || input.if_not_exists === "create",
+    });
+    if (result.kind === "thread_not_found") throw new NotFoundError(`Thread ${targetThread} not found`);
+    if (result.kind === "thread_busy") {
+      throw new ConflictError(
+        `Thread ${targetThread} is busy: a run is pending or running (multitask_strategy "reject"). ` +
+          `Wait for it, or use "enqueue", "interrupt" or "rollback".`,
+      );
+    }
+    if (input.multitask_strategy === "interrupt" || input.multitask_strategy === "rollback") {
+      for (const inflight of result.inflight) await this.cancelRun(inflight, input.multitask_strategy);
+    }
+    this.worker.wake();
+    return result.run;
+  }
+
+  async get(threadId: string | undefined, runId: string): Promise<QueuedRun> {
+    const run = await this.storage.runs.get(runId);
+    if (!run || (threadId !== undefined && run.thread_id !== threadId)) throw new NotFoundError(`Run ${runId} not found`);
+    return run;
+  }
+
+  /** The API's view of a run (without queue bookkeeping). */
+  publicRun(run: QueuedRun): Run {
+    const { attempt: _attempt, available_at: _availableAt, output: _output, ...api } = run;
+    return api;
+  }
+
+  /** The sequence number of the run's latest event so far (-1 when none). */
+  async lastSeq(runId: string): Promise<number> {
+    return Math.max(await this.storage.runs.lastEventSeq(runId), this.live.lastSeq(runId));
+  }
+
+  async list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
+    if (!(await this.storage.threads.get(threadId))) throw new NotFoundError(`Thread ${threadId} not found`);
+    return this.storage.runs.list(threadId, query);
+  }
+
+  async delete(threadId: string, runId: string): Promise<void> {
+    const run = await this.get(threadId, runId);
+    if (!TERMINAL_STATUSES.has(run.status)) {
+      throw new ConflictError(`Run ${runId} is ${run.status}: cancel it before deleting it`);
+    }
+    await this.storage.runs.delete(runId);
+  }
+
+  /** Cancels a run; with `wait`, resolves once it has stopped. */
+  async cancel(run: Run, action: CancelAction, wait: boolean): Promise<void> {
+    const ended = this.watchEnd(run.run_id);
+    await this.cancelRun(run, action);
+    if (wait) await ended.promise;
+    ended.cancel();
+  }
+
+  async cancelMany(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }, action: CancelAction) {
+    const runs = await this.storage.runs.findActive(filter);
+    if (filter.run_ids) {
+      const found = new Set(runs.map((run) => run.run_id));
+      const missing = filter.run_ids.filter((id) => !found.has(id));
+      if (missing.length > 0) throw new NotFoundError(`Runs not found or not active: ${missing.join(", ")}`);
+    }
+    for (const run of runs) await this.cancelRun(run, action);
+  }
+
+  /** The run's final output (values, or `{__error__}`), once it has ended. */
+  async join(run: Run, signal?: AbortSignal): Promise<unknown> {
+    const ended = this.watchEnd(run.run_id);
+    const abort = () => ended.cancel();
+    signal?.addEventListener("abort", abort, { once: true });
+    try {
+      const current = await this.storage.runs.get(run.run_id);
+      if (!current) throw new NotFoundError(`Run ${run.run_id} not found`);
+      if (TERMINAL_STATUSES.has(current.status)) return this.outputOf(current);
+      const notice = await ended.promise;
+      const after = await this.storage.runs.get(run.run_id);
+      return after ? this.outputOf(after) : notice.output;
+    } finally {
+      signal?.removeEventListener("abort", abort);
+      ended.cancel();
+    }
+  }
+
+  /** Events of a run after `lastEventId` (-1: from the start). */
+  follow(runId: string, lastEventId: number, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+    return followRun(runId, lastEventId, { runs: this.storage.runs, live: this.live }, signal);
+  }
+
+  private async outputOf(run: QueuedRun): Promise<unknown> {
+    if (run.output !== null && run.output !== undefined) return run.output;
+    return (await this.storage.threads.get(run.thread_id))?.values ?? null;
+  }
+
+  private async cancelRun(run: Run, action: CancelAction): Promise<void> {
+    if (this.control.abort(run.run_id, action)) return; // the executor records the outcome
+    const current = await this.storage.runs.get(run.run_id);
+    if (current?.status !== "pending") return;
+    if (action === "rollback") {
+      await this.storage.runs.discard(run.run_id, await this.threadSummary(run.thread_id));
+    } else {
+      await this.storage.runs.cancelPending(run.run_id);
+    }
+    this.live.end(run.run_id, { status: "interrupted", output: null });
+  }
+
+  private async threadSummary(threadId: string) {
+    const thread = await this.storage.threads.get(threadId);
+    return { values: thread?.values ?? null, interrupts: thread?.interrupts ?? {}, status: thread?.status === "error" ? ("error" as const) : ("idle" as const) };
+  }
+
+  /** A promise of the run's end notice; subscribe before checking the database to miss nothing. */
+  private watchEnd(runId: string): EndWatch {
+    let resolve!: (notice: RunEndNotice) => void;
+    let reject!: (reason: Error) => void;
+    const promise = new Promise<RunEndNotice>((res, rej) => ((resolve = res), (reject = rej)));
+    promise.catch(() => {}); // a cancelled watch nobody awaits is fine
+    const subscription = this.live.subscribe(runId, { onEvent: () => {}, onEnd: (notice) => resolve(notice) });
+    return {
+      promise,
+      cancel: () => {
+        subscription.unsubscribe();
+        reject(new Error("stopped watching the run"));
+      },
+    };
+  }
+}
+
+export interface EndWatch {
+  promise: Promise<RunEndNotice>;
+  cancel(): void;
+}

@@ -1,0 +1,280 @@
+import type {
+  CreateRunResult,
+  NewRun,
+  QueuedRun,
+  Run,
+  RunEnd,
+  RunRepository,
+  RunStatus,
+  StoredEvent,
+} from "../types.js";
+import type { SqliteDatabase } from "./database.js";
+import { nowIso, parseJsonColumn } from "./rows.js";
+
+interface RunRow {
+  run_id: string;
+  thread_id: string;
+  assistant_id: string;
+  status: RunStatus;
+  metadata: string;
+  kwargs: string;
+  multitask_strategy: Run["multitask_strategy"];
+  created_at: string;
+  updated_at: string;
+  available_at: number;
+  attempt: number;
+  output: string | null;
+}
+
+function fromRow(row: RunRow): QueuedRun {
+  return {
+    run_id: row.run_id,
+    thread_id: row.thread_id,
+    assistant_id: row.assistant_id,
+    created_at: row.created_at,
+    updated_at: row.updated_at,
+    status: row.status,
+    metadata: parseJsonColumn(row.metadata) ?? {},
+    multitask_strategy: row.multitask_strategy,
+    kwargs: JSON.parse(row.kwargs),
+    attempt: row.attempt,
+    available_at: row.available_at,
+    output: parseJsonColumn<unknown>(row.output),
+  };
+}
+
+function toApiRun(run: QueuedRun): Run {
+  const { attempt: _attempt, available_at: _availableAt, output: _output, ...api } = run;
+  return api;
+}
+
+export class SqliteRunRepository implements RunRepository {
+  private readonly statements;
+
+  constructor(private readonly db: SqliteDatabase) {
+    this.statements = {
+      get: db.prepare("SELECT * FROM runs WHERE run_id = ?"),
+      inflight: db.prepare(
+        "SELECT * FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid",
+      ),
+      claimable: db.prepare(
+        `SELECT r.run_id FROM runs r
+          WHERE r.status = 'pending' AND r.available_at <= ?
+            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running')
+            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'pending' AND o.rowid < r.rowid)
+          ORDER BY r.available_at, r.rowid LIMIT 1`,
+      ),
+      markRunning: db.prepare(
+        `UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ?, updated_at = ?
+          WHERE run_id = ? AND status = 'pending' RETURNING *`,
+      ),
+      threadBusy: db.prepare("UPDATE threads SET status = 'busy', updated_at = ? WHERE thread_id = ?"),
+      insertEvent: db.prepare("INSERT OR IGNORE INTO run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)"),
+      readEvents: db.prepare("SELECT seq, event, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq"),
+    };
+  }
+
+  async create(run: NewRun): Promise<CreateRunResult> {
+    return this.db.transaction((): CreateRunResult => {
+      const now = nowIso();
+      const thread = this.db.prepare("SELECT metadata FROM threads WHERE thread_id = ?").get(run.thread_id) as
+        | { metadata: string }
+        | undefined;
+      if (!thread) {
+        if (!run.create_thread) return { kind: "thread_not_found" };
+        this.db
+          .prepare(
+            `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at) VALUES (?, 'busy', ?, ?, ?, ?)`,
+          )
+          .run(
+            run.thread_id,
+            JSON.stringify({ graph_id: run.graph_id, assistant_id: run.assistant_id }),
+            JSON.stringify(run.thread_config ?? {}),
+            now,
+            now,
+          );
+      }
+      const inflight = this.statements.inflight.all(run.thread_id).map((row) => toApiRun(fromRow(row as RunRow)));
+      if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
+      if (thread) {
+        const metadata = { ...JSON.parse(thread.metadata), graph_id: run.graph_id, assistant_id: run.assistant_id };
+        this.db
+          .prepare("UPDATE threads SET status = 'busy', metadata = ?, updated_at = ? WHERE thread_id = ?")
+          .run(JSON.stringify(metadata), now, run.thread_id);
+      }
+      this.db
+        .prepare(
+          `INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, available_at)
+           VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+        )
+        .run(
+          run.run_id,
+          run.thread_id,
+          run.assistant_id,
+          JSON.stringify(run.metadata),
+          JSON.stringify(run.kwargs),
+          run.multitask_strategy,
+          now,
+          now,
+          run.available_at,
+        );
+      const created = toApiRun(fromRow(this.statements.get.get(run.run_id) as RunRow));
+      return { kind: "created", run: created, inflight };
+    }).immediate();
+  }
+
+  async get(runId: string): Promise<QueuedRun | undefined> {
+    const row = this.statements.get.get(runId) as RunRow | undefined;
+    return row && fromRow(row);
+  }
+
+  async list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM runs WHERE thread_id = ? ${query.status ? "AND status = ?" : ""}
+          ORDER BY rowid DESC LIMIT ? OFFSET ?`,
+      )
+      .all(...[threadId, ...(query.status ? [query.status] : []), query.limit, query.offset]) as RunRow[];
+    return rows.map((row) => toApiRun(fromRow(row)));
+  }
+
+  async inflight(threadId: string): Promise<Run[]> {
+    return this.statements.inflight.all(threadId).map((row) => toApiRun(fromRow(row as RunRow)));
+  }
+
+  async findActive(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }) {
+    const clauses = [
+      filter.status === "pending" || filter.status === "running" ? `status = '${filter.status}'` : "status IN ('pending', 'running')",
+    ];
+    const params: unknown[] = [];
+    if (filter.thread_id) {
+      clauses.push("thread_id = ?");
+      params.push(filter.thread_id);
+    }
+    if (filter.run_ids) {
+      clauses.push("run_id IN (SELECT value FROM json_each(?))");
+      params.push(JSON.stringify(filter.run_ids));
+    }
+    const rows = this.db.prepare(`SELECT * FROM runs WHERE ${clauses.join(" AND ")} ORDER BY rowid`).all(...params);
+    return rows.map((row) => toApiRun(fromRow(row as RunRow)));
+  }
+
+  async delete(runId: string): Promise<boolean> {
+    return this.db.prepare("DELETE FROM runs WHERE run_id = ?").run(runId).changes > 0;
+  }
+
+  async claim(owner: string, leaseMs: number): Promise<QueuedRun | undefined> {
+    return this.db.transaction(() => {
+      const now = Date.now();
+      const next = this.statements.claimable.get(now) as { run_id: string } | undefined;
+      if (!next) return undefined;
+      const iso = new Date(now).toISOString();
+      const row = this.statements.markRunning.get(owner, now + leaseMs, iso, next.run_id) as RunRow;
+      this.statements.threadBusy.run(iso, row.thread_id);
+      return fromRow(row);
+    }).immediate();
+  }
+
+  async heartbeat(owner: string, leaseMs: number): Promise<void> {
+    this.db
+      .prepare("UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status = 'running'")
+      .run(Date.now() + leaseMs, owner);
+  }
+
+  async requeueExpired(options: { all: boolean }): Promise<number> {
+    const condition = options.all ? "" : "AND lease_expires_at < ?";
+    const params = options.all ? [nowIso()] : [nowIso(), Date.now()];
+    return this.db
+      .prepare(
+        `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+          WHERE status = 'running' ${condition}`,
+      )
+      .run(...params).changes;
+  }
+
+  async finish(runId: string, end: RunEnd): Promise<void> {
+    this.db.transaction(() => {
+      const now = nowIso();
+      const updated = this.db
+        .prepare(
+          `UPDATE runs SET status = ?, output = ?, ended_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
+            WHERE run_id = ? RETURNING thread_id`,
+        )
+        .get(end.status, JSON.stringify(end.output ?? null), now, now, runId) as { thread_id: string } | undefined;
+      if (updated) this.recordThreadState(updated.thread_id, end.thread, now);
+    }).immediate();
+  }
+
+  async discard(runId: string, thread: RunEnd["thread"]): Promise<void> {
+    this.db.transaction(() => {
+      const deleted = this.db.prepare("DELETE FROM runs WHERE run_id = ? RETURNING thread_id").get(runId) as
+        | { thread_id: string }
+        | undefined;
+      if (deleted) this.recordThreadState(deleted.thread_id, thread, nowIso());
+    }).immediate();
+  }
+
+  async cancelPending(runId: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const now = nowIso();
+      const updated = this.db
+        .prepare(
+          `UPDATE runs SET status = 'interrupted', ended_at = ?, updated_at = ? WHERE run_id = ? AND status = 'pending'
+            RETURNING thread_id`,
+        )
+        .get(now, now, runId) as { thread_id: string } | undefined;
+      if (!updated) return false;
+      const thread = this.db.prepare(`SELECT status FROM threads WHERE thread_id = ?`).get(updated.thread_id) as
+        | { status: string }
+        | undefined;
+      if (thread?.status === "busy") this.settleThreadStatus(updated.thread_id, "idle", now);
+      return true;
+    }).immediate();
+  }
+
+  async nextAvailableAt(): Promise<number | undefined> {
+    const row = this.db
+      .prepare("SELECT min(available_at) AS at FROM runs WHERE status = 'pending' AND available_at > ?")
+      .get(Date.now()) as { at: number | null };
+    return row.at ?? undefined;
+  }
+
+  async appendEvents(runId: string, events: StoredEvent[]): Promise<void> {
+    this.db.transaction(() => {
+      for (const event of events) this.statements.insertEvent.run(runId, event.seq, event.event, event.data);
+    })();
+  }
+
+  async readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]> {
+    return this.statements.readEvents.all(runId, afterSeq) as StoredEvent[];
+  }
+
+  async lastEventSeq(runId: string): Promise<number> {
+    const row = this.db.prepare("SELECT max(seq) AS seq FROM run_events WHERE run_id = ?").get(runId) as {
+      seq: number | null;
+    };
+    return row.seq ?? -1;
+  }
+
+  async pruneEvents(endedBefore: string): Promise<number> {
+    return this.db
+      .prepare("DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs WHERE ended_at IS NOT NULL AND ended_at < ?)")
+      .run(endedBefore).changes;
+  }
+
+  /** Thread status after a run: error > interrupted > busy (more runs waiting) > idle. */
+  private recordThreadState(threadId: string, state: RunEnd["thread"], now: string): void {
+    this.db
+      .prepare(`UPDATE threads SET "values" = ?, interrupts = ?, updated_at = ? WHERE thread_id = ?`)
+      .run(state.values === null ? null : JSON.stringify(state.values), JSON.stringify(state.interrupts), now, threadId);
+    this.settleThreadStatus(threadId, state.status ?? "idle", now);
+  }
+
+  private settleThreadStatus(threadId: string, status: string, now: string): void {
+    const waiting = this.db
+      .prepare("SELECT 1 FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') LIMIT 1")
+      .get(threadId);
+    const settled = status === "idle" && waiting ? "busy" : status;
+    this.db.prepare("UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?").run(settled, now, threadId);
+  }
+}
