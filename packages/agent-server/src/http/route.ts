@@ -56,7 +56,7 @@ export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends 
       const input = {
         params: parse(spec.params, request.params, "path"),
         query: parse(spec.query, request.query, "query"),
-        body: parse(spec.body, request.body ?? (spec.bodyOptional ? {} : undefined), "body"),
+        body: parse(spec.body, request.body === undefined && spec.bodyOptional ? {} : request.body, "body"),
         request,
         reply,
       };

@@ -2,6 +2,18 @@ import type { FastifyReply } from "fastify";
 import type { OutgoingHttpHeaders } from "node:http";
 import type { StoredEvent } from "../storage/types.js";
 
+/** One Server-Sent Event: `data` is one line of JSON. */
+export interface SseEvent {
+  id: string | number;
+  event: string;
+  data: string;
+}
+
+/** A run's logged events as SSE events (their id is the sequence number). */
+export async function* runEvents(events: AsyncIterable<StoredEvent>): AsyncGenerator<SseEvent> {
+  for await (const event of events) yield { id: event.seq, event: event.event, data: event.data };
+}
+
 /** Signals when the client goes away before the response finished. */
 export function disconnectSignal(reply: FastifyReply): AbortSignal {
   const controller = new AbortController();
@@ -22,7 +34,7 @@ function headersOf(reply: FastifyReply, extra: OutgoingHttpHeaders): OutgoingHtt
  */
 export async function writeEventStream(
   reply: FastifyReply,
-  events: AsyncIterable<StoredEvent>,
+  events: AsyncIterable<SseEvent>,
   options: { heartbeatMs: number; headers: OutgoingHttpHeaders },
 ): Promise<void> {
   reply.hijack();
@@ -48,7 +60,7 @@ export async function writeEventStream(
   try {
     for await (const event of events) {
       if (raw.destroyed) break;
-      raw.write(`event: ${event.event}\ndata: ${event.data}\nid: ${event.seq}\n\n`);
+      raw.write(`event: ${event.event}\ndata: ${event.data}\nid: ${event.id}\n\n`);
       lastWrite = Date.now();
     }
   } finally {

@@ -21,8 +21,8 @@ export class RunEventWriter {
   ) {}
 
   /** Continues numbering after what earlier attempts of the run logged. */
-  static async open(runId: string, runs: RunRepository, live: LiveStreams): Promise<RunEventWriter> {
-    live.begin(runId);
+  static async open(runId: string, threadId: string, runs: RunRepository, live: LiveStreams): Promise<RunEventWriter> {
+    live.begin(runId, threadId);
     return new RunEventWriter(runId, (await runs.lastEventSeq(runId)) + 1, runs, live);
   }
 

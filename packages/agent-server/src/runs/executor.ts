@@ -34,7 +34,7 @@ type Outcome =
 export async function executeRun(run: QueuedRun, deps: ExecutorDeps): Promise<void> {
   const log = deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
   const controller = deps.control.register(run.run_id);
-  const writer = await RunEventWriter.open(run.run_id, deps.storage.runs, deps.live);
+  const writer = await RunEventWriter.open(run.run_id, run.thread_id, deps.storage.runs, deps.live);
   const timeout = deps.runTimeoutMs > 0 ? setTimeout(() => controller.abort("timeout"), deps.runTimeoutMs) : undefined;
   let notice: RunEndNotice = { status: "error", output: null };
   try {

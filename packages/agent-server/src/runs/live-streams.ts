@@ -26,9 +26,22 @@ interface LiveStream {
 export class LiveStreams {
   private readonly streams = new Map<string, LiveStream>();
   private readonly listeners = new Map<string, Set<LiveStreamListener>>();
+  private readonly threadWatchers = new Map<string, Set<(runId: string) => void>>();
 
-  begin(runId: string): void {
+  begin(runId: string, threadId: string): void {
     this.streams.set(runId, { events: [], active: true });
+    for (const watcher of this.threadWatchers.get(threadId) ?? []) watcher(runId);
+  }
+
+  /** Calls `onRunStart` whenever a run of the thread starts executing here. */
+  watchThread(threadId: string, onRunStart: (runId: string) => void): () => void {
+    let set = this.threadWatchers.get(threadId);
+    if (!set) this.threadWatchers.set(threadId, (set = new Set()));
+    set.add(onRunStart);
+    return () => {
+      set.delete(onRunStart);
+      if (set.size === 0) this.threadWatchers.delete(threadId);
+    };
   }
 
   publish(runId: string, event: StoredEvent): void {

@@ -1,15 +1,24 @@
-import { BaseLangGraphError } from "@langchain/langgraph";
 import { UnprocessableError } from "./errors.js";
+
+/** Errors of the machinery (database, file system), as opposed to errors about the client's input. */
+function isInfrastructureError(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  const name = (error as { name?: unknown } | null)?.name;
+  return name === "SqliteError" || name === "DatabaseError" || (typeof code === "string" && /^(SQLITE|E[A-Z]+$)/.test(code));
+}
 
 /**
  * Runs a graph operation that applies a client's input (state updates,
- * supersteps): LangGraph's own errors about that input become a 422.
+ * supersteps): what LangGraph or the graph's own schema rejects about that
+ * input becomes a 422; database and system failures stay server errors.
  */
 export async function withGraphInput<T>(operation: () => Promise<T>, loc: (string | number)[]): Promise<T> {
   try {
     return await operation();
   } catch (error) {
-    if (error instanceof BaseLangGraphError) throw new UnprocessableError(`${error.name}: ${error.message}`, loc);
+    if (error instanceof Error && !isInfrastructureError(error)) {
+      throw new UnprocessableError(`${error.name}: ${error.message}`, loc);
+    }
     throw error;
   }
 }

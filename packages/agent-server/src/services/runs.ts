@@ -1,6 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { GraphRegistry } from "../graphs/registry.js";
 import { followRun, TERMINAL_STATUSES } from "../runs/follow-run.js";
+import { followThread, parseThreadEventId } from "../runs/follow-thread.js";
 import type { LiveStreams, RunEndNotice } from "../runs/live-streams.js";
 import type { CancelAction, RunControl } from "../runs/run-control.js";
 import type { JsonObject, MultitaskStrategy, QueuedRun, Run, RunKwargs, RunStatus, Storage, StoredEvent } from "../storage/types.js";
@@ -198,6 +199,12 @@ export class RunService {
   /** Events of a run after `lastEventId` (-1: from the start). */
   follow(runId: string, lastEventId: number, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
     return followRun(runId, lastEventId, { runs: this.storage.runs, live: this.live }, signal);
+  }
+
+  /** Every run of the thread from now on (or from a thread stream's Last-Event-ID). */
+  async followThread(threadId: string, lastEventId: string | undefined, signal: AbortSignal) {
+    if (!(await this.storage.threads.get(threadId))) throw new NotFoundError(`Thread ${threadId} not found`);
+    return followThread(threadId, parseThreadEventId(lastEventId), { runs: this.storage.runs, live: this.live }, signal);
   }
 
   private async outputOf(run: QueuedRun): Promise<unknown> {

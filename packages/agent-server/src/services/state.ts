@@ -76,6 +76,9 @@ export class StateService {
       );
     }
     const selector = update.checkpoint ?? (update.checkpoint_id ? { checkpoint_id: update.checkpoint_id } : undefined);
+    if (selector?.checkpoint_id && !(await this.storage.checkpointer.getTuple(this.config(thread, selector)))) {
+      throw new NotFoundError(`Checkpoint ${selector.checkpoint_id} not found`);
+    }
     const written = await withGraphInput(
       () => graph.updateState(this.config(thread, selector), update.values, update.as_node),
       ["body", "values"],

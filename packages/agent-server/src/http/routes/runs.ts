@@ -13,9 +13,10 @@ import {
   RunListQuery,
   RunParams,
   StatelessRunParams,
+  ThreadStreamQuery,
 } from "../schemas/runs.js";
 import { ThreadIdParams } from "../schemas/threads.js";
-import { disconnectSignal, sendJsonWhenReady, writeEventStream } from "../sse.js";
+import { disconnectSignal, runEvents, sendJsonWhenReady, writeEventStream } from "../sse.js";
 import type { RouteContext } from "./context.js";
 
 export interface StreamTimings {
@@ -45,7 +46,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     ended.cancel();
     const location = runLocation(run, threadId === undefined);
     if (body.on_disconnect === "cancel") signal.addEventListener("abort", () => void runs.cancel(run, "interrupt", false));
-    await writeEventStream(reply, events!, {
+    await writeEventStream(reply, runEvents(events!), {
       heartbeatMs: timings.heartbeatMs,
       headers: { "content-location": location, location: `${location}/stream` },
     });
@@ -146,7 +147,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     const after = lastEventId(request) ?? (await runs.lastSeq(run.run_id));
     if (cancelOnDisconnect) signal.addEventListener("abort", () => void runs.cancel(run, "interrupt", false));
     const location = runLocation(run, threadId === undefined);
-    await writeEventStream(reply, runs.follow(run.run_id, after, signal), {
+    await writeEventStream(reply, runEvents(runs.follow(run.run_id, after, signal)), {
       heartbeatMs: timings.heartbeatMs,
       headers: { "content-location": location, location: `${location}/stream` },
     });
@@ -183,6 +184,25 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       const run = await runs.get(params.thread_id, params.run_id);
       await runs.cancel(run, query.action, query.wait);
       return reply.status(query.wait ? 204 : 202).send();
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/threads/:thread_id/stream",
+      summary: "Follow every run of a thread (event ids are <run_id>:<seq>; Last-Event-ID resumes)",
+      tag,
+      params: ThreadIdParams,
+      query: ThreadStreamQuery,
+      responses: streamed,
+    },
+    async ({ params, request, reply }) => {
+      const header = request.headers["last-event-id"];
+      const events = await runs.followThread(params.thread_id, typeof header === "string" ? header : undefined, disconnectSignal(reply));
+      await writeEventStream(reply, events, { heartbeatMs: timings.heartbeatMs, headers: {} });
     },
   );
 
