@@ -53,7 +53,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const settings = { ...settingsFromEnv(), ...options.settings };
 
   const dataDir = options.dataDir ?? join(project.projectDir, ".berth");
-  const storage = createSqliteStorage(dataDir);
+  const storage = createSqliteStorage(dataDir, settings.sqliteSynchronous);
   try {
     const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer);
     const live = new LiveStreams();
@@ -78,6 +78,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     pruning.unref();
     const address = await app.listen({ host: options.host, port: options.port });
     logger.info({ url: address, graphs: graphs.ids(), dataDir }, "agent server listening");
+    logger.flush();
     return {
       url: address,
       app,

@@ -18,6 +18,8 @@ export interface ServerSettings {
   bodyLimitBytes: number;
   /** How long a stopping process lets executing runs finish. */
   shutdownGraceMs: number;
+  /** SQLite commit durability: `normal` survives a killed process, `full` also power loss. */
+  sqliteSynchronous: "normal" | "full";
 }
 
 function number(name: string, fallback: number, min = 0): number {
@@ -26,6 +28,13 @@ function number(name: string, fallback: number, min = 0): number {
   const value = Number(raw);
   if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}, got "${raw}"`);
   return value;
+}
+
+function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
+  const raw = process.env[name]?.toLowerCase();
+  if (raw === undefined || raw === "") return fallback;
+  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
+  return raw as T;
 }
 
 export function settingsFromEnv(): ServerSettings {
@@ -39,5 +48,6 @@ export function settingsFromEnv(): ServerSettings {
     runLogRetentionMs: number("BERTH_RUN_LOG_RETENTION_SECONDS", 3600) * 1000,
     bodyLimitBytes: number("BERTH_BODY_LIMIT_BYTES", 32 * 1024 * 1024, 1024),
     shutdownGraceMs: number("BERTH_SHUTDOWN_GRACE_SECONDS", 10) * 1000,
+    sqliteSynchronous: oneOf("BERTH_SQLITE_SYNCHRONOUS", ["normal", "full"] as const, "normal"),
   };
 }

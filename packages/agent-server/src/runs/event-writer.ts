@@ -18,17 +18,27 @@ export class RunEventWriter {
     private nextSeq: number,
     private readonly runs: RunRepository,
     private readonly live: LiveStreams,
+    private readonly persist: boolean,
   ) {}
 
-  /** Continues numbering after what earlier attempts of the run logged. */
-  static async open(runId: string, threadId: string, runs: RunRepository, live: LiveStreams): Promise<RunEventWriter> {
-    live.begin(runId, threadId);
-    return new RunEventWriter(runId, (await runs.lastEventSeq(runId)) + 1, runs, live);
+  /**
+   * Continues numbering after what earlier attempts of the run logged. A run
+   * deleted when it ends (stateless) is not logged: its log would die with it.
+   */
+  static async open(
+    run: { run_id: string; thread_id: string; persistEvents: boolean },
+    runs: RunRepository,
+    live: LiveStreams,
+  ): Promise<RunEventWriter> {
+    live.begin(run.run_id, run.thread_id);
+    const firstSeq = run.persistEvents ? (await runs.lastEventSeq(run.run_id)) + 1 : 0;
+    return new RunEventWriter(run.run_id, firstSeq, runs, live, run.persistEvents);
   }
 
   emit(event: string, data: unknown): void {
     const stored = { seq: this.nextSeq++, event, data: JSON.stringify(data) };
     this.live.publish(this.runId, stored);
+    if (!this.persist) return;
     this.pending.push(stored);
     this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
   }

@@ -34,7 +34,12 @@ type Outcome =
 export async function executeRun(run: QueuedRun, deps: ExecutorDeps): Promise<void> {
   const log = deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
   const controller = deps.control.register(run.run_id);
-  const writer = await RunEventWriter.open(run.run_id, run.thread_id, deps.storage.runs, deps.live);
+  const ephemeral = isEphemeral(run);
+  const writer = await RunEventWriter.open(
+    { run_id: run.run_id, thread_id: run.thread_id, persistEvents: !ephemeral },
+    deps.storage.runs,
+    deps.live,
+  );
   const timeout = deps.runTimeoutMs > 0 ? setTimeout(() => controller.abort("timeout"), deps.runTimeoutMs) : undefined;
   let notice: RunEndNotice = { status: "error", output: null };
   try {
@@ -64,9 +69,8 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
     if (!assistant) throw new Error(`Assistant ${run.assistant_id} not found`);
     if (!thread) throw new Error(`Thread ${run.thread_id} not found`);
     const scope = runScope(run, assistant, thread);
-    const stateless = run.kwargs.temporary && run.kwargs.on_completion === "delete";
     // A stateless run's thread is deleted at its end: its checkpoints need not outlive it in the database.
-    const checkpointer = stateless ? new MemorySaver() : new RunCheckpointer(deps.storage.checkpointer, scope.metadata);
+    const checkpointer = isEphemeral(run) ? new MemorySaver() : new RunCheckpointer(deps.storage.checkpointer, scope.metadata);
     const graph = await deps.graphs.get(assistant.graph_id, scope.config);
     const modes = run.kwargs.stream_mode as StreamMode[];
     const encoder = new StreamEncoder(modes, run.kwargs.stream_subgraphs);
@@ -105,6 +109,11 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
   }
 }
 
+/** A stateless run whose thread (and so the run) is deleted when it ends. */
+function isEphemeral(run: QueuedRun): boolean {
+  return run.kwargs.temporary && run.kwargs.on_completion === "delete";
+}
+
 /** A retried attempt resumes from the run's last checkpoint instead of starting over. */
 async function runInput(run: QueuedRun, deps: ExecutorDeps): Promise<unknown> {
   if (run.attempt > 1) {
@@ -133,7 +142,9 @@ async function record(run: QueuedRun, outcome: Outcome, deps: ExecutorDeps, log:
   }
   // Left running on shutdown: the next start (or another worker) requeues it.
   if (outcome.kind === "aborted" && outcome.reason === "shutdown") return { status: "running", output: null };
-  const thread = await threadAfter(run, deps, outcome.kind === "failed");
+  const thread: ThreadStateSummary = isEphemeral(run)
+    ? { values: null, interrupts: {} }
+    : await threadAfter(run, deps, outcome.kind === "failed");
   const status: RunEnd["status"] =
     outcome.kind === "failed"
       ? "error"
@@ -145,12 +156,12 @@ async function record(run: QueuedRun, outcome: Outcome, deps: ExecutorDeps, log:
           ? "interrupted"
           : "success";
   const output = outcome.kind === "failed" ? { __error__: outcome.error } : toWire(outcome.lastValues);
-  await deps.storage.runs.finish(run.run_id, { status, output, thread });
+  const ended = { ...run, status, updated_at: new Date().toISOString() };
+  await deps.storage.runs.finish(run.run_id, { status, output, thread, deleteThread: isEphemeral(run) });
   log.info({ status }, "run ended");
-  if (run.kwargs.temporary && run.kwargs.on_completion === "delete") await deps.storage.threads.delete(run.thread_id);
   if (run.kwargs.webhook) {
-    const ended = await deps.storage.runs.get(run.run_id);
-    const payload = { ...(ended ?? run), status, values: output, ...(outcome.kind === "failed" ? { error: outcome.error } : {}) };
+    const { attempt: _attempt, available_at: _availableAt, output: _output, ...record } = ended;
+    const payload = { ...record, values: output, ...(outcome.kind === "failed" ? { error: outcome.error } : {}) };
     void deliverWebhook(run.kwargs.webhook, payload, log);
   }
   return { status, output };
@@ -160,9 +171,8 @@ async function record(run: QueuedRun, outcome: Outcome, deps: ExecutorDeps, log:
 async function threadAfter(run: QueuedRun, deps: ExecutorDeps, failed: boolean): Promise<ThreadStateSummary> {
   const thread = await deps.storage.threads.get(run.thread_id);
   const graphId = thread?.metadata.graph_id;
-  const keepsNoState = run.kwargs.temporary && run.kwargs.on_completion === "delete";
   let summary: ThreadStateSummary = { values: (thread?.values ?? null) as JsonObject | null, interrupts: {}, status: "idle" };
-  if (thread && typeof graphId === "string" && deps.graphs.has(graphId) && !keepsNoState) {
+  if (thread && typeof graphId === "string" && deps.graphs.has(graphId)) {
     const configurable = { ...(thread.config.configurable as JsonObject | undefined), thread_id: run.thread_id, checkpoint_ns: "" };
     const graph = await deps.graphs.get(graphId, { configurable });
     summary = summarizeState(toThreadState(await graph.getState({ configurable })));

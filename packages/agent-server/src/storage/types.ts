@@ -219,6 +219,8 @@ export interface RunEnd {
   output: unknown;
   /** The thread after the run (`idle` becomes `busy` when more runs wait). */
   thread: ThreadStateSummary;
+  /** Delete the run's (temporary) thread with the run, in the same transaction. */
+  deleteThread?: boolean;
 }
 
 export interface StoredEvent {

@@ -201,7 +201,9 @@ export class SqliteRunRepository implements RunRepository {
             WHERE run_id = ? RETURNING thread_id`,
         )
         .get(end.status, JSON.stringify(end.output ?? null), now, now, runId) as { thread_id: string } | undefined;
-      if (updated) this.recordThreadState(updated.thread_id, end.thread, now);
+      if (!updated) return;
+      if (end.deleteThread) this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(updated.thread_id);
+      else this.recordThreadState(updated.thread_id, end.thread, now);
     }).immediate();
   }
 
