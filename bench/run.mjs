@@ -1,0 +1,174 @@
+#!/usr/bin/env node
+// `npm run bench`: starts each server on a free loopback port with the same
+// langgraph.json, measures it with a separate load-generator process, stops it,
+// and prints a markdown table (plus bench/results/<time>.json).
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const benchDir = dirname(fileURLToPath(import.meta.url));
+const root = join(benchDir, "..");
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const QUICK = process.env.BENCH_QUICK === "1";
+
+function ensureInstalled(dir) {
+  const installed = join(dir, "node_modules", ".package-lock.json");
+  if (existsSync(installed) && statSync(installed).mtimeMs >= statSync(join(dir, "package-lock.json")).mtimeMs) return;
+  console.error(`bench: installing ${dir === root ? "the workspace" : "bench/"} dependencies ...`);
+  const result = spawnSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: dir, stdio: "inherit" });
+  if (result.status !== 0) process.exit(result.status ?? 1);
+}
+
+function freePort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+/** RSS in MB of a process and all its descendants (the reference server runs in a child process). */
+function treeRss(pid) {
+  const children = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(entry));
+    } catch {}
+  }
+  let total = 0;
+  const stack = [pid];
+  while (stack.length) {
+    const current = stack.pop();
+    try {
+      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${current}/status`, "utf8"))?.[1];
+      total += Number(kb ?? 0);
+    } catch {}
+    stack.push(...(children.get(current) ?? []));
+  }
+  return total / 1024;
+}
+
+async function waitForOk(url, child, seconds) {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/ok`)).ok) return;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`server did not answer /ok within ${seconds}s`);
+}
+
+const SERVERS = [
+  {
+    name: "reference",
+    label: "reference (@langchain/langgraph-api 1.5.1, langgraphjs dev)",
+    command: (port) => [join(benchDir, "node_modules", ".bin", "langgraphjs"), ["dev", "--no-browser", "--no-reload", "-p", String(port), "-c", join(benchDir, "graphs", "langgraph.json")], { cwd: benchDir }],
+  },
+  {
+    name: "berth",
+    label: "Berth embedded (SQLite)",
+    command: (port) => [process.execPath, [join(root, "packages", "cli", "bin", "berth.mjs"), "dev", join(benchDir, "graphs"), "--port", String(port), "--data-dir", mkdtempSync(join(tmpdir(), "berth-bench-"))], { cwd: root, env: { ...process.env, LOG_LEVEL: "warn" } }],
+  },
+];
+
+function loadProcess(url, scenario, options) {
+  const result = spawnSync(process.execPath, [join(benchDir, "load.mjs"), url, scenario, JSON.stringify(options)], {
+    cwd: benchDir,
+    encoding: "utf8",
+    maxBuffer: 16 * 1024 * 1024,
+  });
+  if (result.status !== 0) throw new Error(`load ${scenario} failed: ${result.stderr}`);
+  return JSON.parse(result.stdout.trim().split("\n").at(-1));
+}
+
+function median(values) {
+  const sorted = values.filter((v) => typeof v === "number").sort((a, b) => a - b);
+  return sorted.length ? sorted[Math.floor(sorted.length / 2)] : null;
+}
+
+/** Repeats a scenario and keeps the median of each numeric field. */
+function repeated(url, scenario, options) {
+  const runs = Array.from({ length: REPEATS }, () => loadProcess(url, scenario, options));
+  return Object.fromEntries(Object.keys(runs[0]).map((key) => [key, median(runs.map((r) => r[key]))]));
+}
+
+const scale = QUICK ? 0.2 : 1;
+const PLAN = {
+  ok: { concurrency: 32, seconds: QUICK ? 2 : 5 },
+  wait1: { concurrency: 1, requests: Math.ceil(500 * scale), seconds: 20 },
+  wait32: { concurrency: 32, requests: Math.ceil(3000 * scale), seconds: 20 },
+  threadWait32: { concurrency: 32, requests: Math.ceil(1000 * scale), seconds: 20 },
+  stream: { requests: Math.ceil(100 * scale), seconds: 20 },
+  streams: { streams: 1000, holdMs: 100 },
+};
+
+async function measureServer(server) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const [command, args, options] = server.command(port);
+  const started = performance.now();
+  const child = spawn(command, args, { ...options, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  try {
+    await waitForOk(url, child, 120);
+    const startup_s = (performance.now() - started) / 1000;
+    // Warm-up: every graph loaded and JIT-compiled before measuring.
+    loadProcess(url, "statelessWait", { concurrency: 4, requests: 200, seconds: 30 });
+    loadProcess(url, "firstEvent", { requests: 5, seconds: 30 });
+    const idle_rss_mb = treeRss(child.pid);
+    let peak = idle_rss_mb;
+    const sampler = setInterval(() => (peak = Math.max(peak, treeRss(child.pid))), 100);
+    const result = { startup_s, idle_rss_mb };
+    const step = (name, fn) => {
+      process.stderr.write(`bench: ${server.name} ${name}\n`);
+      result[name] = fn();
+    };
+    step("ok", () => repeated(url, "ok", PLAN.ok));
+    step("wait1", () => repeated(url, "statelessWait", PLAN.wait1));
+    step("wait32", () => repeated(url, "statelessWait", PLAN.wait32));
+    step("threadWait32", () => repeated(url, "threadWait", PLAN.threadWait32));
+    step("stream", () => repeated(url, "firstEvent", PLAN.stream));
+    let streamsPeak = treeRss(child.pid);
+    const streamSampler = setInterval(() => (streamsPeak = Math.max(streamsPeak, treeRss(child.pid))), 50);
+    step("streams", () => loadProcess(url, "manyStreams", PLAN.streams));
+    clearInterval(streamSampler);
+    result.streams.rss_mb = streamsPeak;
+    clearInterval(sampler);
+    result.peak_rss_mb = Math.max(peak, streamsPeak);
+    return result;
+  } catch (error) {
+    return { error: `${error.message}\n${stderr.slice(-2000)}` };
+  } finally {
+    child.kill("SIGTERM");
+    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", resolve)));
+  }
+}
+
+ensureInstalled(root);
+ensureInstalled(benchDir);
+const floor = JSON.parse(spawnSync(process.execPath, [join(benchDir, "floor.mjs")], { cwd: benchDir, encoding: "utf8" }).stdout);
+const results = { date: new Date().toISOString(), repeats: REPEATS, plan: PLAN, floor, servers: {} };
+for (const server of SERVERS) {
+  process.stderr.write(`bench: starting ${server.label}\n`);
+  results.servers[server.name] = { label: server.label, ...(await measureServer(server)) };
+}
+if (!process.env.DATABASE_URL || !process.env.REDIS_URL) {
+  process.stderr.write("bench: Berth with PostgreSQL + Redis skipped (set DATABASE_URL and REDIS_URL)\n");
+}
+
+mkdirSync(join(benchDir, "results"), { recursive: true });
+const file = join(benchDir, "results", `${results.date.replace(/[:.]/g, "-")}.json`);
+writeFileSync(file, JSON.stringify(results, null, 2));
+const { renderTable } = await import("./table.mjs");
+process.stdout.write(renderTable(results) + `\nJSON: ${file}\n`);
