@@ -1,6 +1,9 @@
 import type { RunRepository, StoredEvent } from "../storage/types.js";
 import type { LiveStreams, RunEndNotice } from "./live-streams.js";
 
+/** Event ids of one attempt stay below the next attempt's first id. */
+const ATTEMPT_SEQ_SPAN = 1_000_000_000;
+
 /** How long events may wait before they are written to the log in one batch. */
 const FLUSH_INTERVAL_MS = 25;
 
@@ -22,16 +25,19 @@ export class RunEventWriter {
   ) {}
 
   /**
-   * Continues numbering after what earlier attempts of the run logged. A run
+   * Numbers attempt k from (k-1)·10⁹ (or after what earlier attempts logged):
+   * events of a crashed attempt may have reached clients without reaching the
+   * log, and an id a client has seen must never name another event. A run
    * deleted when it ends (stateless) is not logged: its log would die with it.
    */
   static async open(
-    run: { run_id: string; thread_id: string; persistEvents: boolean },
+    run: { run_id: string; thread_id: string; attempt: number; persistEvents: boolean },
     runs: RunRepository,
     live: LiveStreams,
   ): Promise<RunEventWriter> {
     live.begin(run.run_id, run.thread_id);
-    const firstSeq = run.persistEvents ? (await runs.lastEventSeq(run.run_id)) + 1 : 0;
+    const attemptBase = (run.attempt - 1) * ATTEMPT_SEQ_SPAN;
+    const firstSeq = run.persistEvents ? Math.max(attemptBase, (await runs.lastEventSeq(run.run_id)) + 1) : attemptBase;
     return new RunEventWriter(run.run_id, firstSeq, runs, live, run.persistEvents);
   }
 

@@ -36,7 +36,7 @@ export async function executeRun(run: QueuedRun, deps: ExecutorDeps): Promise<vo
   const controller = deps.control.register(run.run_id);
   const ephemeral = isEphemeral(run);
   const writer = await RunEventWriter.open(
-    { run_id: run.run_id, thread_id: run.thread_id, persistEvents: !ephemeral },
+    { run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt, persistEvents: !ephemeral },
     deps.storage.runs,
     deps.live,
   );

@@ -163,9 +163,14 @@ export class RunService {
   /** Cancels a run; with `wait`, resolves once it has stopped. */
   async cancel(run: Run, action: CancelAction, wait: boolean): Promise<void> {
     const ended = this.watchEnd(run.run_id);
-    await this.cancelRun(run, action);
-    if (wait) await ended.promise;
-    ended.cancel();
+    try {
+      const current = await this.storage.runs.get(run.run_id);
+      if (!current || TERMINAL_STATUSES.has(current.status)) return; // already over: nothing to cancel
+      await this.cancelRun(current, action);
+      if (wait) await ended.promise;
+    } finally {
+      ended.cancel();
+    }
   }
 
   async cancelMany(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }, action: CancelAction) {

@@ -102,7 +102,8 @@ export function summarizeState(state: ThreadState): ThreadStateSummary {
     if (task.interrupts.length > 0) interrupts[task.id] = task.interrupts;
   }
   return {
-    values: state.values as JsonObject,
+    // A thread with no checkpoint (left) has no values, as a new thread.
+    values: state.checkpoint ? (state.values as JsonObject) : null,
     interrupts,
     status: state.next.length > 0 ? "interrupted" : "idle",
   };
