@@ -159,7 +159,8 @@ ensureInstalled(root);
 ensureInstalled(benchDir);
 const floor = JSON.parse(spawnSync(process.execPath, [join(benchDir, "floor.mjs")], { cwd: benchDir, encoding: "utf8" }).stdout);
 const results = { date: new Date().toISOString(), repeats: REPEATS, plan: PLAN, floor, servers: {} };
-for (const server of SERVERS) {
+const only = process.env.BENCH_SERVERS?.split(",");
+for (const server of SERVERS.filter((s) => !only || only.includes(s.name))) {
   process.stderr.write(`bench: starting ${server.label}\n`);
   results.servers[server.name] = { label: server.label, ...(await measureServer(server)) };
 }

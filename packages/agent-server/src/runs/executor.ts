@@ -5,6 +5,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import { toWire } from "../services/serialize.js";
 import { summarizeState, toThreadState } from "../services/thread-state.js";
 import type { JsonObject, QueuedRun, RunEnd, Storage, ThreadStateSummary } from "../storage/types.js";
+import { EventLoopPacer } from "./event-loop-pacer.js";
 import { RunEventWriter } from "./event-writer.js";
 import type { LiveStreams, RunEndNotice } from "./live-streams.js";
 import { RunCheckpointer } from "./run-checkpointer.js";
@@ -86,11 +87,14 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
       signal,
     } as Parameters<typeof graph.stream>[1];
     const input = await runInput(run, deps);
+    const pacer = new EventLoopPacer();
+    await pacer.yieldNow(); // let the first event (metadata) reach the client before the graph starts
     if (modes.includes("events")) {
       const events = graph.streamEvents(input, { ...options, version: "v2" } as never) as unknown as AsyncIterable<StreamEvent>;
       for await (const event of events) {
         for (const encoded of encoder.encodeStreamEvent(event)) writer.emit(encoded.event, encoded.data);
         lastValues = encoder.lastRootValues ?? lastValues;
+        await pacer.maybeYield();
       }
     } else {
       const chunks = (await graph.stream(input, options)) as unknown as AsyncIterable<unknown>;
@@ -98,6 +102,7 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
         const [namespace, mode, payload] = normalizeChunk(chunk, run.kwargs.stream_subgraphs);
         if (mode === "values" && namespace.length === 0) lastValues = payload;
         for (const encoded of encoder.encode(namespace, mode, payload)) writer.emit(encoded.event, encoded.data);
+        await pacer.maybeYield();
       }
     }
     if (signal.aborted) return { kind: "aborted", reason: signal.reason as AbortReason, lastValues };

@@ -23,6 +23,7 @@ export class RunWorker {
   private pumpAgain = false;
   private stopped = false;
   private delayTimer: NodeJS.Timeout | undefined;
+  private delayedUntil = Infinity;
   private readonly intervals: NodeJS.Timeout[] = [];
 
   constructor(
@@ -47,12 +48,20 @@ export class RunWorker {
       setInterval(() => void this.sweep(), leaseMs / 2),
     );
     for (const interval of this.intervals) interval.unref();
+    await this.scheduleNextDelayed();
     this.wake();
   }
 
-  /** Something may be claimable now (a run was created or one ended). */
-  wake(): void {
+  /**
+   * Something may be claimable now (a run was created or one ended); a run
+   * that becomes available later (`after_seconds`) gives its time.
+   */
+  wake(availableAt?: number): void {
     if (this.stopped) return;
+    if (availableAt !== undefined && availableAt > Date.now()) {
+      this.scheduleAt(availableAt);
+      return;
+    }
     if (this.pumping) {
       this.pumpAgain = true;
       return;
@@ -87,7 +96,6 @@ export class RunWorker {
           this.running.add(execution);
         }
       } while (this.pumpAgain && !this.stopped);
-      await this.scheduleDelayed();
     } catch (err) {
       this.log.error({ err }, "claiming runs failed");
     } finally {
@@ -95,13 +103,27 @@ export class RunWorker {
     }
   }
 
-  /** Wakes up when the earliest delayed (`after_seconds`) run becomes available. */
-  private async scheduleDelayed(): Promise<void> {
+  /** Wakes up when a delayed run becomes available (keeps the earliest such time). */
+  private scheduleAt(at: number): void {
+    if (this.stopped || (this.delayTimer && this.delayedUntil <= at)) return;
     clearTimeout(this.delayTimer);
-    const at = await this.runs.nextAvailableAt();
-    if (at === undefined || this.stopped) return;
-    this.delayTimer = setTimeout(() => this.wake(), Math.max(0, at - Date.now()) + 1);
+    this.delayedUntil = at;
+    this.delayTimer = setTimeout(() => {
+      this.delayTimer = undefined;
+      this.wake();
+      void this.scheduleNextDelayed();
+    }, Math.max(0, at - Date.now()) + 1);
     this.delayTimer.unref();
+  }
+
+  /** Looks up the next delayed run (at start, and after a delayed run became available). */
+  private async scheduleNextDelayed(): Promise<void> {
+    try {
+      const at = await this.runs.nextAvailableAt();
+      if (at !== undefined) this.scheduleAt(at);
+    } catch (err) {
+      this.log.error({ err }, "scheduling delayed runs failed");
+    }
   }
 
   private async sweep(): Promise<void> {

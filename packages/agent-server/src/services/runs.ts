@@ -34,7 +34,8 @@ export interface RunCreateInput {
 
 /** Wakes the worker when a run may be claimable. */
 export interface RunWaker {
-  wake(): void;
+  /** `availableAt`: when the new run may start, if later than now. */
+  wake(availableAt?: number): void;
 }
 
 export class RunService {
@@ -105,6 +106,7 @@ export class RunService {
       durability: input.durability ?? null,
     };
     const targetThread = threadId ?? randomUUID();
+    const availableAt = Date.now() + Math.max(0, input.after_seconds ?? 0) * 1000;
     const result = await this.storage.runs.create({
       run_id: runId,
       thread_id: targetThread,
@@ -113,7 +115,7 @@ export class RunService {
       metadata: input.metadata ?? {},
       multitask_strategy: input.multitask_strategy,
       kwargs,
-      available_at: Date.now() + Math.max(0, input.after_seconds ?? 0) * 1000,
+      available_at: availableAt,
       create_thread: stateless || input.if_not_exists === "create",
     });
     if (result.kind === "thread_not_found") throw new NotFoundError(`Thread ${targetThread} not found`);
@@ -126,7 +128,7 @@ export class RunService {
     if (input.multitask_strategy === "interrupt" || input.multitask_strategy === "rollback") {
       for (const inflight of result.inflight) await this.cancelRun(inflight, input.multitask_strategy);
     }
-    this.worker.wake();
+    this.worker.wake(availableAt);
     return result.run;
   }
 
