@@ -41,6 +41,10 @@ export async function devCommand(argv: string[]): Promise<number> {
       process.stderr.write(`berth dev: ${error.message}\n`);
       return 1;
     }
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      process.stderr.write(`berth dev: ${parsed.values.host}:${port} is already in use; choose another with --port\n`);
+      return 1;
+    }
     throw error;
   }
 }

@@ -1,0 +1,190 @@
+// The checkpoint tables' statements. Each write is one statement (CTEs for
+// the multi-table ones), so it is atomic without an explicit transaction and
+// can also run on a client inside a caller's transaction (thread delete/copy).
+import type { BlobRow, Bytes, CheckpointKey, CheckpointRow, WriteRow } from "../sqlite/checkpoint-rows.js";
+import type { Queryable } from "./database.js";
+import { jsonb } from "./json.js";
+
+const COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint";
+/** Checkpoint rows as CheckpointRow: metadata as JSON text, which toTuple parses. */
+const SELECT_ROW = `SELECT ${COLUMNS}, metadata::text AS metadata FROM checkpoints`;
+const WRITE_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value";
+const OF_RUN = "thread_id = $1 AND metadata ->> 'run_id' = $2";
+
+/** A string from serde becomes its UTF-8 bytes: pg would read a string bound to bytea as bytea escape text. */
+const toBuffer = (bytes: Bytes | null): Uint8Array | null => (typeof bytes === "string" ? Buffer.from(bytes) : bytes);
+
+export type ListFilter = {
+  [key in "thread_id" | "checkpoint_ns" | "checkpoint_id" | "before"]: string | null;
+} & { filter: Record<string, unknown> | null; limit: number | null };
+
+export async function selectCheckpoint(q: Queryable, key: CheckpointKey): Promise<CheckpointRow | undefined> {
+  const { rows } = await q.query<CheckpointRow>(
+    `${SELECT_ROW} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
+    [key.thread_id, key.checkpoint_ns, key.checkpoint_id],
+  );
+  return rows[0];
+}
+
+export async function selectLatest(q: Queryable, threadId: string, ns: string): Promise<CheckpointRow | undefined> {
+  const { rows } = await q.query<CheckpointRow>(
+    `${SELECT_ROW} WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1`,
+    [threadId, ns],
+  );
+  return rows[0];
+}
+
+/** Checkpoints matching a `list` call, newest first; a null condition is not applied (LIMIT NULL: no limit). */
+export async function selectList(q: Queryable, list: ListFilter): Promise<CheckpointRow[]> {
+  const params: unknown[] = [];
+  const clauses: string[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  if (list.thread_id !== null) clauses.push(`thread_id = ${param(list.thread_id)}`);
+  if (list.checkpoint_ns !== null) clauses.push(`checkpoint_ns = ${param(list.checkpoint_ns)}`);
+  if (list.checkpoint_id !== null) clauses.push(`checkpoint_id = ${param(list.checkpoint_id)}`);
+  if (list.before !== null) clauses.push(`checkpoint_id < ${param(list.before)}`);
+  if (list.filter !== null) clauses.push(`metadata @> ${param(jsonb(list.filter))}::jsonb`);
+  const where = clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
+  const { rows } = await q.query<CheckpointRow>(
+    `${SELECT_ROW} ${where} ORDER BY checkpoint_id DESC, thread_id, checkpoint_ns LIMIT ${param(list.limit)}`,
+    params,
+  );
+  return rows;
+}
+
+/** Per checkpoint (by index in `owners`), the blob rows of the channel versions it names. */
+export async function selectBlobs(
+  q: Queryable,
+  owners: { thread_id: string; checkpoint_ns: string; versions: Record<string, string> }[],
+): Promise<Pick<BlobRow, "channel" | "type" | "blob">[][]> {
+  const keys = owners.map((owner, i) => ({ i, t: owner.thread_id, n: owner.checkpoint_ns, v: owner.versions }));
+  // One primary key lookup per (checkpoint, channel), for every checkpoint at once.
+  const { rows } = await q.query<Pick<BlobRow, "channel" | "type" | "blob"> & { i: number }>(
+    `SELECT k.i, b.channel, b.type, b.blob
+       FROM jsonb_to_recordset($1::jsonb) AS k(i integer, t text, n text, v jsonb)
+       CROSS JOIN LATERAL jsonb_each_text(k.v) AS v
+       JOIN checkpoint_blobs b ON b.thread_id = k.t AND b.checkpoint_ns = k.n AND b.channel = v.key AND b.version = v.value`,
+    [jsonb(keys)],
+  );
+  const byOwner = owners.map((): Pick<BlobRow, "channel" | "type" | "blob">[] => []);
+  for (const { i, ...row } of rows) byOwner[i].push(row);
+  return byOwner;
+}
+
+/** Per checkpoint key (by index), its pending writes, optionally of one channel only. */
+export async function selectWrites(q: Queryable, keys: CheckpointKey[], channel?: string): Promise<WriteRow[][]> {
+  const indexed = keys.map((key, i) => ({ i, t: key.thread_id, n: key.checkpoint_ns, c: key.checkpoint_id }));
+  const { rows } = await q.query<WriteRow & { i: number }>(
+    `SELECT k.i, ${WRITE_COLUMNS.split(", ").map((column) => `w.${column}`).join(", ")}
+       FROM jsonb_to_recordset($1::jsonb) AS k(i integer, t text, n text, c text)
+       JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.n AND w.checkpoint_id = k.c
+      WHERE $2::text IS NULL OR w.channel = $2`,
+    [jsonb(indexed), channel ?? null],
+  );
+  const byKey = keys.map((): WriteRow[] => []);
+  for (const { i, ...row } of rows) byKey[i].push(row);
+  return byKey;
+}
+
+/**
+ * The checkpoint with the blobs of the channels it advanced. A (channel,
+ * version) names one value, so an existing blob is already right; re-putting
+ * a checkpoint id replaces its content but keeps its creation time.
+ */
+export async function insertCheckpoint(
+  q: Queryable,
+  row: CheckpointRow & { created_at: string },
+  blobs: BlobRow[],
+): Promise<void> {
+  await q.query(
+    `WITH blobs AS (
+       INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+       SELECT $1, $2, * FROM unnest($9::text[], $10::text[], $11::text[], $12::bytea[])
+       ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+     )
+     INSERT INTO checkpoints (${COLUMNS}, metadata, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+       parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
+       checkpoint = excluded.checkpoint, metadata = excluded.metadata`,
+    [
+      row.thread_id, row.checkpoint_ns, row.checkpoint_id, row.parent_checkpoint_id, row.type, toBuffer(row.checkpoint),
+      row.metadata, row.created_at,
+      blobs.map((b) => b.channel), blobs.map((b) => b.version), blobs.map((b) => b.type), blobs.map((b) => toBuffer(b.blob)),
+    ],
+  );
+}
+
+/**
+ * Special writes (errors, interrupts...) have fixed negative indexes and must
+ * reflect the latest attempt; regular writes are kept from the first. Rows of
+ * one call are deduplicated first (the last special write of a key wins), as
+ * one INSERT may not update the same row twice.
+ */
+export async function insertWrites(q: Queryable, rows: WriteRow[]): Promise<void> {
+  const byKey = new Map<string, WriteRow>();
+  for (const row of rows) {
+    const key = JSON.stringify([row.thread_id, row.checkpoint_ns, row.checkpoint_id, row.task_id, row.idx]);
+    if (row.idx < 0 || !byKey.has(key)) byKey.set(key, row);
+  }
+  const unique = [...byKey.values()];
+  if (unique.length === 0) return;
+  const column = <K extends keyof WriteRow>(name: K) => unique.map((row) => row[name]);
+  await q.query(
+    `INSERT INTO checkpoint_writes (${WRITE_COLUMNS})
+     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::bytea[])
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
+       task_path = excluded.task_path, channel = excluded.channel, type = excluded.type, value = excluded.value
+     WHERE excluded.idx < 0`,
+    [
+      column("thread_id"), column("checkpoint_ns"), column("checkpoint_id"), column("task_id"), column("task_path"),
+      column("idx"), column("channel"), column("type"), unique.map((row) => toBuffer(row.value)),
+    ],
+  );
+}
+
+/** Deletes the checkpoints, writes and channel values of a thread. */
+export async function deleteThreadCheckpoints(q: Queryable, threadId: string): Promise<void> {
+  await q.query(
+    `WITH writes AS (DELETE FROM checkpoint_writes WHERE thread_id = $1),
+          blobs AS (DELETE FROM checkpoint_blobs WHERE thread_id = $1)
+     DELETE FROM checkpoints WHERE thread_id = $1`,
+    [threadId],
+  );
+}
+
+/** Copies every checkpoint, write and channel value of a thread to a thread id that has none yet. */
+export async function copyThreadCheckpoints(q: Queryable, source: string, target: string): Promise<void> {
+  await q.query(
+    `WITH writes AS (
+       INSERT INTO checkpoint_writes (${WRITE_COLUMNS})
+       SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value
+         FROM checkpoint_writes WHERE thread_id = $1
+     ), blobs AS (
+       INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+       SELECT $2, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = $1
+     )
+     INSERT INTO checkpoints (${COLUMNS}, metadata, created_at)
+     SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+       CASE WHEN metadata ? 'thread_id' THEN jsonb_set(metadata, '{thread_id}', to_jsonb($2::text)) ELSE metadata END,
+       created_at
+     FROM checkpoints WHERE thread_id = $1`,
+    [source, target],
+  );
+}
+
+/**
+ * Deletes the checkpoints written by one run (metadata.run_id) and their
+ * writes (the CTE sees the checkpoints before the main statement deletes them).
+ * Blobs stay: they belong to (channel, version) pairs, which checkpoints of
+ * other runs (later ones, forks, copies via "__copy__") may still reference.
+ */
+export async function deleteRunCheckpoints(q: Queryable, threadId: string, runId: string): Promise<void> {
+  await q.query(
+    `WITH writes AS (
+       DELETE FROM checkpoint_writes WHERE thread_id = $1 AND (checkpoint_ns, checkpoint_id) IN
+         (SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE ${OF_RUN})
+     )
+     DELETE FROM checkpoints WHERE ${OF_RUN}`,
+    [threadId, runId],
+  );
+}

@@ -1,0 +1,195 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import {
+  BaseCheckpointSaver,
+  TASKS,
+  WRITES_IDX_MAP,
+  getCheckpointId,
+  maxChannelVersion,
+  type ChannelVersions,
+  type Checkpoint,
+  type CheckpointListOptions,
+  type CheckpointMetadata,
+  type CheckpointTuple,
+  type PendingWrite,
+  type SerializerProtocol,
+} from "@langchain/langgraph-checkpoint";
+import {
+  dumpBlobs,
+  loadChannelValues,
+  loadWrites,
+  nextChannelVersion,
+  versionsParam,
+  type CheckpointKey,
+  type CheckpointRow,
+  type WriteRow,
+} from "../sqlite/checkpoint-rows.js";
+import {
+  copyThreadCheckpoints,
+  deleteRunCheckpoints,
+  deleteThreadCheckpoints,
+  insertCheckpoint,
+  insertWrites,
+  selectBlobs,
+  selectCheckpoint,
+  selectLatest,
+  selectList,
+  selectWrites,
+} from "./checkpoint-sql.js";
+import type { Queryable } from "./database.js";
+import { jsonb } from "./json.js";
+
+/** How many listed checkpoints share one round trip for their blobs and one for their writes. */
+const LIST_BATCH = 100;
+
+const missing = (action: string, key: string) =>
+  new Error(`Failed to ${action}: config.configurable has no "${key}".`);
+
+/**
+ * LangGraph checkpointer over Berth's PostgreSQL database, with the design of
+ * the SQLite one (see SqliteCheckpointer): a checkpoint row holds the
+ * checkpoint without its channel_values; each channel value is a row of
+ * checkpoint_blobs keyed by (thread, namespace, channel, version), written
+ * only by the put that advanced that channel, and shared by every later
+ * checkpoint whose channel_versions still name it. Encoding is shared with
+ * SQLite (checkpoint-rows.ts); only the SQL differs (checkpoint-sql.ts).
+ */
+export class PostgresCheckpointer extends BaseCheckpointSaver {
+  constructor(
+    private readonly db: Queryable,
+    serde?: SerializerProtocol,
+  ) {
+    super(serde);
+  }
+
+  override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const thread_id = config.configurable?.thread_id;
+    if (thread_id === undefined || thread_id === null) return undefined; // SQLite's `thread_id = NULL` matches nothing
+    const checkpoint_ns = config.configurable?.checkpoint_ns ?? "";
+    const checkpoint_id = getCheckpointId(config);
+    const row = checkpoint_id
+      ? await selectCheckpoint(this.db, { thread_id, checkpoint_ns, checkpoint_id })
+      : await selectLatest(this.db, thread_id, checkpoint_ns);
+    return row && (await this.toTuples([row]))[0];
+  }
+
+  override async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
+    const { limit, before, filter } = options;
+    // Rows are fetched up front, as SQLite does; their blobs and writes are loaded a batch at a time.
+    const rows = await selectList(this.db, {
+      thread_id: config.configurable?.thread_id || null,
+      checkpoint_ns: config.configurable?.checkpoint_ns ?? null,
+      checkpoint_id: config.configurable?.checkpoint_id || null,
+      before: before?.configurable?.checkpoint_id || null,
+      filter: filter ?? null,
+      limit: limit === undefined ? null : Math.max(0, limit),
+    });
+    for (let start = 0; start < rows.length; start += LIST_BATCH) {
+      yield* await this.toTuples(rows.slice(start, start + LIST_BATCH));
+    }
+  }
+
+  override async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+    newVersions: ChannelVersions,
+  ): Promise<RunnableConfig> {
+    const thread_id = config.configurable?.thread_id;
+    if (thread_id === undefined || thread_id === null) throw missing("put checkpoint", "thread_id");
+    const checkpoint_ns: string = config.configurable?.checkpoint_ns ?? "";
+    const { channel_values, ...rest } = checkpoint;
+    const [type, blob] = await this.serde.dumpsTyped(rest);
+    const blobs = await dumpBlobs(this.serde, { thread_id, checkpoint_ns }, channel_values ?? {}, newVersions ?? {});
+    const row = {
+      thread_id,
+      checkpoint_ns,
+      checkpoint_id: checkpoint.id,
+      parent_checkpoint_id: config.configurable?.checkpoint_id || null,
+      type,
+      checkpoint: blob,
+      metadata: jsonb(metadata), // JSONB as given, so @> and ->> can query it
+      created_at: new Date().toISOString(),
+    };
+    await insertCheckpoint(this.db, row, blobs);
+    return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
+  }
+
+  override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+    if (thread_id === undefined || thread_id === null) throw missing("put writes", "thread_id");
+    if (!checkpoint_id) throw missing("put writes", "checkpoint_id");
+    const rows = await Promise.all(
+      writes.map(async ([channel, value], i): Promise<WriteRow> => {
+        const [type, blob] = await this.serde.dumpsTyped(value);
+        return {
+          thread_id, checkpoint_ns, checkpoint_id, task_id: taskId, task_path: taskPath, channel, type,
+          idx: WRITES_IDX_MAP[channel] ?? i, // special channels get fixed negative indexes
+          value: blob,
+        };
+      }),
+    );
+    await insertWrites(this.db, rows);
+  }
+
+  /** String versions, as the SQLite checkpointer's (see nextChannelVersion). */
+  override getNextVersion(current: string | number | undefined): number {
+    return nextChannelVersion(current) as unknown as number;
+  }
+
+  /** Deletes the checkpoints, writes and channel values of a thread. */
+  override async deleteThread(threadId: string): Promise<void> {
+    await deleteThreadCheckpoints(this.db, threadId);
+  }
+
+  /** Copies every checkpoint, write and channel value of a thread to a new thread id (which must have none yet). */
+  async copyThread(sourceThreadId: string, targetThreadId: string): Promise<void> {
+    await copyThreadCheckpoints(this.db, sourceThreadId, targetThreadId);
+  }
+
+  /** Deletes the checkpoints written by one run (metadata.run_id) and their writes; channel values stay. */
+  async deleteRun(threadId: string, runId: string): Promise<void> {
+    await deleteRunCheckpoints(this.db, threadId, runId);
+  }
+
+  /** Tuples of checkpoint rows, with two round trips for all of them: blobs, and writes. */
+  private async toTuples(rows: CheckpointRow[]): Promise<CheckpointTuple[]> {
+    const stored = await Promise.all(
+      rows.map((row): Promise<Omit<Checkpoint, "channel_values">> => this.serde.loadsTyped(row.type, row.checkpoint)),
+    );
+    const owners = rows.map((row, i) => ({
+      thread_id: row.thread_id,
+      checkpoint_ns: row.checkpoint_ns,
+      versions: JSON.parse(versionsParam(stored[i].channel_versions)) as Record<string, string>,
+    }));
+    const [blobs, writes] = await Promise.all([selectBlobs(this.db, owners), selectWrites(this.db, rows)]);
+    return Promise.all(
+      rows.map(async (row, i): Promise<CheckpointTuple> => {
+        const { thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id } = row;
+        const checkpoint: Checkpoint = { ...stored[i], channel_values: await loadChannelValues(this.serde, blobs[i]) };
+        const parentKey =
+          parent_checkpoint_id === null ? undefined : { thread_id, checkpoint_ns, checkpoint_id: parent_checkpoint_id };
+        if (checkpoint.v < 4 && parentKey) await this.migratePendingSends(checkpoint, parentKey);
+        const tuple: CheckpointTuple = {
+          config: { configurable: { thread_id, checkpoint_ns, checkpoint_id } },
+          checkpoint,
+          metadata: JSON.parse(row.metadata) as CheckpointMetadata,
+          pendingWrites: await loadWrites(this.serde, writes[i]),
+        };
+        if (parentKey) tuple.parentConfig = { configurable: parentKey };
+        return tuple;
+      }),
+    );
+  }
+
+  /** Checkpoints before format v4 kept pending sends as TASKS writes of their parent. */
+  private async migratePendingSends(checkpoint: Checkpoint, parentKey: CheckpointKey): Promise<void> {
+    const [rows] = await selectWrites(this.db, [parentKey], TASKS);
+    const sends = (await loadWrites(this.serde, rows)).map(([, , value]) => value);
+    checkpoint.channel_values ??= {};
+    checkpoint.channel_values[TASKS] = sends;
+    checkpoint.channel_versions ??= {};
+    const versions = Object.values(checkpoint.channel_versions);
+    checkpoint.channel_versions[TASKS] =
+      versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+  }
+}

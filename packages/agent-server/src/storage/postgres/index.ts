@@ -1,0 +1,32 @@
+import type { Storage } from "../types.js";
+import { PostgresAssistantRepository } from "./assistants.js";
+import { PostgresCheckpointer } from "./checkpointer.js";
+import { openPostgresDatabase } from "./database.js";
+import { PostgresRunRepository } from "./runs.js";
+import { PostgresThreadRepository } from "./threads.js";
+
+export interface PostgresStorageOptions {
+  /** Most connections the pool opens (default 10). */
+  poolSize?: number;
+}
+
+/**
+ * Storage in a PostgreSQL database that several Berth processes may share:
+ * `url` is a libpq connection URI (postgres://user@host:5432/db; a schema
+ * other than public through `?options=-c%20search_path%3Dname`). Migrations
+ * are applied before this resolves.
+ */
+export async function createPostgresStorage(url: string, options: PostgresStorageOptions = {}): Promise<Storage> {
+  const pool = await openPostgresDatabase(url, options.poolSize);
+  let closing: Promise<void> | undefined;
+  return {
+    assistants: new PostgresAssistantRepository(pool),
+    threads: new PostgresThreadRepository(pool),
+    runs: new PostgresRunRepository(pool),
+    checkpointer: new PostgresCheckpointer(pool),
+    close() {
+      closing ??= pool.end(); // pool.end() throws when called twice
+      return closing;
+    },
+  };
+}

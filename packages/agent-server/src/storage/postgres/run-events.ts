@@ -1,0 +1,36 @@
+// The persisted stream log of runs (run_events).
+import type { StoredEvent } from "../types.js";
+import type { Queryable } from "./database.js";
+
+/** Appends events in one statement; an event already logged (same seq) is kept, as SQLite's INSERT OR IGNORE. */
+export async function appendEvents(q: Queryable, runId: string, events: StoredEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await q.query(
+    `INSERT INTO run_events (run_id, seq, event, data)
+     SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[]) ON CONFLICT (run_id, seq) DO NOTHING`,
+    [runId, events.map((e) => e.seq), events.map((e) => e.event), events.map((e) => e.data)],
+  );
+}
+
+export async function readEvents(q: Queryable, runId: string, afterSeq: number): Promise<StoredEvent[]> {
+  const { rows } = await q.query<StoredEvent>(
+    "SELECT seq, event, data FROM run_events WHERE run_id = $1 AND seq > $2 ORDER BY seq",
+    [runId, afterSeq],
+  );
+  return rows;
+}
+
+export async function lastEventSeq(q: Queryable, runId: string): Promise<number> {
+  const { rows } = await q.query<{ seq: number | null }>("SELECT max(seq) AS seq FROM run_events WHERE run_id = $1", [runId]);
+  return rows[0].seq ?? -1;
+}
+
+/** Deletes the event logs of runs that ended before `endedBefore` (ISO). */
+export async function pruneEvents(q: Queryable, endedBefore: string): Promise<number> {
+  const result = await q.query(
+    `DELETE FROM run_events WHERE run_id IN
+       (SELECT run_id FROM runs WHERE ended_at IS NOT NULL AND ended_at < $1::timestamptz)`,
+    [endedBefore],
+  );
+  return result.rowCount ?? 0;
+}

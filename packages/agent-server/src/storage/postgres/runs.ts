@@ -1,0 +1,221 @@
+import type pg from "pg";
+import type {
+  CreateRunResult,
+  NewRun,
+  QueuedRun,
+  Run,
+  RunEnd,
+  RunRepository,
+  RunStatus,
+  StoredEvent,
+  ThreadStateSummary,
+} from "../types.js";
+import { nowIso } from "../sqlite/rows.js";
+import { withTransaction, type Queryable } from "./database.js";
+import { jsonb, jsonbOrNull } from "./json.js";
+import * as events from "./run-events.js";
+import * as queue from "./run-queue.js";
+import { RUN_COLUMNS, apiRunFromRow, fromRow, type RunRow } from "./run-rows.js";
+
+const INFLIGHT = `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq`;
+
+/**
+ * Runs over PostgreSQL. SQLite serializes every write transaction; here the
+ * transactions that decide a thread's status or inflight runs (create,
+ * finish, discard, cancelPending) first lock the thread row, so they take
+ * turns per thread, and always thread before run, so they cannot deadlock.
+ * The queue operations are in run-queue.ts, the event log in run-events.ts.
+ */
+export class PostgresRunRepository implements RunRepository {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async create(run: NewRun): Promise<CreateRunResult> {
+    return withTransaction(this.pool, async (client): Promise<CreateRunResult> => {
+      const now = nowIso();
+      let created = false;
+      // Lock the thread, or create it; when a concurrent request creates it
+      // first, the insert waits for that one to commit and we lock it then.
+      while (!(await lockThread(client, run.thread_id))) {
+        if (!run.create_thread) return { kind: "thread_not_found" };
+        const inserted = await client.query(
+          `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at)
+           VALUES ($1, 'busy', $2::jsonb, $3::jsonb, $4, $4) ON CONFLICT (thread_id) DO NOTHING`,
+          [run.thread_id, jsonb({ graph_id: run.graph_id, assistant_id: run.assistant_id }), jsonb(run.thread_config ?? {}), now],
+        );
+        if (inserted.rowCount === 1) {
+          created = true;
+          break;
+        }
+      }
+      const inflight = (await client.query<RunRow>(INFLIGHT, [run.thread_id])).rows.map(apiRunFromRow);
+      if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
+      if (!created) {
+        await client.query(
+          `UPDATE threads SET status = 'busy', updated_at = $2,
+             metadata = metadata || jsonb_build_object('graph_id', $3::text, 'assistant_id', $4::text)
+           WHERE thread_id = $1`,
+          [run.thread_id, now, run.graph_id, run.assistant_id],
+        );
+      }
+      const { rows } = await client.query<RunRow>(
+        `INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, available_at)
+         VALUES ($1, $2, $3, 'pending', $4::jsonb, $5::jsonb, $6, $7, $7, $8) RETURNING ${RUN_COLUMNS}`,
+        [
+          run.run_id,
+          run.thread_id,
+          run.assistant_id,
+          jsonb(run.metadata),
+          jsonb(run.kwargs),
+          run.multitask_strategy,
+          now,
+          run.available_at,
+        ],
+      );
+      return { kind: "created", run: apiRunFromRow(rows[0]), inflight };
+    });
+  }
+
+  async get(runId: string): Promise<QueuedRun | undefined> {
+    const { rows } = await this.pool.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId]);
+    return rows[0] && fromRow(rows[0]);
+  }
+
+  async list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
+    const params: unknown[] = [threadId];
+    const status = query.status ? `AND status = $${params.push(query.status)}` : "";
+    const { rows } = await this.pool.query<RunRow>(
+      `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 ${status}
+        ORDER BY seq DESC LIMIT $${params.push(query.limit)} OFFSET $${params.push(query.offset)}`,
+      params,
+    );
+    return rows.map(apiRunFromRow);
+  }
+
+  async inflight(threadId: string): Promise<Run[]> {
+    return (await this.pool.query<RunRow>(INFLIGHT, [threadId])).rows.map(apiRunFromRow);
+  }
+
+  async findActive(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }): Promise<Run[]> {
+    const params: unknown[] = [];
+    const clauses = [
+      filter.status === "pending" || filter.status === "running"
+        ? `status = $${params.push(filter.status)}`
+        : "status IN ('pending', 'running')",
+    ];
+    if (filter.thread_id) clauses.push(`thread_id = $${params.push(filter.thread_id)}`);
+    if (filter.run_ids) clauses.push(`run_id = ANY($${params.push(filter.run_ids)}::text[])`);
+    const { rows } = await this.pool.query<RunRow>(
+      `SELECT ${RUN_COLUMNS} FROM runs WHERE ${clauses.join(" AND ")} ORDER BY seq`,
+      params,
+    );
+    return rows.map(apiRunFromRow);
+  }
+
+  async delete(runId: string): Promise<boolean> {
+    return ((await this.pool.query("DELETE FROM runs WHERE run_id = $1", [runId])).rowCount ?? 0) > 0;
+  }
+
+  claim(owner: string, leaseMs: number): Promise<QueuedRun | undefined> {
+    return queue.claimRun(this.pool, owner, leaseMs);
+  }
+
+  heartbeat(owner: string, leaseMs: number): Promise<void> {
+    return queue.heartbeat(this.pool, owner, leaseMs);
+  }
+
+  requeueExpired(options: { all: boolean }): Promise<number> {
+    return queue.requeueExpired(this.pool, options);
+  }
+
+  nextAvailableAt(): Promise<number | undefined> {
+    return queue.nextAvailableAt(this.pool);
+  }
+
+  async finish(runId: string, end: RunEnd): Promise<void> {
+    await withTransaction(this.pool, async (client) => {
+      const threadId = await lockThreadOfRun(client, runId);
+      if (threadId === undefined) return;
+      const now = nowIso();
+      const updated = await client.query(
+        `UPDATE runs SET status = $2, output = $3::jsonb, ended_at = $4, updated_at = $4, lease_owner = NULL, lease_expires_at = NULL
+          WHERE run_id = $1`,
+        [runId, end.status, jsonb(end.output ?? null), now],
+      );
+      if (updated.rowCount === 0) return;
+      if (end.deleteThread) await client.query("DELETE FROM threads WHERE thread_id = $1", [threadId]);
+      else await recordThreadState(client, threadId, end.thread, now);
+    });
+  }
+
+  async discard(runId: string, thread: ThreadStateSummary): Promise<void> {
+    await withTransaction(this.pool, async (client) => {
+      const threadId = await lockThreadOfRun(client, runId);
+      if (threadId === undefined) return;
+      const deleted = await client.query("DELETE FROM runs WHERE run_id = $1", [runId]);
+      if (deleted.rowCount === 1) await recordThreadState(client, threadId, thread, nowIso());
+    });
+  }
+
+  async cancelPending(runId: string): Promise<boolean> {
+    return withTransaction(this.pool, async (client) => {
+      const threadId = await lockThreadOfRun(client, runId);
+      if (threadId === undefined) return false;
+      const now = nowIso();
+      const updated = await client.query(
+        "UPDATE runs SET status = 'interrupted', ended_at = $2, updated_at = $2 WHERE run_id = $1 AND status = 'pending'",
+        [runId, now],
+      );
+      if (updated.rowCount === 0) return false;
+      // A busy thread settles to idle, or stays busy while other runs wait.
+      await client.query(`UPDATE threads SET status = ${SETTLED_STATUS}, updated_at = $3 WHERE thread_id = $1 AND status = 'busy'`, [
+        threadId,
+        "idle",
+        now,
+      ]);
+      return true;
+    });
+  }
+
+  appendEvents(runId: string, batch: StoredEvent[]): Promise<void> {
+    return events.appendEvents(this.pool, runId, batch);
+  }
+
+  readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]> {
+    return events.readEvents(this.pool, runId, afterSeq);
+  }
+
+  lastEventSeq(runId: string): Promise<number> {
+    return events.lastEventSeq(this.pool, runId);
+  }
+
+  pruneEvents(endedBefore: string): Promise<number> {
+    return events.pruneEvents(this.pool, endedBefore);
+  }
+}
+
+/** Locks a thread row for the rest of the transaction; false when there is no such thread. */
+async function lockThread(q: Queryable, threadId: string): Promise<boolean> {
+  return (await q.query("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE", [threadId])).rowCount === 1;
+}
+
+/** Locks the thread of a run (a run's thread never changes); undefined when the run does not exist. */
+async function lockThreadOfRun(q: Queryable, runId: string): Promise<string | undefined> {
+  const { rows } = await q.query<{ thread_id: string }>(
+    "SELECT thread_id FROM threads WHERE thread_id = (SELECT thread_id FROM runs WHERE run_id = $1) FOR UPDATE",
+    [runId],
+  );
+  return rows[0]?.thread_id;
+}
+
+/** Status $2 for thread $1, except that idle becomes busy while more runs wait: error > interrupted > busy > idle. */
+const SETTLED_STATUS = `CASE WHEN $2::text = 'idle' AND EXISTS
+  (SELECT 1 FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running')) THEN 'busy' ELSE $2::text END`;
+
+/** The thread's state after a run; the caller holds the thread's lock, so the waiting runs it sees are current. */
+async function recordThreadState(q: Queryable, threadId: string, state: ThreadStateSummary, now: string): Promise<void> {
+  await q.query(
+    `UPDATE threads SET "values" = $3::jsonb, interrupts = $4::jsonb, status = ${SETTLED_STATUS}, updated_at = $5
+      WHERE thread_id = $1`,
+    [threadId, state.status ?? "idle", jsonbOrNull(state.values), jsonb(state.interrupts), now],
+  );
+}

@@ -1,0 +1,128 @@
+import type pg from "pg";
+import type {
+  JsonObject,
+  NewThread,
+  Thread,
+  ThreadFilter,
+  ThreadQuery,
+  ThreadRepository,
+  ThreadStateSummary,
+} from "../types.js";
+import { nowIso } from "../sqlite/rows.js";
+import { copyThreadCheckpoints, deleteThreadCheckpoints } from "./checkpoint-sql.js";
+import { withTransaction } from "./database.js";
+import { jsonb, jsonbOrNull } from "./json.js";
+
+/** The API's Thread, in its key order. */
+const THREAD = `thread_id, created_at, updated_at, metadata, status, config, "values", interrupts`;
+
+/** Sortable columns, whitelisted because they are interpolated. */
+const SORT_COLUMNS: Record<ThreadQuery["sort_by"], string> = {
+  thread_id: "thread_id",
+  status: "status",
+  created_at: "created_at",
+  updated_at: "updated_at",
+};
+
+/** WHERE clause of a thread filter; its parameters are appended to `params`. */
+function filterSql(filter: ThreadFilter, params: unknown[]): string {
+  const clauses: string[] = [];
+  const param = (value: unknown) => `$${params.push(value)}`;
+  if (filter.ids !== undefined) clauses.push(`thread_id = ANY(${param(filter.ids)}::text[])`);
+  if (filter.status !== undefined) clauses.push(`status = ${param(filter.status)}`);
+  if (filter.metadata !== undefined && Object.keys(filter.metadata).length > 0) {
+    clauses.push(`metadata @> ${param(jsonb(filter.metadata))}::jsonb`);
+  }
+  if (filter.values !== undefined && Object.keys(filter.values).length > 0) {
+    // A thread without values (SQL NULL) matches no values filter.
+    clauses.push(`"values" @> ${param(jsonb(filter.values))}::jsonb`);
+  }
+  return clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
+}
+
+export class PostgresThreadRepository implements ThreadRepository {
+  constructor(private readonly pool: pg.Pool) {}
+
+  async create(thread: NewThread): Promise<Thread | undefined> {
+    const now = nowIso();
+    const { rows } = await this.pool.query<Thread>(
+      `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at)
+       VALUES ($1, 'idle', $2::jsonb, $3::jsonb, $4, $4) ON CONFLICT (thread_id) DO NOTHING RETURNING ${THREAD}`,
+      [thread.thread_id, jsonb(thread.metadata), jsonb(thread.config ?? {}), now],
+    );
+    return rows[0];
+  }
+
+  async get(threadId: string): Promise<Thread | undefined> {
+    const { rows } = await this.pool.query<Thread>(`SELECT ${THREAD} FROM threads WHERE thread_id = $1`, [threadId]);
+    return rows[0];
+  }
+
+  async patch(threadId: string, metadata: JsonObject): Promise<Thread | undefined> {
+    // `||` is the shallow merge SQLite does in JS, here under the row lock of the update.
+    const { rows } = await this.pool.query<Thread>(
+      `UPDATE threads SET metadata = metadata || $2::jsonb, updated_at = $3 WHERE thread_id = $1 RETURNING ${THREAD}`,
+      [threadId, jsonb(metadata), nowIso()],
+    );
+    return rows[0];
+  }
+
+  async delete(threadId: string): Promise<boolean> {
+    return withTransaction(this.pool, async (client) => {
+      const deleted = ((await client.query("DELETE FROM threads WHERE thread_id = $1", [threadId])).rowCount ?? 0) > 0;
+      if (deleted) await deleteThreadCheckpoints(client, threadId);
+      return deleted;
+    });
+  }
+
+  async search(query: ThreadQuery): Promise<{ items: Thread[]; total: number }> {
+    const params: unknown[] = [];
+    const where = filterSql(query, params);
+    const order = query.sort_order === "desc" ? "DESC" : "ASC";
+    const { rows } = await this.pool.query<Thread & { total: number }>(
+      `SELECT ${THREAD}, count(*) OVER () AS total FROM threads ${where}
+       ORDER BY ${SORT_COLUMNS[query.sort_by]} ${order}, seq ${order}
+       LIMIT $${params.push(query.limit)} OFFSET $${params.push(query.offset)}`,
+      params,
+    );
+    const total = rows.length > 0 ? rows[0].total : await this.count(query);
+    return { items: rows.map(({ total: _total, ...thread }) => thread), total };
+  }
+
+  async count(filter: ThreadFilter): Promise<number> {
+    const params: unknown[] = [];
+    const where = filterSql(filter, params);
+    return (await this.pool.query<{ n: number }>(`SELECT count(*) AS n FROM threads ${where}`, params)).rows[0].n;
+  }
+
+  async copy(sourceId: string, targetId: string): Promise<Thread | undefined> {
+    return withTransaction(this.pool, async (client) => {
+      const now = nowIso();
+      const { rows } = await client.query<Thread>(
+        `INSERT INTO threads (thread_id, status, metadata, config, "values", interrupts, created_at, updated_at)
+         SELECT $1, status, metadata, config, "values", interrupts, $2, $2 FROM threads WHERE thread_id = $3
+         RETURNING ${THREAD}`,
+        [targetId, now, sourceId],
+      );
+      if (rows.length === 0) return undefined;
+      await copyThreadCheckpoints(client, sourceId, targetId);
+      return rows[0];
+    });
+  }
+
+  async setState(threadId: string, state: ThreadStateSummary): Promise<void> {
+    await this.pool.query(
+      `UPDATE threads SET "values" = $2::jsonb, interrupts = $3::jsonb, status = coalesce($4, status), updated_at = $5
+       WHERE thread_id = $1`,
+      [threadId, jsonbOrNull(state.values), jsonb(state.interrupts), state.status ?? null, nowIso()],
+    );
+  }
+
+  async idsByMetadata(filter: JsonObject): Promise<string[]> {
+    const { rows } = await this.pool.query<{ thread_id: string }>(
+      "SELECT thread_id FROM threads WHERE metadata @> $1::jsonb ORDER BY seq",
+      [jsonb(filter)],
+    );
+    return rows.map((row) => row.thread_id);
+  }
+}
