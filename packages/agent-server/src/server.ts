@@ -7,7 +7,7 @@ import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { buildApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logger.js";
-import { LiveStreams } from "./runs/live-streams.js";
+import { InProcessBroker } from "./runs/in-process-broker.js";
 import { RunControl } from "./runs/run-control.js";
 import { RunWorker } from "./runs/worker.js";
 import { createServices } from "./services/index.js";
@@ -56,13 +56,15 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const storage = createSqliteStorage(dataDir, settings.sqliteSynchronous);
   try {
     const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer);
-    const live = new LiveStreams();
+    const broker = new InProcessBroker();
     const control = new RunControl();
     const worker = new RunWorker(
-      { storage, graphs, live, control, logger, maxAttempts: settings.maxAttempts, runTimeoutMs: settings.runTimeoutMs },
-      { concurrency: settings.workers, leaseMs: settings.leaseMs, requeueAllOnStart: true },
+      { storage, graphs, live: broker, control, logger, maxAttempts: settings.maxAttempts, runTimeoutMs: settings.runTimeoutMs },
+      { concurrency: settings.workers, leaseMs: settings.leaseMs, exclusiveDatabase: true },
     );
-    const services = createServices(storage, graphs, { live, control, worker });
+    broker.onWake((availableAt) => worker.wake(availableAt));
+    broker.onCancel((runId, reason) => control.abort(runId, reason));
+    const services = createServices(storage, graphs, broker);
     await services.assistants.ensureSystemAssistants();
     const app = await buildApp(services, {
       logger,

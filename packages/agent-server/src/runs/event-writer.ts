@@ -1,5 +1,5 @@
 import type { RunRepository, StoredEvent } from "../storage/types.js";
-import type { LiveStreams, RunEndNotice } from "./live-streams.js";
+import type { RunBroker, RunEndNotice } from "./broker.js";
 
 /** Event ids of one attempt stay below the next attempt's first id. */
 const ATTEMPT_SEQ_SPAN = 1_000_000_000;
@@ -20,7 +20,7 @@ export class RunEventWriter {
     private readonly runId: string,
     private nextSeq: number,
     private readonly runs: RunRepository,
-    private readonly live: LiveStreams,
+    private readonly live: RunBroker,
     private readonly persist: boolean,
   ) {}
 
@@ -33,7 +33,7 @@ export class RunEventWriter {
   static async open(
     run: { run_id: string; thread_id: string; attempt: number; persistEvents: boolean },
     runs: RunRepository,
-    live: LiveStreams,
+    live: RunBroker,
   ): Promise<RunEventWriter> {
     live.begin(run.run_id, run.thread_id);
     const attemptBase = (run.attempt - 1) * ATTEMPT_SEQ_SPAN;

@@ -7,7 +7,7 @@ import { summarizeState, toThreadState } from "../services/thread-state.js";
 import type { JsonObject, QueuedRun, RunEnd, Storage, ThreadStateSummary } from "../storage/types.js";
 import { EventLoopPacer } from "./event-loop-pacer.js";
 import { RunEventWriter } from "./event-writer.js";
-import type { LiveStreams, RunEndNotice } from "./live-streams.js";
+import type { RunBroker, RunEndNotice } from "./broker.js";
 import { RunCheckpointer } from "./run-checkpointer.js";
 import { runScope } from "./run-config.js";
 import type { AbortReason, RunControl } from "./run-control.js";
@@ -18,7 +18,7 @@ import { deliverWebhook } from "./webhook.js";
 export interface ExecutorDeps {
   storage: Storage;
   graphs: GraphRegistry;
-  live: LiveStreams;
+  live: RunBroker;
   control: RunControl;
   logger: Logger;
   maxAttempts: number;

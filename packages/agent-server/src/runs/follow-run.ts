@@ -1,6 +1,6 @@
 import type { RunRepository, RunStatus, StoredEvent } from "../storage/types.js";
 import { AsyncQueue } from "./async-queue.js";
-import type { LiveStreams } from "./live-streams.js";
+import type { RunBroker } from "./broker.js";
 
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["success", "error", "timeout", "interrupted"]);
 
@@ -11,14 +11,14 @@ export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["success", "er
  * iterate the generator to the end or `return()` it. Ends early when `signal`
  * aborts (the client went away).
  */
-export function followRun(
+export async function followRun(
   runId: string,
   afterSeq: number,
-  deps: { runs: RunRepository; live: LiveStreams },
+  deps: { runs: RunRepository; live: RunBroker },
   signal?: AbortSignal,
-): AsyncGenerator<StoredEvent> {
+): Promise<AsyncGenerator<StoredEvent>> {
   const queue = new AsyncQueue<StoredEvent>();
-  const subscription = deps.live.subscribe(runId, { onEvent: (event) => queue.push(event), onEnd: () => queue.close() });
+  const subscription = await deps.live.subscribe(runId, { onEvent: (event) => queue.push(event), onEnd: () => queue.close() });
   const stop = () => queue.close();
   signal?.addEventListener("abort", stop, { once: true });
 

@@ -7,8 +7,12 @@ export interface WorkerOptions {
   /** Runs executing at once in this process. */
   concurrency: number;
   leaseMs: number;
-  /** In embedded mode the process owns the database: runs left running by a dead process are requeued at start. */
-  requeueAllOnStart: boolean;
+  /**
+   * The process owns the database (embedded SQLite): runs left running are
+   * requeued at start, and leases never lapse while it lives (a graph blocking
+   * the event loop must not get its run requeued and executed twice).
+   */
+  exclusiveDatabase: boolean;
 }
 
 /**
@@ -40,13 +44,13 @@ export class RunWorker {
   }
 
   async start(): Promise<void> {
-    const requeued = await this.runs.requeueExpired({ all: this.options.requeueAllOnStart });
+    const requeued = await this.runs.requeueExpired({ all: this.options.exclusiveDatabase });
     if (requeued > 0) this.log.warn({ requeued }, "requeued runs left running by a stopped process");
     const { leaseMs } = this.options;
     this.intervals.push(
       setInterval(() => void this.runs.heartbeat(this.owner, leaseMs).catch((err) => this.log.error({ err }, "heartbeat failed")), leaseMs / 3),
-      setInterval(() => void this.sweep(), leaseMs / 2),
     );
+    if (!this.options.exclusiveDatabase) this.intervals.push(setInterval(() => void this.sweep(), leaseMs / 2));
     for (const interval of this.intervals) interval.unref();
     await this.scheduleNextDelayed();
     this.wake();

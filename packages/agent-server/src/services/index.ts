@@ -1,9 +1,8 @@
 import type { GraphRegistry } from "../graphs/registry.js";
-import type { LiveStreams } from "../runs/live-streams.js";
-import type { RunControl } from "../runs/run-control.js";
+import type { RunBroker } from "../runs/broker.js";
 import type { Storage } from "../storage/types.js";
 import { AssistantService } from "./assistants.js";
-import { type RunWaker, RunService } from "./runs.js";
+import { RunService } from "./runs.js";
 import { StateService } from "./state.js";
 import { ThreadService } from "./threads.js";
 
@@ -17,13 +16,13 @@ export interface Services {
 export function createServices(
   storage: Storage,
   graphs: GraphRegistry,
-  runtime: { live: LiveStreams; control: RunControl; worker: RunWaker },
+  broker: RunBroker,
 ): Services {
   const assistants = new AssistantService(storage, graphs);
   return {
     assistants,
     threads: new ThreadService(storage, graphs),
     state: new StateService(storage, graphs),
-    runs: new RunService(storage, graphs, assistants, runtime.live, runtime.control, runtime.worker),
+    runs: new RunService(storage, graphs, assistants, broker),
   };
 }

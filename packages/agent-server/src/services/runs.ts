@@ -2,8 +2,8 @@ import { randomUUID } from "node:crypto";
 import type { GraphRegistry } from "../graphs/registry.js";
 import { followRun, TERMINAL_STATUSES } from "../runs/follow-run.js";
 import { followThread, parseThreadEventId } from "../runs/follow-thread.js";
-import type { LiveStreams, RunEndNotice } from "../runs/live-streams.js";
-import type { CancelAction, RunControl } from "../runs/run-control.js";
+import type { RunBroker, RunEndNotice } from "../runs/broker.js";
+import type { CancelAction } from "../runs/run-control.js";
 import type { JsonObject, MultitaskStrategy, QueuedRun, Run, RunKwargs, RunStatus, Storage, StoredEvent } from "../storage/types.js";
 import type { AssistantService } from "./assistants.js";
 import { ConflictError, NotFoundError } from "./errors.js";
@@ -32,20 +32,12 @@ export interface RunCreateInput {
   feedback_keys?: string[] | null;
 }
 
-/** Wakes the worker when a run may be claimable. */
-export interface RunWaker {
-  /** `availableAt`: when the new run may start, if later than now. */
-  wake(availableAt?: number): void;
-}
-
 export class RunService {
   constructor(
     private readonly storage: Storage,
     private readonly graphs: GraphRegistry,
     private readonly assistants: AssistantService,
-    private readonly live: LiveStreams,
-    private readonly control: RunControl,
-    private readonly worker: RunWaker,
+    private readonly live: RunBroker,
   ) {}
 
   /**
@@ -59,8 +51,8 @@ export class RunService {
     options: { follow: boolean; signal?: AbortSignal },
   ): Promise<{ run: Run; ended: EndWatch; events?: AsyncGenerator<StoredEvent> }> {
     const runId = randomUUID();
-    const ended = this.watchEnd(runId);
-    const events = options.follow ? this.follow(runId, -1, options.signal) : undefined;
+    const ended = await this.watchEnd(runId);
+    const events = options.follow ? await this.follow(runId, -1, options.signal) : undefined;
     try {
       return { run: await this.create(threadId, input, runId), ended, events };
     } catch (error) {
@@ -128,7 +120,7 @@ export class RunService {
     if (input.multitask_strategy === "interrupt" || input.multitask_strategy === "rollback") {
       for (const inflight of result.inflight) await this.cancelRun(inflight, input.multitask_strategy);
     }
-    this.worker.wake(availableAt);
+    this.live.wakeWorkers(availableAt);
     return result.run;
   }
 
@@ -146,7 +138,7 @@ export class RunService {
 
   /** The sequence number of the run's latest event so far (-1 when none). */
   async lastSeq(runId: string): Promise<number> {
-    return Math.max(await this.storage.runs.lastEventSeq(runId), this.live.lastSeq(runId));
+    return Math.max(await this.storage.runs.lastEventSeq(runId), await this.live.lastSeq(runId));
   }
 
   async list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
@@ -164,7 +156,7 @@ export class RunService {
 
   /** Cancels a run; with `wait`, resolves once it has stopped. */
   async cancel(run: Run, action: CancelAction, wait: boolean): Promise<void> {
-    const ended = this.watchEnd(run.run_id);
+    const ended = await this.watchEnd(run.run_id);
     try {
       const current = await this.storage.runs.get(run.run_id);
       if (!current || TERMINAL_STATUSES.has(current.status)) return; // already over: nothing to cancel
@@ -187,7 +179,7 @@ export class RunService {
 
   /** The run's final output (values, or `{__error__}`), once it has ended. */
   async join(run: Run, signal?: AbortSignal): Promise<unknown> {
-    const ended = this.watchEnd(run.run_id);
+    const ended = await this.watchEnd(run.run_id);
     const abort = () => ended.cancel();
     signal?.addEventListener("abort", abort, { once: true });
     try {
@@ -204,7 +196,7 @@ export class RunService {
   }
 
   /** Events of a run after `lastEventId` (-1: from the start). */
-  follow(runId: string, lastEventId: number, signal?: AbortSignal): AsyncGenerator<StoredEvent> {
+  follow(runId: string, lastEventId: number, signal?: AbortSignal): Promise<AsyncGenerator<StoredEvent>> {
     return followRun(runId, lastEventId, { runs: this.storage.runs, live: this.live }, signal);
   }
 
@@ -220,13 +212,18 @@ export class RunService {
   }
 
   private async cancelRun(run: Run, action: CancelAction): Promise<void> {
-    if (this.control.abort(run.run_id, action)) return; // the executor records the outcome
     const current = await this.storage.runs.get(run.run_id);
+    if (current?.status === "running") {
+      this.live.cancel(run.run_id, action); // the executing process aborts it and records the outcome
+      return;
+    }
     if (current?.status !== "pending") return;
     if (action === "rollback") {
       await this.storage.runs.discard(run.run_id, await this.threadSummary(run.thread_id));
-    } else {
-      await this.storage.runs.cancelPending(run.run_id);
+    } else if (!(await this.storage.runs.cancelPending(run.run_id))) {
+      // It started meanwhile: abort the execution instead.
+      this.live.cancel(run.run_id, action);
+      return;
     }
     this.live.end(run.run_id, { status: "interrupted", output: null });
   }
@@ -237,12 +234,12 @@ export class RunService {
   }
 
   /** A promise of the run's end notice; subscribe before checking the database to miss nothing. */
-  private watchEnd(runId: string): EndWatch {
+  private async watchEnd(runId: string): Promise<EndWatch> {
     let resolve!: (notice: RunEndNotice) => void;
     let reject!: (reason: Error) => void;
     const promise = new Promise<RunEndNotice>((res, rej) => ((resolve = res), (reject = rej)));
     promise.catch(() => {}); // a cancelled watch nobody awaits is fine
-    const subscription = this.live.subscribe(runId, { onEvent: () => {}, onEnd: (notice) => resolve(notice) });
+    const subscription = await this.live.subscribe(runId, { onEvent: () => {}, onEnd: (notice) => resolve(notice) });
     return {
       promise,
       cancel: () => {

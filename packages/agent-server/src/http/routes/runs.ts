@@ -147,7 +147,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     const after = lastEventId(request) ?? (await runs.lastSeq(run.run_id));
     if (cancelOnDisconnect) signal.addEventListener("abort", () => void runs.cancel(run, "interrupt", false));
     const location = runLocation(run, threadId === undefined);
-    await writeEventStream(reply, runEvents(runs.follow(run.run_id, after, signal)), {
+    await writeEventStream(reply, runEvents(await runs.follow(run.run_id, after, signal)), {
       heartbeatMs: timings.heartbeatMs,
       headers: { "content-location": location, location: `${location}/stream` },
     });

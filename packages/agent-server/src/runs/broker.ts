@@ -1,0 +1,50 @@
+import type { RunStatus, StoredEvent } from "../storage/types.js";
+import type { AbortReason } from "./run-control.js";
+
+/** How a run ended, as told to whoever waits on it (the run row may be gone: stateless runs, rollbacks). */
+export interface RunEndNotice {
+  status: RunStatus;
+  output: unknown;
+}
+
+export interface RunListener {
+  onEvent(event: StoredEvent): void;
+  /** The run ended: no event follows. */
+  onEnd(notice: RunEndNotice): void;
+}
+
+export interface RunSubscription {
+  /** The run is executing now (somewhere), so its events will keep coming. */
+  active: boolean;
+  unsubscribe(): void;
+}
+
+/**
+ * What crosses between the parts of Berth that create, execute and follow
+ * runs: live events, end notices, worker wake-ups and cancellations. In one
+ * process it is all in memory; across processes it goes through Redis. The
+ * persisted event log stays the source of truth: a follower that missed a live
+ * event catches up from it.
+ */
+export interface RunBroker {
+  /** An attempt of a run starts executing here. */
+  begin(runId: string, threadId: string): void;
+  publish(runId: string, event: StoredEvent): void;
+  end(runId: string, notice: RunEndNotice): void;
+  /**
+   * Listens to a run's events and end, replaying what its current attempt
+   * already produced. Works for a run that has not started yet too.
+   */
+  subscribe(runId: string, listener: RunListener): Promise<RunSubscription>;
+  /** The latest sequence number produced by the run's current attempt (-1 when none). */
+  lastSeq(runId: string): Promise<number>;
+  /** Calls `onRunStart` whenever a run of the thread starts executing. */
+  watchThread(threadId: string, onRunStart: (runId: string) => void): Promise<() => void>;
+  /** Workers may have something to claim (now, or at `availableAt`). */
+  wakeWorkers(availableAt?: number): void;
+  onWake(handler: (availableAt?: number) => void): void;
+  /** Asks whichever process executes the run to abort it. */
+  cancel(runId: string, reason: AbortReason): void;
+  onCancel(handler: (runId: string, reason: AbortReason) => void): void;
+  close(): Promise<void>;
+}
