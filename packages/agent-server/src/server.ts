@@ -1,24 +1,27 @@
 import type { FastifyInstance } from "fastify";
 import { createRequire } from "node:module";
 import { join } from "node:path";
-import { applyProjectEnv, loadProjectConfig } from "./config/langgraph-config.js";
+import { applyProjectEnv, ConfigError, loadProjectConfig } from "./config/langgraph-config.js";
 import { type ServerSettings, settingsFromEnv } from "./config/settings.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { buildApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logger.js";
-import { InProcessBroker } from "./runs/in-process-broker.js";
 import { RunControl } from "./runs/run-control.js";
 import { RunWorker } from "./runs/worker.js";
+import { openBackends } from "./runtime.js";
 import { createServices } from "./services/index.js";
-import { createSqliteStorage } from "./storage/sqlite/index.js";
 import type { Storage } from "./storage/types.js";
+
+/** api: serves HTTP; worker: executes runs; all: both (the embedded default). */
+export type ServerRole = "api" | "worker" | "all";
 
 export interface ServerOptions {
   /** A project directory or its langgraph.json. */
   config: string;
   host: string;
   port: number;
+  role?: ServerRole;
   /** Where the SQLite database lives; default `.berth/` beside langgraph.json. */
   dataDir?: string;
   /** Overrides of the settings read from the environment. */
@@ -27,10 +30,11 @@ export interface ServerOptions {
 }
 
 export interface RunningServer {
-  url: string;
-  app: FastifyInstance;
+  /** The HTTP address (undefined for a worker-only process). */
+  url?: string;
+  app?: FastifyInstance;
   storage: Storage;
-  /** Stops accepting work, lets executing runs finish within the grace period, and closes. */
+  /** Stops taking work, lets executing runs and open responses finish within the grace period, and closes. */
   close(): Promise<void>;
 }
 
@@ -43,58 +47,87 @@ function versions() {
   };
 }
 
-/** Loads the project's graphs and serves them over the Agent Server API. */
+/** Loads the project's graphs and serves them over the Agent Server API and/or executes their runs. */
 export async function startServer(options: ServerOptions): Promise<RunningServer> {
   const logger = options.logger ?? createLogger();
+  const role = options.role ?? "all";
   const project = loadProjectConfig(options.config);
   for (const warning of project.warnings) logger.warn(warning);
   applyProjectEnv(project.env);
   pinLangChainPackages();
   const settings = { ...settingsFromEnv(), ...options.settings };
+  if (role !== "all" && !settings.databaseUrl) {
+    throw new ConfigError(`--role ${role} needs a shared database: set DATABASE_URL (and REDIS_URL)`);
+  }
 
   const dataDir = options.dataDir ?? join(project.projectDir, ".berth");
-  const storage = createSqliteStorage(dataDir, settings.sqliteSynchronous);
+  const { storage, broker, exclusive, describe } = await openBackends(settings, dataDir, logger);
   try {
     const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer);
-    const broker = new InProcessBroker();
     const control = new RunControl();
-    const worker = new RunWorker(
-      { storage, graphs, live: broker, control, logger, maxAttempts: settings.maxAttempts, runTimeoutMs: settings.runTimeoutMs },
-      { concurrency: settings.workers, leaseMs: settings.leaseMs, exclusiveDatabase: true },
-    );
-    broker.onWake((availableAt) => worker.wake(availableAt));
     broker.onCancel((runId, reason) => control.abort(runId, reason));
+    const worker =
+      role === "api"
+        ? undefined
+        : new RunWorker(
+            { storage, graphs, live: broker, control, logger, maxAttempts: settings.maxAttempts, runTimeoutMs: settings.runTimeoutMs },
+            { concurrency: settings.workers, leaseMs: settings.leaseMs, exclusiveDatabase: exclusive },
+          );
+    if (worker) broker.onWake((availableAt) => worker.wake(availableAt));
     const services = createServices(storage, graphs, broker);
-    await services.assistants.ensureSystemAssistants();
-    const app = await buildApp(services, {
-      logger,
-      bodyLimit: settings.bodyLimitBytes,
-      info: versions(),
-      timings: { heartbeatMs: settings.streamHeartbeatMs, keepAliveMs: settings.waitKeepAliveMs },
-    });
-    await worker.start();
+    if (role !== "worker") await services.assistants.ensureSystemAssistants();
+    await worker?.start();
     const pruning = setInterval(() => {
       const cutoff = new Date(Date.now() - settings.runLogRetentionMs).toISOString();
       storage.runs.pruneEvents(cutoff).catch((err) => logger.error({ err }, "pruning run event logs failed"));
     }, Math.min(settings.runLogRetentionMs, 60_000) || 60_000);
     pruning.unref();
-    const address = await app.listen({ host: options.host, port: options.port });
-    logger.info({ url: address, graphs: graphs.ids(), dataDir }, "agent server listening");
+
+    let app: FastifyInstance | undefined;
+    let url: string | undefined;
+    if (role !== "worker") {
+      app = await buildApp(services, {
+        logger,
+        bodyLimit: settings.bodyLimitBytes,
+        info: versions(),
+        timings: { heartbeatMs: settings.streamHeartbeatMs, keepAliveMs: settings.waitKeepAliveMs },
+      });
+      url = await app.listen({ host: options.host, port: options.port });
+      logger.info({ url, role, graphs: graphs.ids(), storage: describe }, "agent server listening");
+    } else {
+      logger.info({ role, graphs: graphs.ids(), storage: describe, owner: worker?.owner }, "worker ready");
+    }
     logger.flush();
+
     return {
-      url: address,
+      url,
       app,
       storage,
       async close() {
         clearInterval(pruning);
-        await worker.stop(settings.shutdownGraceMs);
-        for (const runId of control.runningIds()) control.abort(runId, "shutdown");
-        await app.close();
+        if (worker) {
+          await worker.stop(settings.shutdownGraceMs);
+          // Runs still executing after the grace period go back to the queue for another worker.
+          for (const runId of control.runningIds()) control.abort(runId, "shutdown");
+          const released = await storage.runs.release(worker.owner);
+          if (released > 0) logger.warn({ released }, "released unfinished runs");
+        }
+        if (app) await closeWithin(app, settings.shutdownGraceMs);
+        await broker.close();
         await storage.close();
       },
     };
   } catch (error) {
+    await broker.close();
     await storage.close();
     throw error;
   }
+}
+
+/** Lets open responses (streams, waits) finish for up to `graceMs`, then cuts them. */
+async function closeWithin(app: FastifyInstance, graceMs: number): Promise<void> {
+  const timer = setTimeout(() => app.server.closeAllConnections(), graceMs);
+  timer.unref();
+  await app.close();
+  clearTimeout(timer);
 }

@@ -1,12 +1,17 @@
-import { devCommand } from "./commands/dev.js";
+import { serveCommand } from "./commands/serve.js";
 
 const USAGE = `Usage: berth <command> [options]
 
 Commands:
-  dev [dir-or-langgraph.json]   Serve a LangGraph.js project (embedded SQLite)
-      --port <n>                Port (default 2024)
-      --host <addr>             Address (default 127.0.0.1)
-      --data-dir <dir>          Database directory (default .berth/ beside langgraph.json)
+  dev [dir-or-langgraph.json]     Serve a LangGraph.js project (SQLite under --data-dir by default)
+      --port <n>                  Port (default 2024; 0 picks a free one)
+      --host <addr>               Address (default 127.0.0.1)
+      --data-dir <dir>            SQLite directory (default .berth/ beside langgraph.json)
+  serve [dir-or-langgraph.json]   Serve a project in production: the options of dev, and
+      --role api|worker|all       What this process does (default all; api and worker need DATABASE_URL)
+      --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 10)
+
+DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-out backends.
 `;
 
 /** Runs a berth command; resolves to the process exit code (a server keeps running). */
@@ -14,7 +19,8 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case "dev":
-      return devCommand(rest);
+    case "serve":
+      return serveCommand(command, rest);
     case undefined:
     case "help":
     case "--help":

@@ -20,6 +20,14 @@ export interface ServerSettings {
   shutdownGraceMs: number;
   /** SQLite commit durability: `normal` survives a killed process, `full` also power loss. */
   sqliteSynchronous: "normal" | "full";
+  /** PostgreSQL instead of SQLite (scale-out). */
+  databaseUrl?: string;
+  /** Redis for live streams, wake-ups and cancellations across processes. */
+  redisUrl?: string;
+  /** Connections per process to PostgreSQL. */
+  postgresPoolSize: number;
+  /** Prefix of Berth's Redis keys and channels (several deployments may share a Redis). */
+  redisPrefix: string;
 }
 
 function number(name: string, fallback: number, min = 0): number {
@@ -49,5 +57,9 @@ export function settingsFromEnv(): ServerSettings {
     bodyLimitBytes: number("BERTH_BODY_LIMIT_BYTES", 32 * 1024 * 1024, 1024),
     shutdownGraceMs: number("BERTH_SHUTDOWN_GRACE_SECONDS", 10) * 1000,
     sqliteSynchronous: oneOf("BERTH_SQLITE_SYNCHRONOUS", ["normal", "full"] as const, "normal"),
+    databaseUrl: process.env.DATABASE_URL || undefined,
+    redisUrl: process.env.REDIS_URL || undefined,
+    postgresPoolSize: number("BERTH_PG_POOL_SIZE", 10, 1),
+    redisPrefix: process.env.BERTH_REDIS_PREFIX || "berth",
   };
 }

@@ -64,6 +64,7 @@ export async function executeRun(run: QueuedRun, deps: ExecutorDeps): Promise<vo
 
 async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter, signal: AbortSignal): Promise<Outcome> {
   let lastValues: unknown = null;
+  let checkpointer: RunCheckpointer | undefined;
   try {
     const assistant = await deps.storage.assistants.get(run.assistant_id);
     const thread = await deps.storage.threads.get(run.thread_id);
@@ -71,13 +72,13 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
     if (!thread) throw new Error(`Thread ${run.thread_id} not found`);
     const scope = runScope(run, assistant, thread);
     // A stateless run's thread is deleted at its end: its checkpoints need not outlive it in the database.
-    const checkpointer = isEphemeral(run) ? new MemorySaver() : new RunCheckpointer(deps.storage.checkpointer, scope.metadata);
+    if (!isEphemeral(run)) checkpointer = new RunCheckpointer(deps.storage.checkpointer, scope.metadata);
     const graph = await deps.graphs.get(assistant.graph_id, scope.config);
     const modes = run.kwargs.stream_mode as StreamMode[];
     const encoder = new StreamEncoder(modes, run.kwargs.stream_subgraphs);
     const options = {
       ...scope.config,
-      configurable: { ...scope.config.configurable, __pregel_checkpointer: checkpointer },
+      configurable: { ...scope.config.configurable, __pregel_checkpointer: checkpointer ?? new MemorySaver() },
       context: scope.context,
       streamMode: graphStreamModes(modes),
       subgraphs: run.kwargs.stream_subgraphs,
@@ -111,6 +112,8 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
     if (signal.aborted) return { kind: "aborted", reason: signal.reason as AbortReason, lastValues };
     const err = error instanceof Error ? error : new Error(String(error));
     return { kind: "failed", error: { error: err.name, message: err.message } };
+  } finally {
+    await checkpointer?.settled();
   }
 }
 

@@ -16,6 +16,8 @@ import type { JsonObject } from "../storage/types.js";
  * filters find a run's checkpoints and a rollback can delete them.
  */
 export class RunCheckpointer extends BaseCheckpointSaver<number> {
+  private readonly inFlight = new Set<Promise<unknown>>();
+
   constructor(
     private readonly inner: BaseCheckpointSaver<number>,
     private readonly runMetadata: JsonObject,
@@ -37,11 +39,26 @@ export class RunCheckpointer extends BaseCheckpointSaver<number> {
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
-    return this.inner.put(config, checkpoint, { ...this.runMetadata, ...metadata }, newVersions);
+    return this.track(this.inner.put(config, checkpoint, { ...this.runMetadata, ...metadata }, newVersions));
   }
 
   putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
-    return this.inner.putWrites(config, writes, taskId, taskPath);
+    return this.track(this.inner.putWrites(config, writes, taskId, taskPath));
+  }
+
+  /**
+   * Resolves once every write started so far has finished. LangGraph writes
+   * checkpoints in the background; an aborted run may end before they land,
+   * and the thread's state must be read after them.
+   */
+  async settled(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  private track<T>(write: Promise<T>): Promise<T> {
+    this.inFlight.add(write);
+    void write.finally(() => this.inFlight.delete(write)).catch(() => {});
+    return write;
   }
 
   deleteThread(threadId: string): Promise<void> {

@@ -1,12 +1,12 @@
 /**
- * JSON containment with PostgreSQL `@>` semantics: every key of `filter` is in
- * `doc` with a contained value; arrays contain each element of the filter array.
+ * JSON containment with PostgreSQL `@>` semantics for object filters: every key
+ * of `filter` is in `doc` with a contained value; arrays contain each element of
+ * the filter array.
  */
 export function jsonContains(doc: unknown, filter: unknown): boolean {
-  if (filter === null || typeof filter !== "object") {
-    if (Array.isArray(doc)) return doc.some((item) => item === filter);
-    return doc === filter;
-  }
+  // A scalar contains only an equal scalar (PostgreSQL's top-level exception for
+  // arrays does not apply: filters are always objects).
+  if (filter === null || typeof filter !== "object") return doc === filter;
   if (Array.isArray(filter)) {
     if (!Array.isArray(doc)) return false;
     return filter.every((wanted) => doc.some((item) => jsonContains(item, wanted)));

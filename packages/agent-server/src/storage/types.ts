@@ -251,6 +251,8 @@ export interface RunRepository {
   claim(owner: string, leaseMs: number): Promise<QueuedRun | undefined>;
   /** Extends the leases of every run `owner` holds. */
   heartbeat(owner: string, leaseMs: number): Promise<void>;
+  /** Puts the running runs `owner` holds back to pending (a worker shutting down hands them on). */
+  release(owner: string): Promise<number>;
   /** Puts running runs whose lease lapsed (or all of them, for a restart) back to pending. */
   requeueExpired(options: { all: boolean }): Promise<number>;
   /** Ends a running run and records the thread's resulting state, in one transaction. */

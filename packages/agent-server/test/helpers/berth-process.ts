@@ -5,6 +5,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { backendEnv } from "./backend.js";
 
 const here = dirname(fileURLToPath(import.meta.url));
 export const REPO_ROOT = join(here, "..", "..", "..", "..");
@@ -29,19 +30,24 @@ export interface StartOptions {
   dataDir?: string;
   env?: Record<string, string>;
   extraArgs?: string[];
+  /** `serve` with a role, for scale-out tests (default: `dev`). */
+  role?: "api" | "worker" | "all";
 }
 
 export function newDataDir(): string {
   return mkdtempSync(join(tmpdir(), "berth-test-"));
 }
 
-function spawnBerth(options: StartOptions): { child: ChildProcess; dataDir: string; output: () => string } {
+async function spawnBerth(options: StartOptions): Promise<{ child: ChildProcess; dataDir: string; output: () => string }> {
   const project = options.project?.startsWith("/") ? options.project : join(FIXTURES, options.project ?? "graphs");
   const dataDir = options.dataDir ?? newDataDir();
+  const command = options.role ? ["serve", "--role", options.role] : ["dev"];
+  const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: "info", ...(await backendEnv(dataDir)), ...options.env };
+  for (const [key, value] of Object.entries(env)) if (value === undefined) delete env[key];
   const child = spawn(
     process.execPath,
-    [BERTH_BIN, "dev", project, "--port", "0", "--data-dir", dataDir, ...(options.extraArgs ?? [])],
-    { env: { ...process.env, LOG_LEVEL: "info", ...options.env }, stdio: ["ignore", "pipe", "pipe"] },
+    [BERTH_BIN, ...command, project, "--port", "0", "--data-dir", dataDir, ...(options.extraArgs ?? [])],
+    { env, stdio: ["ignore", "pipe", "pipe"] },
   );
   let text = "";
   child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));
@@ -49,16 +55,16 @@ function spawnBerth(options: StartOptions): { child: ChildProcess; dataDir: stri
   return { child, dataDir, output: () => text };
 }
 
-/** Starts `berth dev` on a free port and resolves once it listens. */
+/** Starts `berth dev` (or `serve --role`) on a free port and resolves once it listens (a worker: once ready). */
 export async function startBerth(options: StartOptions = {}): Promise<BerthProcess> {
-  const { child, dataDir, output } = spawnBerth(options);
+  const { child, dataDir, output } = await spawnBerth(options);
   const url = await new Promise<string>((resolve, reject) => {
     const onData = () => {
-      const match = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"agent server listening"/.exec(output());
+      const match = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"agent server listening"|"msg":"worker ready"/.exec(output());
       if (match) {
         child.stdout!.off("data", onData);
         child.off("exit", onExit);
-        resolve(match[1]);
+        resolve(match[1] ?? "");
       }
     };
     const onExit = (code: number | null) => reject(new Error(`berth dev exited (${code}) before listening:\n${output()}`));
@@ -84,7 +90,7 @@ export async function startBerth(options: StartOptions = {}): Promise<BerthProce
 
 /** Runs `berth dev` expecting it to fail at start; resolves with its exit code and output. */
 export async function runBerthExpectingFailure(options: StartOptions): Promise<{ code: number | null; output: string }> {
-  const { child, output } = spawnBerth(options);
+  const { child, output } = await spawnBerth(options);
   const [code] = (await once(child, "exit")) as [number | null];
   return { code, output: output() };
 }

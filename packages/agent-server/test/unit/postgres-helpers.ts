@@ -37,11 +37,12 @@ export async function freshSchema(): Promise<{ url: string; drop(): Promise<void
  * `count` storages over one fresh schema, each with its own pool, as separate
  * processes would have; `close` ends them and drops the schema.
  */
-export async function sharedStorages(count: number): Promise<{ storages: Storage[]; close(): Promise<void> }> {
+export async function sharedStorages(count: number): Promise<{ url: string; storages: Storage[]; close(): Promise<void> }> {
   const schema = await freshSchema();
   const storages: Storage[] = [];
   for (let i = 0; i < count; i++) storages.push(await createPostgresStorage(schema.url, { poolSize: 5 }));
   return {
+    url: schema.url,
     storages,
     async close() {
       await Promise.all(storages.map((storage) => storage.close()));

@@ -5,7 +5,7 @@ import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
-import { emptyCheckpoint } from "@langchain/langgraph-checkpoint";
+import { emptyCheckpoint, type CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import { createPostgresStorage } from "../../src/storage/postgres/index.js";
 import { createSqliteStorage } from "../../src/storage/sqlite/index.js";
 import type { Storage } from "../../src/storage/types.js";
@@ -13,6 +13,8 @@ import { freshSchema, newRun, skipWithoutPostgres } from "./postgres-helpers.js"
 
 const ISO = /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/;
 const AT = Date.now() - 1_000;
+/** Checkpoint metadata with the extra keys Berth adds (run_id, thread_id). */
+const meta = (extra: Record<string, unknown>) => ({ source: "input", step: -1, parents: {}, ...extra }) as CheckpointMetadata;
 const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `${prefix}-${i}`);
 
 /** Every result of the script, in order. */
@@ -63,10 +65,10 @@ async function script(storage: Storage): Promise<unknown[]> {
   const checkpoint = { ...emptyCheckpoint(), id: "1ef00000-0000-6000-8000-000000000001", channel_values: { a: 1 } };
   checkpoint.channel_versions = { a: "1.x" };
   const config = { configurable: { thread_id: t1, checkpoint_ns: "" } };
-  const next = await cp.put(config, checkpoint, { source: "input", step: -1, parents: {}, run_id: "r0", thread_id: t1 }, { a: "1.x" });
+  const next = await cp.put(config, checkpoint, meta({ run_id: "r0", thread_id: t1 }), { a: "1.x" });
   await cp.putWrites(next, [["a", 2], ["__error__", "e1"], ["__error__", "e2"]], "task-1");
   const second = { ...checkpoint, id: "1ef00000-0000-6000-8000-000000000002", channel_versions: { a: "1.x" } };
-  await cp.put(next, second, { source: "loop", step: 0, parents: {}, run_id: "r1" }, {});
+  await cp.put(next, second, meta({ source: "loop", step: 0, run_id: "r1" }), {});
   log.push(await ts.copy(t1, t3), await ts.copy("missing", t4));
   await cp.deleteRun(t1, "r1");
   for (const threadId of [t1, t3]) {
@@ -88,6 +90,7 @@ async function script(storage: Storage): Promise<unknown[]> {
   log.push(await rs.claim("w", 60_000));
   await rs.finish(r2, { status: "interrupted", output: null, thread: { values: { v: 2 }, interrupts: {}, status: "interrupted" } });
   log.push(await ts.get(t0), await rs.cancelPending(r2), await rs.cancelPending(r5), await ts.get(t2));
+  log.push(await rs.release("nobody"), await rs.release("w"), await rs.get(r3), await ts.get(t5));
   await rs.appendEvents(r3, [{ seq: 0, event: "metadata", data: "{}" }, { seq: 1, event: "values", data: '{"a":1}' }]);
   log.push(await rs.readEvents(r3, 0), await rs.lastEventSeq(r3));
   await rs.discard(r3, { values: { d: true }, interrupts: {} });

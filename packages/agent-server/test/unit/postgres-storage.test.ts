@@ -129,6 +129,24 @@ describe("PostgreSQL storage", { skip: skipWithoutPostgres("PostgreSQL storage t
     assert.equal((await b.runs.claim("b", 60_000))?.thread_id, threadId);
   });
 
+  it("claims a run whose thread another transaction holds for a moment, instead of leaving it behind", async () => {
+    const threadId = await newThread();
+    const created = await a.runs.create(newRun(threadId));
+    assert.equal(created.kind, "created");
+    const other = new pg.Client({ connectionString: shared?.url });
+    await other.connect();
+    try {
+      await other.query("BEGIN");
+      await other.query("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE", [threadId]);
+      const release = sleep(40).then(() => other.query("COMMIT"));
+      const claimed = await b.runs.claim("w", 60_000);
+      await release;
+      assert.equal(claimed?.thread_id, threadId);
+    } finally {
+      await other.end();
+    }
+  });
+
   it("requeues a run whose lease lapsed, and not one whose lease is renewed", async () => {
     const threadId = await newThread();
     const created = await a.runs.create(newRun(threadId));
@@ -150,6 +168,14 @@ describe("PostgreSQL storage", { skip: skipWithoutPostgres("PostgreSQL storage t
     // A restart requeues running runs whatever their lease.
     assert.equal(await a.runs.requeueExpired({ all: true }), 1);
     assert.equal((await a.runs.get(first?.run_id ?? ""))?.status, "pending");
+    // A worker shutting down hands on its runs, and only its own.
+    const other = await newThread();
+    await a.runs.create(newRun(other));
+    assert.equal((await a.runs.claim("owner-3", 60_000))?.run_id, first?.run_id);
+    assert.equal((await b.runs.claim("owner-4", 60_000))?.thread_id, other);
+    assert.equal(await b.runs.release("owner-3"), 1);
+    assert.equal((await a.runs.get(first?.run_id ?? ""))?.status, "pending");
+    assert.equal((await a.runs.findActive({ status: "running" }))[0]?.thread_id, other);
   });
 
   it("finishes a temporary run with its thread, and settles thread status with the runs still waiting", async () => {
@@ -177,6 +203,14 @@ describe("PostgreSQL storage", { skip: skipWithoutPostgres("PostgreSQL storage t
     });
     assert.equal(await a.threads.get(temporary), undefined);
     assert.equal(await a.runs.get(started?.run_id ?? ""), undefined);
+  });
+
+  it("stores JSON that JSONB refuses: U+0000 dropped, lone surrogates replaced, escaped look-alikes kept", async () => {
+    const threadId = randomUUID();
+    const metadata = { "a\u0000b": "x\u0000y", lone: "\ud800!", pair: "\ud83d\ude00", literal: "\\u0000 \\ud800" };
+    const thread = await a.threads.create({ thread_id: threadId, metadata });
+    assert.deepEqual(thread?.metadata, { ab: "xy", lone: "\ufffd!", pair: "\ud83d\ude00", literal: "\\u0000 \\ud800" });
+    assert.deepEqual(await a.threads.idsByMetadata({ "a\u0000b": "x\u0000y" }), [threadId]);
   });
 
   it("appends, reads and prunes run events idempotently, with seqs beyond 32 bits", async () => {

@@ -1,8 +1,8 @@
 // The run queue: claiming runs, leases, requeueing. Several processes may
 // share the database, so each operation is one statement whose row locks make
 // it atomic. Claim and requeue skip locked rows instead of waiting for them,
-// and heartbeat only ever waits for run rows, so none of them can deadlock
-// with the transactions of runs.ts (which lock a thread, then its run).
+// and heartbeat and release only ever wait for run rows, so none of them can
+// deadlock with the transactions of runs.ts (which lock a thread, then its run).
 import type { QueuedRun } from "../types.js";
 import { nowIso } from "../sqlite/rows.js";
 import { isUniqueViolation, type Queryable } from "./database.js";
@@ -66,7 +66,7 @@ export async function claimRun(q: Queryable, owner: string, leaseMs: number): Pr
       // and our update, and the unique index refused the second: look again.
       if (!isUniqueViolation(err, "runs_one_running_per_thread")) throw err;
     }
-    await sleep(attempt * 2);
+    if (attempt < CLAIM_ATTEMPTS) await sleep(attempt * 2);
   }
   return undefined; // still contended after ~0.4 s: the worker's next wake-up (a run created or ended) claims it
 }
@@ -79,6 +79,16 @@ export async function heartbeat(q: Queryable, owner: string, leaseMs: number): P
     Date.now() + leaseMs,
     owner,
   ]);
+}
+
+/** Puts the running runs `owner` holds back to pending (a worker shutting down hands them on). */
+export async function release(q: Queryable, owner: string): Promise<number> {
+  const result = await q.query(
+    `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = $1
+      WHERE status = 'running' AND lease_owner = $2`,
+    [nowIso(), owner],
+  );
+  return result.rowCount ?? 0;
 }
 
 /**

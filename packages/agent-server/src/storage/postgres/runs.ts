@@ -123,6 +123,10 @@ export class PostgresRunRepository implements RunRepository {
     return queue.heartbeat(this.pool, owner, leaseMs);
   }
 
+  release(owner: string): Promise<number> {
+    return queue.release(this.pool, owner);
+  }
+
   requeueExpired(options: { all: boolean }): Promise<number> {
     return queue.requeueExpired(this.pool, options);
   }

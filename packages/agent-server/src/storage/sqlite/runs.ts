@@ -181,6 +181,15 @@ export class SqliteRunRepository implements RunRepository {
       .run(Date.now() + leaseMs, owner);
   }
 
+  async release(owner: string): Promise<number> {
+    return this.db
+      .prepare(
+        `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+          WHERE status = 'running' AND lease_owner = ?`,
+      )
+      .run(nowIso(), owner).changes;
+  }
+
   async requeueExpired(options: { all: boolean }): Promise<number> {
     const condition = options.all ? "" : "AND lease_expires_at < ?";
     const params = options.all ? [nowIso()] : [nowIso(), Date.now()];

@@ -1,0 +1,130 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { TEST_BACKEND } from "./helpers/backend.js";
+import { type BerthProcess, newDataDir, request, startBerth } from "./helpers/berth-process.js";
+
+const skip = TEST_BACKEND !== "postgres" ? "needs PostgreSQL + Redis (BERTH_TEST_BACKEND=postgres)" : false;
+
+async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
+  const items: T[] = [];
+  for await (const item of stream) items.push(item);
+  return items;
+}
+
+/** Reads a run's stream until its state shows `count` steps done. */
+async function progressOf(api: BerthProcess, threadId: string, runId: string, count: number): Promise<void> {
+  for await (const part of api.client.runs.joinStream(threadId, runId, { lastEventId: "-1" })) {
+    if (part.event === "values" && ((part.data as { done?: number }).done ?? 0) >= count) return;
+  }
+  throw new Error(`run ${runId} ended before ${count} steps`);
+}
+
+describe("scale-out: API and worker processes on PostgreSQL + Redis", { skip }, () => {
+  const dataDir = newDataDir();
+  let apiA: BerthProcess;
+  let apiB: BerthProcess;
+  let workers: BerthProcess[] = [];
+
+  before(async () => {
+    // Migrations run concurrently from every process starting together.
+    [apiA, apiB, ...workers] = await Promise.all([
+      startBerth({ dataDir, role: "api" }),
+      startBerth({ dataDir, role: "api" }),
+      startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "4" } }),
+      startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "4" } }),
+    ]);
+  });
+  after(() => Promise.all([apiA, apiB, ...workers].map((process) => process?.stop())));
+
+  it("an API process executes nothing: a run waits for a worker process", async () => {
+    const alone = newDataDir();
+    const api = await startBerth({ dataDir: alone, role: "api" });
+    try {
+      const thread = await api.client.threads.create();
+      const run = await api.client.runs.create(thread.thread_id, "plain_js", { input: { text: "later" } });
+      assert.equal((await api.client.runs.get(thread.thread_id, run.run_id)).status, "pending");
+      const worker = await startBerth({ dataDir: alone, role: "worker" });
+      try {
+        assert.deepEqual(await api.client.runs.join(thread.thread_id, run.run_id), { text: "LATER" });
+      } finally {
+        await worker.stop();
+      }
+    } finally {
+      await api.stop();
+    }
+  });
+
+  it("a run created through one API process streams, joins and waits through another", async () => {
+    const thread = await apiA.client.threads.create();
+    const run = await apiA.client.runs.create(thread.thread_id, "slow", { input: { steps: 4, delay_ms: 30 } });
+    const [events, joined] = await Promise.all([
+      collect(apiB.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" })),
+      apiB.client.runs.join(thread.thread_id, run.run_id),
+    ]);
+    assert.equal(events[0].event, "metadata");
+    assert.deepEqual(joined, { steps: 4, delay_ms: 30, done: 4 });
+    const stateless = await request(apiB.url, "POST", "/runs/wait", { assistant_id: "plain_js", input: { text: "b" } });
+    assert.deepEqual(stateless.body, { text: "B" });
+  });
+
+  it("streams tokens live through the API process", async () => {
+    const thread = await apiB.client.threads.create();
+    const parts = await collect(
+      apiB.client.runs.stream(thread.thread_id, "chat", {
+        input: { messages: [{ type: "human", content: "hi" }] },
+        streamMode: "messages-tuple",
+      }),
+    );
+    assert.ok(parts.filter((part) => part.event === "messages").length > 10);
+  });
+
+  it("cancels a run executing in a worker from an API process", async () => {
+    const thread = await apiA.client.threads.create();
+    const run = await apiA.client.runs.create(thread.thread_id, "slow", { input: { steps: 20, delay_ms: 100 } });
+    await progressOf(apiB, thread.thread_id, run.run_id, 2);
+    await apiB.client.runs.cancel(thread.thread_id, run.run_id, true, "interrupt");
+    const cancelled = await apiA.client.runs.get(thread.thread_id, run.run_id);
+    assert.equal(cancelled.status, "interrupted");
+  });
+
+  it("enforces one running run per thread across workers (reject is a 409 from any API process)", async () => {
+    const thread = await apiA.client.threads.create();
+    const run = await apiA.client.runs.create(thread.thread_id, "slow", { input: { steps: 20, delay_ms: 100 } });
+    const second = await request(apiB.url, "POST", `/threads/${thread.thread_id}/runs`, { assistant_id: "slow", input: {} });
+    assert.equal(second.status, 409);
+    await apiB.client.runs.cancel(thread.thread_id, run.run_id, true);
+  });
+
+  it("a worker killed mid-run: another worker resumes the run after its lease lapses", async () => {
+    // One worker takes the run; a second one starts only once the run is under way.
+    await Promise.all(workers.map((worker) => worker.stop()));
+    const doomed = await startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "1" } });
+    workers = [];
+    const thread = await apiA.client.threads.create();
+    // 20 steps of 300 ms: long enough for the second worker to start while the first one still runs it.
+    const run = await apiA.client.runs.create(thread.thread_id, "slow", { input: { steps: 20, delay_ms: 300 } });
+    await progressOf(apiA, thread.thread_id, run.run_id, 1);
+    workers.push(await startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "1" } }));
+    assert.equal((await apiA.client.runs.get(thread.thread_id, run.run_id)).status, "running");
+    await doomed.kill();
+    const values = (await apiA.client.runs.join(thread.thread_id, run.run_id)) as { done: number };
+    assert.equal(values.done, 20);
+    const events = await collect(apiA.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" }));
+    const attempts = events.filter((e) => e.event === "metadata").map((e) => (e.data as { attempt: number }).attempt);
+    assert.deepEqual(attempts, [1, 2]);
+    assert.equal((await apiA.client.threads.get(thread.thread_id)).status, "idle");
+  });
+
+  it("a worker stopping gracefully finishes its runs within the grace period", async () => {
+    const graceful = await startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "1", BERTH_SHUTDOWN_GRACE_SECONDS: "30" } });
+    const others = workers;
+    await Promise.all(others.map((worker) => worker.stop()));
+    workers = [graceful];
+    const thread = await apiA.client.threads.create();
+    const run = await apiA.client.runs.create(thread.thread_id, "slow", { input: { steps: 6, delay_ms: 100 } });
+    await progressOf(apiA, thread.thread_id, run.run_id, 1);
+    await graceful.stop();
+    const ended = await apiA.client.runs.get(thread.thread_id, run.run_id);
+    assert.equal(ended.status, "success", "the in-flight run finished before the worker exited");
+  });
+});

@@ -1,0 +1,67 @@
+import { ConfigError, GraphLoadError, startServer } from "@berth/agent-server";
+import { parseArgs } from "node:util";
+
+const ROLES = ["api", "worker", "all"] as const;
+
+/**
+ * `berth dev` and `berth serve`: serve a project. `serve` also takes a role
+ * (api, worker or all) and a worker count, for scale-out on PostgreSQL + Redis.
+ */
+export async function serveCommand(command: "dev" | "serve", argv: string[]): Promise<number> {
+  let parsed;
+  try {
+    parsed = parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: {
+        port: { type: "string", default: "2024" },
+        host: { type: "string", default: "127.0.0.1" },
+        "data-dir": { type: "string" },
+        ...(command === "serve" ? { role: { type: "string", default: "all" }, workers: { type: "string" } } : {}),
+      },
+    });
+  } catch (error) {
+    return usageError(command, (error as Error).message);
+  }
+  const values = parsed.values as Record<string, string | undefined>;
+  const port = Number(values.port);
+  if (!Number.isInteger(port) || port < 0 || port > 65535) return usageError(command, `--port must be a port number, got "${values.port}"`);
+  const role = (values.role ?? "all") as (typeof ROLES)[number];
+  if (!ROLES.includes(role)) return usageError(command, `--role must be one of ${ROLES.join(", ")}, got "${values.role}"`);
+  const workers = values.workers === undefined ? undefined : Number(values.workers);
+  if (workers !== undefined && (!Number.isInteger(workers) || workers < 1)) {
+    return usageError(command, `--workers must be a positive integer, got "${values.workers}"`);
+  }
+  try {
+    const server = await startServer({
+      config: parsed.positionals[0] ?? ".",
+      host: values.host!,
+      port,
+      role,
+      dataDir: values["data-dir"],
+      settings: workers === undefined ? undefined : { workers },
+    });
+    const stop = async () => {
+      await server.close();
+      process.exit(0);
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    return 0;
+  } catch (error) {
+    if (error instanceof ConfigError || error instanceof GraphLoadError) {
+      process.stderr.write(`berth ${command}: ${error.message}\n`);
+      return 1;
+    }
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
+      process.stderr.write(`berth ${command}: ${values.host}:${port} is already in use; choose another with --port\n`);
+      return 1;
+    }
+    throw error;
+  }
+}
+
+function usageError(command: string, message: string): number {
+  process.stderr.write(`berth ${command}: ${message}\n`);
+  return 2;
+}
