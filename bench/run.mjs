@@ -77,9 +77,39 @@ const SERVERS = [
   {
     name: "berth",
     label: "Berth embedded (SQLite)",
-    command: (port) => [process.execPath, [join(root, "packages", "cli", "bin", "berth.mjs"), "dev", join(benchDir, "graphs"), "--port", String(port), "--data-dir", mkdtempSync(join(tmpdir(), "berth-bench-"))], { cwd: root, env: { ...process.env, LOG_LEVEL: "warn" } }],
+    command: (port) => [
+      process.execPath,
+      [join(root, "packages", "cli", "bin", "berth.mjs"), "dev", join(benchDir, "graphs"), "--port", String(port), "--data-dir", mkdtempSync(join(tmpdir(), "berth-bench-"))],
+      { cwd: root, env: { ...process.env, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "warn" } },
+    ],
   },
 ];
+
+/** A fresh database for the PostgreSQL run, so every bench starts from the same empty state. */
+async function freshDatabase(adminUrl) {
+  const { default: pg } = await import("pg");
+  const name = `berth_bench_${Date.now()}`;
+  const admin = new pg.Client({ connectionString: adminUrl });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const url = new URL(adminUrl);
+  url.pathname = `/${name}`;
+  return url.toString();
+}
+
+if (process.env.DATABASE_URL && process.env.REDIS_URL) {
+  const databaseUrl = await freshDatabase(process.env.DATABASE_URL);
+  SERVERS.push({
+    name: "berth_pg",
+    label: "Berth PostgreSQL + Redis (one process)",
+    command: (port) => [
+      process.execPath,
+      [join(root, "packages", "cli", "bin", "berth.mjs"), "serve", join(benchDir, "graphs"), "--port", String(port)],
+      { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl, BERTH_REDIS_PREFIX: "berth_bench", LOG_LEVEL: "warn" } },
+    ],
+  });
+}
 
 function loadProcess(url, scenario, options) {
   const result = spawnSync(process.execPath, [join(benchDir, "load.mjs"), url, scenario, JSON.stringify(options)], {
