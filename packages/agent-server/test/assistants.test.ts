@@ -20,7 +20,7 @@ describe("assistants", () => {
     const system = await berth.client.assistants.search({ metadata: { created_by: "system" }, limit: 100 });
     assert.deepEqual(
       system.map((assistant) => assistant.graph_id).sort(),
-      ["agent", "chat", "default_export", "factory", "failing", "hitl", "nested", "plain_js", "promised", "slow", "uncompiled", "zod_state"],
+      ["agent", "blocking", "chat", "default_export", "factory", "failing", "hitl", "nested", "plain_js", "promised", "slow", "uncompiled", "zod_state"],
     );
     const described = system.find((assistant) => assistant.graph_id === "plain_js");
     assert.equal(described?.description, "A graph written in plain JavaScript");

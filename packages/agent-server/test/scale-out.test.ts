@@ -95,6 +95,15 @@ describe("scale-out: API and worker processes on PostgreSQL + Redis", { skip }, 
     await apiB.client.runs.cancel(thread.thread_id, run.run_id, true);
   });
 
+  it("a graph blocking its worker's event loop longer than the lease keeps its run (no second attempt)", async () => {
+    const thread = await apiA.client.threads.create();
+    // The test backend's lease is 3 s; the lease is renewed from a worker thread meanwhile.
+    const values = (await apiA.client.runs.wait(thread.thread_id, "blocking", { input: { ms: 5000 } })) as { spins: number };
+    assert.ok(values.spins > 0);
+    const events = await collect(apiA.client.runs.joinStream(thread.thread_id, (await apiA.client.runs.list(thread.thread_id))[0].run_id, { lastEventId: "-1" }));
+    assert.deepEqual(events.filter((e) => e.event === "metadata").map((e) => (e.data as { attempt: number }).attempt), [1]);
+  });
+
   it("a worker killed mid-run: another worker resumes the run after its lease lapses", async () => {
     // One worker takes the run; a second one starts only once the run is under way.
     await Promise.all(workers.map((worker) => worker.stop()));

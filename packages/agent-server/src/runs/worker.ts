@@ -29,6 +29,7 @@ export class RunWorker {
   private delayTimer: NodeJS.Timeout | undefined;
   private delayedUntil = Infinity;
   private readonly intervals: NodeJS.Timeout[] = [];
+  private leaseKeeper: { stop(): Promise<void> } | undefined;
 
   constructor(
     private readonly deps: ExecutorDeps,
@@ -47,9 +48,12 @@ export class RunWorker {
     const requeued = await this.runs.requeueExpired({ all: this.options.exclusiveDatabase });
     if (requeued > 0) this.log.warn({ requeued }, "requeued runs left running by a stopped process");
     const { leaseMs } = this.options;
-    this.intervals.push(
-      setInterval(() => void this.runs.heartbeat(this.owner, leaseMs).catch((err) => this.log.error({ err }, "heartbeat failed")), leaseMs / 3),
-    );
+    const keepLeases = this.deps.storage.keepLeases;
+    if (keepLeases) this.leaseKeeper = keepLeases(this.owner, leaseMs);
+    else {
+      const renew = () => void this.runs.heartbeat(this.owner, leaseMs).catch((err) => this.log.error({ err }, "heartbeat failed"));
+      this.intervals.push(setInterval(renew, leaseMs / 3));
+    }
     if (!this.options.exclusiveDatabase) this.intervals.push(setInterval(() => void this.sweep(), leaseMs / 2));
     for (const interval of this.intervals) interval.unref();
     await this.scheduleNextDelayed();
@@ -81,6 +85,7 @@ export class RunWorker {
     const drained = Promise.allSettled([...this.running]);
     const grace = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
     await Promise.race([drained, grace]);
+    await this.leaseKeeper?.stop();
   }
 
   private async pump(): Promise<void> {

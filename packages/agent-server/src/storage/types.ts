@@ -139,7 +139,15 @@ export interface BerthCheckpointer extends BaseCheckpointSaver {
   deleteRun(threadId: string, runId: string): void | Promise<void>;
 }
 
+/** Renews the leases of the runs `owner` holds until stopped. */
+export type LeaseKeeper = (owner: string, leaseMs: number) => { stop(): Promise<void> };
+
 export interface Storage {
+  /**
+   * Renews leases off the main thread, so a graph blocking the event loop
+   * cannot let them lapse; without it the worker renews them on its timer.
+   */
+  readonly keepLeases?: LeaseKeeper;
   readonly assistants: AssistantRepository;
   readonly threads: ThreadRepository;
   readonly runs: RunRepository;
