@@ -122,6 +122,9 @@ describe("scale-out: API and worker processes on PostgreSQL + Redis", { skip }, 
     const attempts = events.filter((e) => e.event === "metadata").map((e) => (e.data as { attempt: number }).attempt);
     assert.deepEqual(attempts, [1, 2]);
     assert.equal((await apiA.client.threads.get(thread.thread_id)).status, "idle");
+    // Resumed from the last checkpoint: every step appears once in the history.
+    const steps = (await apiA.client.threads.getHistory(thread.thread_id, { limit: 100 })).map((state) => state.metadata?.step);
+    assert.equal(new Set(steps).size, steps.length, `duplicated steps in ${steps.join(",")}`);
   });
 
   it("a worker stopping gracefully finishes its runs within the grace period", async () => {

@@ -39,9 +39,18 @@ export async function followRun(
       }
       for await (const event of queue.drain()) {
         if (event.seq <= last) continue;
+        if (event.seq > last + 1) {
+          // Live delivery skipped events (a broker outage, say): the log has them.
+          for (const logged of await deps.runs.readEvents(runId, last)) {
+            if (logged.seq >= event.seq) break;
+            yield logged;
+          }
+        }
         yield event;
         last = event.seq;
       }
+      // The run ended: the log holds every event it produced, live delivery or not.
+      for (const logged of await deps.runs.readEvents(runId, last)) yield logged;
     } finally {
       signal?.removeEventListener("abort", stop);
       subscription.unsubscribe();
