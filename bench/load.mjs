@@ -119,5 +119,44 @@ const scenarios = {
   },
 };
 
+/** Reads a join stream to its end; returns the number of events. */
+async function joinAll(path) {
+  const response = await fetch(baseUrl + path, { headers: { "last-event-id": "-1" } });
+  if (!response.ok) throw new Error(`${response.status}`);
+  let events = 0;
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of response.body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      if (/^event: /m.test(buffer.slice(0, end))) events++;
+      buffer = buffer.slice(end + 2);
+    }
+  }
+  return events;
+}
+
+/** One run streamed to many joiners at once (the run starts a second later, once they are all connected). */
+scenarios.fanOut = async () => {
+  const thread = await post("/threads", {});
+  const run = await post(`/threads/${thread.thread_id}/runs`, {
+    assistant_id: "tokens",
+    input: { messages: [{ type: "human", content: "hi" }] },
+    stream_mode: "messages-tuple",
+    after_seconds: 1,
+  });
+  const begin = performance.now();
+  const counts = await Promise.all(
+    Array.from({ length: options.joiners }, () => joinAll(`/threads/${thread.thread_id}/runs/${run.run_id}/stream`)),
+  );
+  return {
+    joiners: options.joiners,
+    complete: counts.filter((count) => count === counts[0] && count > 40).length,
+    events_each: counts[0],
+    seconds_after_start: (performance.now() - begin) / 1000 - 1,
+  };
+};
+
 const result = await scenarios[scenario]();
 process.stdout.write(JSON.stringify(result) + "\n");

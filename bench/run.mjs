@@ -198,6 +198,12 @@ if (!process.env.DATABASE_URL || !process.env.REDIS_URL) {
   process.stderr.write("bench: Berth with PostgreSQL + Redis skipped (set DATABASE_URL and REDIS_URL)\n");
 }
 
+if (process.env.DATABASE_URL && process.env.REDIS_URL && !only) {
+  process.stderr.write("bench: scale-out (1 API + 1 or 2 worker processes, PostgreSQL + Redis)\n");
+  const { scaleOut } = await import("./scale-out.mjs");
+  results.scale_out = await scaleOut({ port: await freePort(), repeats: REPEATS, requests: PLAN.threadWait32.requests });
+}
+
 mkdirSync(join(benchDir, "results"), { recursive: true });
 const file = join(benchDir, "results", `${results.date.replace(/[:.]/g, "-")}.json`);
 writeFileSync(file, JSON.stringify(results, null, 2));

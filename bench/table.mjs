@@ -46,6 +46,21 @@ export function renderTable(results) {
   ];
   const overhead = (server) => (typeof server.wait1?.p50_ms === "number" ? fmt(server.wait1.p50_ms - floor.invoke.p50_ms, 2) : "–");
   lines.push("", `Overhead per stateless run at c=1 (p50 minus the floor's ${fmt(floor.invoke.p50_ms, 2)} ms): reference ${overhead(ref)} ms, Berth ${overhead(berth)} ms.`);
+  const scale = results.scale_out;
+  if (scale) {
+    lines.push(
+      "",
+      "Scale-out on PostgreSQL + Redis (1 API process; thread create + `/runs/wait` at concurrency 32):",
+      "",
+      "| worker processes | runs/s | p50 ms |",
+      "|---:|---:|---:|",
+      `| 1 | ${fmt(scale.workers_1?.per_second)} | ${fmt(scale.workers_1?.p50_ms)} |`,
+      `| 2 | ${fmt(scale.workers_2?.per_second)} | ${fmt(scale.workers_2?.p50_ms)} |`,
+      "",
+      `Fan-out of one run (40-token stream) to ${scale.fan_out?.joiners} joiners: ${scale.fan_out?.complete} received every event ` +
+        `(${scale.fan_out?.events_each} each), all done ${fmt(scale.fan_out?.seconds_after_start, 2)} s after the run's start.`,
+    );
+  }
   for (const [name, server] of Object.entries(results.servers)) if (server.error) lines.push("", `${name} failed: ${server.error.split("\n")[0]}`);
   return lines.join("\n") + "\n";
 }
