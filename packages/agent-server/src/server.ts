@@ -61,7 +61,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
 
   const dataDir = options.dataDir ?? join(project.projectDir, ".berth");
-  const { storage, broker, exclusive, describe } = await openBackends(settings, dataDir, logger);
+  const { storage, broker, exclusive, workerPollMs, readsRunsFromDatabase, describe } = await openBackends(settings, dataDir, logger);
   try {
     const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer);
     const control = new RunControl();
@@ -70,8 +70,18 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       role === "api"
         ? undefined
         : new RunWorker(
-            { storage, graphs, live: broker, control, logger, maxAttempts: settings.maxAttempts, runTimeoutMs: settings.runTimeoutMs },
-            { concurrency: settings.workers, leaseMs: settings.leaseMs, exclusiveDatabase: exclusive },
+            {
+              storage,
+              graphs,
+              live: broker,
+              control,
+              logger,
+              maxAttempts: settings.maxAttempts,
+              runTimeoutMs: settings.runTimeoutMs,
+              // Other processes read runs from the database: keep stateless runs there for a minute.
+              statelessKeepMs: readsRunsFromDatabase ? 60_000 : undefined,
+            },
+            { concurrency: settings.workers, leaseMs: settings.leaseMs, exclusiveDatabase: exclusive, pollMs: workerPollMs },
           );
     if (worker) broker.onWake((availableAt) => worker.wake(availableAt));
     const services = createServices(storage, graphs, broker);

@@ -26,7 +26,7 @@ export interface ServerSettings {
   redisUrl?: string;
   /** Connections per process to PostgreSQL. */
   postgresPoolSize: number;
-  /** Prefix of Berth's Redis keys and channels (several deployments may share a Redis). */
+  /** Prefix of Berth's Redis keys and channels, or of its NOTIFY channel without Redis (several deployments may share a server). */
   redisPrefix: string;
 }
 

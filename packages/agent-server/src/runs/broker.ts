@@ -22,7 +22,8 @@ export interface RunSubscription {
 /**
  * What crosses between the parts of Berth that create, execute and follow
  * runs: live events, end notices, worker wake-ups and cancellations. In one
- * process it is all in memory; across processes it goes through Redis. The
+ * process it is all in memory; across processes it goes through Redis, or
+ * through PostgreSQL LISTEN/NOTIFY and the event log (slower). The
  * persisted event log stays the source of truth: a follower that missed a live
  * event catches up from it.
  */
@@ -30,10 +31,16 @@ export interface RunBroker {
   /** An attempt of a run starts executing here. */
   begin(runId: string, threadId: string): void;
   publish(runId: string, event: StoredEvent): void;
+  /**
+   * A batch of the run's events reached the persisted log (for a broker that
+   * carries no events across processes: followers elsewhere read the log).
+   */
+  logged?(runId: string): void;
   end(runId: string, notice: RunEndNotice): void;
   /**
    * Listens to a run's events and end, replaying what its current attempt
-   * already produced. Works for a run that has not started yet too.
+   * already produced that the persisted log may not hold yet (followers read
+   * the log themselves). Works for a run that has not started yet too.
    */
   subscribe(runId: string, listener: RunListener): Promise<RunSubscription>;
   /** The latest sequence number produced by the run's current attempt (-1 when none). */

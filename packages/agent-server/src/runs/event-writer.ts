@@ -56,7 +56,10 @@ export class RunEventWriter {
     const batch = this.pending;
     this.pending = [];
     if (batch.length > 0) {
-      this.flushing = this.flushing.then(() => this.runs.appendEvents(this.runId, batch));
+      this.flushing = this.flushing.then(async () => {
+        await this.runs.appendEvents(this.runId, batch);
+        this.live.logged?.(this.runId);
+      });
     }
     return this.flushing;
   }

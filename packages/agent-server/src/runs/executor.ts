@@ -24,6 +24,12 @@ export interface ExecutorDeps {
   maxAttempts: number;
   /** Runs taking longer end as `timeout`; 0 disables the limit. */
   runTimeoutMs: number;
+  /**
+   * When the broker cannot carry a run's output and events to other processes
+   * (LISTEN/NOTIFY mode), a stateless run is logged like any other and its
+   * thread deleted this long after its end, so followers elsewhere can read it.
+   */
+  statelessKeepMs?: number;
 }
 
 type Outcome =
@@ -35,7 +41,7 @@ type Outcome =
 export async function executeRun(run: QueuedRun, deps: ExecutorDeps): Promise<void> {
   const log = deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
   const controller = deps.control.register(run.run_id);
-  const ephemeral = isEphemeral(run);
+  const ephemeral = isEphemeral(run) && !deps.statelessKeepMs;
   const writer = await RunEventWriter.open(
     { run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt, persistEvents: !ephemeral },
     deps.storage.runs,
@@ -165,7 +171,14 @@ async function record(run: QueuedRun, outcome: Outcome, deps: ExecutorDeps, log:
           : "success";
   const output = outcome.kind === "failed" ? { __error__: outcome.error } : toWire(outcome.lastValues);
   const ended = { ...run, status, updated_at: new Date().toISOString() };
-  await deps.storage.runs.finish(run.run_id, { status, output, thread, deleteThread: isEphemeral(run) });
+  const deleteNow = isEphemeral(run) && !deps.statelessKeepMs;
+  await deps.storage.runs.finish(run.run_id, { status, output, thread, deleteThread: deleteNow });
+  if (isEphemeral(run) && !deleteNow) {
+    const removal = setTimeout(() => {
+      deps.storage.threads.delete(run.thread_id).catch((err) => log.error({ err }, "deleting a stateless run's thread failed"));
+    }, deps.statelessKeepMs);
+    removal.unref();
+  }
   log.info({ status }, "run ended");
   if (run.kwargs.webhook) {
     const { attempt: _attempt, available_at: _availableAt, output: _output, ...record } = ended;

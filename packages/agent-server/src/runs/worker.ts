@@ -13,12 +13,15 @@ export interface WorkerOptions {
    * the event loop must not get its run requeued and executed twice).
    */
   exclusiveDatabase: boolean;
+  /** Also looks for claimable runs this often, for brokers whose wake-ups may be lost (LISTEN/NOTIFY); default: never. */
+  pollMs?: number;
 }
 
 /**
  * Claims runs from the database queue and executes them, up to `concurrency`
  * at a time. Woken at once when a run is created or a thread frees up; timers
- * cover delayed runs and lapsed leases, so nothing waits on a polling sleep.
+ * cover delayed runs and lapsed leases, so nothing waits on a polling sleep
+ * (unless `pollMs` asks for one, as a safety net for lossy wake-ups).
  */
 export class RunWorker {
   readonly owner = `worker-${randomUUID()}`;
@@ -55,6 +58,7 @@ export class RunWorker {
       this.intervals.push(setInterval(renew, leaseMs / 3));
     }
     if (!this.options.exclusiveDatabase) this.intervals.push(setInterval(() => void this.sweep(), leaseMs / 2));
+    if (this.options.pollMs) this.intervals.push(setInterval(() => this.wake(), this.options.pollMs));
     for (const interval of this.intervals) interval.unref();
     await this.scheduleNextDelayed();
     this.wake();
