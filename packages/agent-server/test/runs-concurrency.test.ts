@@ -2,37 +2,7 @@ import type { Run } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type BerthProcess, request, startBerth } from "./helpers/berth-process.js";
-
-interface SseEvent {
-  id?: string;
-  event: string;
-  data: unknown;
-}
-
-/** Parses an SSE body event by event (comments skipped), as it arrives. */
-async function* sseEvents(body: ReadableStream<Uint8Array>): AsyncGenerator<SseEvent> {
-  const decoder = new TextDecoder();
-  let buffer = "";
-  for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end: number;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const block = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      let event: string | undefined;
-      let id: string | undefined;
-      let data: string | undefined;
-      for (const line of block.split("\n")) {
-        if (line.startsWith("event: ")) event = line.slice(7);
-        else if (line.startsWith("id: ")) id = line.slice(4);
-        else if (line.startsWith("data: ")) data = line.slice(6);
-      }
-      if (event !== undefined) yield { id, event, data: data === undefined ? null : JSON.parse(data) };
-    }
-  }
-}
-
-type SlowState = { steps: number; delay_ms: number; done: number };
+import { type SlowState, type SseEvent, sseEvents } from "./helpers/sse.js";
 
 const isProgress = (n: number) => (event: SseEvent) =>
   event.event === "custom" && (event.data as { progress: number }).progress === n;
