@@ -85,20 +85,8 @@ const SERVERS = [
   },
 ];
 
-/** A fresh database for the PostgreSQL run, so every bench starts from the same empty state. */
-async function freshDatabase(adminUrl) {
-  const { default: pg } = await import("pg");
-  const name = `berth_bench_${Date.now()}`;
-  const admin = new pg.Client({ connectionString: adminUrl });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const url = new URL(adminUrl);
-  url.pathname = `/${name}`;
-  return url.toString();
-}
-
 if (process.env.DATABASE_URL && process.env.REDIS_URL) {
+  const { freshDatabase } = await import("./scale-out.mjs");
   const databaseUrl = await freshDatabase(process.env.DATABASE_URL);
   SERVERS.push({
     name: "berth_pg",
@@ -135,7 +123,7 @@ function repeated(url, scenario, options) {
 const scale = QUICK ? 0.2 : 1;
 const PLAN = {
   ok: { concurrency: 32, seconds: QUICK ? 2 : 5 },
-  wait1: { concurrency: 1, requests: Math.ceil(500 * scale), seconds: 20 },
+  wait1: { concurrency: 1, requests: Math.ceil(1500 * scale), seconds: 20 },
   wait32: { concurrency: 32, requests: Math.ceil(3000 * scale), seconds: 20 },
   threadWait32: { concurrency: 32, requests: Math.ceil(1000 * scale), seconds: 20 },
   stream: { requests: Math.ceil(100 * scale), seconds: 20 },

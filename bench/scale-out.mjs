@@ -10,7 +10,8 @@ const benchDir = dirname(fileURLToPath(import.meta.url));
 const root = join(benchDir, "..");
 const BERTH = join(root, "packages", "cli", "bin", "berth.mjs");
 
-async function freshDatabase(adminUrl) {
+/** A fresh database, so every bench starts from the same empty state. */
+export async function freshDatabase(adminUrl) {
   const { default: pg } = await import("pg");
   const name = `berth_bench_${Date.now()}_${Math.floor(Math.random() * 1e6)}`;
   const admin = new pg.Client({ connectionString: adminUrl });
