@@ -18,7 +18,10 @@ function ensureInstalled(dir) {
   const installed = join(dir, "node_modules", ".package-lock.json");
   if (existsSync(installed) && statSync(installed).mtimeMs >= statSync(join(dir, "package-lock.json")).mtimeMs) return;
   console.error(`bench: installing ${dir === root ? "the workspace" : "bench/"} dependencies ...`);
-  const result = spawnSync("npm", ["ci", "--no-audit", "--no-fund"], { cwd: dir, stdio: "inherit" });
+  // bench/ uses `npm install`: its lockfile pins the reference server, but npm ci rejects it for the
+  // optional platform packages a dependency of the reference lists for other systems.
+  const args = dir === root ? ["ci"] : ["install", "--no-save"];
+  const result = spawnSync("npm", [...args, "--no-audit", "--no-fund"], { cwd: dir, stdio: "inherit" });
   if (result.status !== 0) process.exit(result.status ?? 1);
 }
 
