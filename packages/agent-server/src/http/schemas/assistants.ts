@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { JsonObject, Limit, Offset, QueryBoolean, SortOrder, Uuid } from "./common.js";
+import { JsonObject, Limit, Offset, QueryBoolean, SortOrder, Text, Uuid } from "./common.js";
 
 export const AssistantIdParams = z.object({ assistant_id: z.string().min(1) });
 
@@ -20,22 +20,22 @@ export const AssistantVersion = Assistant.omit({ updated_at: true });
 
 export const AssistantCreate = z.object({
   assistant_id: Uuid.optional(),
-  graph_id: z.string().min(1),
+  graph_id: Text.min(1),
   config: JsonObject.optional(),
   context: JsonObject.optional(),
   metadata: JsonObject.optional(),
-  name: z.string().optional(),
-  description: z.string().nullable().optional(),
+  name: Text.optional(),
+  description: Text.nullable().optional(),
   if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
 });
 
 export const AssistantPatch = z.object({
-  graph_id: z.string().min(1).optional(),
+  graph_id: Text.min(1).optional(),
   config: JsonObject.optional(),
   context: JsonObject.optional(),
   metadata: JsonObject.optional(),
-  name: z.string().optional(),
-  description: z.string().nullable().optional(),
+  name: Text.optional(),
+  description: Text.nullable().optional(),
 });
 
 const AssistantFilter = z.object({

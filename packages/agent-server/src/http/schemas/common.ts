@@ -4,6 +4,9 @@ export const Uuid = z.uuid({ message: "must be a UUID" });
 
 export const JsonObject = z.record(z.string(), z.unknown());
 
+/** A string stored in a text column: no NUL character (PostgreSQL refuses it). */
+export const Text = z.string().refine((value) => !value.includes("\u0000"), { message: "must not contain NUL characters" });
+
 export const SortOrder = z.enum(["asc", "desc"]);
 
 /** Query-string booleans: true/1/yes and false/0/no, case-insensitive. */
