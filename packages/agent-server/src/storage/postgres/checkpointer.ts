@@ -14,7 +14,8 @@ import {
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
 import {
-  dumpBlobs,
+  encodePut,
+  writesKey,
   loadChannelValues,
   loadWrites,
   nextChannelVersion,
@@ -41,8 +42,6 @@ import { jsonb } from "./json.js";
 /** How many listed checkpoints share one round trip for their blobs and one for their writes. */
 const LIST_BATCH = 100;
 
-const missing = (action: string, key: string) =>
-  new Error(`Failed to ${action}: config.configurable has no "${key}".`);
 
 /**
  * LangGraph checkpointer over Berth's PostgreSQL database, with the design of
@@ -94,30 +93,14 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
-    const thread_id = config.configurable?.thread_id;
-    if (thread_id === undefined || thread_id === null) throw missing("put checkpoint", "thread_id");
-    const checkpoint_ns: string = config.configurable?.checkpoint_ns ?? "";
-    const { channel_values, ...rest } = checkpoint;
-    const [type, blob] = await this.serde.dumpsTyped(rest);
-    const blobs = await dumpBlobs(this.serde, { thread_id, checkpoint_ns }, channel_values ?? {}, newVersions ?? {});
-    const row = {
-      thread_id,
-      checkpoint_ns,
-      checkpoint_id: checkpoint.id,
-      parent_checkpoint_id: config.configurable?.checkpoint_id || null,
-      type,
-      checkpoint: blob,
-      metadata: jsonb(metadata), // JSONB as given, so @> and ->> can query it
-      created_at: new Date().toISOString(),
-    };
+    const { row: encoded, blobs } = await encodePut(this.serde, config, checkpoint, newVersions);
+    const row = { ...encoded, metadata: jsonb(metadata) }; // JSONB as given, so @> and ->> can query it
     await insertCheckpoint(this.db, row, blobs);
-    return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
+    return { configurable: { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id } };
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
-    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
-    if (thread_id === undefined || thread_id === null) throw missing("put writes", "thread_id");
-    if (!checkpoint_id) throw missing("put writes", "checkpoint_id");
+    const { thread_id, checkpoint_ns, checkpoint_id } = writesKey(config);
     const rows = await Promise.all(
       writes.map(async ([channel, value], i): Promise<WriteRow> => {
         const [type, blob] = await this.serde.dumpsTyped(value);

@@ -1,9 +1,11 @@
 // Row shapes of the checkpoint tables, and their encoding to and from what
 // LangGraph's checkpointer interface deals in.
 import { randomBytes } from "node:crypto";
+import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   compareWritesSortKeys,
   writesSortKey,
+  type Checkpoint,
   type ChannelVersions,
   type CheckpointPendingWrite,
   type SerializerProtocol,
@@ -99,4 +101,46 @@ export function nextChannelVersion(current: string | number | undefined): string
   const counter =
     current === undefined ? 0 : typeof current === "number" ? current : Number.parseInt(current.split(".")[0], 10);
   return `${String(counter + 1).padStart(32, "0")}.${randomBytes(8).toString("hex")}`;
+}
+
+export const missing = (action: string, key: string) =>
+  new Error(`Failed to ${action}: config.configurable has no "${key}".`);
+
+/**
+ * What `put` stores, in either database: the checkpoint row (without its
+ * channel values and metadata, which the caller encodes for its column type)
+ * and the blobs of the channels that changed.
+ */
+export async function encodePut(
+  serde: SerializerProtocol,
+  config: RunnableConfig,
+  checkpoint: Checkpoint,
+  newVersions: ChannelVersions,
+): Promise<{ row: Omit<CheckpointRow, "metadata"> & { created_at: string }; blobs: BlobRow[] }> {
+  const thread_id = config.configurable?.thread_id;
+  if (thread_id === undefined || thread_id === null) throw missing("put checkpoint", "thread_id");
+  const checkpoint_ns: string = config.configurable?.checkpoint_ns ?? "";
+  const { channel_values, ...rest } = checkpoint;
+  const [type, blob] = await serde.dumpsTyped(rest);
+  const blobs = await dumpBlobs(serde, { thread_id, checkpoint_ns }, channel_values ?? {}, newVersions ?? {});
+  return {
+    row: {
+      thread_id,
+      checkpoint_ns,
+      checkpoint_id: checkpoint.id,
+      parent_checkpoint_id: config.configurable?.checkpoint_id || null,
+      type,
+      checkpoint: blob,
+      created_at: new Date().toISOString(),
+    },
+    blobs,
+  };
+}
+
+/** The checkpoint a `putWrites` call writes to. */
+export function writesKey(config: RunnableConfig): CheckpointKey {
+  const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+  if (thread_id === undefined || thread_id === null) throw missing("put writes", "thread_id");
+  if (!checkpoint_id) throw missing("put writes", "checkpoint_id");
+  return { thread_id, checkpoint_ns, checkpoint_id };
 }
