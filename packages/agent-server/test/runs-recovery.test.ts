@@ -21,7 +21,9 @@ async function crashMidRun(berth: BerthProcess, steps: number) {
     const response = await fetch(`${berth.url}/threads/${threadId}/runs/stream`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ assistant_id: "slow", input: { steps, delay_ms: 250 }, stream_mode: ["values", "custom"] }),
+      // durability "sync": a step's checkpoint is written before the next step starts, so the progress a client saw
+      // tells which checkpoints exist (with LangGraph's default "async", the last one may still be in flight).
+      body: JSON.stringify({ assistant_id: "slow", input: { steps, delay_ms: 250 }, stream_mode: ["values", "custom"], durability: "sync" }),
       signal: controller.signal,
     });
     assert.equal(response.status, 200);
