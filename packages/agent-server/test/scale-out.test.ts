@@ -110,8 +110,8 @@ describe("scale-out: API and worker processes on PostgreSQL + Redis", { skip }, 
     const doomed = await startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "1" } });
     workers = [];
     const thread = await apiA.client.threads.create();
-    // 20 steps of 300 ms: long enough for the second worker to start while the first one still runs it.
-    const run = await apiA.client.runs.create(thread.thread_id, "slow", { input: { steps: 20, delay_ms: 300 } });
+    // 20 steps of 500 ms: long enough for the second worker to start (a few seconds on a loaded machine) while the first runs it.
+    const run = await apiA.client.runs.create(thread.thread_id, "slow", { input: { steps: 20, delay_ms: 500 } });
     await progressOf(apiA, thread.thread_id, run.run_id, 1);
     workers.push(await startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "1" } }));
     assert.equal((await apiA.client.runs.get(thread.thread_id, run.run_id)).status, "running");
