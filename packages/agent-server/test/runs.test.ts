@@ -2,14 +2,10 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { ANSWER } from "./fixtures/graphs/chat.js";
 import { type BerthProcess, request, startBerth } from "./helpers/berth-process.js";
+import { collect } from "./helpers/streams.js";
 
 type Message = { type: string; content: string; id?: string };
 
-async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of stream) items.push(item);
-  return items;
-}
 
 describe("runs", () => {
   let berth: BerthProcess;

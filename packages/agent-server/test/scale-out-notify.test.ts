@@ -2,6 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { TEST_BACKEND } from "./helpers/backend.js";
 import { type BerthProcess, newDataDir, request, startBerth } from "./helpers/berth-process.js";
+import { collect, progressOf } from "./helpers/streams.js";
 
 const skip = TEST_BACKEND !== "postgres" ? "needs PostgreSQL (BERTH_TEST_BACKEND=postgres with DATABASE_URL)" : false;
 if (skip) console.warn(`SKIPPED scale-out-notify.test.ts: ${skip}`);
@@ -9,19 +10,7 @@ if (skip) console.warn(`SKIPPED scale-out-notify.test.ts: ${skip}`);
 /** No Redis: the processes coordinate through PostgreSQL LISTEN/NOTIFY (an empty REDIS_URL counts as unset). */
 const NO_REDIS = { REDIS_URL: "" };
 
-async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of stream) items.push(item);
-  return items;
-}
 
-/** Reads a run's stream until its state shows `count` steps done. */
-async function progressOf(api: BerthProcess, threadId: string, runId: string, count: number): Promise<void> {
-  for await (const part of api.client.runs.joinStream(threadId, runId, { lastEventId: "-1" })) {
-    if (part.event === "values" && ((part.data as { done?: number }).done ?? 0) >= count) return;
-  }
-  throw new Error(`run ${runId} ended before ${count} steps`);
-}
 
 /** A stream's events as compared with a replay of the log (ids, names and data). */
 function comparable(events: { id?: string; event: string; data: unknown }[]) {

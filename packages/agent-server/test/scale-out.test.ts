@@ -2,22 +2,11 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { TEST_BACKEND } from "./helpers/backend.js";
 import { type BerthProcess, newDataDir, request, startBerth } from "./helpers/berth-process.js";
+import { collect, progressOf } from "./helpers/streams.js";
 
 const skip = TEST_BACKEND !== "postgres" ? "needs PostgreSQL + Redis (BERTH_TEST_BACKEND=postgres)" : false;
 
-async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {
-  const items: T[] = [];
-  for await (const item of stream) items.push(item);
-  return items;
-}
 
-/** Reads a run's stream until its state shows `count` steps done. */
-async function progressOf(api: BerthProcess, threadId: string, runId: string, count: number): Promise<void> {
-  for await (const part of api.client.runs.joinStream(threadId, runId, { lastEventId: "-1" })) {
-    if (part.event === "values" && ((part.data as { done?: number }).done ?? 0) >= count) return;
-  }
-  throw new Error(`run ${runId} ended before ${count} steps`);
-}
 
 describe("scale-out: API and worker processes on PostgreSQL + Redis", { skip }, () => {
   const dataDir = newDataDir();

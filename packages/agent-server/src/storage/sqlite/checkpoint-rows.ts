@@ -7,6 +7,8 @@ import {
   writesSortKey,
   type Checkpoint,
   type ChannelVersions,
+  type PendingWrite,
+  WRITES_IDX_MAP,
   type CheckpointPendingWrite,
   type SerializerProtocol,
 } from "@langchain/langgraph-checkpoint";
@@ -137,10 +139,25 @@ export async function encodePut(
   };
 }
 
-/** The checkpoint a `putWrites` call writes to. */
-export function writesKey(config: RunnableConfig): CheckpointKey {
+/** The rows a `putWrites` call stores, in either database. */
+export async function encodeWrites(
+  serde: SerializerProtocol,
+  config: RunnableConfig,
+  writes: PendingWrite[],
+  taskId: string,
+  taskPath: string,
+): Promise<WriteRow[]> {
   const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
   if (thread_id === undefined || thread_id === null) throw missing("put writes", "thread_id");
   if (!checkpoint_id) throw missing("put writes", "checkpoint_id");
-  return { thread_id, checkpoint_ns, checkpoint_id };
+  return Promise.all(
+    writes.map(async ([channel, value], i): Promise<WriteRow> => {
+      const [type, blob] = await serde.dumpsTyped(value);
+      return {
+        thread_id, checkpoint_ns, checkpoint_id, task_id: taskId, task_path: taskPath, channel, type,
+        idx: WRITES_IDX_MAP[channel] ?? i, // special channels get fixed negative indexes
+        value: blob,
+      };
+    }),
+  );
 }

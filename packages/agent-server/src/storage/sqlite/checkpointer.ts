@@ -2,7 +2,6 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   BaseCheckpointSaver,
   TASKS,
-  WRITES_IDX_MAP,
   getCheckpointId,
   maxChannelVersion,
   type ChannelVersions,
@@ -16,7 +15,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import {
   encodePut,
-  writesKey,
+  encodeWrites,
   loadChannelValues,
   loadWrites,
   nextChannelVersion,
@@ -205,17 +204,7 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
-    const { thread_id, checkpoint_ns, checkpoint_id } = writesKey(config);
-    const rows = await Promise.all(
-      writes.map(async ([channel, value], i): Promise<WriteRow> => {
-        const [type, blob] = await this.serde.dumpsTyped(value);
-        return {
-          thread_id, checkpoint_ns, checkpoint_id, task_id: taskId, task_path: taskPath, channel, type,
-          idx: WRITES_IDX_MAP[channel] ?? i, // special channels get fixed negative indexes
-          value: blob,
-        };
-      }),
-    );
+    const rows = await encodeWrites(this.serde, config, writes, taskId, taskPath);
     this.sql.putWrites(rows);
   }
 
