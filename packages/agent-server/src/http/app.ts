@@ -1,12 +1,10 @@
 import cors from "@fastify/cors";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
+import { buildOpenApiDocument, installErrorHandlers, installJsonParser, type RouteCatalog } from "@berth/service-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { Services } from "../services/index.js";
-import { installErrorHandlers, RequestValidationError } from "./errors.js";
-import { buildOpenApiDocument } from "./openapi.js";
-import type { RouteCatalog } from "./route.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerMetaRoutes, type ServerInfo } from "./routes/meta.js";
 import { registerRunRoutes, type StreamTimings } from "./routes/runs.js";
@@ -43,23 +41,4 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   await app.register(swagger, { mode: "static", specification: { document: document as never } });
   await app.register(swaggerUi, { routePrefix: "/docs" });
   return app;
-}
-
-/** JSON bodies (also sent as text/plain); an empty body counts as absent; bad JSON is a 422. */
-function installJsonParser(app: FastifyInstance): void {
-  app.removeAllContentTypeParsers();
-  app.addContentTypeParser(["application/json", "text/plain"], { parseAs: "string" }, (_request, body, done) => {
-    const text = (body as string).trim();
-    if (text === "") return done(null, undefined);
-    try {
-      done(null, JSON.parse(text));
-    } catch (error) {
-      done(
-        new RequestValidationError([
-          { loc: ["body"], msg: `Invalid JSON: ${(error as Error).message}`, type: "json_invalid" },
-        ]),
-        undefined,
-      );
-    }
-  });
 }

@@ -11,7 +11,7 @@ import type {
   Storage,
 } from "../storage/types.js";
 import { isUuid, systemAssistantId } from "./assistant-ids.js";
-import { ConflictError, NotFoundError } from "./errors.js";
+import { ConflictError, NotFoundError } from "@berth/service-kit";
 
 export interface CreateAssistantInput {
   assistant_id?: string;

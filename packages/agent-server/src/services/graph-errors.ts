@@ -1,4 +1,4 @@
-import { UnprocessableError } from "./errors.js";
+import { UnprocessableError } from "@berth/service-kit";
 
 /** Errors of the machinery (database, file system), as opposed to errors about the client's input. */
 function isInfrastructureError(error: unknown): boolean {

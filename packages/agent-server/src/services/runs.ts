@@ -6,7 +6,7 @@ import type { RunBroker, RunEndNotice } from "../runs/broker.js";
 import type { CancelAction } from "../runs/run-control.js";
 import type { JsonObject, MultitaskStrategy, QueuedRun, Run, RunKwargs, RunStatus, Storage, StoredEvent } from "../storage/types.js";
 import type { AssistantService } from "./assistants.js";
-import { ConflictError, NotFoundError } from "./errors.js";
+import { ConflictError, NotFoundError } from "@berth/service-kit";
 
 export interface RunCreateInput {
   assistant_id: string;

@@ -2,7 +2,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import type { CompiledGraph } from "../graphs/compiled-graph.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, Storage, Thread } from "../storage/types.js";
-import { ConflictError, NotFoundError, UnprocessableError } from "./errors.js";
+import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
 import { withGraphInput } from "./graph-errors.js";
 import { type CheckpointRef, checkpointRef, emptyThreadState, summarizeState, type ThreadState, toThreadState } from "./thread-state.js";
 

@@ -3,7 +3,7 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command } from "@langchain/langgraph";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, Storage, Thread, ThreadFilter, ThreadQuery } from "../storage/types.js";
-import { ConflictError, NotFoundError, UnprocessableError } from "./errors.js";
+import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
 import { withGraphInput } from "./graph-errors.js";
 import { summarizeState, toThreadState } from "./thread-state.js";
 

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { AssistantService } from "../../services/assistants.js";
-import { defineRoute } from "../route.js";
+import { defineRoute } from "@berth/service-kit";
 import type { RouteContext } from "./context.js";
 import {
   Assistant,

@@ -1,5 +1,5 @@
 import type { FastifyInstance } from "fastify";
-import type { RouteCatalog } from "../route.js";
+import type { RouteCatalog } from "@berth/service-kit";
 
 export interface RouteContext {
   app: FastifyInstance;

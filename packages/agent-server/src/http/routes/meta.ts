@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineRoute } from "../route.js";
+import { defineRoute } from "@berth/service-kit";
 import type { RouteContext } from "./context.js";
 
 export interface ServerInfo {

@@ -2,7 +2,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { RunCreateInput, RunService } from "../../services/runs.js";
 import type { Run as RunRecord } from "../../storage/types.js";
-import { defineRoute } from "../route.js";
+import { defineRoute } from "@berth/service-kit";
 import {
   CancelManyBody,
   CancelManyQuery,

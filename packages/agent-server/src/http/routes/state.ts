@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { StateService } from "../../services/state.js";
-import { defineRoute } from "../route.js";
+import { defineRoute } from "@berth/service-kit";
 import {
   HistoryBody,
   HistoryQuery,

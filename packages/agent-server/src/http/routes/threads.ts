@@ -1,6 +1,6 @@
 import { z } from "zod";
 import type { ThreadService } from "../../services/threads.js";
-import { defineRoute } from "../route.js";
+import { defineRoute } from "@berth/service-kit";
 import { Thread, ThreadCount, ThreadCreate, ThreadIdParams, ThreadPatch, ThreadSearch } from "../schemas/threads.js";
 import type { RouteContext } from "./context.js";
 import { setPaginationHeaders } from "./pagination.js";

@@ -1,111 +1,13 @@
-import { readdirSync, readFileSync } from "node:fs";
+import { openPostgresDatabase as openWithMigrations } from "@berth/service-kit";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import pg from "pg";
+import type pg from "pg";
+
+export { isUniqueViolation, sqlState, withTransaction, type Queryable } from "@berth/service-kit";
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations");
 
-/** What both a pool and a client inside a transaction offer: enough for one statement. */
-export interface Queryable {
-  query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
-}
-
-const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
-
-/**
- * Column parsers of this pool only (the global pg.types stay untouched, for
- * other users of pg in the process): bigint as a number (epoch ms, counts,
- * event seqs: all far below 2^53) and timestamptz as the ISO string SQLite
- * stores, e.g. 2024-05-01T12:00:00.123Z. Timestamps are written from the
- * application clock with millisecond precision, so nothing is lost.
- */
-const TYPES: pg.CustomTypesConfig = {
-  getTypeParser(oid, format) {
-    if (oid === pg.types.builtins.INT8) return (text: string) => Number(text);
-    if (oid === pg.types.builtins.TIMESTAMPTZ) return (text: string) => (parseTimestamptz(text) as Date).toISOString();
-    return pg.types.getTypeParser(oid, format);
-  },
-};
-
-/** Opens a pool of at most `poolSize` connections and applies pending migrations. */
-export async function openPostgresDatabase(url: string, poolSize = 10): Promise<pg.Pool> {
-  const pool = new pg.Pool({ connectionString: url, max: poolSize, types: TYPES });
-  // An idle connection that drops (server restart, network) is reported here;
-  // unhandled, that event would crash the process. The pool discards the
-  // connection, and the next query opens a new one or fails to its caller.
-  pool.on("error", () => {});
-  try {
-    await applyMigrations(pool);
-    return pool;
-  } catch (err) {
-    await pool.end();
-    throw err;
-  }
-}
-
-/** SQLSTATEs after which the whole transaction can simply run again. */
-const RETRYABLE = new Set(["40P01" /* deadlock_detected */, "40001" /* serialization_failure */]);
-const MAX_ATTEMPTS = 3;
-
-/**
- * Runs `work` in one transaction on one connection (READ COMMITTED; the
- * repositories take the row locks they need). `work` must only touch the
- * database, since a deadlock victim is run again from the start.
- */
-export async function withTransaction<T>(pool: pg.Pool, work: (client: pg.PoolClient) => Promise<T>): Promise<T> {
-  for (let attempt = 1; ; attempt++) {
-    const client = await pool.connect();
-    let broken: Error | undefined;
-    try {
-      await client.query("BEGIN");
-      const result = await work(client);
-      await client.query("COMMIT");
-      return result;
-    } catch (err) {
-      await client.query("ROLLBACK").catch((rollbackError: Error) => (broken = rollbackError));
-      if (attempt >= MAX_ATTEMPTS || !RETRYABLE.has(sqlState(err) ?? "")) throw err;
-    } finally {
-      client.release(broken); // a connection that cannot even roll back is destroyed, not reused
-    }
-  }
-}
-
-/** The SQLSTATE of a PostgreSQL error, if `err` is one. */
-export function sqlState(err: unknown): string | undefined {
-  return err instanceof Error && "code" in err && typeof err.code === "string" ? err.code : undefined;
-}
-
-/** Whether `err` is a unique violation of the named constraint or index. */
-export function isUniqueViolation(err: unknown, constraint: string): boolean {
-  return sqlState(err) === "23505" && (err as pg.DatabaseError).constraint === constraint;
-}
-
-/**
- * Applies every `NNN_name.sql` file not yet recorded in schema_migrations, in
- * one transaction holding an advisory lock: processes starting together take
- * turns, and the later ones find the migrations applied. The lock is per
- * schema, so databases shared through separate schemas do not wait on each other.
- */
-export async function applyMigrations(pool: pg.Pool): Promise<void> {
-  const files = readdirSync(MIGRATIONS_DIR)
-    .filter((name) => /^\d+_.+\.sql$/.test(name))
-    .sort();
-  await withTransaction(pool, async (client) => {
-    await client.query("SELECT pg_advisory_xact_lock(hashtext('berth.schema_migrations:' || current_schema()))");
-    await client.query(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)",
-    );
-    const { rows } = await client.query<{ version: number }>("SELECT version FROM schema_migrations");
-    const applied = new Set(rows.map((row) => row.version));
-    for (const name of files) {
-      const version = Number.parseInt(name, 10);
-      if (applied.has(version)) continue;
-      await client.query(readFileSync(join(MIGRATIONS_DIR, name), "utf8"));
-      await client.query("INSERT INTO schema_migrations (version, name, applied_at) VALUES ($1, $2, $3)", [
-        version,
-        name,
-        new Date().toISOString(),
-      ]);
-    }
-  });
+/** Opens a pool of at most `poolSize` connections and applies the agent server's pending migrations. */
+export function openPostgresDatabase(url: string, poolSize = 10): Promise<pg.Pool> {
+  return openWithMigrations(url, { migrationsDir: MIGRATIONS_DIR, poolSize });
 }

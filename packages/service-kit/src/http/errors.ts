@@ -1,7 +1,15 @@
 import type { FastifyError, FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { z } from "zod";
-import { ConflictError, NotFoundError, UnprocessableError } from "../services/errors.js";
+import {
+  BadRequestError,
+  ConflictError,
+  ForbiddenError,
+  NotFoundError,
+  PayloadTooLargeError,
+  UnauthorizedError,
+  UnprocessableError,
+} from "../errors.js";
 
 export interface ValidationDetail {
   loc: (string | number)[];
@@ -24,6 +32,15 @@ export function zodDetails(where: "path" | "query" | "body", error: z.ZodError):
   }));
 }
 
+const DOMAIN_STATUS: [new (...args: never[]) => Error, number][] = [
+  [BadRequestError, 400],
+  [UnauthorizedError, 401],
+  [ForbiddenError, 403],
+  [NotFoundError, 404],
+  [ConflictError, 409],
+  [PayloadTooLargeError, 413],
+];
+
 /** Every error leaves as JSON; a client's mistake is never a 500. */
 export function installErrorHandlers(app: FastifyInstance, logger: Logger): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
@@ -31,15 +48,15 @@ export function installErrorHandlers(app: FastifyInstance, logger: Logger): void
     if (error instanceof UnprocessableError) {
       return reply.status(422).send({ detail: [{ loc: error.loc, msg: error.message, type: "value_error" }] });
     }
-    if (error instanceof NotFoundError) return reply.status(404).send({ detail: error.message });
-    if (error instanceof ConflictError) return reply.status(409).send({ detail: error.message });
+    const status = DOMAIN_STATUS.find(([type]) => error instanceof type)?.[1];
+    if (status) return reply.status(status).send({ detail: error.message });
     if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError) {
       return reply
         .status(422)
         .send({ detail: [{ loc: ["body"], msg: `Invalid JSON: ${error.message}`, type: "json_invalid" }] });
     }
-    const status = error.statusCode ?? 500;
-    if (status >= 400 && status < 500) return reply.status(status).send({ detail: error.message });
+    const httpStatus = error.statusCode ?? 500;
+    if (httpStatus >= 400 && httpStatus < 500) return reply.status(httpStatus).send({ detail: error.message });
     logger.error({ err: error, method: request.method, url: request.url }, "request failed");
     return reply.status(500).send({ detail: "Internal server error" });
   });

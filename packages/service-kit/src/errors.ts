@@ -1,0 +1,26 @@
+/** Domain errors; the HTTP layer maps each to its status code with a `{detail}` body. */
+export class NotFoundError extends Error {}
+
+export class ConflictError extends Error {}
+
+/** A request that breaks a rule of the API (HTTP 400). */
+export class BadRequestError extends Error {}
+
+/** No credentials, or credentials that identify nobody (HTTP 401). */
+export class UnauthorizedError extends Error {}
+
+/** Credentials that are valid but not for this (HTTP 403). */
+export class ForbiddenError extends Error {}
+
+/** A body larger than allowed (HTTP 413). */
+export class PayloadTooLargeError extends Error {}
+
+/** A request that is well-formed but cannot be applied (HTTP 422). */
+export class UnprocessableError extends Error {
+  constructor(
+    message: string,
+    readonly loc: (string | number)[] = [],
+  ) {
+    super(message);
+  }
+}

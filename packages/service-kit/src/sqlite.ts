@@ -1,0 +1,72 @@
+import Database from "better-sqlite3";
+import { mkdirSync } from "node:fs";
+import { dirname } from "node:path";
+import { migrationFiles } from "./migrations.js";
+
+export type SqliteDatabase = Database.Database;
+
+/**
+ * How commits reach the disk. In WAL mode both survive a killed process
+ * (kill -9): a committed transaction is in the WAL file. `full` also fsyncs
+ * every commit, so it survives power loss and OS crashes too, at ~0.5 ms per
+ * commit; `normal` syncs at checkpoints only.
+ */
+export type SqliteSynchronous = "normal" | "full";
+
+export interface SqliteOpenOptions {
+  /** Directory of the `NNN_name.sql` migration files. */
+  migrationsDir: string;
+  synchronous?: SqliteSynchronous;
+  /** Runs before the migrations, e.g. to register SQL functions they use. */
+  configure?: (db: SqliteDatabase) => void;
+}
+
+/** Opens (creating if needed) the SQLite database file in WAL mode and applies pending migrations. */
+export function openSqliteDatabase(file: string, options: SqliteOpenOptions): SqliteDatabase {
+  if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
+  const db = cachePreparedStatements(new Database(file));
+  db.pragma("journal_mode = WAL");
+  db.pragma(`synchronous = ${(options.synchronous ?? "full") === "full" ? "FULL" : "NORMAL"}`);
+  db.pragma("foreign_keys = ON");
+  db.pragma("busy_timeout = 5000");
+  options.configure?.(db);
+  applySqliteMigrations(db, options.migrationsDir);
+  return db;
+}
+
+/**
+ * Makes `db.prepare` return one statement per SQL text: preparing costs more
+ * than running most queries. Safe because statements are only ever run to
+ * completion synchronously (never held open across an await).
+ */
+function cachePreparedStatements(db: SqliteDatabase): SqliteDatabase {
+  const prepare = db.prepare.bind(db);
+  const statements = new Map<string, Database.Statement>();
+  db.prepare = ((sql: string) => {
+    let statement = statements.get(sql);
+    if (!statement) statements.set(sql, (statement = prepare(sql)));
+    return statement;
+  }) as SqliteDatabase["prepare"];
+  return db;
+}
+
+/** Applies every migration file not yet recorded, each in its own transaction. */
+export function applySqliteMigrations(db: SqliteDatabase, migrationsDir: string): void {
+  db.exec(
+    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+  );
+  const applied = new Set(
+    db.prepare("SELECT version FROM schema_migrations").all().map((row) => (row as { version: number }).version),
+  );
+  for (const { version, name, sql } of migrationFiles(migrationsDir)) {
+    if (applied.has(version)) continue;
+    db.transaction(() => {
+      db.exec(sql);
+      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
+        version,
+        name,
+        new Date().toISOString(),
+      );
+    })();
+  }
+}
