@@ -1,16 +1,5 @@
-import { pino, type Logger } from "pino";
+import { createServiceLogger, type Logger } from "@berth/service-kit";
 
-/**
- * Structured JSON logs on stdout; LOG_LEVEL sets the level. Writes are
- * buffered and asynchronous (a synchronous write per log line costs more than
- * a whole run); the buffer is flushed when the process exits.
- */
-export function createLogger(): Logger {
-  const destination = pino.destination({ sync: false, minLength: 4096 });
-  const flush = () => destination.flushSync();
-  process.once("exit", flush);
-  setInterval(() => destination.flush(), 250).unref();
-  return pino({ level: process.env.LOG_LEVEL ?? "info", base: { service: "agent-server" } }, destination);
-}
+export const createLogger = (): Logger => createServiceLogger("agent-server");
 
 export type { Logger };

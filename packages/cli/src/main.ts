@@ -1,3 +1,4 @@
+import { CONTROL_PLANE_USAGE, controlPlaneCommand } from "./commands/control-plane.js";
 import { serveCommand } from "./commands/serve.js";
 
 const USAGE = `Usage: berth <command> [options]
@@ -10,7 +11,7 @@ Commands:
   serve [dir-or-langgraph.json]   Serve a project in production: the options of dev, and
       --role api|worker|all       What this process does (default all; api and worker need DATABASE_URL)
       --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 10)
-
+${CONTROL_PLANE_USAGE}
 DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-out backends.
 `;
 
@@ -21,6 +22,12 @@ export async function main(argv: string[]): Promise<number> {
     case "dev":
     case "serve":
       return serveCommand(command, rest);
+    case "control-plane":
+      if (rest.includes("--help") || rest.includes("-h")) {
+        process.stdout.write(CONTROL_PLANE_USAGE);
+        return 0;
+      }
+      return controlPlaneCommand(rest);
     case undefined:
     case "help":
     case "--help":

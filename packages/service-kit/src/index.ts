@@ -5,3 +5,4 @@ export * from "./http/openapi.js";
 export * from "./http/route.js";
 export * from "./postgres.js";
 export * from "./sqlite.js";
+export * from "./logger.js";

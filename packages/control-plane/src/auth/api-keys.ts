@@ -1,0 +1,24 @@
+import { createHash, randomBytes, randomUUID } from "node:crypto";
+import type { ApiKeyRecord } from "../storage/types.js";
+
+/** Keys look like `berth_<43 base64url characters>` (256 random bits). */
+export const generateApiKey = () => `berth_${randomBytes(32).toString("base64url")}`;
+
+export const hashApiKey = (key: string) => createHash("sha256").update(key).digest("hex");
+
+/** The stored form of a key: its hash and a short prefix to recognise it by, never the key. */
+export function apiKeyRecord(key: string, scope: { name: string; allTenants: boolean; tenantIds: string[] }): ApiKeyRecord {
+  return {
+    id: randomUUID(),
+    name: scope.name,
+    prefix: key.slice(0, 12),
+    key_hash: hashApiKey(key),
+    all_tenants: scope.allTenants,
+    tenant_ids: scope.tenantIds,
+    created_at: new Date().toISOString(),
+    revoked_at: null,
+  };
+}
+
+/** A listing entry: everything but the hash. */
+export const describeApiKey = ({ key_hash: _hash, ...key }: ApiKeyRecord) => key;

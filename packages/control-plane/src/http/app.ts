@@ -1,0 +1,67 @@
+import { buildOpenApiDocument, installErrorHandlers, installJsonParser, type RouteCatalog } from "@berth/service-kit";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import Fastify, { type FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import { authenticate } from "../auth/authenticate.js";
+import type { Services } from "../services/index.js";
+import type { ControlPlaneStorage } from "../storage/types.js";
+import { SECURED, type RouteContext } from "./routes/context.js";
+import { registerDeploymentRoutes } from "./routes/deployments.js";
+import { registerIntegrationRoutes, registerListenerRoutes } from "./routes/listeners.js";
+import { registerRevisionRoutes } from "./routes/revisions.js";
+import { registerUploadRoutes } from "./routes/uploads.js";
+
+export interface AppOptions {
+  logger: Logger;
+  version: string;
+  /** BERTH_CONTROL_PLANE_URL: the base of upload URLs (else taken from each request). */
+  publicUrl?: string;
+}
+
+/** The self-hosted prefix: every route is also served under it. */
+const PREFIX = "/api-host";
+
+/** Routes open without credentials (the upload PUT carries its own signature). */
+const PUBLIC_PATHS = ["/ok", "/openapi.json", "/docs", "/v2/uploads/"];
+
+export async function buildApp(storage: ControlPlaneStorage, services: Services, options: AppOptions): Promise<FastifyInstance> {
+  const app = Fastify({
+    logger: false,
+    return503OnClosing: false,
+    rewriteUrl: (request) => {
+      const url = request.url ?? "/";
+      return url === PREFIX || url.startsWith(`${PREFIX}/`) || url.startsWith(`${PREFIX}?`) ? url.slice(PREFIX.length) || "/" : url;
+    },
+  });
+  installErrorHandlers(app, options.logger);
+  installJsonParser(app);
+
+  const catalog: RouteCatalog = [];
+  const context: RouteContext = { app, catalog, caller: (request) => authenticate(storage, request) };
+  app.get("/ok", async () => ({ ok: true }));
+  registerDeploymentRoutes(context, services.deployments);
+  registerRevisionRoutes(context, services.revisions);
+  await registerUploadRoutes(context, services.uploads, options.publicUrl);
+  registerListenerRoutes(context, services.listeners);
+  registerIntegrationRoutes(context, services.integrations);
+
+  const document = {
+    ...buildOpenApiDocument(catalog, { title: "Berth Control Plane", version: options.version }),
+    components: {
+      securitySchemes: {
+        ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" },
+        TenantId: { type: "apiKey", in: "header", name: "X-Tenant-Id" },
+        BearerAuth: { type: "http", scheme: "bearer", description: "The API key as a bearer token" },
+      },
+    },
+  };
+  for (const [path, operations] of Object.entries(document.paths)) {
+    if (PUBLIC_PATHS.some((open) => path.startsWith(open))) continue;
+    for (const operation of Object.values(operations)) (operation as Record<string, unknown>).security = SECURED;
+  }
+  app.get("/openapi.json", async () => document);
+  await app.register(swagger, { mode: "static", specification: { document: document as never } });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+  return app;
+}

@@ -1,0 +1,167 @@
+import { z } from "zod";
+import { DEPLOYMENT_SOURCES, DEPLOYMENT_STATUSES, DEPLOYMENT_TYPES, REVISION_STATUSES } from "../../domain/statuses.js";
+import { csvList, Page, PageQuery, QueryBoolean, ReadOnly, Text, Timestamp, Uuid } from "./common.js";
+import { ResourceSpec } from "./resource-spec.js";
+
+export const DeploymentSource = z.enum(DEPLOYMENT_SOURCES);
+export const DeploymentStatus = z.enum(DEPLOYMENT_STATUSES);
+export const RevisionStatus = z.enum(REVISION_STATUSES);
+
+export const DeploymentName = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
+    message: "must be 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit",
+  });
+
+export const ListenerConfig = z.strictObject({
+  cluster_namespace: Text.min(1).nullish(),
+});
+
+export const SourceConfigRequest = z.strictObject({
+  integration_id: Uuid.nullish(),
+  repo_url: Text.min(1).nullish(),
+  deployment_type: z.enum(DEPLOYMENT_TYPES).nullish(),
+  build_on_push: z.boolean().nullish(),
+  custom_url: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).nullish(),
+  resource_spec: ResourceSpec.nullish(),
+  listener_id: Uuid.nullish(),
+  listener_config: ListenerConfig.nullish(),
+  install_command: Text.min(1).nullish(),
+  build_command: Text.min(1).nullish(),
+});
+export type SourceConfigInput = z.infer<typeof SourceConfigRequest>;
+
+export const SourceRevisionConfigRequest = z.strictObject({
+  repo_ref: Text.min(1).nullish(),
+  graph_config_path: Text.min(1).nullish(),
+  image_uri: Text.min(1).nullish(),
+  source_tarball_path: Text.min(1).nullish(),
+  repo_commit_sha: ReadOnly,
+});
+export type SourceRevisionConfigInput = z.infer<typeof SourceRevisionConfigRequest>;
+
+export const Secret = z.strictObject({ name: Text.min(1), value: Text });
+export type SecretInput = z.infer<typeof Secret>;
+
+export const SecretReference = z.strictObject({
+  name: Text.min(1),
+  secret_name: Text.min(1),
+  secret_key: Text.min(1),
+});
+
+/** The fields the server sets; a request carrying one is refused with a 400 naming it. */
+export const READ_ONLY_FIELDS = [
+  "id",
+  "tenant_id",
+  "created_at",
+  "updated_at",
+  "status",
+  "latest_revision_id",
+  "active_revision_id",
+  "image_version",
+] as const;
+const readOnlyFields = Object.fromEntries(READ_ONLY_FIELDS.map((field) => [field, ReadOnly])) as Record<
+  (typeof READ_ONLY_FIELDS)[number],
+  typeof ReadOnly
+>;
+
+export const DeploymentCreateRequest = z.strictObject({
+  name: DeploymentName,
+  source: DeploymentSource,
+  source_config: SourceConfigRequest,
+  source_revision_config: SourceRevisionConfigRequest,
+  secrets: z.array(Secret),
+  secret_references: z.array(SecretReference).nullish(),
+  ...readOnlyFields,
+});
+export type DeploymentCreateInput = z.infer<typeof DeploymentCreateRequest>;
+
+export const DeploymentPatchRequest = z.strictObject({
+  name: z.unknown().optional().describe("Immutable: refused (400) unless it is the current name"),
+  source: z.unknown().optional().describe("Immutable: refused (400) unless it is the current source"),
+  revision_source: DeploymentSource.nullish().describe("Accepted for CLI compatibility; must be the deployment's source"),
+  source_config: SourceConfigRequest.nullish(),
+  source_revision_config: SourceRevisionConfigRequest.nullish(),
+  secrets: z.array(Secret).nullish(),
+  secret_references: z.array(SecretReference).nullish(),
+  resource_spec: ResourceSpec.nullish().describe("The same as source_config.resource_spec"),
+  tracked_packages: z.array(Text).nullish().describe("Accepted for CLI compatibility; ignored"),
+  ...readOnlyFields,
+});
+export type DeploymentPatchInput = z.infer<typeof DeploymentPatchRequest>;
+
+const SourceConfig = z.object({
+  integration_id: z.string().nullable(),
+  repo_url: z.string().nullable(),
+  deployment_type: z.string().nullable(),
+  build_on_push: z.boolean().nullable(),
+  custom_url: z.string().nullable(),
+  resource_spec: z.record(z.string(), z.unknown()).nullable(),
+  listener_id: z.string().nullable(),
+  listener_config: z.object({ cluster_namespace: z.string().nullable() }).nullable(),
+  install_command: z.string().nullable(),
+  build_command: z.string().nullable(),
+});
+
+const SourceRevisionConfig = z.object({
+  repo_ref: z.string().nullable(),
+  graph_config_path: z.string().nullable(),
+  image_uri: z.string().nullable(),
+  source_tarball_path: z.string().nullable(),
+  repo_commit_sha: z.string().nullable(),
+});
+
+export const Deployment = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  name: z.string(),
+  source: DeploymentSource,
+  source_config: SourceConfig,
+  source_revision_config: SourceRevisionConfig,
+  secrets: z.array(z.object({ name: z.string(), value: z.string().describe('Always "********"') })),
+  secret_references: z.array(SecretReference).nullable(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+  status: DeploymentStatus,
+  latest_revision_id: z.string().nullable(),
+  active_revision_id: z.string().nullable(),
+  image_version: z.string().nullable(),
+});
+
+export const Revision = z.object({
+  id: z.string(),
+  deployment_id: z.string(),
+  status: RevisionStatus,
+  status_message: z.string(),
+  source: DeploymentSource,
+  source_revision_config: SourceRevisionConfig,
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const DeploymentIdParams = z.object({ deployment_id: Uuid });
+export const RevisionIdParams = z.object({ deployment_id: Uuid, revision_id: Uuid });
+
+export const DeploymentListQuery = z.object({
+  ...PageQuery,
+  name_contains: Text.optional(),
+  status: csvList(DeploymentStatus).optional(),
+  deployment_ids: csvList(Uuid).optional(),
+  deployment_type: z.enum(DEPLOYMENT_TYPES).optional(),
+});
+
+export const RevisionListQuery = z.object({ ...PageQuery, status: csvList(RevisionStatus).optional() });
+
+export const DeleteQuery = z.object({ delete_tracing_project: QueryBoolean.optional() });
+
+export const BulkDeleteQuery = z.object({ deployment_ids: csvList(Uuid).pipe(z.array(Uuid).min(1).max(100)).optional() });
+export const BulkDeleteBody = z.strictObject({ deployment_ids: z.array(Uuid).min(1).max(100) });
+
+export const BulkDeleteResult = z.object({
+  results: z.array(z.object({ deployment_id: z.string(), status: z.int(), detail: z.string() })),
+});
+
+export const DeploymentPage = Page(Deployment);
+export const RevisionPage = Page(Revision);
+
+export const UploadUrl = z.object({ upload_url: z.string(), object_path: z.string(), expires_at: Timestamp });

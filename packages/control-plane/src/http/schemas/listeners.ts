@@ -1,0 +1,37 @@
+import { z } from "zod";
+import { COMPUTE_TYPES } from "../../domain/statuses.js";
+import { Page, Text, Timestamp, Uuid } from "./common.js";
+
+const ComputeConfig = z.strictObject({
+  cluster_namespaces: z.array(Text.min(1)).nullish().describe("Namespaces a cluster listener may deploy to"),
+});
+
+export const ListenerCreateRequest = z.strictObject({
+  compute_type: z.enum(COMPUTE_TYPES),
+  compute_id: Text.min(1).max(253),
+  compute_config: ComputeConfig.nullish(),
+  version: Text.nullish(),
+});
+export type ListenerCreateInput = z.infer<typeof ListenerCreateRequest>;
+
+export const ListenerPatchRequest = z.strictObject({
+  compute_type: z.unknown().optional().describe("Immutable: refused (400) unless it is the current value"),
+  compute_id: z.unknown().optional().describe("Immutable: refused (400) unless it is the current value"),
+  compute_config: ComputeConfig.nullish(),
+  version: Text.nullish(),
+});
+export type ListenerPatchInput = z.infer<typeof ListenerPatchRequest>;
+
+export const Listener = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  compute_type: z.enum(COMPUTE_TYPES),
+  compute_id: z.string(),
+  compute_config: z.object({ cluster_namespaces: z.array(z.string()).nullable() }),
+  version: z.string().nullable(),
+  created_at: Timestamp,
+  updated_at: Timestamp,
+});
+
+export const ListenerPage = Page(Listener);
+export const ListenerIdParams = z.object({ listener_id: Uuid });

@@ -1,0 +1,73 @@
+import { createServiceLogger, type Logger } from "@berth/service-kit";
+import type { FastifyInstance } from "fastify";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { bootstrap } from "./auth/bootstrap.js";
+import { type ControlPlaneSettings, readSettings } from "./config/settings.js";
+import { loadSecretsKey, SecretBox } from "./domain/secret-box.js";
+import { buildApp } from "./http/app.js";
+import { createServices } from "./services/index.js";
+import { openStorage } from "./storage/open.js";
+import type { ControlPlaneStorage } from "./storage/types.js";
+
+export interface ControlPlaneOptions {
+  host: string;
+  port: number;
+  /** SQLite file, secrets key and uploaded tarballs; default `.berth/control-plane` in the working directory. */
+  dataDir?: string;
+  settings?: Partial<ControlPlaneSettings>;
+  logger?: Logger;
+}
+
+export interface RunningControlPlane {
+  url: string;
+  app: FastifyInstance;
+  storage: ControlPlaneStorage;
+  close(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+const VERSION = (require("../package.json") as { version: string }).version;
+
+export const defaultDataDir = () => join(process.cwd(), ".berth", "control-plane");
+
+/** Opens storage and a secrets key (both for the admin commands too). */
+export async function openControlPlaneState(dataDir: string, settings: ControlPlaneSettings) {
+  const storage = await openStorage(dataDir, settings.databaseUrl, settings.pgPoolSize);
+  const box = new SecretBox(loadSecretsKey(settings.secretsKey, join(dataDir, "secrets.key")));
+  return { storage, box };
+}
+
+/** Serves the /v2/deployments API (and the same under /api-host). */
+export async function startControlPlane(options: ControlPlaneOptions): Promise<RunningControlPlane> {
+  const logger = options.logger ?? createServiceLogger("control-plane");
+  const settings = { ...readSettings(), ...options.settings };
+  const dataDir = options.dataDir ?? defaultDataDir();
+  const { storage, box } = await openControlPlaneState(dataDir, settings);
+  try {
+    await bootstrap(storage, settings, logger);
+    const services = createServices(storage, box, {
+      dir: join(dataDir, "uploads"),
+      ttlSeconds: settings.uploadTtlSeconds,
+      maxBytes: settings.uploadMaxBytes,
+    });
+    const app = await buildApp(storage, services, { logger, version: VERSION, publicUrl: settings.publicUrl });
+    await app.listen({ host: options.host, port: options.port });
+    const address = app.server.address();
+    const port = typeof address === "object" && address ? address.port : options.port;
+    const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+    logger.info({ url, backend: settings.databaseUrl ? "postgres" : "sqlite", data_dir: dataDir }, "control plane listening");
+    return {
+      url,
+      app,
+      storage,
+      async close() {
+        await app.close();
+        await storage.close();
+      },
+    };
+  } catch (error) {
+    await storage.close();
+    throw error;
+  }
+}

@@ -1,0 +1,191 @@
+import { BadRequestError, NotFoundError } from "@berth/service-kit";
+import { randomUUID } from "node:crypto";
+import {
+  checkBuildOnPush,
+  checkGraphConfigPath,
+  checkListener,
+  checkRepository,
+  checkRequiredOnCreate,
+  checkTarballPath,
+  complete,
+  initialRevisionStatus,
+  normalizeSourceConfigFields,
+  refuseFieldsOfOtherSources,
+  refuseImmutableChanges,
+  refuseReadOnly,
+  setFields,
+  SOURCE_CONFIG_FIELDS,
+  SOURCE_REVISION_CONFIG_FIELDS,
+} from "../domain/deployment-rules.js";
+import type { SecretBox } from "../domain/secret-box.js";
+import { resolveSecrets } from "../domain/secrets.js";
+import type { DeploymentCreateInput, DeploymentPatchInput } from "../http/schemas/deployments.js";
+import type { ControlPlaneStorage, DeploymentChange, DeploymentFilter, DeploymentRecord, NewRevision } from "../storage/types.js";
+import { presentDeployment, revisionSecrets } from "./present.js";
+
+export type Deployment = ReturnType<typeof presentDeployment>;
+
+export interface BulkDeleteResult {
+  status: 200 | 207 | 404;
+  results: { deployment_id: string; status: number; detail: string }[];
+}
+
+export class DeploymentService {
+  constructor(
+    private readonly storage: ControlPlaneStorage,
+    private readonly box: SecretBox,
+  ) {}
+
+  async create(tenantId: string, body: DeploymentCreateInput): Promise<Deployment> {
+    refuseReadOnly(body, body.source_revision_config);
+    const { source } = body;
+    const sourceConfig = setFields(body.source_config);
+    const revisionConfig = setFields(body.source_revision_config);
+    refuseFieldsOfOtherSources(source, sourceConfig, revisionConfig, body.secret_references);
+    checkRequiredOnCreate(source, sourceConfig, revisionConfig);
+    if (revisionConfig.graph_config_path) checkGraphConfigPath(revisionConfig.graph_config_path);
+    if (revisionConfig.source_tarball_path) checkTarballPath(revisionConfig.source_tarball_path, undefined, undefined);
+    if (source === "repo_host") {
+      const integration = await this.storage.integrations.get(tenantId, sourceConfig.integration_id!);
+      checkRepository(sourceConfig.integration_id, sourceConfig.repo_url, integration);
+    }
+    const listener = sourceConfig.listener_id ? await this.storage.listeners.get(tenantId, sourceConfig.listener_id) : undefined;
+    checkListener(sourceConfig.listener_id, sourceConfig.listener_config, listener);
+    checkBuildOnPush(sourceConfig.build_on_push, revisionConfig.repo_ref);
+    const secrets = resolveSecrets(body.secrets, []);
+
+    const now = new Date().toISOString();
+    const deployment: DeploymentRecord = {
+      id: randomUUID(),
+      tenant_id: tenantId,
+      name: body.name,
+      source,
+      source_config: complete(SOURCE_CONFIG_FIELDS, normalizeSourceConfigFields(sourceConfig)),
+      secret_references: body.secret_references ?? null,
+      status: "AWAITING_DATABASE",
+      latest_revision_id: null,
+      active_revision_id: null,
+      image_version: null,
+      created_at: now,
+      updated_at: now,
+      deleted_at: null,
+    };
+    const revision = this.newRevision(deployment, complete(SOURCE_REVISION_CONFIG_FIELDS, revisionConfig), secrets, now);
+    await this.storage.deployments.create(deployment, revision, {
+      id: randomUUID(),
+      tenant_id: tenantId,
+      name: body.name,
+      deployment_id: deployment.id,
+      created_at: now,
+    });
+    return this.get(tenantId, deployment.id);
+  }
+
+  async get(tenantId: string, id: string): Promise<Deployment> {
+    const deployment = await this.storage.deployments.get(tenantId, id);
+    if (!deployment) throw notFound(id);
+    return this.present(deployment);
+  }
+
+  async list(tenantId: string, filter: DeploymentFilter): Promise<{ resources: Deployment[]; offset: number }> {
+    const deployments = await this.storage.deployments.list(tenantId, filter);
+    const resources = await Promise.all(deployments.map((deployment) => this.present(deployment)));
+    return { resources, offset: filter.offset + resources.length };
+  }
+
+  async patch(tenantId: string, id: string, body: DeploymentPatchInput): Promise<Deployment> {
+    refuseReadOnly(body, body.source_revision_config);
+    const requestedConfig = setFields(body.source_config);
+    if (body.resource_spec) {
+      if (requestedConfig.resource_spec) {
+        throw new BadRequestError("resource_spec is given twice: at the top level and in source_config; send one");
+      }
+      requestedConfig.resource_spec = body.resource_spec;
+    }
+    const revisionConfig = setFields(body.source_revision_config);
+    // The upload a tarball path names never changes once uploaded, so it can be read before the deployment is locked.
+    const upload = revisionConfig.source_tarball_path
+      ? await this.storage.uploads.getByPath(revisionConfig.source_tarball_path)
+      : undefined;
+
+    const result = await this.storage.deployments.update(tenantId, id, (deployment, latest): DeploymentChange => {
+      const { source } = deployment;
+      if (body.name !== undefined && body.name !== deployment.name) throw new BadRequestError("name is immutable");
+      if (body.source !== undefined && body.source !== source) throw new BadRequestError("source is immutable");
+      if (body.revision_source && body.revision_source !== source) {
+        throw new BadRequestError(`revision_source ${body.revision_source} does not match the deployment's source ${source}`);
+      }
+      refuseFieldsOfOtherSources(source, requestedConfig, revisionConfig, body.secret_references);
+      refuseImmutableChanges(deployment.source_config, requestedConfig);
+      if (revisionConfig.graph_config_path) checkGraphConfigPath(revisionConfig.graph_config_path);
+      if (revisionConfig.source_tarball_path) checkTarballPath(revisionConfig.source_tarball_path, deployment.id, upload);
+      const sourceConfig = { ...deployment.source_config, ...normalizeSourceConfigFields(requestedConfig) };
+      const nextRevisionConfig = { ...latest.source_revision_config, ...revisionConfig };
+      checkBuildOnPush(sourceConfig.build_on_push, nextRevisionConfig.repo_ref);
+
+      const makesRevision =
+        Object.keys(revisionConfig).length > 0 || !!body.secrets || !!requestedConfig.resource_spec || !!body.secret_references;
+      const now = new Date().toISOString();
+      const secretReferences = body.secret_references ?? deployment.secret_references;
+      if (!makesRevision) return { source_config: sourceConfig, secret_references: secretReferences, updated_at: now };
+      const previousSecrets = revisionSecrets(latest, this.box);
+      const secrets = body.secrets ? resolveSecrets(body.secrets, previousSecrets) : previousSecrets;
+      if (Object.keys(revisionConfig).length > 0) nextRevisionConfig.repo_commit_sha = null;
+      const next = { ...deployment, source_config: sourceConfig, secret_references: secretReferences };
+      return {
+        source_config: sourceConfig,
+        secret_references: secretReferences,
+        updated_at: now,
+        revision: this.newRevision(next, nextRevisionConfig, secrets, now),
+      };
+    });
+    if (!result) throw notFound(id);
+    return this.present(result.deployment);
+  }
+
+  async delete(tenantId: string, id: string, deleteTracingProject: boolean): Promise<void> {
+    const deleted = await this.storage.deployments.markDeleted(tenantId, [id], deleteTracingProject, new Date().toISOString());
+    if (deleted.length === 0) throw notFound(id);
+  }
+
+  async bulkDelete(tenantId: string, ids: string[]): Promise<BulkDeleteResult> {
+    const unique = [...new Set(ids)];
+    const deleted = new Set(await this.storage.deployments.markDeleted(tenantId, unique, false, new Date().toISOString()));
+    const results = unique.map((id) =>
+      deleted.has(id)
+        ? { deployment_id: id, status: 204, detail: "Deleted" }
+        : { deployment_id: id, status: 404, detail: `Deployment ${id} not found` },
+    );
+    const status = deleted.size === unique.length ? 200 : deleted.size === 0 ? 404 : 207;
+    return { status, results };
+  }
+
+  private newRevision(
+    deployment: DeploymentRecord,
+    sourceRevisionConfig: Record<string, unknown>,
+    secrets: { name: string; value: string }[],
+    now: string,
+  ): NewRevision {
+    const { status, message } = initialRevisionStatus(deployment.source, sourceRevisionConfig);
+    return {
+      id: randomUUID(),
+      status,
+      status_message: message,
+      source: deployment.source,
+      source_revision_config: sourceRevisionConfig,
+      source_config: deployment.source_config,
+      secret_references: deployment.secret_references,
+      secrets_ciphertext: this.box.encrypt(JSON.stringify(secrets)),
+      created_at: now,
+      updated_at: now,
+    };
+  }
+
+  private async present(deployment: DeploymentRecord): Promise<Deployment> {
+    const latest = await this.storage.revisions.latest(deployment.id);
+    if (!latest) throw new Error(`deployment ${deployment.id} has no revision`);
+    return presentDeployment(deployment, latest, this.box);
+  }
+}
+
+export const notFound = (id: string) => new NotFoundError(`Deployment ${id} not found`);

@@ -1,0 +1,170 @@
+import { ConflictError, type SqliteDatabase } from "@berth/service-kit";
+import { IN_PROGRESS_REVISION_STATUSES } from "../../domain/statuses.js";
+import type {
+  DeploymentChange,
+  DeploymentFilter,
+  DeploymentRecord,
+  DeploymentStore,
+  NewRevision,
+  RevisionRecord,
+  TracingProjectRecord,
+} from "../types.js";
+import { deploymentFromRow, revisionFromRow, toJson } from "./rows.js";
+
+type Row = Record<string, unknown>;
+
+export class SqliteDeploymentStore implements DeploymentStore {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  async create(deployment: DeploymentRecord, revision: NewRevision, project: TracingProjectRecord): Promise<void> {
+    this.db.transaction(() => {
+      const taken = this.db
+        .prepare("SELECT 1 FROM deployments WHERE tenant_id = ? AND name = ? AND deleted_at IS NULL")
+        .get(deployment.tenant_id, deployment.name);
+      if (taken) throw new ConflictError(`A deployment named "${deployment.name}" already exists`);
+      this.db
+        .prepare(
+          `INSERT INTO deployments (id, tenant_id, name, source, source_config, secret_references, status, latest_revision_id,
+             active_revision_id, image_version, listener_id, created_at, updated_at, deleted_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, NULL)`,
+        )
+        .run(
+          deployment.id,
+          deployment.tenant_id,
+          deployment.name,
+          deployment.source,
+          toJson(deployment.source_config),
+          toJson(deployment.secret_references),
+          deployment.status,
+          deployment.active_revision_id,
+          deployment.image_version,
+          (deployment.source_config.listener_id as string | null) ?? null,
+          deployment.created_at,
+          deployment.updated_at,
+        );
+      this.insertRevision(deployment, revision, 1);
+      this.db
+        .prepare(
+          `INSERT INTO tracing_projects (id, tenant_id, name, deployment_id, created_at) VALUES (?, ?, ?, ?, ?)
+           ON CONFLICT (tenant_id, name) DO UPDATE SET deployment_id = excluded.deployment_id`,
+        )
+        .run(project.id, project.tenant_id, project.name, project.deployment_id, project.created_at);
+    })();
+  }
+
+  async get(tenantId: string, id: string): Promise<DeploymentRecord | undefined> {
+    const row = this.db
+      .prepare("SELECT * FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL")
+      .get(tenantId, id) as Row | undefined;
+    return row && deploymentFromRow(row);
+  }
+
+  async list(tenantId: string, filter: DeploymentFilter): Promise<DeploymentRecord[]> {
+    const where = ["tenant_id = ?", "deleted_at IS NULL"];
+    const values: unknown[] = [tenantId];
+    if (filter.name_contains) {
+      where.push("instr(lower(name), lower(?)) > 0");
+      values.push(filter.name_contains);
+    }
+    if (filter.statuses?.length) {
+      where.push(`status IN (${filter.statuses.map(() => "?").join(", ")})`);
+      values.push(...filter.statuses);
+    }
+    if (filter.deployment_ids?.length) {
+      where.push(`id IN (${filter.deployment_ids.map(() => "?").join(", ")})`);
+      values.push(...filter.deployment_ids);
+    }
+    if (filter.deployment_type) {
+      where.push("json_extract(source_config, '$.deployment_type') = ?");
+      values.push(filter.deployment_type);
+    }
+    const rows = this.db
+      .prepare(`SELECT * FROM deployments WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
+      .all(...values, filter.limit, filter.offset) as Row[];
+    return rows.map(deploymentFromRow);
+  }
+
+  async update(
+    tenantId: string,
+    id: string,
+    plan: (deployment: DeploymentRecord, latest: RevisionRecord) => DeploymentChange,
+  ): Promise<{ deployment: DeploymentRecord; revision?: RevisionRecord } | undefined> {
+    // One synchronous transaction: nothing else runs on this connection in between.
+    return this.db.transaction(() => {
+      const row = this.db
+        .prepare("SELECT * FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL")
+        .get(tenantId, id) as Row | undefined;
+      if (!row) return undefined;
+      const deployment = deploymentFromRow(row);
+      const latest = revisionFromRow(
+        this.db.prepare("SELECT * FROM revisions WHERE id = ?").get(deployment.latest_revision_id) as Row,
+      );
+      const change = plan(deployment, latest);
+      let revision: RevisionRecord | undefined;
+      if (change.revision) {
+        this.supersede(deployment.id, change.revision, latest.number + 1);
+        revision = this.insertRevision(deployment, change.revision, latest.number + 1);
+      }
+      this.db
+        .prepare("UPDATE deployments SET source_config = ?, secret_references = ?, updated_at = ? WHERE id = ?")
+        .run(toJson(change.source_config), toJson(change.secret_references), change.updated_at, id);
+      const updated = deploymentFromRow(this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row);
+      return { deployment: updated, revision };
+    })();
+  }
+
+  async markDeleted(tenantId: string, ids: string[], deleteTracingProjects: boolean, now: string): Promise<string[]> {
+    return this.db.transaction(() => {
+      const deleted: string[] = [];
+      for (const id of ids) {
+        const result = this.db
+          .prepare(
+            `UPDATE deployments SET status = 'AWAITING_DELETE', deleted_at = ?, updated_at = ?
+             WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`,
+          )
+          .run(now, now, tenantId, id);
+        if (result.changes === 0) continue;
+        deleted.push(id);
+        if (deleteTracingProjects) this.db.prepare("DELETE FROM tracing_projects WHERE deployment_id = ?").run(id);
+      }
+      return deleted;
+    })();
+  }
+
+  /** Revisions still in progress end SKIPPED when a newer one arrives. */
+  private supersede(deploymentId: string, newer: NewRevision, number: number): void {
+    this.db
+      .prepare(
+        `UPDATE revisions SET status = 'SKIPPED', status_message = ?, updated_at = ?
+         WHERE deployment_id = ? AND status IN (${IN_PROGRESS_REVISION_STATUSES.map(() => "?").join(", ")})`,
+      )
+      .run(`Superseded by revision ${number} (${newer.id})`, newer.created_at, deploymentId, ...IN_PROGRESS_REVISION_STATUSES);
+  }
+
+  private insertRevision(deployment: DeploymentRecord, revision: NewRevision, number: number): RevisionRecord {
+    const record: RevisionRecord = { ...revision, deployment_id: deployment.id, tenant_id: deployment.tenant_id, number };
+    this.db
+      .prepare(
+        `INSERT INTO revisions (id, deployment_id, tenant_id, number, status, status_message, source, source_revision_config,
+           source_config, secret_references, secrets_ciphertext, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        record.id,
+        record.deployment_id,
+        record.tenant_id,
+        number,
+        record.status,
+        record.status_message,
+        record.source,
+        toJson(record.source_revision_config),
+        toJson(record.source_config),
+        toJson(record.secret_references),
+        record.secrets_ciphertext,
+        record.created_at,
+        record.updated_at,
+      );
+    this.db.prepare("UPDATE deployments SET latest_revision_id = ? WHERE id = ?").run(record.id, deployment.id);
+    return record;
+  }
+}

@@ -1,0 +1,30 @@
+import { openSqliteDatabase } from "@berth/service-kit";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { ControlPlaneStorage } from "../types.js";
+import { SqliteApiKeyStore, SqliteTenantStore } from "./accounts.js";
+import { SqliteDeploymentStore } from "./deployments.js";
+import { SqliteListenerStore } from "./listeners.js";
+import { SqliteIntegrationStore, SqliteTracingProjectStore, SqliteUploadStore } from "./misc.js";
+import { SqliteRevisionStore } from "./revisions.js";
+
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations");
+
+/** The embedded storage: `control-plane.sqlite` (WAL) in the data directory. */
+export function createSqliteStorage(dataDir: string): ControlPlaneStorage {
+  // Every acknowledged change of desired state is fsynced: the control plane writes little and rarely.
+  const db = openSqliteDatabase(join(dataDir, "control-plane.sqlite"), { migrationsDir: MIGRATIONS_DIR, synchronous: "full" });
+  return {
+    tenants: new SqliteTenantStore(db),
+    apiKeys: new SqliteApiKeyStore(db),
+    deployments: new SqliteDeploymentStore(db),
+    revisions: new SqliteRevisionStore(db),
+    listeners: new SqliteListenerStore(db),
+    integrations: new SqliteIntegrationStore(db),
+    uploads: new SqliteUploadStore(db),
+    tracingProjects: new SqliteTracingProjectStore(db),
+    async close() {
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,67 @@
+import { ConflictError, type SqliteDatabase } from "@berth/service-kit";
+import type { ListenerRecord, ListenerStore } from "../types.js";
+import { listenerFromRow } from "./rows.js";
+
+type Row = Record<string, unknown>;
+
+export class SqliteListenerStore implements ListenerStore {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  async create(listener: ListenerRecord): Promise<void> {
+    const taken = this.db
+      .prepare("SELECT 1 FROM listeners WHERE tenant_id = ? AND compute_id = ?")
+      .get(listener.tenant_id, listener.compute_id);
+    if (taken) throw new ConflictError(`A listener with compute_id "${listener.compute_id}" already exists`);
+    this.db
+      .prepare(
+        `INSERT INTO listeners (id, tenant_id, compute_type, compute_id, compute_config, version, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .run(
+        listener.id,
+        listener.tenant_id,
+        listener.compute_type,
+        listener.compute_id,
+        JSON.stringify(listener.compute_config),
+        listener.version,
+        listener.created_at,
+        listener.updated_at,
+      );
+  }
+
+  async get(tenantId: string, id: string): Promise<ListenerRecord | undefined> {
+    const row = this.db.prepare("SELECT * FROM listeners WHERE tenant_id = ? AND id = ?").get(tenantId, id) as Row | undefined;
+    return row && listenerFromRow(row);
+  }
+
+  async list(tenantId: string, limit: number, offset: number): Promise<ListenerRecord[]> {
+    const rows = this.db
+      .prepare("SELECT * FROM listeners WHERE tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?")
+      .all(tenantId, limit, offset) as Row[];
+    return rows.map(listenerFromRow);
+  }
+
+  async update(
+    tenantId: string,
+    id: string,
+    change: Pick<ListenerRecord, "compute_config" | "version" | "updated_at">,
+  ): Promise<ListenerRecord | undefined> {
+    const row = this.db
+      .prepare("UPDATE listeners SET compute_config = ?, version = ?, updated_at = ? WHERE tenant_id = ? AND id = ? RETURNING *")
+      .get(JSON.stringify(change.compute_config), change.version, change.updated_at, tenantId, id) as Row | undefined;
+    return row && listenerFromRow(row);
+  }
+
+  async delete(tenantId: string, id: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const exists = this.db.prepare("SELECT 1 FROM listeners WHERE tenant_id = ? AND id = ?").get(tenantId, id);
+      if (!exists) return false;
+      const used = this.db.prepare("SELECT 1 FROM deployments WHERE listener_id = ? AND deleted_at IS NULL LIMIT 1").get(id);
+      if (used) throw new ConflictError(`Listener ${id} is used by a deployment; delete its deployments first`);
+      // Deleted deployments keep their rows (AWAITING_DELETE) but let go of the listener.
+      this.db.prepare("UPDATE deployments SET listener_id = NULL WHERE listener_id = ?").run(id);
+      this.db.prepare("DELETE FROM listeners WHERE id = ?").run(id);
+      return true;
+    })();
+  }
+}

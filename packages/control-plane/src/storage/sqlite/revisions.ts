@@ -1,0 +1,56 @@
+import type { SqliteDatabase } from "@berth/service-kit";
+import type { RevisionStatus } from "../../domain/statuses.js";
+import type { RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
+import { revisionFromRow } from "./rows.js";
+
+type Row = Record<string, unknown>;
+
+export class SqliteRevisionStore implements RevisionStore {
+  constructor(private readonly db: SqliteDatabase) {}
+
+  async get(tenantId: string, deploymentId: string, revisionId: string): Promise<RevisionRecord | undefined> {
+    const row = this.db
+      .prepare(
+        `SELECT r.* FROM revisions r JOIN deployments d ON d.id = r.deployment_id
+         WHERE r.id = ? AND r.deployment_id = ? AND d.tenant_id = ? AND d.deleted_at IS NULL`,
+      )
+      .get(revisionId, deploymentId, tenantId) as Row | undefined;
+    return row && revisionFromRow(row);
+  }
+
+  async list(tenantId: string, deploymentId: string, filter: RevisionFilter): Promise<RevisionRecord[]> {
+    const statuses = filter.statuses?.length ? `AND r.status IN (${filter.statuses.map(() => "?").join(", ")})` : "";
+    const rows = this.db
+      .prepare(
+        `SELECT r.* FROM revisions r JOIN deployments d ON d.id = r.deployment_id
+         WHERE r.deployment_id = ? AND d.tenant_id = ? AND d.deleted_at IS NULL ${statuses}
+         ORDER BY r.number DESC LIMIT ? OFFSET ?`,
+      )
+      .all(deploymentId, tenantId, ...(filter.statuses ?? []), filter.limit, filter.offset) as Row[];
+    return rows.map(revisionFromRow);
+  }
+
+  async latest(deploymentId: string): Promise<RevisionRecord | undefined> {
+    const row = this.db
+      .prepare("SELECT * FROM revisions WHERE deployment_id = ? ORDER BY number DESC LIMIT 1")
+      .get(deploymentId) as Row | undefined;
+    return row && revisionFromRow(row);
+  }
+
+  async transition(
+    revisionId: string,
+    from: RevisionStatus[],
+    status: RevisionStatus,
+    message: string,
+    now: string,
+  ): Promise<RevisionRecord | undefined> {
+    if (from.length === 0) return undefined;
+    const row = this.db
+      .prepare(
+        `UPDATE revisions SET status = ?, status_message = ?, updated_at = ?
+         WHERE id = ? AND status IN (${from.map(() => "?").join(", ")}) RETURNING *`,
+      )
+      .get(status, message, now, revisionId, ...from) as Row | undefined;
+    return row && revisionFromRow(row);
+  }
+}

@@ -1,0 +1,239 @@
+/**
+ * The control plane's storage interface: one SQLite and one PostgreSQL
+ * implementation, the same black-box tests over both. Records are plain JSON
+ * values; every multi-row change is one transaction.
+ */
+import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "../domain/statuses.js";
+
+export type JsonObject = Record<string, unknown>;
+
+export interface TenantRecord {
+  id: string;
+  name: string;
+  created_at: string;
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  name: string;
+  /** The first characters of the key, to tell keys apart in listings. */
+  prefix: string;
+  /** SHA-256 (hex) of the whole key; the key itself is never stored. */
+  key_hash: string;
+  /** Valid for every workspace (admin keys). */
+  all_tenants: boolean;
+  tenant_ids: string[];
+  created_at: string;
+  revoked_at: string | null;
+}
+
+export interface ListenerRecord {
+  id: string;
+  tenant_id: string;
+  compute_type: string;
+  compute_id: string;
+  compute_config: { cluster_namespaces: string[] | null };
+  version: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface RepositoryRecord {
+  id: number;
+  name: string;
+  owner: string;
+  url: string;
+  default_branch: string;
+}
+
+export interface IntegrationRecord {
+  id: string;
+  tenant_id: string;
+  name: string;
+  provider: "repo_host";
+  installation_id: number;
+  repos: RepositoryRecord[];
+  created_at: string;
+}
+
+export interface DeploymentRecord {
+  id: string;
+  tenant_id: string;
+  name: string;
+  source: DeploymentSource;
+  /** Every SourceConfig field (nulls included); resource_spec with defaults filled. */
+  source_config: JsonObject;
+  secret_references: JsonObject[] | null;
+  status: DeploymentStatus;
+  latest_revision_id: string | null;
+  active_revision_id: string | null;
+  image_version: string | null;
+  created_at: string;
+  updated_at: string;
+  /** Set by DELETE: the deployment is gone for the API, kept until its compute is torn down. */
+  deleted_at: string | null;
+}
+
+export interface RevisionRecord {
+  id: string;
+  deployment_id: string;
+  tenant_id: string;
+  /** 1, 2, 3… per deployment: the order of creation. */
+  number: number;
+  status: RevisionStatus;
+  status_message: string;
+  source: DeploymentSource;
+  /** Every SourceRevisionConfig field of this revision (inherited ones included). */
+  source_revision_config: JsonObject;
+  /** What else the revision deploys: source_config and secret_references as they were when it was made. */
+  source_config: JsonObject;
+  secret_references: JsonObject[] | null;
+  /** The revision's secrets, encrypted (see domain/secret-box.ts). */
+  secrets_ciphertext: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface UploadRecord {
+  object_path: string;
+  upload_id: string;
+  deployment_id: string;
+  tenant_id: string;
+  created_at: string;
+  expires_at: string;
+  uploaded_at: string | null;
+  size_bytes: number | null;
+  sha256: string | null;
+}
+
+export interface TracingProjectRecord {
+  id: string;
+  tenant_id: string;
+  name: string;
+  deployment_id: string | null;
+  created_at: string;
+}
+
+export interface DeploymentFilter {
+  limit: number;
+  offset: number;
+  name_contains?: string;
+  statuses?: string[];
+  deployment_ids?: string[];
+  deployment_type?: string;
+}
+
+export interface RevisionFilter {
+  limit: number;
+  offset: number;
+  statuses?: string[];
+}
+
+/** A new revision as the domain computed it; the store numbers it and makes it the latest. */
+export type NewRevision = Omit<RevisionRecord, "number" | "deployment_id" | "tenant_id">;
+
+/** What a PATCH changes, decided by `plan` from the current records inside the store's transaction. */
+export interface DeploymentChange {
+  source_config: JsonObject;
+  secret_references: JsonObject[] | null;
+  updated_at: string;
+  revision?: NewRevision;
+}
+
+export interface DeploymentStore {
+  /**
+   * Inserts the deployment, its first revision and (unless one of that name
+   * exists in the workspace) its tracing project. ConflictError when a live
+   * deployment of the workspace has the name.
+   */
+  create(deployment: DeploymentRecord, revision: NewRevision, tracingProject: TracingProjectRecord): Promise<void>;
+  /** A live (not deleted) deployment of the workspace. */
+  get(tenantId: string, id: string): Promise<DeploymentRecord | undefined>;
+  list(tenantId: string, filter: DeploymentFilter): Promise<DeploymentRecord[]>;
+  /**
+   * Runs `plan` on the deployment and its latest revision with the deployment
+   * locked, then applies the change: concurrent updates take turns, each
+   * seeing the other's result. A new revision becomes the latest, and earlier
+   * revisions that were not final end SKIPPED. Undefined when not found.
+   */
+  update(
+    tenantId: string,
+    id: string,
+    plan: (deployment: DeploymentRecord, latest: RevisionRecord) => DeploymentChange,
+  ): Promise<{ deployment: DeploymentRecord; revision?: RevisionRecord } | undefined>;
+  /**
+   * Marks live deployments deleted (status AWAITING_DELETE), deleting their
+   * tracing projects too when asked; returns the ids that were live.
+   */
+  markDeleted(tenantId: string, ids: string[], deleteTracingProjects: boolean, now: string): Promise<string[]>;
+}
+
+export interface RevisionStore {
+  get(tenantId: string, deploymentId: string, revisionId: string): Promise<RevisionRecord | undefined>;
+  list(tenantId: string, deploymentId: string, filter: RevisionFilter): Promise<RevisionRecord[]>;
+  /** The latest revision of a deployment (deleted or not). */
+  latest(deploymentId: string): Promise<RevisionRecord | undefined>;
+  /**
+   * Moves a revision to `status` if it is currently in one of `from`;
+   * returns the updated record, or undefined when it was not in `from`.
+   */
+  transition(revisionId: string, from: RevisionStatus[], status: RevisionStatus, message: string, now: string): Promise<RevisionRecord | undefined>;
+}
+
+export interface TenantStore {
+  create(tenant: TenantRecord): Promise<void>;
+  get(id: string): Promise<TenantRecord | undefined>;
+  list(): Promise<TenantRecord[]>;
+}
+
+export interface ApiKeyStore {
+  /** Inserts the key; a key whose hash is already stored is left as it is. */
+  create(key: ApiKeyRecord): Promise<void>;
+  findByHash(hash: string): Promise<ApiKeyRecord | undefined>;
+  list(): Promise<ApiKeyRecord[]>;
+  /** Sets revoked_at (once); undefined when no such key. */
+  revoke(id: string, now: string): Promise<ApiKeyRecord | undefined>;
+}
+
+export interface ListenerStore {
+  /** ConflictError when the workspace has a listener with that compute_id. */
+  create(listener: ListenerRecord): Promise<void>;
+  get(tenantId: string, id: string): Promise<ListenerRecord | undefined>;
+  list(tenantId: string, limit: number, offset: number): Promise<ListenerRecord[]>;
+  update(
+    tenantId: string,
+    id: string,
+    change: Pick<ListenerRecord, "compute_config" | "version" | "updated_at">,
+  ): Promise<ListenerRecord | undefined>;
+  /** ConflictError while a live deployment uses it; false when not found. */
+  delete(tenantId: string, id: string): Promise<boolean>;
+}
+
+export interface IntegrationStore {
+  create(integration: IntegrationRecord): Promise<void>;
+  get(tenantId: string, id: string): Promise<IntegrationRecord | undefined>;
+  list(tenantId: string): Promise<IntegrationRecord[]>;
+}
+
+export interface UploadStore {
+  create(upload: UploadRecord): Promise<void>;
+  getById(uploadId: string): Promise<UploadRecord | undefined>;
+  getByPath(objectPath: string): Promise<UploadRecord | undefined>;
+  markUploaded(uploadId: string, sizeBytes: number, sha256: string, now: string): Promise<void>;
+}
+
+export interface TracingProjectStore {
+  getByName(tenantId: string, name: string): Promise<TracingProjectRecord | undefined>;
+}
+
+export interface ControlPlaneStorage {
+  tenants: TenantStore;
+  apiKeys: ApiKeyStore;
+  deployments: DeploymentStore;
+  revisions: RevisionStore;
+  listeners: ListenerStore;
+  integrations: IntegrationStore;
+  uploads: UploadStore;
+  tracingProjects: TracingProjectStore;
+  close(): Promise<void>;
+}

@@ -1,0 +1,16 @@
+import { pino, type Logger } from "pino";
+
+/**
+ * Structured JSON logs on stdout, tagged with the service; LOG_LEVEL sets the
+ * level. Writes are buffered and asynchronous (a synchronous write per log
+ * line costs more than a whole run); the buffer is flushed when the process exits.
+ */
+export function createServiceLogger(service: string): Logger {
+  const destination = pino.destination({ sync: false, minLength: 4096 });
+  const flush = () => destination.flushSync();
+  process.once("exit", flush);
+  setInterval(() => destination.flush(), 250).unref();
+  return pino({ level: process.env.LOG_LEVEL ?? "info", base: { service } }, destination);
+}
+
+export type { Logger };
