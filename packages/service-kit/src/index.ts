@@ -6,3 +6,4 @@ export * from "./http/route.js";
 export * from "./postgres.js";
 export * from "./sqlite.js";
 export * from "./logger.js";
+export * from "./jsonb.js";

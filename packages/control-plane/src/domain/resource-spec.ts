@@ -6,7 +6,7 @@ export type ResourceSpec = Record<string, unknown>;
 const CPU_FIELDS = ["cpu", "cpu_limit", "queue_cpu", "queue_cpu_limit", "cache_cpu", "cache_cpu_limit", "db_cpu", "db_cpu_limit"];
 
 /** Every field a stored spec has (null when not given), reserved ones excepted. */
-const FIELDS = Object.keys(ResourceSpecSchema.shape).filter((key) => !(RESERVED_RESOURCE_FIELDS as readonly string[]).includes(key));
+export const RESOURCE_SPEC_FIELDS = Object.keys(ResourceSpecSchema.shape).filter((key) => !(RESERVED_RESOURCE_FIELDS as readonly string[]).includes(key));
 
 const roundCpu = (value: number) => Math.round(value * 10) / 10;
 
@@ -24,7 +24,7 @@ export function normalizeResourceSpec(input: ResourceSpecInput, where: string): 
     }
   }
   const spec: Record<string, unknown> = {};
-  for (const key of FIELDS) {
+  for (const key of RESOURCE_SPEC_FIELDS) {
     const value = given[key] ?? null;
     spec[key] = CPU_FIELDS.includes(key) && typeof value === "number" ? roundCpu(value) : value;
   }

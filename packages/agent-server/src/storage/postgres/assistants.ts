@@ -11,7 +11,7 @@ import type {
 } from "../types.js";
 import { nowIso } from "../sqlite/rows.js";
 import { withTransaction } from "./database.js";
-import { jsonb } from "./json.js";
+import { jsonb } from "@berth/service-kit";
 
 // Column lists in the order SQLite's `SELECT *` gives them, so API objects have the same key order.
 const ASSISTANT =

@@ -3,7 +3,7 @@
 // can also run on a client inside a caller's transaction (thread delete/copy).
 import type { BlobRow, Bytes, CheckpointKey, CheckpointRow, WriteRow } from "../sqlite/checkpoint-rows.js";
 import type { Queryable } from "./database.js";
-import { jsonb } from "./json.js";
+import { jsonb } from "@berth/service-kit";
 
 const COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint";
 /** Checkpoint rows as CheckpointRow: metadata as JSON text, which toTuple parses. */

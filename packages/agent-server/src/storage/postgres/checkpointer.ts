@@ -35,7 +35,7 @@ import {
   selectWrites,
 } from "./checkpoint-sql.js";
 import type { Queryable } from "./database.js";
-import { jsonb } from "./json.js";
+import { jsonb } from "@berth/service-kit";
 
 /** How many listed checkpoints share one round trip for their blobs and one for their writes. */
 const LIST_BATCH = 100;

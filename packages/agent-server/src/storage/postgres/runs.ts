@@ -12,7 +12,7 @@ import type {
 } from "../types.js";
 import { nowIso } from "../sqlite/rows.js";
 import { withTransaction, type Queryable } from "./database.js";
-import { jsonb, jsonbOrNull } from "./json.js";
+import { jsonb, jsonbOrNull } from "@berth/service-kit";
 import * as events from "./run-events.js";
 import * as queue from "./run-queue.js";
 import { RUN_COLUMNS, apiRunFromRow, fromRow, type RunRow } from "./run-rows.js";

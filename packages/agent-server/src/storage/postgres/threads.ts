@@ -11,7 +11,7 @@ import type {
 import { nowIso } from "../sqlite/rows.js";
 import { copyThreadCheckpoints, deleteThreadCheckpoints } from "./checkpoint-sql.js";
 import { withTransaction } from "./database.js";
-import { jsonb, jsonbOrNull } from "./json.js";
+import { jsonb, jsonbOrNull } from "@berth/service-kit";
 
 /** The API's Thread, in its key order. */
 const THREAD = `thread_id, created_at, updated_at, metadata, status, config, "values", interrupts`;
