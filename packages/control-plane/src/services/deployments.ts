@@ -18,7 +18,7 @@ import {
   SOURCE_REVISION_CONFIG_FIELDS,
 } from "../domain/deployment-rules.js";
 import type { SecretBox } from "../domain/secret-box.js";
-import { resolveSecrets } from "../domain/secrets.js";
+import { checkSecretReferences, resolveSecrets } from "../domain/secrets.js";
 import type { DeploymentCreateInput, DeploymentPatchInput } from "../http/schemas/deployments.js";
 import type { ControlPlaneStorage, DeploymentChange, DeploymentFilter, DeploymentRecord, NewRevision } from "../storage/types.js";
 import { presentDeployment, revisionSecrets } from "./present.js";
@@ -53,6 +53,7 @@ export class DeploymentService {
     checkListener(sourceConfig.listener_id, sourceConfig.listener_config, listener);
     checkBuildOnPush(sourceConfig.build_on_push, revisionConfig.repo_ref);
     const secrets = resolveSecrets(body.secrets, []);
+    checkSecretReferences(body.secret_references ?? null, secrets);
 
     const now = new Date().toISOString();
     const deployment: DeploymentRecord = {
@@ -130,6 +131,7 @@ export class DeploymentService {
       if (!makesRevision) return { source_config: sourceConfig, secret_references: secretReferences, updated_at: now };
       const previousSecrets = revisionSecrets(latest, this.box);
       const secrets = body.secrets ? resolveSecrets(body.secrets, previousSecrets) : previousSecrets;
+      checkSecretReferences(secretReferences, secrets);
       if (Object.keys(revisionConfig).length > 0) nextRevisionConfig.repo_commit_sha = null;
       const next = { ...deployment, source_config: sourceConfig, secret_references: secretReferences };
       return {

@@ -1,4 +1,4 @@
-import { BadRequestError, ForbiddenError, NotFoundError, PayloadTooLargeError } from "@berth/service-kit";
+import { BadRequestError, ConflictError, ForbiddenError, NotFoundError, PayloadTooLargeError } from "@berth/service-kit";
 import { createHash, randomUUID, timingSafeEqual } from "node:crypto";
 import { createWriteStream } from "node:fs";
 import { mkdir, rename, rm } from "node:fs/promises";
@@ -65,6 +65,9 @@ export class UploadService {
     if (!(Number(expires) * 1000 > Date.now())) throw new ForbiddenError("Upload URL expired");
     const upload = await this.storage.uploads.getById(uploadId);
     if (!upload) throw new NotFoundError(`Upload ${uploadId} not found`);
+    if (await this.storage.uploads.isUsed(upload.object_path)) {
+      throw new ConflictError(`${upload.object_path} is already deployed by a revision; request a new upload URL`);
+    }
     if (declaredLength !== undefined && declaredLength > this.settings.maxBytes) throw this.tooLarge();
 
     const file = join(this.settings.dir, upload.object_path);

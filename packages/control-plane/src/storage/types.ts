@@ -7,6 +7,12 @@ import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "../doma
 
 export type JsonObject = Record<string, unknown>;
 
+export interface SecretReferenceRecord {
+  name: string;
+  secret_name: string;
+  secret_key: string;
+}
+
 export interface TenantRecord {
   id: string;
   name: string;
@@ -63,7 +69,7 @@ export interface DeploymentRecord {
   source: DeploymentSource;
   /** Every SourceConfig field (nulls included); resource_spec with defaults filled. */
   source_config: JsonObject;
-  secret_references: JsonObject[] | null;
+  secret_references: SecretReferenceRecord[] | null;
   status: DeploymentStatus;
   latest_revision_id: string | null;
   active_revision_id: string | null;
@@ -87,7 +93,7 @@ export interface RevisionRecord {
   source_revision_config: JsonObject;
   /** What else the revision deploys: source_config and secret_references as they were when it was made. */
   source_config: JsonObject;
-  secret_references: JsonObject[] | null;
+  secret_references: SecretReferenceRecord[] | null;
   /** The revision's secrets, encrypted (see domain/secret-box.ts). */
   secrets_ciphertext: string;
   created_at: string;
@@ -135,7 +141,7 @@ export type NewRevision = Omit<RevisionRecord, "number" | "deployment_id" | "ten
 /** What a PATCH changes, decided by `plan` from the current records inside the store's transaction. */
 export interface DeploymentChange {
   source_config: JsonObject;
-  secret_references: JsonObject[] | null;
+  secret_references: SecretReferenceRecord[] | null;
   updated_at: string;
   revision?: NewRevision;
 }
@@ -220,6 +226,8 @@ export interface UploadStore {
   getById(uploadId: string): Promise<UploadRecord | undefined>;
   getByPath(objectPath: string): Promise<UploadRecord | undefined>;
   markUploaded(uploadId: string, sizeBytes: number, sha256: string, now: string): Promise<void>;
+  /** Whether a revision deploys the tarball at this path (it then takes no more uploads). */
+  isUsed(objectPath: string): Promise<boolean>;
 }
 
 export interface TracingProjectStore {

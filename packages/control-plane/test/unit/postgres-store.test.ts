@@ -194,7 +194,7 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
   it("creates deployments with their first revision and tracing project, and gets them back as given", async () => {
     const t = await tenant();
     const made = newDeployment(t, "first", {
-      deployment: { secret_references: [{ name: "OPENAI_API_KEY", value_from: "secret" }], active_revision_id: null },
+      deployment: { secret_references: [{ name: "OPENAI_API_KEY", secret_name: "llm", secret_key: "openai" }], active_revision_id: null },
     });
     await a.deployments.create(made.deployment, made.revision, made.project);
     const stored = { ...made.stored };
@@ -354,10 +354,10 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
       assert.deepEqual(deployment, made.stored);
       assert.equal(latest.id, made.revision.id);
       assert.equal(latest.number, 1);
-      return { source_config: { ...deployment.source_config, custom_url: "https://x" }, secret_references: [{ n: 1 }], updated_at: at };
+      return { source_config: { ...deployment.source_config, custom_url: "https://x" }, secret_references: [{ name: "N", secret_name: "n", secret_key: "one" }], updated_at: at };
     });
     assert.deepEqual(plain, {
-      deployment: { ...made.stored, source_config: { ...made.stored.source_config, custom_url: "https://x" }, secret_references: [{ n: 1 }], updated_at: at },
+      deployment: { ...made.stored, source_config: { ...made.stored.source_config, custom_url: "https://x" }, secret_references: [{ name: "N", secret_name: "n", secret_key: "one" }], updated_at: at },
       revision: undefined,
     });
     assert.deepEqual(await a.deployments.get(t, made.deployment.id), plain!.deployment);
@@ -620,7 +620,7 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
       revisionId: `r-${i}-1`,
       at: i === 3 ? "2025-06-01T00:00:30.000Z" : at(),
       sourceConfig: { listener_id: i === 0 ? "l-1" : null, deployment_type: i % 2 ? "prod" : "dev", nested: { list: [1, "two", null] } },
-      deployment: { secret_references: i === 1 ? [{ name: "S", value_from: "v" }] : null },
+      deployment: { secret_references: i === 1 ? [{ name: "S", secret_name: "s", secret_key: "v" }] : null },
     });
     if (i === 4) made.deployment.created_at = made.deployment.updated_at = "2025-06-01T00:00:30.000Z";
     await step(() => s.deployments.create(made.deployment, made.revision, { ...made.project, id: `tp-${i}`, name: i === 2 ? "shared" : name }));

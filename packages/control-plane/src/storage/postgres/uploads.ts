@@ -31,4 +31,12 @@ export class PostgresUploadStore implements UploadStore {
       uploadId,
     ]);
   }
+
+  async isUsed(objectPath: string): Promise<boolean> {
+    const { rowCount } = await this.pool.query(
+      "SELECT 1 FROM revisions WHERE source_revision_config->>'source_tarball_path' = $1 LIMIT 1",
+      [objectPath],
+    );
+    return (rowCount ?? 0) > 0;
+  }
 }

@@ -49,7 +49,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
            ON CONFLICT (tenant_id, name) DO UPDATE SET deployment_id = excluded.deployment_id`,
         )
         .run(project.id, project.tenant_id, project.name, project.deployment_id, project.created_at);
-    })();
+    }).immediate();
   }
 
   async get(tenantId: string, id: string): Promise<DeploymentRecord | undefined> {
@@ -89,7 +89,8 @@ export class SqliteDeploymentStore implements DeploymentStore {
     id: string,
     plan: (deployment: DeploymentRecord, latest: RevisionRecord) => DeploymentChange,
   ): Promise<{ deployment: DeploymentRecord; revision?: RevisionRecord } | undefined> {
-    // One synchronous transaction: nothing else runs on this connection in between.
+    // IMMEDIATE takes the write lock before reading: another process's update waits (busy_timeout)
+    // instead of failing on the read-to-write upgrade, and sees this one's result.
     return this.db.transaction(() => {
       const row = this.db
         .prepare("SELECT * FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL")
@@ -110,7 +111,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
         .run(toJson(change.source_config), toJson(change.secret_references), change.updated_at, id);
       const updated = deploymentFromRow(this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row);
       return { deployment: updated, revision };
-    })();
+    }).immediate();
   }
 
   async markDeleted(tenantId: string, ids: string[], deleteTracingProjects: boolean, now: string): Promise<string[]> {
@@ -128,7 +129,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
         if (deleteTracingProjects) this.db.prepare("DELETE FROM tracing_projects WHERE deployment_id = ?").run(id);
       }
       return deleted;
-    })();
+    }).immediate();
   }
 
   /** Revisions still in progress end SKIPPED when a newer one arrives. */

@@ -8,6 +8,10 @@ export class SqliteListenerStore implements ListenerStore {
   constructor(private readonly db: SqliteDatabase) {}
 
   async create(listener: ListenerRecord): Promise<void> {
+    this.db.transaction(() => this.insert(listener)).immediate();
+  }
+
+  private insert(listener: ListenerRecord): void {
     const taken = this.db
       .prepare("SELECT 1 FROM listeners WHERE tenant_id = ? AND compute_id = ?")
       .get(listener.tenant_id, listener.compute_id);
@@ -62,6 +66,6 @@ export class SqliteListenerStore implements ListenerStore {
       this.db.prepare("UPDATE deployments SET listener_id = NULL WHERE listener_id = ?").run(id);
       this.db.prepare("DELETE FROM listeners WHERE id = ?").run(id);
       return true;
-    })();
+    }).immediate();
   }
 }

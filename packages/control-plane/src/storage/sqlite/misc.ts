@@ -66,6 +66,12 @@ export class SqliteUploadStore implements UploadStore {
       .prepare("UPDATE uploads SET uploaded_at = ?, size_bytes = ?, sha256 = ? WHERE upload_id = ?")
       .run(now, sizeBytes, sha256, uploadId);
   }
+
+  async isUsed(objectPath: string): Promise<boolean> {
+    return !!this.db
+      .prepare("SELECT 1 FROM revisions WHERE json_extract(source_revision_config, '$.source_tarball_path') = ? LIMIT 1")
+      .get(objectPath);
+  }
 }
 
 export class SqliteTracingProjectStore implements TracingProjectStore {
