@@ -1,5 +1,4 @@
-import { CONTROL_PLANE_USAGE, controlPlaneCommand } from "./commands/control-plane.js";
-import { serveCommand } from "./commands/serve.js";
+import { CHECK_USAGE, CONTROL_PLANE_USAGE, LISTENER_USAGE } from "./usage.js";
 
 const USAGE = `Usage: berth <command> [options]
 
@@ -11,23 +10,31 @@ Commands:
   serve [dir-or-langgraph.json]   Serve a project in production: the options of dev, and
       --role api|worker|all       What this process does (default all; api and worker need DATABASE_URL)
       --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 10)
-${CONTROL_PLANE_USAGE}
+${CHECK_USAGE}${CONTROL_PLANE_USAGE}${LISTENER_USAGE}
 DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-out backends.
 `;
 
-/** Runs a berth command; resolves to the process exit code (a server keeps running). */
+/**
+ * Runs a berth command; resolves to the process exit code (a server keeps
+ * running). Each command's module loads only when it runs: `berth dev` does
+ * not load the control plane, and a build's `berth check` only the agent server.
+ */
 export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case "dev":
     case "serve":
-      return serveCommand(command, rest);
+      return (await import("./commands/serve.js")).serveCommand(command, rest);
+    case "check":
+      return (await import("./commands/check.js")).checkCommand(rest);
     case "control-plane":
       if (rest.includes("--help") || rest.includes("-h")) {
         process.stdout.write(CONTROL_PLANE_USAGE);
         return 0;
       }
-      return controlPlaneCommand(rest);
+      return (await import("./commands/control-plane.js")).controlPlaneCommand(rest);
+    case "listener":
+      return (await import("./commands/listener.js")).listenerCommand(rest);
     case undefined:
     case "help":
     case "--help":

@@ -2,3 +2,5 @@ export { apiKeyRecord, describeApiKey, generateApiKey } from "./auth/api-keys.js
 export { readSettings, type ControlPlaneSettings } from "./config/settings.js";
 export { defaultDataDir, openControlPlaneState, startControlPlane, type RunningControlPlane } from "./server.js";
 export type { ControlPlaneStorage, IntegrationRecord, RepositoryRecord } from "./storage/types.js";
+export { HttpLink } from "./listener/http-link.js";
+export { startListener, type RunningListener } from "./listener/listener.js";

@@ -1,11 +1,14 @@
 import { createServiceLogger, type Logger } from "@berth/service-kit";
 import type { FastifyInstance } from "fastify";
 import { createRequire } from "node:module";
+import { existsSync } from "node:fs";
 import { join } from "node:path";
 import { bootstrap } from "./auth/bootstrap.js";
 import { type ControlPlaneSettings, readSettings } from "./config/settings.js";
 import { loadSecretsKey, SecretBox } from "./domain/secret-box.js";
 import { buildApp } from "./http/app.js";
+import { InProcessLink } from "./listener/in-process-link.js";
+import { type RunningListener, startListener } from "./listener/listener.js";
 import { createServices } from "./services/index.js";
 import { openStorage } from "./storage/open.js";
 import type { ControlPlaneStorage } from "./storage/types.js";
@@ -21,6 +24,8 @@ export interface ControlPlaneOptions {
 
 export interface RunningControlPlane {
   url: string;
+  /** The embedded listener's router (deployment URLs), when it runs. */
+  routerUrl?: string;
   app: FastifyInstance;
   storage: ControlPlaneStorage;
   close(): Promise<void>;
@@ -44,29 +49,70 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
   const settings = { ...readSettings(), ...options.settings };
   const dataDir = options.dataDir ?? defaultDataDir();
   const { storage, box } = await openControlPlaneState(dataDir, settings);
+  let listener: RunningListener | undefined;
   try {
-    await bootstrap(storage, settings, logger);
+    const first = await bootstrap(storage, settings, join(dataDir, "admin.key"), logger);
     const services = createServices(storage, box, {
       dir: join(dataDir, "uploads"),
       ttlSeconds: settings.uploadTtlSeconds,
       maxBytes: settings.uploadMaxBytes,
     });
-    const app = await buildApp(storage, services, { logger, version: VERSION, publicUrl: settings.publicUrl });
+    listener = settings.embeddedListener
+      ? await startListener({
+          link: new InProcessLink(services.listenerApi),
+          dataDir: join(dataDir, "listener"),
+          router: {
+            host: settings.routerHost ?? options.host,
+            port: settings.routerPort,
+            publicUrl: settings.routerPublicUrl,
+            authCacheMs: settings.routerAuthCacheMs,
+          },
+          logger: logger.child({ component: "listener" }),
+          pollMs: settings.listenerPollMs,
+          drainTimeoutMs: settings.drainTimeoutMs,
+        })
+      : undefined;
+    const app = await buildApp(storage, services, {
+      logger,
+      version: VERSION,
+      publicUrl: settings.publicUrl,
+      onChange: () => listener?.wake(),
+    });
     await app.listen({ host: options.host, port: options.port });
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : options.port;
     const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
-    logger.info({ url, backend: settings.databaseUrl ? "postgres" : "sqlite", data_dir: dataDir }, "control plane listening");
+    logger.info(
+      { url, router_url: listener?.routerUrl, backend: settings.databaseUrl ? "postgres" : "sqlite", data_dir: dataDir },
+      "control plane listening",
+    );
+    const keyFile = join(dataDir, "admin.key");
+    process.stdout.write(
+      `\nBerth control plane at ${url}` +
+        (listener ? `; deployments are served at ${listener.routerUrl}/d/<deployment id>` : "") +
+        `\n  workspace (X-Tenant-Id): ${first.tenantId}` +
+        (first.createdKey
+          ? `\n  admin API key (X-Api-Key): ${first.createdKey}\n  (shown once; also kept in ${keyFile})`
+          : settings.adminApiKey
+            ? "\n  admin API key: BERTH_ADMIN_API_KEY"
+            : existsSync(keyFile)
+              ? `\n  admin API key: in ${keyFile}`
+              : "") +
+        "\n\n",
+    );
     return {
       url,
+      routerUrl: listener?.routerUrl,
       app,
       storage,
       async close() {
         await app.close();
+        await listener?.close();
         await storage.close();
       },
     };
   } catch (error) {
+    await listener?.close();
     await storage.close();
     throw error;
   }

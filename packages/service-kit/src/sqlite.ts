@@ -25,10 +25,11 @@ export interface SqliteOpenOptions {
 export function openSqliteDatabase(file: string, options: SqliteOpenOptions): SqliteDatabase {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const db = cachePreparedStatements(new Database(file));
+  // First: another process may be opening or writing the same file (switching a new file to WAL takes a lock too).
+  db.pragma("busy_timeout = 5000");
   db.pragma("journal_mode = WAL");
   db.pragma(`synchronous = ${(options.synchronous ?? "full") === "full" ? "FULL" : "NORMAL"}`);
   db.pragma("foreign_keys = ON");
-  db.pragma("busy_timeout = 5000");
   options.configure?.(db);
   applySqliteMigrations(db, options.migrationsDir);
   return db;
@@ -50,23 +51,29 @@ function cachePreparedStatements(db: SqliteDatabase): SqliteDatabase {
   return db;
 }
 
-/** Applies every migration file not yet recorded, each in its own transaction. */
+/**
+ * Applies every migration file not yet recorded, in one transaction that
+ * takes the write lock first: processes starting together on one file wait
+ * for each other, and each reads which migrations are applied only once it
+ * holds the lock, so none is applied twice.
+ */
 export function applySqliteMigrations(db: SqliteDatabase, migrationsDir: string): void {
-  db.exec(
-    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
-  );
-  const applied = new Set(
-    db.prepare("SELECT version FROM schema_migrations").all().map((row) => (row as { version: number }).version),
-  );
-  for (const { version, name, sql } of migrationFiles(migrationsDir)) {
-    if (applied.has(version)) continue;
-    db.transaction(() => {
+  const migrations = migrationFiles(migrationsDir);
+  db.transaction(() => {
+    db.exec(
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+    );
+    const applied = new Set(
+      db.prepare("SELECT version FROM schema_migrations").all().map((row) => (row as { version: number }).version),
+    );
+    for (const { version, name, sql } of migrations) {
+      if (applied.has(version)) continue;
       db.exec(sql);
       db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
         version,
         name,
         new Date().toISOString(),
       );
-    })();
-  }
+    }
+  }).immediate();
 }

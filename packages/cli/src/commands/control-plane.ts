@@ -6,21 +6,12 @@ import {
   openControlPlaneState,
   readSettings,
   startControlPlane,
+  type ControlPlaneSettings,
   type ControlPlaneStorage,
   type RepositoryRecord,
 } from "@berth/control-plane";
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-
-export const CONTROL_PLANE_USAGE = `  control-plane                   Serve the /v2/deployments API (SQLite under --data-dir; PostgreSQL with DATABASE_URL)
-      --port <n>                  Port (default 8000; 0 picks a free one)
-      --host <addr>               Address (default 127.0.0.1)
-      --data-dir <dir>            Database, secrets key and uploads (default .berth/control-plane)
-  control-plane tenants create --name <name> | list
-  control-plane keys create (--tenant <id>... | --all-tenants) [--name <name>] | list | revoke <key-id>
-  control-plane integrations add --tenant <id> --name <name> --repo <url>[#<branch>]... | list --tenant <id>
-                                  (admin commands take --data-dir too and print JSON)
-`;
 
 const OPTIONS = {
   port: { type: "string", default: "8000" },
@@ -30,6 +21,8 @@ const OPTIONS = {
   tenant: { type: "string", multiple: true },
   "all-tenants": { type: "boolean" },
   repo: { type: "string", multiple: true },
+  "router-port": { type: "string" },
+  "no-listener": { type: "boolean" },
 } as const;
 
 class UsageError extends Error {}
@@ -44,7 +37,16 @@ export async function controlPlaneCommand(argv: string[]): Promise<number> {
   }
   const { values, positionals } = parsed;
   const dataDir = values["data-dir"] ?? defaultDataDir();
-  if (positionals.length === 0) return serve(values.host, values.port, dataDir);
+  if (positionals.length === 0) {
+    const settings: Partial<ControlPlaneSettings> = {};
+    if (values["no-listener"]) settings.embeddedListener = false;
+    if (values["router-port"] !== undefined) {
+      const routerPort = Number(values["router-port"]);
+      if (!Number.isInteger(routerPort) || routerPort < 0 || routerPort > 65535) return fail("--router-port must be a port number");
+      settings.routerPort = routerPort;
+    }
+    return serve(values.host, values.port, dataDir, settings);
+  }
 
   const { storage } = await openControlPlaneState(dataDir, readSettings());
   try {
@@ -59,11 +61,11 @@ export async function controlPlaneCommand(argv: string[]): Promise<number> {
   }
 }
 
-async function serve(host: string, portText: string, dataDir: string): Promise<number> {
+async function serve(host: string, portText: string, dataDir: string, settings: Partial<ControlPlaneSettings>): Promise<number> {
   const port = Number(portText);
   if (!Number.isInteger(port) || port < 0 || port > 65535) return fail(`--port must be a port number, got "${portText}"`);
   try {
-    const server = await startControlPlane({ host, port, dataDir });
+    const server = await startControlPlane({ host, port, dataDir, settings });
     const stop = async () => {
       await server.close();
       process.exit(0);

@@ -2,6 +2,7 @@ import { ConfigError, GraphLoadError, startServer } from "@berth/agent-server";
 import { parseArgs } from "node:util";
 
 const ROLES = ["api", "worker", "all"] as const;
+const LOOPBACK = ["127.0.0.1", "::1", "localhost"];
 
 /**
  * `berth dev` and `berth serve`: serve a project. `serve` also takes a role
@@ -26,6 +27,9 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
   const values = parsed.values as Record<string, string | undefined>;
   const port = Number(values.port);
   if (!Number.isInteger(port) || port < 0 || port > 65535) return usageError(command, `--port must be a port number, got "${values.port}"`);
+  if (command === "dev" && !LOOPBACK.includes(values.host!)) {
+    return usageError(command, `dev serves without authentication, on loopback only (${LOOPBACK.join(", ")}); use berth serve with BERTH_API_KEY to listen on ${values.host}`);
+  }
   const role = (values.role ?? "all") as (typeof ROLES)[number];
   if (!ROLES.includes(role)) return usageError(command, `--role must be one of ${ROLES.join(", ")}, got "${values.role}"`);
   const workers = values.workers === undefined ? undefined : Number(values.workers);

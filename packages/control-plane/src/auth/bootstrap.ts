@@ -1,4 +1,5 @@
 import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
 import type { Logger } from "pino";
 import type { ControlPlaneStorage } from "../storage/types.js";
 import { apiKeyRecord, generateApiKey } from "./api-keys.js";
@@ -12,25 +13,31 @@ export interface BootstrapSettings {
 
 /**
  * First start (no workspace yet): creates the workspace `default` and an
- * admin key valid for all workspaces, and prints them once. A configured
- * admin key is registered on every start, so it survives a new database.
+ * admin key valid for all workspaces, shown once (`createdKey`) and kept in
+ * `keyFile` (mode 0600, like a kubeconfig) for local tools. A configured
+ * admin key is registered on every start instead.
  */
-export async function bootstrap(storage: ControlPlaneStorage, settings: BootstrapSettings, logger: Logger): Promise<void> {
-  const first = (await storage.tenants.list()).length === 0;
-  if (first) {
+export async function bootstrap(
+  storage: ControlPlaneStorage,
+  settings: BootstrapSettings,
+  keyFile: string,
+  logger: Logger,
+): Promise<{ tenantId: string; createdKey?: string }> {
+  let tenants = await storage.tenants.list();
+  if (tenants.length === 0) {
     const tenant = { id: settings.defaultTenantId ?? randomUUID(), name: "default", created_at: new Date().toISOString() };
     await storage.tenants.create(tenant);
     logger.info({ tenant_id: tenant.id }, "created the default workspace");
+    tenants = [tenant];
     if (!settings.adminApiKey) {
       const key = generateApiKey();
       await storage.apiKeys.create(apiKeyRecord(key, { name: "admin", allTenants: true, tenantIds: [] }));
-      process.stdout.write(
-        `\nBerth control plane: first start.\n  workspace (X-Tenant-Id): ${tenant.id}\n  admin API key (X-Api-Key): ${key}\n` +
-          "  The key is shown only now; keep it. More keys: berth control-plane keys create --help\n\n",
-      );
+      writeFileSync(keyFile, key + "\n", { mode: 0o600 });
+      return { tenantId: tenant.id, createdKey: key };
     }
   }
   if (settings.adminApiKey) {
     await storage.apiKeys.create(apiKeyRecord(settings.adminApiKey, { name: "admin (BERTH_ADMIN_API_KEY)", allTenants: true, tenantIds: [] }));
   }
+  return { tenantId: tenants[0]!.id };
 }

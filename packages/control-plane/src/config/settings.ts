@@ -8,6 +8,16 @@ export interface ControlPlaneSettings {
   publicUrl?: string;
   uploadTtlSeconds: number;
   uploadMaxBytes: number;
+  /** Run the embedded listener (local compute) in this process. */
+  embeddedListener: boolean;
+  routerHost?: string;
+  routerPort: number;
+  /** Base of deployment URLs when clients reach the router by another address (a public host, a TLS terminator). */
+  routerPublicUrl?: string;
+  /** How long the router trusts an API key verdict. */
+  routerAuthCacheMs: number;
+  listenerPollMs: number;
+  drainTimeoutMs: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -28,5 +38,12 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     publicUrl: env.BERTH_CONTROL_PLANE_URL || undefined,
     uploadTtlSeconds: integer(env, "BERTH_UPLOAD_URL_TTL_SECONDS", 900, 0),
     uploadMaxBytes: integer(env, "BERTH_UPLOAD_MAX_BYTES", 200 * 1024 * 1024, 1),
+    embeddedListener: !["0", "false", "no"].includes((env.BERTH_EMBEDDED_LISTENER ?? "").toLowerCase()),
+    routerHost: env.BERTH_ROUTER_HOST || undefined,
+    routerPort: integer(env, "BERTH_ROUTER_PORT", 8080, 0),
+    routerPublicUrl: env.BERTH_ROUTER_PUBLIC_URL || undefined,
+    routerAuthCacheMs: integer(env, "BERTH_ROUTER_AUTH_CACHE_SECONDS", 5, 0) * 1000,
+    listenerPollMs: integer(env, "BERTH_LISTENER_POLL_MS", 1000, 10),
+    drainTimeoutMs: integer(env, "BERTH_DRAIN_TIMEOUT_SECONDS", 60, 0) * 1000,
   };
 }

@@ -9,6 +9,8 @@ import type { ControlPlaneStorage } from "../storage/types.js";
 import { SECURED, type RouteContext } from "./routes/context.js";
 import { registerDeploymentRoutes } from "./routes/deployments.js";
 import { registerIntegrationRoutes, registerListenerRoutes } from "./routes/listeners.js";
+import { registerListenerProtocolRoutes } from "./routes/listener-protocol.js";
+import { registerLogRoutes } from "./routes/logs.js";
 import { registerRevisionRoutes } from "./routes/revisions.js";
 import { registerUploadRoutes } from "./routes/uploads.js";
 
@@ -17,6 +19,8 @@ export interface AppOptions {
   version: string;
   /** BERTH_CONTROL_PLANE_URL: the base of upload URLs (else taken from each request). */
   publicUrl?: string;
+  /** Called after every successful change (POST, PATCH, DELETE): the embedded listener looks at once. */
+  onChange?: () => void;
 }
 
 /** The self-hosted prefix: every route is also served under it. */
@@ -35,13 +39,18 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
     },
   });
   installErrorHandlers(app, options.logger);
+  app.addHook("onResponse", async (request, reply) => {
+    if (request.method !== "GET" && reply.statusCode < 300) options.onChange?.();
+  });
   installJsonParser(app);
 
   const catalog: RouteCatalog = [];
   const context: RouteContext = { app, catalog, caller: (request) => authenticate(storage, request) };
   app.get("/ok", async () => ({ ok: true }));
   registerDeploymentRoutes(context, services.deployments);
-  registerRevisionRoutes(context, services.revisions);
+  registerRevisionRoutes(context, services.revisions, services.deployments);
+  registerLogRoutes(context, services.logs);
+  registerListenerProtocolRoutes(context, services.listenerApi, storage);
   await registerUploadRoutes(context, services.uploads, options.publicUrl);
   registerListenerRoutes(context, services.listeners);
   registerIntegrationRoutes(context, services.integrations);

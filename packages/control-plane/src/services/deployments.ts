@@ -51,6 +51,8 @@ export class DeploymentService {
     }
     const listener = sourceConfig.listener_id ? await this.storage.listeners.get(tenantId, sourceConfig.listener_id) : undefined;
     checkListener(sourceConfig.listener_id, sourceConfig.listener_config, listener);
+    // Which listener runs it: the one named, else the workspace's default, else the embedded one (null).
+    const listenerId = sourceConfig.listener_id ?? (await this.storage.listeners.defaultOf(tenantId))?.id ?? null;
     checkBuildOnPush(sourceConfig.build_on_push, revisionConfig.repo_ref);
     const secrets = resolveSecrets(body.secrets, []);
     checkSecretReferences(body.secret_references ?? null, secrets);
@@ -67,6 +69,7 @@ export class DeploymentService {
       latest_revision_id: null,
       active_revision_id: null,
       image_version: null,
+      listener_id: listenerId,
       created_at: now,
       updated_at: now,
       deleted_at: null,
@@ -162,11 +165,45 @@ export class DeploymentService {
     return { status, results };
   }
 
+  /** Rollback: a new revision that deploys a deployed revision's built artifact again, with its configuration and secrets. */
+  async redeploy(tenantId: string, id: string, revisionId: string): Promise<Deployment> {
+    const target = await this.storage.revisions.get(tenantId, id, revisionId);
+    if (!target) throw new NotFoundError(`Revision ${revisionId} not found`);
+    if (target.status !== "DEPLOYED") {
+      throw new BadRequestError(`Only a revision that was deployed can be redeployed; revision ${revisionId} is ${target.status}`);
+    }
+    const result = await this.storage.deployments.update(tenantId, id, (deployment) => {
+      const now = new Date().toISOString();
+      const sourceConfig = { ...deployment.source_config, resource_spec: target.source_config.resource_spec ?? null };
+      return {
+        source_config: sourceConfig,
+        secret_references: target.secret_references,
+        updated_at: now,
+        revision: {
+          id: randomUUID(),
+          status: "QUEUED",
+          status_message: `Redeploy of revision ${target.number} (${target.id}): its built artifact, without a build`,
+          source: deployment.source,
+          source_revision_config: target.source_revision_config,
+          source_config: target.source_config,
+          secret_references: target.secret_references,
+          secrets_ciphertext: target.secrets_ciphertext,
+          artifact_revision_id: target.artifact_revision_id ?? target.id,
+          created_at: now,
+          updated_at: now,
+        },
+      };
+    });
+    if (!result) throw notFound(id);
+    return this.present(result.deployment);
+  }
+
   private newRevision(
     deployment: DeploymentRecord,
     sourceRevisionConfig: Record<string, unknown>,
     secrets: { name: string; value: string }[],
     now: string,
+    artifactRevisionId: string | null = null,
   ): NewRevision {
     const { status, message } = initialRevisionStatus(deployment.source, sourceRevisionConfig);
     return {
@@ -178,6 +215,7 @@ export class DeploymentService {
       source_config: deployment.source_config,
       secret_references: deployment.secret_references,
       secrets_ciphertext: this.box.encrypt(JSON.stringify(secrets)),
+      artifact_revision_id: artifactRevisionId,
       created_at: now,
       updated_at: now,
     };

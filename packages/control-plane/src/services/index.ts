@@ -2,7 +2,10 @@ import type { SecretBox } from "../domain/secret-box.js";
 import type { ControlPlaneStorage } from "../storage/types.js";
 import { DeploymentService } from "./deployments.js";
 import { IntegrationService } from "./integrations.js";
+import { ListenerApi } from "./listener-api.js";
 import { ListenerService } from "./listeners.js";
+import { LogService } from "./logs.js";
+import { RevisionWatch } from "./revision-watch.js";
 import { RevisionService } from "./revisions.js";
 import { UploadService, type UploadSettings } from "./uploads.js";
 
@@ -12,14 +15,19 @@ export interface Services {
   uploads: UploadService;
   listeners: ListenerService;
   integrations: IntegrationService;
+  logs: LogService;
+  listenerApi: ListenerApi;
 }
 
 export function createServices(storage: ControlPlaneStorage, box: SecretBox, uploads: UploadSettings): Services {
+  const watch = new RevisionWatch();
   return {
     deployments: new DeploymentService(storage, box),
-    revisions: new RevisionService(storage),
+    revisions: new RevisionService(storage, watch),
     uploads: new UploadService(storage, box, uploads),
     listeners: new ListenerService(storage),
     integrations: new IntegrationService(storage),
+    logs: new LogService(storage),
+    listenerApi: new ListenerApi(storage, box, uploads.dir, watch),
   };
 }

@@ -24,6 +24,7 @@ export class ListenerService {
       compute_id: body.compute_id,
       compute_config: checkComputeConfig(body.compute_type, body.compute_config),
       version: body.version ?? null,
+      default: body.default ?? false,
       created_at: now,
       updated_at: now,
     };
@@ -52,6 +53,7 @@ export class ListenerService {
     const updated = await this.storage.listeners.update(tenantId, id, {
       compute_config: body.compute_config ? checkComputeConfig(current.compute_type, body.compute_config) : current.compute_config,
       version: body.version === undefined ? current.version : body.version,
+      default: body.default ?? current.default,
       updated_at: new Date().toISOString(),
     });
     if (!updated) throw notFound(id);

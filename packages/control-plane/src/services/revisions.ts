@@ -1,12 +1,17 @@
-import { NotFoundError } from "@berth/service-kit";
+import { ConflictError, NotFoundError } from "@berth/service-kit";
+import { FINAL_REVISION_STATUSES, IN_PROGRESS_REVISION_STATUSES } from "../domain/statuses.js";
 import type { ControlPlaneStorage, RevisionFilter } from "../storage/types.js";
 import { notFound } from "./deployments.js";
 import { presentRevision } from "./present.js";
+import type { RevisionWatch } from "./revision-watch.js";
 
 export type Revision = ReturnType<typeof presentRevision>;
 
 export class RevisionService {
-  constructor(private readonly storage: ControlPlaneStorage) {}
+  constructor(
+    private readonly storage: ControlPlaneStorage,
+    private readonly watch: RevisionWatch,
+  ) {}
 
   async list(tenantId: string, deploymentId: string, filter: RevisionFilter): Promise<{ resources: Revision[]; offset: number }> {
     if (!(await this.storage.deployments.get(tenantId, deploymentId))) throw notFound(deploymentId);
@@ -14,10 +19,50 @@ export class RevisionService {
     return { resources: revisions.map(presentRevision), offset: filter.offset + revisions.length };
   }
 
+  /**
+   * The revision, once it is final (or, with `whileStatus`, once its status
+   * is another) or `waitSeconds` have passed: a long poll, so clients need
+   * not invent polling loops.
+   */
+  async wait(tenantId: string, deploymentId: string, revisionId: string, waitSeconds: number, whileStatus?: string): Promise<Revision> {
+    const deadline = Date.now() + waitSeconds * 1000;
+    for (;;) {
+      const revision = await this.get(tenantId, deploymentId, revisionId);
+      const left = deadline - Date.now();
+      const changed = whileStatus ? revision.status !== whileStatus : FINAL_REVISION_STATUSES.includes(revision.status);
+      if (left <= 0 || changed) return revision;
+      await this.watch.next(revisionId, left);
+    }
+  }
+
   async get(tenantId: string, deploymentId: string, revisionId: string): Promise<Revision> {
     if (!(await this.storage.deployments.get(tenantId, deploymentId))) throw notFound(deploymentId);
     const revision = await this.storage.revisions.get(tenantId, deploymentId, revisionId);
     if (!revision) throw new NotFoundError(`Revision ${revisionId} not found`);
     return presentRevision(revision);
+  }
+
+  /** Stops a revision in progress: it ends INTERRUPTED and its listener abandons the work. */
+  async interrupt(tenantId: string, deploymentId: string, revisionId: string): Promise<Revision> {
+    const revision = await this.get(tenantId, deploymentId, revisionId);
+    const moved = await this.storage.revisions.transition(
+      revisionId,
+      [...IN_PROGRESS_REVISION_STATUSES],
+      "INTERRUPTED",
+      "Interrupted on request",
+      new Date().toISOString(),
+    );
+    if (!moved) throw new ConflictError(`Revision ${revisionId} is ${revision.status}: only a revision in progress can be interrupted`);
+    this.watch.changed(revisionId);
+    return presentRevision(moved);
+  }
+
+  async events(tenantId: string, deploymentId: string, revisionId: string) {
+    await this.get(tenantId, deploymentId, revisionId);
+    const events = await this.storage.revisions.events(revisionId);
+    return {
+      resources: events.map(({ at, status, message }) => ({ at, status, message })),
+      offset: events.length,
+    };
   }
 }

@@ -40,6 +40,8 @@ export interface ListenerRecord {
   compute_id: string;
   compute_config: { cluster_namespaces: string[] | null };
   version: string | null;
+  /** Deployments of the workspace that name no listener (every source but external_image) go to this one. */
+  default: boolean;
   created_at: string;
   updated_at: string;
 }
@@ -74,6 +76,8 @@ export interface DeploymentRecord {
   latest_revision_id: string | null;
   active_revision_id: string | null;
   image_version: string | null;
+  /** The listener that runs it; null: the control plane's embedded listener. */
+  listener_id: string | null;
   created_at: string;
   updated_at: string;
   /** Set by DELETE: the deployment is gone for the API, kept until its compute is torn down. */
@@ -96,6 +100,8 @@ export interface RevisionRecord {
   secret_references: SecretReferenceRecord[] | null;
   /** The revision's secrets, encrypted (see domain/secret-box.ts). */
   secrets_ciphertext: string;
+  /** A redeploy: the revision whose built artifact this one deploys again (no build). */
+  artifact_revision_id: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -120,6 +126,53 @@ export interface TracingProjectRecord {
   created_at: string;
 }
 
+/** One step of a revision's timeline: every status it went through, with the reason. */
+export interface RevisionEventRecord {
+  id: number;
+  revision_id: string;
+  deployment_id: string;
+  at: string;
+  status: RevisionStatus;
+  message: string;
+}
+
+export type LogKind = "build" | "deploy";
+
+export interface LogEntry {
+  deployment_id: string;
+  revision_id: string | null;
+  kind: LogKind;
+  timestamp: string;
+  level: string;
+  message: string;
+}
+
+export interface LogRecord extends LogEntry {
+  id: number;
+}
+
+export interface LogFilter {
+  deployment_id: string;
+  revision_id?: string;
+  kind: LogKind;
+  order: "asc" | "desc";
+  limit: number;
+  offset: number;
+  level?: string;
+  /** Case-insensitive substring of the message. */
+  query?: string;
+  start_time?: string;
+  end_time?: string;
+}
+
+/** What a listener reports about a deployment it runs. */
+export interface DeploymentReport {
+  status?: DeploymentStatus;
+  active_revision_id?: string | null;
+  custom_url?: string | null;
+  image_version?: string | null;
+}
+
 export interface DeploymentFilter {
   limit: number;
   offset: number;
@@ -135,7 +188,10 @@ export interface RevisionFilter {
   statuses?: string[];
 }
 
-/** A new revision as the domain computed it; the store numbers it and makes it the latest. */
+/**
+ * A new revision as the domain computed it; the store numbers it, makes it
+ * the latest and starts its timeline.
+ */
 export type NewRevision = Omit<RevisionRecord, "number" | "deployment_id" | "tenant_id">;
 
 /** What a PATCH changes, decided by `plan` from the current records inside the store's transaction. */
@@ -172,6 +228,14 @@ export interface DeploymentStore {
    * tracing projects too when asked; returns the ids that were live.
    */
   markDeleted(tenantId: string, ids: string[], deleteTracingProjects: boolean, now: string): Promise<string[]>;
+  /** A deployment by id in any workspace, deleted or not (for listeners). */
+  getAny(id: string): Promise<DeploymentRecord | undefined>;
+  /** The deployments a listener runs, deleted ones not yet purged included; null: the embedded listener's. */
+  assigned(listenerId: string | null): Promise<DeploymentRecord[]>;
+  /** Applies a listener's report (custom_url goes into source_config). */
+  report(id: string, report: DeploymentReport, now: string): Promise<void>;
+  /** Removes a deleted deployment for good: its revisions, events, logs and uploads too. */
+  purge(id: string): Promise<void>;
 }
 
 export interface RevisionStore {
@@ -179,9 +243,16 @@ export interface RevisionStore {
   list(tenantId: string, deploymentId: string, filter: RevisionFilter): Promise<RevisionRecord[]>;
   /** The latest revision of a deployment (deleted or not). */
   latest(deploymentId: string): Promise<RevisionRecord | undefined>;
+  /** A revision by id, whatever its deployment (for listeners). */
+  getAny(revisionId: string): Promise<RevisionRecord | undefined>;
+  /** A deployment's revisions in the given statuses, newest first (for listeners). */
+  inStatuses(deploymentId: string, statuses: readonly RevisionStatus[]): Promise<RevisionRecord[]>;
+  /** The revision's timeline, oldest first. */
+  events(revisionId: string): Promise<RevisionEventRecord[]>;
   /**
-   * Moves a revision to `status` if it is currently in one of `from`;
-   * returns the updated record, or undefined when it was not in `from`.
+   * Moves a revision to `status` if it is currently in one of `from`, and
+   * adds the step to its timeline; returns the updated record, or undefined
+   * when it was not in `from`.
    */
   transition(revisionId: string, from: RevisionStatus[], status: RevisionStatus, message: string, now: string): Promise<RevisionRecord | undefined>;
 }
@@ -202,15 +273,17 @@ export interface ApiKeyStore {
 }
 
 export interface ListenerStore {
-  /** ConflictError when the workspace has a listener with that compute_id. */
+  /** ConflictError when the workspace has a listener with that compute_id. A new default unmarks the previous one. */
   create(listener: ListenerRecord): Promise<void>;
   get(tenantId: string, id: string): Promise<ListenerRecord | undefined>;
   list(tenantId: string, limit: number, offset: number): Promise<ListenerRecord[]>;
   update(
     tenantId: string,
     id: string,
-    change: Pick<ListenerRecord, "compute_config" | "version" | "updated_at">,
+    change: Pick<ListenerRecord, "compute_config" | "version" | "default" | "updated_at">,
   ): Promise<ListenerRecord | undefined>;
+  /** The workspace's default listener, if one is marked. */
+  defaultOf(tenantId: string): Promise<ListenerRecord | undefined>;
   /** ConflictError while a live deployment uses it; false when not found. */
   delete(tenantId: string, id: string): Promise<boolean>;
 }
@@ -230,6 +303,11 @@ export interface UploadStore {
   isUsed(objectPath: string): Promise<boolean>;
 }
 
+export interface LogStore {
+  append(entries: LogEntry[]): Promise<void>;
+  query(filter: LogFilter): Promise<LogRecord[]>;
+}
+
 export interface TracingProjectStore {
   getByName(tenantId: string, name: string): Promise<TracingProjectRecord | undefined>;
 }
@@ -243,5 +321,6 @@ export interface ControlPlaneStorage {
   integrations: IntegrationStore;
   uploads: UploadStore;
   tracingProjects: TracingProjectStore;
+  logs: LogStore;
   close(): Promise<void>;
 }

@@ -215,6 +215,8 @@ export function api(base: string, key?: string, tenant?: string): Api {
 
 export interface ControlPlane {
   url: string;
+  /** Base of the deployment URLs, when the embedded listener runs. */
+  routerUrl?: string;
   adminKey: string;
   defaultTenantId: string;
   dataDir: string;
@@ -236,6 +238,8 @@ export interface ControlPlane {
 
 export interface StartOptions {
   dataDir?: string;
+  /** Run the embedded listener (builds and runs revisions); off by default. */
+  listener?: boolean;
   /** Extra environment; `undefined` removes a variable (e.g. BERTH_ADMIN_API_KEY, to test the generated one). */
   env?: Record<string, string | undefined>;
   /** Reuse these on a restart (they are generated otherwise). */
@@ -247,13 +251,13 @@ export function newDataDir(): string {
   return mkdtempSync(join(tmpdir(), "berth-cp-test-"));
 }
 
-/** The URL of the pino line `{"msg":"control plane listening","url":...}`, once printed. */
-function listeningUrl(text: string): string | undefined {
+/** The URLs of the pino line `{"msg":"control plane listening","url":...,"router_url":...}`, once printed. */
+function listeningUrl(text: string): { url: string; routerUrl?: string } | undefined {
   for (const line of text.split("\n")) {
     if (!line.includes("control plane listening")) continue;
     try {
-      const entry = JSON.parse(line) as { msg?: string; url?: string };
-      if (entry.msg === "control plane listening" && entry.url) return entry.url;
+      const entry = JSON.parse(line) as { msg?: string; url?: string; router_url?: string };
+      if (entry.msg === "control plane listening" && entry.url) return { url: entry.url, routerUrl: entry.router_url };
     } catch {
       // a partial line: wait for the rest
     }
@@ -272,6 +276,10 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
     ...(await backendEnv(dataDir)),
     BERTH_ADMIN_API_KEY: adminKey,
     BERTH_DEFAULT_TENANT_ID: defaultTenantId,
+    // API tests watch revisions wait in QUEUED: no listener picks them up unless the test asks for one
+    // (on a free router port: test files run side by side).
+    BERTH_EMBEDDED_LISTENER: options.listener ? "1" : "0",
+    BERTH_ROUTER_PORT: "0",
     ...options.env,
   };
   for (const [name, value] of Object.entries(env)) if (value === undefined) delete env[name];
@@ -284,7 +292,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
   let text = "";
   child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
+  const { url, routerUrl } = await new Promise<{ url: string; routerUrl?: string }>((resolve, reject) => {
     const onData = () => {
       const found = listeningUrl(text);
       if (found) {
@@ -327,6 +335,7 @@ export async function startControlPlane(options: StartOptions = {}): Promise<Con
 
   return {
     url,
+    routerUrl,
     adminKey,
     defaultTenantId,
     dataDir,

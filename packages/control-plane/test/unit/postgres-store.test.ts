@@ -4,12 +4,14 @@
 // from several pools. Needs DATABASE_URL; every run uses a fresh schema.
 import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
-import { mkdtempSync, rmSync } from "node:fs";
+import { copyFileSync, mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
-import { ConflictError } from "@berth/service-kit";
+import { applyPostgresMigrations, ConflictError } from "@berth/service-kit";
 import pg from "pg";
+import { IN_PROGRESS_REVISION_STATUSES } from "../../src/domain/statuses.js";
 import { createPostgresStorage } from "../../src/storage/postgres/index.js";
 import { createSqliteStorage } from "../../src/storage/sqlite/index.js";
 import type {
@@ -18,6 +20,8 @@ import type {
   DeploymentChange,
   DeploymentRecord,
   ListenerRecord,
+  LogFilter,
+  LogKind,
   NewRevision,
   RevisionRecord,
   TracingProjectRecord,
@@ -25,6 +29,7 @@ import type {
 } from "../../src/storage/types.js";
 
 const DATABASE_URL = process.env.DATABASE_URL;
+const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "../../src/storage/postgres/migrations");
 
 function skipWithoutPostgres(what: string): string | false {
   if (DATABASE_URL) return false;
@@ -91,6 +96,8 @@ function newDeployment(
     latest_revision_id: null,
     active_revision_id: null,
     image_version: null,
+    // As the service decides it (without a default listener).
+    listener_id: source_config.listener_id as string | null,
     created_at: at,
     updated_at: at,
     deleted_at: null,
@@ -105,6 +112,7 @@ function newDeployment(
     source_config: deployment.source_config,
     secret_references: deployment.secret_references,
     secrets_ciphertext: "v1:ciphertext",
+    artifact_revision_id: null,
     created_at: at,
     updated_at: at,
   };
@@ -118,7 +126,7 @@ function nextRevision(latest: RevisionRecord, id: string = randomUUID(), at = ti
   return { ...rest, id, status: "QUEUED", status_message: "", created_at: at, updated_at: at };
 }
 
-function newListener(tenantId: string, computeId: string, id: string = randomUUID()): ListenerRecord {
+function newListener(tenantId: string, computeId: string, id: string = randomUUID(), isDefault = false): ListenerRecord {
   const at = tick();
   return {
     id,
@@ -127,6 +135,7 @@ function newListener(tenantId: string, computeId: string, id: string = randomUUI
     compute_id: computeId,
     compute_config: { cluster_namespaces: ["ns-a", "ns-b"] },
     version: null,
+    default: isDefault,
     created_at: at,
     updated_at: at,
   };
@@ -183,9 +192,12 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     return made;
   }
 
-  it("records its migration in control_plane_migrations, and closes twice", async () => {
-    const { rows } = await admin("SELECT version, name FROM control_plane_migrations", url);
-    assert.deepEqual(rows, [{ version: 1, name: "001_control_plane.sql" }]);
+  it("records its migrations in control_plane_migrations, and closes twice", async () => {
+    const { rows } = await admin("SELECT version, name FROM control_plane_migrations ORDER BY version", url);
+    assert.deepEqual(rows, [
+      { version: 1, name: "001_control_plane.sql" },
+      { version: 2, name: "002_lifecycle.sql" },
+    ]);
     const extra = await createPostgresStorage(url, { poolSize: 1 });
     await extra.close();
     await extra.close();
@@ -458,10 +470,18 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     assert.deepEqual(await a.listeners.list(t, 1, 1), [first]);
 
     const at = tick();
-    const updated = await a.listeners.update(t, first.id, { compute_config: { cluster_namespaces: null }, version: "1.2.3", updated_at: at });
+    const updated = await a.listeners.update(t, first.id, {
+      compute_config: { cluster_namespaces: null },
+      version: "1.2.3",
+      default: false,
+      updated_at: at,
+    });
     assert.deepEqual(updated, { ...first, compute_config: { cluster_namespaces: null }, version: "1.2.3", updated_at: at });
     assert.deepEqual(await a.listeners.get(t, first.id), updated);
-    assert.equal(await a.listeners.update("other", first.id, { compute_config: { cluster_namespaces: [] }, version: null, updated_at: at }), undefined);
+    assert.equal(
+      await a.listeners.update("other", first.id, { compute_config: { cluster_namespaces: [] }, version: null, default: false, updated_at: at }),
+      undefined,
+    );
 
     const user = await created(t, "on-listener", { sourceConfig: { listener_id: first.id } });
     await assert.rejects(
@@ -490,9 +510,171 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     const moved = await b.revisions.transition(id, ["QUEUED", "CREATING"], "BUILDING", "Building image", at);
     assert.deepEqual(moved, { ...stored, status: "BUILDING", status_message: "Building image", updated_at: at });
     assert.deepEqual(await a.revisions.get(t, made.deployment.id, id), moved);
-    // Concurrent transitions from the same status: exactly one wins.
-    const results = await Promise.all([a, b, a, b].map((s) => s.revisions.transition(id, ["BUILDING"], "DEPLOYING", "go", tick())));
-    assert.equal(results.filter(Boolean).length, 1);
+    // Concurrent transitions from the same status: exactly one wins, and only its step is in the timeline.
+    const results = await Promise.all([a, b, a, b].map((s, i) => s.revisions.transition(id, ["BUILDING"], "DEPLOYING", `go ${i}`, tick())));
+    const winners = results.filter((r) => r !== undefined);
+    assert.equal(winners.length, 1);
+    const events = await b.revisions.events(id);
+    assert.deepEqual(
+      events.map(({ revision_id, deployment_id, at, status, message }) => ({ revision_id, deployment_id, at, status, message })),
+      [
+        { revision_id: id, deployment_id: made.deployment.id, at: stored!.created_at, status: "QUEUED", message: "" },
+        { revision_id: id, deployment_id: made.deployment.id, at, status: "BUILDING", message: "Building image" },
+        { revision_id: id, deployment_id: made.deployment.id, at: winners[0]!.updated_at, status: "DEPLOYING", message: winners[0]!.status_message },
+      ],
+    );
+    assert.ok(events.every((event) => typeof event.id === "number"));
+    assert.ok(events[0].id < events[1].id && events[1].id < events[2].id);
+  });
+
+  it("keeps one default listener per workspace, also under concurrent changes from two pools", async () => {
+    const t = await tenant();
+    const other = await tenant();
+    const listeners = Array.from({ length: 6 }, (_, i) => newListener(t, `c-${i}`));
+    await Promise.all(listeners.map((l) => a.listeners.create(l)));
+    await a.listeners.create(newListener(other, "c-0", randomUUID(), true));
+    assert.equal(await a.listeners.defaultOf(t), undefined);
+    const change = () => ({ compute_config: { cluster_namespaces: null }, version: null, default: true, updated_at: tick() });
+    const updated = await Promise.all(listeners.map((l, i) => (i % 2 ? b : a).listeners.update(t, l.id, change())));
+    assert.ok(updated.every((l) => l?.default === true)); // each was the default, for a moment
+    const defaults = async (tenantId: string) =>
+      (await admin(`SELECT id FROM ${schema}.listeners WHERE tenant_id = '${tenantId}' AND is_default`)).rows.map((r) => r.id);
+    const [only] = await defaults(t);
+    assert.deepEqual(await defaults(t), [only]);
+    assert.equal((await b.listeners.defaultOf(t))?.id, only);
+    // New defaults created concurrently: again one.
+    const fresh = Array.from({ length: 4 }, (_, i) => newListener(t, `n-${i}`, randomUUID(), true));
+    await Promise.all(fresh.map((l, i) => (i % 2 ? b : a).listeners.create(l)));
+    const [newest] = await defaults(t);
+    assert.deepEqual(await defaults(t), [newest]);
+    assert.ok(fresh.some((l) => l.id === newest));
+    // The other workspace's default never moved.
+    assert.equal((await defaults(other)).length, 1);
+    // Unmarking leaves none.
+    await a.listeners.update(t, newest, { compute_config: { cluster_namespaces: null }, version: null, default: false, updated_at: tick() });
+    assert.equal(await a.listeners.defaultOf(t), undefined);
+  });
+
+  it("reports, assigns and purges deployments", async () => {
+    const t = await tenant();
+    const listener = newListener(t, "cluster");
+    await a.listeners.create(listener);
+    const onListener = await created(t, "on-listener", { sourceConfig: { listener_id: listener.id } });
+    const embedded = await created(t, "embedded");
+    assert.deepEqual(await b.deployments.assigned(listener.id), [onListener.stored]);
+    assert.ok((await b.deployments.assigned(null)).some((d) => d.id === embedded.deployment.id));
+    assert.ok(!(await b.deployments.assigned(null)).some((d) => d.id === onListener.deployment.id));
+
+    const at = tick();
+    await b.deployments.report(onListener.deployment.id, { status: "READY", custom_url: "https://x.example", image_version: "v1" }, at);
+    assert.deepEqual(await a.deployments.get(t, onListener.deployment.id), {
+      ...onListener.stored,
+      status: "READY",
+      image_version: "v1",
+      source_config: { ...onListener.stored.source_config, custom_url: "https://x.example" },
+      updated_at: at,
+    });
+
+    // Everything of the deployment goes; other deployments keep theirs.
+    const id = onListener.deployment.id;
+    await a.logs.append([
+      { deployment_id: id, revision_id: onListener.revision.id, kind: "build", timestamp: tick(), level: "info", message: "one" },
+      { deployment_id: embedded.deployment.id, revision_id: null, kind: "deploy", timestamp: tick(), level: "info", message: "two" },
+    ]);
+    await a.revisions.transition(onListener.revision.id, ["QUEUED"], "BUILDING", "b", tick());
+    await a.uploads.create({
+      object_path: `uploads/${id}/src.tar.gz`,
+      upload_id: randomUUID(),
+      deployment_id: id,
+      tenant_id: t,
+      created_at: tick(),
+      expires_at: tick(),
+      uploaded_at: null,
+      size_bytes: null,
+      sha256: null,
+    });
+    const counts = async (deploymentId: string) =>
+      (
+        await admin(
+          `SELECT (SELECT count(*) FROM ${schema}.revision_events WHERE deployment_id = '${deploymentId}')::int AS events,
+             (SELECT count(*) FROM ${schema}.deployment_logs WHERE deployment_id = '${deploymentId}')::int AS logs,
+             (SELECT count(*) FROM ${schema}.uploads WHERE deployment_id = '${deploymentId}')::int AS uploads,
+             (SELECT count(*) FROM ${schema}.revisions WHERE deployment_id = '${deploymentId}')::int AS revisions,
+             (SELECT count(*) FROM ${schema}.deployments WHERE id = '${deploymentId}')::int AS deployments`,
+        )
+      ).rows[0];
+    assert.deepEqual(await counts(id), { events: 2, logs: 1, uploads: 1, revisions: 1, deployments: 1 });
+    await a.deployments.markDeleted(t, [id], false, tick());
+    await b.deployments.report(id, { status: "READY" }, tick());
+    assert.equal((await a.deployments.getAny(id))?.status, "AWAITING_DELETE");
+    assert.deepEqual(await b.deployments.assigned(listener.id), [await a.deployments.getAny(id)]);
+    await Promise.all([a.deployments.purge(id), b.deployments.purge(id)]);
+    assert.deepEqual(await counts(id), { events: 0, logs: 0, uploads: 0, revisions: 0, deployments: 0 });
+    assert.deepEqual(await counts(embedded.deployment.id), { events: 1, logs: 1, uploads: 0, revisions: 1, deployments: 1 });
+    assert.equal((await a.tracingProjects.getByName(t, "on-listener"))?.deployment_id, null);
+    assert.deepEqual(await b.deployments.assigned(listener.id), []);
+    assert.equal(await a.listeners.delete(t, listener.id), true);
+  });
+
+  it("numbers a batch of log lines in the order given", async () => {
+    const t = await tenant();
+    const made = await created(t, "chatty");
+    const entries = Array.from({ length: 1500 }, (_, i) => ({
+      deployment_id: made.deployment.id,
+      revision_id: i % 3 ? made.revision.id : null,
+      kind: "deploy" as const,
+      timestamp: new Date(BASE - i * 1000).toISOString(), // later lines may carry earlier times
+      level: "info",
+      message: `line ${i}`,
+    }));
+    await a.logs.append(entries);
+    const page = (order: "asc" | "desc", offset: number) =>
+      b.logs.query({ deployment_id: made.deployment.id, kind: "deploy", order, limit: 1000, offset });
+    const asc = [...(await page("asc", 0)), ...(await page("asc", 1000))];
+    assert.deepEqual(
+      asc.map(({ id: _id, ...entry }) => entry),
+      entries,
+    );
+    assert.ok(asc.every((line, i) => i === 0 || line.id > asc[i - 1].id));
+    assert.deepEqual((await page("desc", 0)).map((line) => line.message).slice(0, 2), ["line 1499", "line 1498"]);
+  });
+
+  it("upgrades a database made by the first migration, keeping its rows", async () => {
+    const oldSchema = `berth_cp_upgrade_${randomBytes(6).toString("hex")}`;
+    await admin(`CREATE SCHEMA ${oldSchema}`);
+    const oldDir = mkdtempSync(join(tmpdir(), "berth-cp-migrations-"));
+    const oldUrl = urlWithSchema(DATABASE_URL!, oldSchema);
+    try {
+      copyFileSync(join(MIGRATIONS_DIR, "001_control_plane.sql"), join(oldDir, "001_control_plane.sql"));
+      const pool = new pg.Pool({ connectionString: oldUrl, max: 1 });
+      try {
+        await applyPostgresMigrations(pool, oldDir, "control_plane_migrations");
+        const at = "2025-01-01T00:00:00.000Z";
+        await pool.query(`INSERT INTO tenants VALUES ('t', 't', '${at}')`);
+        await pool.query(`INSERT INTO listeners VALUES ('l', 't', 'cluster', 'c', '{"cluster_namespaces":null}', NULL, '${at}', '${at}')`);
+        await pool.query(
+          `INSERT INTO deployments VALUES ('d', 't', 'old', 'external_image', '{}', NULL, 'READY', 'r', 'r', NULL, 'l', '${at}', '${at}', NULL)`,
+        );
+        await pool.query(
+          `INSERT INTO revisions VALUES ('r', 'd', 't', 1, 'DEPLOYED', '', 'external_image', '{}', '{}', NULL, 'c', '${at}', '${at}')`,
+        );
+      } finally {
+        await pool.end();
+      }
+      const upgraded = await createPostgresStorage(oldUrl, { poolSize: 1 });
+      try {
+        assert.equal((await upgraded.listeners.get("t", "l"))?.default, false);
+        assert.equal((await upgraded.deployments.get("t", "d"))?.listener_id, "l");
+        assert.equal((await upgraded.revisions.getAny("r"))?.artifact_revision_id, null);
+        assert.deepEqual(await upgraded.revisions.events("r"), []); // no timeline before the upgrade
+        assert.deepEqual(await upgraded.deployments.assigned("l").then((ds) => ds.map((d) => d.id)), ["d"]);
+      } finally {
+        await upgraded.close();
+      }
+    } finally {
+      rmSync(oldDir, { recursive: true, force: true });
+      await admin(`DROP SCHEMA ${oldSchema} CASCADE`);
+    }
   });
 
   it("stores uploads", async () => {
@@ -607,10 +789,28 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
   await step(() => s.apiKeys.revoke("k1", at()));
   await step(() => s.apiKeys.findByHash("h1"));
 
-  const listener = { ...newListener(T, "c-1", "l-1"), created_at: at(), updated_at: at() };
+  const listener = { ...newListener(T, "c-1", "l-1", true), created_at: at(), updated_at: at() };
   await step(() => s.listeners.create(listener));
+  await step(() => s.listeners.defaultOf(T));
+  // A refused new default leaves the previous one marked.
   await step(() => s.listeners.create({ ...listener, id: "l-2" }));
+  await step(() => s.listeners.defaultOf(T));
   await step(() => s.listeners.create({ ...listener, id: "l-3", compute_id: "c-3", compute_config: { cluster_namespaces: null } }));
+  await step(() => s.listeners.list(T, 10, 0));
+  await step(() => s.listeners.create({ ...newListener("tenant-b", "c-1", "l-b"), created_at: at(), updated_at: at() }));
+  await step(() => s.listeners.defaultOf("tenant-b"));
+  const listenerChange = (isDefault: boolean) => ({ compute_config: { cluster_namespaces: ["x"] }, version: "2.0.0", default: isDefault, updated_at: at() });
+  await step(() => s.listeners.update(T, "l-1", listenerChange(true)));
+  await step(() => s.listeners.list(T, 10, 0));
+  await step(() => s.listeners.update(T, "l-1", listenerChange(false)));
+  await step(() => s.listeners.defaultOf(T));
+  await step(() => s.listeners.update(T, "l-3", listenerChange(true)));
+  await step(() => s.listeners.update("tenant-b", "l-b", listenerChange(true)));
+  await step(() => s.listeners.defaultOf(T));
+  await step(() => s.listeners.defaultOf("tenant-b"));
+  // Another workspace's listener is not found, and its default stays.
+  await step(() => s.listeners.update("tenant-b", "l-1", listenerChange(false)));
+  await step(() => s.listeners.defaultOf(T));
   await step(() => s.listeners.list(T, 10, 0));
 
   const names = ["Émile", "émile_x", "Alpha%", "alpha_beta", "plain"];
@@ -648,12 +848,27 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
         source_config: { ...deployment.source_config, n },
         secret_references: n === 2 ? null : deployment.secret_references,
         updated_at: at(),
-        revision: n === 1 ? undefined : nextRevision(latest, `r-1-u${n}`, at()),
+        // The last one a redeploy of the first revision's artifact.
+        revision: n === 1 ? undefined : { ...nextRevision(latest, `r-1-u${n}`, at()), artifact_revision_id: n === 2 ? "r-1-1" : null },
       })),
     );
   }
-  await step(() => s.revisions.transition("r-1-u2", ["QUEUED"], "DEPLOYED", "done", at()));
-  await step(() => s.revisions.transition("r-1-u2", ["QUEUED"], "DEPLOYED", "again", at()));
+  await step(() => s.revisions.events("r-1-u2"));
+  await step(() => s.revisions.transition("r-1-u2", ["QUEUED"], "BUILDING", "building", at()));
+  await step(() => s.revisions.inStatuses("d-1", IN_PROGRESS_REVISION_STATUSES));
+  await step(() => s.revisions.transition("r-1-u2", ["BUILDING"], "DEPLOYED", "done", at()));
+  await step(() => s.revisions.transition("r-1-u2", ["BUILDING"], "DEPLOYED", "again", at()));
+  await step(() => s.revisions.transition("r-1-u2", [], "DEPLOYED", "never", at()));
+  await step(() => s.revisions.transition("missing", ["QUEUED"], "DEPLOYED", "never", at()));
+  for (const id of ["r-1-1", "r-1-u0", "r-1-u2", "r-0-1", "missing"]) await step(() => s.revisions.events(id));
+  await step(() => s.revisions.inStatuses("d-1", IN_PROGRESS_REVISION_STATUSES));
+  await step(() => s.revisions.inStatuses("d-1", ["SKIPPED", "DEPLOYED"]));
+  await step(() => s.revisions.inStatuses("d-1", []));
+  await step(() => s.revisions.inStatuses("d-4", ["QUEUED"]));
+  await step(() => s.revisions.getAny("r-1-u2"));
+  await step(() => s.revisions.getAny("missing"));
+  await step(() => s.deployments.getAny("d-1"));
+  await step(() => s.deployments.getAny("missing"));
   await step(() => s.revisions.list(T, "d-1", { limit: 10, offset: 0 }));
   await step(() => s.revisions.list(T, "d-1", { limit: 10, offset: 0, statuses: ["SKIPPED"] }));
   await step(() => s.revisions.get(T, "d-1", "r-1-1"));
@@ -662,8 +877,19 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
       throw new ConflictError("planned failure");
     }),
   );
+  const other = newDeployment("tenant-b", "elsewhere", { id: "d-b", revisionId: "r-b-1", at: at() });
+  await step(() => s.deployments.create(other.deployment, other.revision, { ...other.project, id: "tp-b" }));
+  const onB = newDeployment("tenant-b", "on-l-b", { id: "d-b2", revisionId: "r-b2-1", at: at(), sourceConfig: { listener_id: "l-b" } });
+  await step(() => s.deployments.create(onB.deployment, onB.revision, { ...onB.project, id: "tp-b2" }));
+  await step(() => s.deployments.assigned(null));
+  await step(() => s.deployments.assigned("l-1"));
+  await step(() => s.deployments.assigned("l-b"));
+  await step(() => s.deployments.assigned("l-3"));
   await step(() => s.listeners.delete(T, "l-1"));
   await step(() => s.deployments.markDeleted(T, ["d-0", "d-9", "d-2", "d-0"], true, at()));
+  await step(() => s.deployments.assigned("l-1")); // deleted ones are still assigned
+  await step(() => s.deployments.getAny("d-0"));
+  await step(() => s.revisions.getAny("r-0-1"));
   await step(() => s.tracingProjects.getByName(T, "shared"));
   await step(() => s.listeners.delete(T, "l-1"));
   await step(() => s.listeners.list(T, 10, 0));
@@ -697,5 +923,115 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
   );
   await step(() => s.integrations.list(T));
   await step(() => s.deployments.list(T, { limit: 10, offset: 0 }));
+
+  // Reports of listeners.
+  await step(() =>
+    s.deployments.report("d-1", { status: "READY", active_revision_id: "r-1-u2", custom_url: "https://d1.example", image_version: "v1" }, at()),
+  );
+  await step(() => s.deployments.getAny("d-1"));
+  await step(() => s.deployments.report("d-1", {}, at()));
+  await step(() => s.deployments.getAny("d-1"));
+  await step(() => s.deployments.report("d-1", { active_revision_id: null, custom_url: null }, at()));
+  await step(() => s.deployments.get(T, "d-1"));
+  await step(() => s.deployments.report("d-1", { status: "UNUSED", image_version: null }, at()));
+  await step(() => s.deployments.get(T, "d-1"));
+  await step(() => s.deployments.report("d-0", { status: "READY", active_revision_id: "r-0-1", custom_url: "https://gone", image_version: "v9" }, at()));
+  await step(() => s.deployments.getAny("d-0"));
+  await step(() => s.deployments.report("missing", { status: "READY" }, at()));
+  await step(() => s.deployments.getAny("missing"));
+
+  // Logs.
+  const entry = (deploymentId: string, revisionId: string | null, kind: LogKind, second: number, level: string, message: string) => ({
+    deployment_id: deploymentId,
+    revision_id: revisionId,
+    kind,
+    timestamp: new Date(Date.parse("2025-07-01T00:00:00.000Z") + second * 1000).toISOString(),
+    level,
+    message,
+  });
+  await step(() =>
+    s.logs.append([
+      entry("d-1", "r-1-1", "build", 1, "info", "Building image"),
+      entry("d-1", "r-1-1", "build", 2, "error", "Build ERROR: exit 1"),
+      entry("d-1", "r-1-u2", "build", 3, "info", "Reusing 100% of the cache"),
+      entry("d-1", "r-1-u2", "build", 3, "warn", "ÉRROR in layer_2"),
+      entry("d-1", "r-1-u2", "deploy", 4, "info", "Server started"),
+      entry("d-1", "r-1-u2", "deploy", 5, "error", "Unhandled error in run"),
+      entry("d-1", null, "deploy", 6, "info", "Router: deployment ready"),
+      entry("d-0", "r-0-1", "deploy", 7, "info", "gone soon"),
+    ]),
+  );
+  await step(() => s.logs.append([]));
+  await step(() => s.logs.append([entry("d-1", "r-1-u2", "build", 8, "info", "Built in 1.0 s")]));
+  const logs = (filter: Partial<LogFilter>) =>
+    step(() => s.logs.query({ deployment_id: "d-1", kind: "build", order: "asc", limit: 100, offset: 0, ...filter }));
+  await logs({});
+  await logs({ order: "desc" });
+  await logs({ order: "desc", limit: 2, offset: 1 });
+  await logs({ order: "asc", limit: 2, offset: 3 });
+  await logs({ offset: 50 });
+  await logs({ revision_id: "r-1-u2" });
+  await logs({ revision_id: "r-1-u2", order: "desc" });
+  await logs({ revision_id: "missing" });
+  await logs({ level: "info" });
+  await logs({ level: "INFO" });
+  await logs({ query: "error" });
+  await logs({ query: "ÉRROR" });
+  await logs({ query: "érror" });
+  await logs({ query: "%" });
+  await logs({ query: "_" });
+  await logs({ query: "" });
+  await logs({ start_time: "2025-07-01T00:00:03.000Z" });
+  await logs({ end_time: "2025-07-01T00:00:03.000Z", order: "desc" });
+  await logs({ start_time: "2025-07-01T00:00:02.000Z", end_time: "2025-07-01T00:00:03.000Z" });
+  await logs({ start_time: "2025-07-01T00:00:02.500Z", end_time: "2025-07-01T00:00:02.900Z" });
+  await logs({ revision_id: "r-1-u2", level: "warn", query: "LAYER", start_time: "2025-07-01T00:00:01.000Z", end_time: "2025-07-01T00:00:09.000Z" });
+  await logs({ kind: "deploy" });
+  await logs({ kind: "deploy", order: "desc", query: "ERROR" });
+  await logs({ kind: "deploy", revision_id: "r-1-u2", order: "desc" });
+  await logs({ deployment_id: "d-0", kind: "deploy" });
+  await logs({ deployment_id: "missing" });
+
+  // Purges: a deleted deployment goes, with its revisions, timelines, logs and uploads.
+  await step(() =>
+    s.uploads.create({
+      object_path: "p/0",
+      upload_id: "u-0",
+      deployment_id: "d-0",
+      tenant_id: T,
+      created_at: at(),
+      expires_at: at(),
+      uploaded_at: null,
+      size_bytes: null,
+      sha256: null,
+    }),
+  );
+  await step(() => s.deployments.purge("d-0"));
+  await step(() => s.deployments.getAny("d-0"));
+  await step(() => s.revisions.getAny("r-0-1"));
+  await step(() => s.revisions.latest("d-0"));
+  await step(() => s.revisions.events("r-0-1"));
+  await logs({ deployment_id: "d-0", kind: "deploy" });
+  await step(() => s.uploads.getById("u-0"));
+  await step(() => s.deployments.purge("d-0"));
+  await step(() => s.deployments.purge("missing"));
+  // A deleted deployment that kept its tracing project: the project stays, pointing nowhere.
+  await step(() => s.deployments.markDeleted(T, ["d-3"], false, at()));
+  await step(() => s.tracingProjects.getByName(T, "alpha_beta"));
+  await step(() => s.deployments.purge("d-3"));
+  await step(() => s.tracingProjects.getByName(T, "alpha_beta"));
+  await step(() => s.deployments.getAny("d-3"));
+  // A live deployment keeps its row (only its revisions and the rest go).
+  const live = newDeployment(T, "purge-live", { id: "d-live", revisionId: "r-live-1", at: at() });
+  await step(() => s.deployments.create(live.deployment, live.revision, { ...live.project, id: "tp-live" }));
+  await step(() => s.logs.append([entry("d-live", "r-live-1", "build", 9, "info", "live")]));
+  await step(() => s.deployments.purge("d-live"));
+  await step(() => s.deployments.getAny("d-live"));
+  await step(() => s.revisions.getAny("r-live-1"));
+  await step(() => s.revisions.events("r-live-1"));
+  await logs({ deployment_id: "d-live" });
+  await step(() => s.tracingProjects.getByName(T, "purge-live"));
+  await step(() => s.deployments.assigned(null));
+  await logs({});
   return log;
 }

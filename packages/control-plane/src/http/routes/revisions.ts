@@ -1,12 +1,27 @@
 import { defineRoute } from "@berth/service-kit";
+import { z } from "zod";
+import type { DeploymentService } from "../../services/deployments.js";
 import type { RevisionService } from "../../services/revisions.js";
 import { Detail } from "../schemas/common.js";
-import { DeploymentIdParams, Revision, RevisionIdParams, RevisionListQuery, RevisionPage } from "../schemas/deployments.js";
+import {
+  Deployment,
+  DeploymentIdParams,
+  Revision,
+  RevisionEvent,
+  RevisionIdParams,
+  RevisionListQuery,
+  RevisionPage,
+  RevisionStatus,
+} from "../schemas/deployments.js";
 import type { RouteContext } from "./context.js";
 
 const tag = "Deployments (v2)";
 
-export function registerRevisionRoutes({ app, catalog, caller }: RouteContext, revisions: RevisionService): void {
+export function registerRevisionRoutes(
+  { app, catalog, caller }: RouteContext,
+  revisions: RevisionService,
+  deployments: DeploymentService,
+): void {
   defineRoute(
     app,
     catalog,
@@ -32,12 +47,73 @@ export function registerRevisionRoutes({ app, catalog, caller }: RouteContext, r
     {
       method: "GET",
       path: "/v2/deployments/:deployment_id/revisions/:revision_id",
-      summary: "Get a revision",
+      summary: "Get a revision (with wait_seconds: once it is final, or after that long)",
       tag,
       params: RevisionIdParams,
+      query: z.object({
+        wait_seconds: z.coerce.number().min(0).max(300).default(0).describe("Long poll: answer when the revision is final, or after this many seconds"),
+        while_status: RevisionStatus.optional().describe("With wait_seconds: answer as soon as the status is another than this one"),
+      }),
       responses: { 200: { description: "The revision", schema: Revision }, 404: { description: "Not found", schema: Detail } },
     },
+    async ({ params, query, request }) =>
+      revisions.wait((await caller(request)).tenantId, params.deployment_id, params.revision_id, query.wait_seconds, query.while_status),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/v2/deployments/:deployment_id/revisions/:revision_id/events",
+      summary: "A revision's timeline: every status it went through, with the reason, oldest first",
+      tag,
+      params: RevisionIdParams,
+      responses: { 200: { description: "The timeline", schema: z.object({ resources: z.array(RevisionEvent), offset: z.int() }) }, 404: { description: "Not found", schema: Detail } },
+    },
     async ({ params, request }) =>
-      revisions.get((await caller(request)).tenantId, params.deployment_id, params.revision_id),
+      revisions.events((await caller(request)).tenantId, params.deployment_id, params.revision_id),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/v2/deployments/:deployment_id/revisions/:revision_id/interrupt",
+      summary: "Stop a revision in progress (it ends INTERRUPTED)",
+      tag,
+      params: RevisionIdParams,
+      body: z.object({}),
+      bodyOptional: true,
+      responses: {
+        200: { description: "The interrupted revision", schema: Revision },
+        404: { description: "Not found", schema: Detail },
+        409: { description: "The revision is final already", schema: Detail },
+      },
+    },
+    async ({ params, request }) =>
+      revisions.interrupt((await caller(request)).tenantId, params.deployment_id, params.revision_id),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/v2/deployments/:deployment_id/revisions/:revision_id/redeploy",
+      summary: "Rollback: a new revision deploying this deployed revision's built artifact again, without a build",
+      tag,
+      params: RevisionIdParams,
+      body: z.object({}),
+      bodyOptional: true,
+      responses: {
+        200: { description: "The deployment; latest_revision_id is the new revision", schema: Deployment },
+        400: { description: "The revision was never deployed", schema: Detail },
+        404: { description: "Not found", schema: Detail },
+      },
+    },
+    async ({ params, request }) =>
+      deployments.redeploy((await caller(request)).tenantId, params.deployment_id, params.revision_id),
   );
 }

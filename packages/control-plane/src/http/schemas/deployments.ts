@@ -165,3 +165,28 @@ export const DeploymentPage = Page(Deployment);
 export const RevisionPage = Page(Revision);
 
 export const UploadUrl = z.object({ upload_url: z.string(), object_path: z.string(), expires_at: Timestamp });
+
+export const RevisionEvent = z.object({ at: Timestamp, status: RevisionStatus, message: z.string() });
+
+/** ISO date-time or epoch milliseconds (the official CLI sends either). */
+const TimeBound = z.union([z.iso.datetime({ offset: true }), z.int().min(0)]).transform((value) =>
+  typeof value === "number" ? new Date(value).toISOString() : new Date(value).toISOString(),
+);
+
+export const LogQueryBody = z.strictObject({
+  order: z.enum(["asc", "desc"]).default("desc"),
+  limit: z.int().min(1).max(1000).default(100),
+  offset: z.int().min(0).default(0),
+  level: Text.min(1).optional(),
+  query: Text.min(1).optional(),
+  start_time: TimeBound.optional(),
+  end_time: TimeBound.optional(),
+});
+
+export const LogPage = z.object({
+  logs: z.array(z.object({ id: z.string(), timestamp: Timestamp, level: z.string(), message: z.string() })),
+  next_offset: z.int().nullable().describe("The offset of the next page; null when this one was the last"),
+});
+
+export const ProjectIdParams = z.object({ deployment_id: Uuid });
+export const ProjectRevisionParams = z.object({ deployment_id: Uuid, revision_id: Uuid });

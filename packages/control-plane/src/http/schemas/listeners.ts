@@ -6,11 +6,17 @@ const ComputeConfig = z.strictObject({
   cluster_namespaces: z.array(Text.min(1)).nullish().describe("Namespaces a cluster listener may deploy to"),
 });
 
+const Default = z
+  .boolean()
+  .nullish()
+  .describe("Runs the workspace's deployments that name no listener (at most one per workspace: marking one unmarks the other)");
+
 export const ListenerCreateRequest = z.strictObject({
   compute_type: z.enum(COMPUTE_TYPES),
   compute_id: Text.min(1).max(253),
   compute_config: ComputeConfig.nullish(),
   version: Text.nullish(),
+  default: Default,
 });
 export type ListenerCreateInput = z.infer<typeof ListenerCreateRequest>;
 
@@ -19,6 +25,7 @@ export const ListenerPatchRequest = z.strictObject({
   compute_id: z.unknown().optional().describe("Immutable: refused (400) unless it is the current value"),
   compute_config: ComputeConfig.nullish(),
   version: Text.nullish(),
+  default: Default,
 });
 export type ListenerPatchInput = z.infer<typeof ListenerPatchRequest>;
 
@@ -29,6 +36,7 @@ export const Listener = z.object({
   compute_id: z.string(),
   compute_config: z.object({ cluster_namespaces: z.array(z.string()).nullable() }),
   version: z.string().nullable(),
+  default: z.boolean(),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

@@ -5,11 +5,13 @@ import type {
   DeploymentChange,
   DeploymentFilter,
   DeploymentRecord,
+  DeploymentReport,
   DeploymentStore,
   NewRevision,
   RevisionRecord,
   TracingProjectRecord,
 } from "../types.js";
+import { recordEvent } from "./revisions.js";
 import { DEPLOYMENT, REVISION } from "./rows.js";
 
 export class PostgresDeploymentStore implements DeploymentStore {
@@ -34,7 +36,7 @@ export class PostgresDeploymentStore implements DeploymentStore {
             revision.id, // the first revision, inserted next, is the latest
             deployment.active_revision_id,
             deployment.image_version,
-            (deployment.source_config.listener_id as string | null | undefined) ?? null,
+            deployment.listener_id,
             deployment.created_at,
             deployment.updated_at,
           ],
@@ -131,13 +133,72 @@ export class PostgresDeploymentStore implements DeploymentStore {
       return deleted;
     });
   }
+
+  async getAny(id: string): Promise<DeploymentRecord | undefined> {
+    const { rows } = await this.pool.query<DeploymentRecord>(`SELECT ${DEPLOYMENT} FROM deployments WHERE id = $1`, [id]);
+    return rows[0];
+  }
+
+  async assigned(listenerId: string | null): Promise<DeploymentRecord[]> {
+    // Two shapes rather than IS NOT DISTINCT FROM, so that each can use its index.
+    const { rows } =
+      listenerId === null
+        ? await this.pool.query<DeploymentRecord>(
+            `SELECT ${DEPLOYMENT} FROM deployments WHERE listener_id IS NULL ORDER BY created_at, id`,
+          )
+        : await this.pool.query<DeploymentRecord>(
+            `SELECT ${DEPLOYMENT} FROM deployments WHERE listener_id = $1 ORDER BY created_at, id`,
+            [listenerId],
+          );
+    return rows;
+  }
+
+  async report(id: string, report: DeploymentReport, now: string): Promise<void> {
+    await withTransaction(this.pool, async (client) => {
+      const { rows } = await client.query<DeploymentRecord>(`SELECT ${DEPLOYMENT} FROM deployments WHERE id = $1 FOR UPDATE`, [id]);
+      const current = rows[0];
+      if (!current) return;
+      const sourceConfig =
+        report.custom_url === undefined ? current.source_config : { ...current.source_config, custom_url: report.custom_url };
+      await client.query(
+        `UPDATE deployments SET status = $1, active_revision_id = $2, image_version = $3, source_config = $4::jsonb, updated_at = $5
+         WHERE id = $6`,
+        [
+          // A deleted deployment stays AWAITING_DELETE whatever its listener last saw.
+          current.deleted_at ? current.status : (report.status ?? current.status),
+          report.active_revision_id === undefined ? current.active_revision_id : report.active_revision_id,
+          report.image_version === undefined ? current.image_version : report.image_version,
+          jsonb(sourceConfig),
+          now,
+          id,
+        ],
+      );
+    });
+  }
+
+  async purge(id: string): Promise<void> {
+    await withTransaction(this.pool, async (client) => {
+      // Waits for an update or report of the deployment in flight.
+      await client.query("SELECT 1 FROM deployments WHERE id = $1 FOR UPDATE", [id]);
+      for (const table of ["revision_events", "deployment_logs", "uploads", "revisions"]) {
+        await client.query(`DELETE FROM ${table} WHERE deployment_id = $1`, [id]);
+      }
+      await client.query("UPDATE tracing_projects SET deployment_id = NULL WHERE deployment_id = $1", [id]);
+      await client.query("DELETE FROM deployments WHERE id = $1 AND deleted_at IS NOT NULL", [id]);
+    });
+  }
 }
 
 /** Revisions still in progress end SKIPPED when a newer one arrives. */
 async function supersede(client: Queryable, deploymentId: string, newer: NewRevision, number: number): Promise<void> {
+  // Each superseded revision's timeline gets the step, in the same statement.
   await client.query(
-    `UPDATE revisions SET status = 'SKIPPED', status_message = $1, updated_at = $2
-     WHERE deployment_id = $3 AND status = ANY($4::text[])`,
+    `WITH superseded AS (
+       UPDATE revisions SET status = 'SKIPPED', status_message = $1, updated_at = $2
+       WHERE deployment_id = $3 AND status = ANY($4::text[]) RETURNING id, number
+     )
+     INSERT INTO revision_events (revision_id, deployment_id, at, status, message)
+     SELECT id, $3, $2, 'SKIPPED', $1 FROM superseded ORDER BY number`,
     [`Superseded by revision ${number} (${newer.id})`, newer.created_at, deploymentId, IN_PROGRESS_REVISION_STATUSES],
   );
 }
@@ -150,8 +211,8 @@ async function insertRevision(
 ): Promise<RevisionRecord> {
   const { rows } = await client.query<RevisionRecord>(
     `INSERT INTO revisions (id, deployment_id, tenant_id, number, status, status_message, source, source_revision_config,
-       source_config, secret_references, secrets_ciphertext, created_at, updated_at)
-     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11, $12, $13) RETURNING ${REVISION}`,
+       source_config, secret_references, secrets_ciphertext, artifact_revision_id, created_at, updated_at)
+     VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9::jsonb, $10::jsonb, $11, $12, $13, $14) RETURNING ${REVISION}`,
     [
       revision.id,
       deployment.id,
@@ -164,9 +225,12 @@ async function insertRevision(
       jsonb(revision.source_config),
       jsonbOrNull(revision.secret_references),
       revision.secrets_ciphertext,
+      revision.artifact_revision_id,
       revision.created_at,
       revision.updated_at,
     ],
   );
-  return rows[0];
+  const record = rows[0];
+  await recordEvent(client, record.id, deployment.id, record.created_at, record.status, record.status_message);
+  return record;
 }

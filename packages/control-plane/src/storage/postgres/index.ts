@@ -6,6 +6,7 @@ import { PostgresApiKeyStore } from "./api-keys.js";
 import { PostgresDeploymentStore } from "./deployments.js";
 import { PostgresIntegrationStore } from "./integrations.js";
 import { PostgresListenerStore } from "./listeners.js";
+import { PostgresLogStore } from "./logs.js";
 import { PostgresRevisionStore } from "./revisions.js";
 import { PostgresTenantStore } from "./tenants.js";
 import { PostgresTracingProjectStore } from "./tracing-projects.js";
@@ -41,6 +42,7 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
     integrations: new PostgresIntegrationStore(pool),
     uploads: new PostgresUploadStore(pool),
     tracingProjects: new PostgresTracingProjectStore(pool),
+    logs: new PostgresLogStore(pool),
     close() {
       closing ??= pool.end(); // pool.end() throws when called twice
       return closing;

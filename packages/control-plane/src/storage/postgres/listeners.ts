@@ -1,4 +1,4 @@
-import { ConflictError, isUniqueViolation, withTransaction, jsonb } from "@berth/service-kit";
+import { ConflictError, isUniqueViolation, withTransaction, jsonb, type Queryable } from "@berth/service-kit";
 import type pg from "pg";
 import type { ListenerRecord, ListenerStore } from "../types.js";
 import { LISTENER } from "./rows.js";
@@ -8,20 +8,24 @@ export class PostgresListenerStore implements ListenerStore {
 
   async create(listener: ListenerRecord): Promise<void> {
     try {
-      await this.pool.query(
-        `INSERT INTO listeners (id, tenant_id, compute_type, compute_id, compute_config, version, created_at, updated_at)
-         VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8)`,
-        [
-          listener.id,
-          listener.tenant_id,
-          listener.compute_type,
-          listener.compute_id,
-          jsonb(listener.compute_config),
-          listener.version,
-          listener.created_at,
-          listener.updated_at,
-        ],
-      );
+      await withTransaction(this.pool, async (client) => {
+        if (listener.default) await unmarkDefault(client, listener.tenant_id);
+        await client.query(
+          `INSERT INTO listeners (id, tenant_id, compute_type, compute_id, compute_config, version, is_default, created_at, updated_at)
+           VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7, $8, $9)`,
+          [
+            listener.id,
+            listener.tenant_id,
+            listener.compute_type,
+            listener.compute_id,
+            jsonb(listener.compute_config),
+            listener.version,
+            listener.default,
+            listener.created_at,
+            listener.updated_at,
+          ],
+        );
+      });
     } catch (err) {
       if (isUniqueViolation(err, "listeners_tenant_compute_id")) {
         throw new ConflictError(`A listener with compute_id "${listener.compute_id}" already exists`);
@@ -49,13 +53,24 @@ export class PostgresListenerStore implements ListenerStore {
   async update(
     tenantId: string,
     id: string,
-    change: Pick<ListenerRecord, "compute_config" | "version" | "updated_at">,
+    change: Pick<ListenerRecord, "compute_config" | "version" | "default" | "updated_at">,
   ): Promise<ListenerRecord | undefined> {
-    const { rows } = await this.pool.query<ListenerRecord>(
-      `UPDATE listeners SET compute_config = $1::jsonb, version = $2, updated_at = $3 WHERE tenant_id = $4 AND id = $5
-       RETURNING ${LISTENER}`,
-      [jsonb(change.compute_config), change.version, change.updated_at, tenantId, id],
-    );
+    return withTransaction(this.pool, async (client) => {
+      // As SQLite: the previous default is unmarked even when `id` turns out not to exist.
+      if (change.default) await unmarkDefault(client, tenantId);
+      const { rows } = await client.query<ListenerRecord>(
+        `UPDATE listeners SET compute_config = $1::jsonb, version = $2, is_default = $3, updated_at = $4 WHERE tenant_id = $5 AND id = $6
+         RETURNING ${LISTENER}`,
+        [jsonb(change.compute_config), change.version, change.default, change.updated_at, tenantId, id],
+      );
+      return rows[0];
+    });
+  }
+
+  async defaultOf(tenantId: string): Promise<ListenerRecord | undefined> {
+    const { rows } = await this.pool.query<ListenerRecord>(`SELECT ${LISTENER} FROM listeners WHERE tenant_id = $1 AND is_default`, [
+      tenantId,
+    ]);
     return rows[0];
   }
 
@@ -73,4 +88,14 @@ export class PostgresListenerStore implements ListenerStore {
       return true;
     });
   }
+}
+
+/**
+ * Unmarks the workspace's default listener, first taking a per-workspace lock
+ * (until the transaction ends) so that concurrent new defaults take turns: the
+ * last one wins, and listeners_tenant_default never fires.
+ */
+async function unmarkDefault(client: Queryable, tenantId: string): Promise<void> {
+  await client.query("SELECT pg_advisory_xact_lock(hashtext('berth.listener_default:' || current_schema() || ':' || $1))", [tenantId]);
+  await client.query("UPDATE listeners SET is_default = false WHERE tenant_id = $1 AND is_default", [tenantId]);
 }

@@ -1,7 +1,8 @@
+import type { Queryable } from "@berth/service-kit";
 import type pg from "pg";
 import type { RevisionStatus } from "../../domain/statuses.js";
-import type { RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
-import { REVISION, qualified } from "./rows.js";
+import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
+import { REVISION, REVISION_EVENT, qualified } from "./rows.js";
 
 const R = qualified(REVISION, "r");
 
@@ -38,6 +39,28 @@ export class PostgresRevisionStore implements RevisionStore {
     return rows[0];
   }
 
+  async getAny(revisionId: string): Promise<RevisionRecord | undefined> {
+    const { rows } = await this.pool.query<RevisionRecord>(`SELECT ${REVISION} FROM revisions WHERE id = $1`, [revisionId]);
+    return rows[0];
+  }
+
+  async inStatuses(deploymentId: string, statuses: readonly RevisionStatus[]): Promise<RevisionRecord[]> {
+    if (statuses.length === 0) return [];
+    const { rows } = await this.pool.query<RevisionRecord>(
+      `SELECT ${REVISION} FROM revisions WHERE deployment_id = $1 AND status = ANY($2::text[]) ORDER BY number DESC`,
+      [deploymentId, statuses],
+    );
+    return rows;
+  }
+
+  async events(revisionId: string): Promise<RevisionEventRecord[]> {
+    const { rows } = await this.pool.query<RevisionEventRecord>(
+      `SELECT ${REVISION_EVENT} FROM revision_events WHERE revision_id = $1 ORDER BY id`,
+      [revisionId],
+    );
+    return rows;
+  }
+
   async transition(
     revisionId: string,
     from: RevisionStatus[],
@@ -46,12 +69,36 @@ export class PostgresRevisionStore implements RevisionStore {
     now: string,
   ): Promise<RevisionRecord | undefined> {
     if (from.length === 0) return undefined;
-    // One statement: the row lock and the status check are atomic.
+    // One statement: the row lock, the status check and the timeline step are atomic.
     const { rows } = await this.pool.query<RevisionRecord>(
-      `UPDATE revisions SET status = $1, status_message = $2, updated_at = $3
-       WHERE id = $4 AND status = ANY($5::text[]) RETURNING ${REVISION}`,
+      `WITH moved AS (
+         UPDATE revisions SET status = $1, status_message = $2, updated_at = $3
+         WHERE id = $4 AND status = ANY($5::text[]) RETURNING ${REVISION}
+       ), step AS (
+         INSERT INTO revision_events (revision_id, deployment_id, at, status, message)
+         SELECT id, deployment_id, $3, $1, $2 FROM moved
+       )
+       SELECT ${REVISION} FROM moved`,
       [status, message, now, revisionId, from],
     );
     return rows[0];
   }
+}
+
+/** Adds a step to a revision's timeline (inside the caller's transaction). */
+export async function recordEvent(
+  client: Queryable,
+  revisionId: string,
+  deploymentId: string,
+  at: string,
+  status: string,
+  message: string,
+): Promise<void> {
+  await client.query("INSERT INTO revision_events (revision_id, deployment_id, at, status, message) VALUES ($1, $2, $3, $4, $5)", [
+    revisionId,
+    deploymentId,
+    at,
+    status,
+    message,
+  ]);
 }

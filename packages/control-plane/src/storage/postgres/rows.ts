@@ -4,15 +4,18 @@
 
 export const TENANT = "id, name, created_at";
 export const API_KEY = "id, name, prefix, key_hash, all_tenants, tenant_ids, created_at, revoked_at";
-export const LISTENER = "id, tenant_id, compute_type, compute_id, compute_config, version, created_at, updated_at";
+export const LISTENER = `id, tenant_id, compute_type, compute_id, compute_config, version, is_default AS "default", created_at,
+  updated_at`;
 export const INTEGRATION = "id, tenant_id, name, provider, installation_id, repos, created_at";
-/** Every column but listener_id, which only serves the listeners' in-use check. */
 export const DEPLOYMENT = `id, tenant_id, name, source, source_config, secret_references, status, latest_revision_id,
-  active_revision_id, image_version, created_at, updated_at, deleted_at`;
+  active_revision_id, image_version, listener_id, created_at, updated_at, deleted_at`;
 export const REVISION = `id, deployment_id, tenant_id, number, status, status_message, source, source_revision_config,
-  source_config, secret_references, secrets_ciphertext, created_at, updated_at`;
+  source_config, secret_references, secrets_ciphertext, artifact_revision_id, created_at, updated_at`;
 export const UPLOAD = "object_path, upload_id, deployment_id, tenant_id, created_at, expires_at, uploaded_at, size_bytes, sha256";
 export const TRACING_PROJECT = "id, tenant_id, name, deployment_id, created_at";
+export const REVISION_EVENT = "id, revision_id, deployment_id, at, status, message";
+/** As SQLite's SELECT * returns them: the id first. */
+export const LOG = "id, deployment_id, revision_id, kind, timestamp, level, message";
 
 /** `columns` qualified by a table alias, for joins. */
 export function qualified(columns: string, alias: string): string {

@@ -4,11 +4,13 @@ import type {
   DeploymentChange,
   DeploymentFilter,
   DeploymentRecord,
+  DeploymentReport,
   DeploymentStore,
   NewRevision,
   RevisionRecord,
   TracingProjectRecord,
 } from "../types.js";
+import { recordEvent } from "./revisions.js";
 import { deploymentFromRow, revisionFromRow, toJson } from "./rows.js";
 
 type Row = Record<string, unknown>;
@@ -38,7 +40,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
           deployment.status,
           deployment.active_revision_id,
           deployment.image_version,
-          (deployment.source_config.listener_id as string | null) ?? null,
+          deployment.listener_id,
           deployment.created_at,
           deployment.updated_at,
         );
@@ -132,14 +134,62 @@ export class SqliteDeploymentStore implements DeploymentStore {
     }).immediate();
   }
 
+  async getAny(id: string): Promise<DeploymentRecord | undefined> {
+    const row = this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row | undefined;
+    return row && deploymentFromRow(row);
+  }
+
+  async assigned(listenerId: string | null): Promise<DeploymentRecord[]> {
+    const rows = this.db
+      .prepare("SELECT * FROM deployments WHERE listener_id IS ? ORDER BY created_at, id")
+      .all(listenerId) as Row[];
+    return rows.map(deploymentFromRow);
+  }
+
+  async report(id: string, report: DeploymentReport, now: string): Promise<void> {
+    this.db.transaction(() => {
+      const row = this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row | undefined;
+      if (!row) return;
+      const current = deploymentFromRow(row);
+      const sourceConfig =
+        report.custom_url === undefined ? current.source_config : { ...current.source_config, custom_url: report.custom_url };
+      this.db
+        .prepare(
+          `UPDATE deployments SET status = ?, active_revision_id = ?, image_version = ?, source_config = ?, updated_at = ?
+           WHERE id = ?`,
+        )
+        .run(
+          // A deleted deployment stays AWAITING_DELETE whatever its listener last saw.
+          current.deleted_at ? current.status : (report.status ?? current.status),
+          report.active_revision_id === undefined ? current.active_revision_id : report.active_revision_id,
+          report.image_version === undefined ? current.image_version : report.image_version,
+          toJson(sourceConfig),
+          now,
+          id,
+        );
+    }).immediate();
+  }
+
+  async purge(id: string): Promise<void> {
+    this.db.transaction(() => {
+      for (const table of ["revision_events", "deployment_logs", "uploads", "revisions"]) {
+        this.db.prepare(`DELETE FROM ${table} WHERE deployment_id = ?`).run(id);
+      }
+      this.db.prepare("UPDATE tracing_projects SET deployment_id = NULL WHERE deployment_id = ?").run(id);
+      this.db.prepare("DELETE FROM deployments WHERE id = ? AND deleted_at IS NOT NULL").run(id);
+    }).immediate();
+  }
+
   /** Revisions still in progress end SKIPPED when a newer one arrives. */
   private supersede(deploymentId: string, newer: NewRevision, number: number): void {
-    this.db
+    const message = `Superseded by revision ${number} (${newer.id})`;
+    const superseded = this.db
       .prepare(
         `UPDATE revisions SET status = 'SKIPPED', status_message = ?, updated_at = ?
-         WHERE deployment_id = ? AND status IN (${IN_PROGRESS_REVISION_STATUSES.map(() => "?").join(", ")})`,
+         WHERE deployment_id = ? AND status IN (${IN_PROGRESS_REVISION_STATUSES.map(() => "?").join(", ")}) RETURNING id`,
       )
-      .run(`Superseded by revision ${number} (${newer.id})`, newer.created_at, deploymentId, ...IN_PROGRESS_REVISION_STATUSES);
+      .all(message, newer.created_at, deploymentId, ...IN_PROGRESS_REVISION_STATUSES) as { id: string }[];
+    for (const { id } of superseded) recordEvent(this.db, id, deploymentId, newer.created_at, "SKIPPED", message);
   }
 
   private insertRevision(deployment: DeploymentRecord, revision: NewRevision, number: number): RevisionRecord {
@@ -147,8 +197,8 @@ export class SqliteDeploymentStore implements DeploymentStore {
     this.db
       .prepare(
         `INSERT INTO revisions (id, deployment_id, tenant_id, number, status, status_message, source, source_revision_config,
-           source_config, secret_references, secrets_ciphertext, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+           source_config, secret_references, secrets_ciphertext, artifact_revision_id, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         record.id,
@@ -162,10 +212,12 @@ export class SqliteDeploymentStore implements DeploymentStore {
         toJson(record.source_config),
         toJson(record.secret_references),
         record.secrets_ciphertext,
+        record.artifact_revision_id,
         record.created_at,
         record.updated_at,
       );
     this.db.prepare("UPDATE deployments SET latest_revision_id = ? WHERE id = ?").run(record.id, deployment.id);
+    recordEvent(this.db, record.id, deployment.id, record.created_at, record.status, record.status_message);
     return record;
   }
 }

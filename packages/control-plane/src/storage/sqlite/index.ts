@@ -5,7 +5,7 @@ import type { ControlPlaneStorage } from "../types.js";
 import { SqliteApiKeyStore, SqliteTenantStore } from "./accounts.js";
 import { SqliteDeploymentStore } from "./deployments.js";
 import { SqliteListenerStore } from "./listeners.js";
-import { SqliteIntegrationStore, SqliteTracingProjectStore, SqliteUploadStore } from "./misc.js";
+import { SqliteIntegrationStore, SqliteLogStore, SqliteTracingProjectStore, SqliteUploadStore } from "./misc.js";
 import { SqliteRevisionStore } from "./revisions.js";
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations");
@@ -23,6 +23,7 @@ export function createSqliteStorage(dataDir: string): ControlPlaneStorage {
     integrations: new SqliteIntegrationStore(db),
     uploads: new SqliteUploadStore(db),
     tracingProjects: new SqliteTracingProjectStore(db),
+    logs: new SqliteLogStore(db),
     async close() {
       db.close();
     },

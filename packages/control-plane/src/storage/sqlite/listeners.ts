@@ -12,14 +12,15 @@ export class SqliteListenerStore implements ListenerStore {
   }
 
   private insert(listener: ListenerRecord): void {
+    if (listener.default) this.unmarkDefault(listener.tenant_id);
     const taken = this.db
       .prepare("SELECT 1 FROM listeners WHERE tenant_id = ? AND compute_id = ?")
       .get(listener.tenant_id, listener.compute_id);
     if (taken) throw new ConflictError(`A listener with compute_id "${listener.compute_id}" already exists`);
     this.db
       .prepare(
-        `INSERT INTO listeners (id, tenant_id, compute_type, compute_id, compute_config, version, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+        `INSERT INTO listeners (id, tenant_id, compute_type, compute_id, compute_config, version, is_default, created_at, updated_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
       )
       .run(
         listener.id,
@@ -28,6 +29,7 @@ export class SqliteListenerStore implements ListenerStore {
         listener.compute_id,
         JSON.stringify(listener.compute_config),
         listener.version,
+        listener.default ? 1 : 0,
         listener.created_at,
         listener.updated_at,
       );
@@ -48,12 +50,28 @@ export class SqliteListenerStore implements ListenerStore {
   async update(
     tenantId: string,
     id: string,
-    change: Pick<ListenerRecord, "compute_config" | "version" | "updated_at">,
+    change: Pick<ListenerRecord, "compute_config" | "version" | "default" | "updated_at">,
   ): Promise<ListenerRecord | undefined> {
-    const row = this.db
-      .prepare("UPDATE listeners SET compute_config = ?, version = ?, updated_at = ? WHERE tenant_id = ? AND id = ? RETURNING *")
-      .get(JSON.stringify(change.compute_config), change.version, change.updated_at, tenantId, id) as Row | undefined;
+    return this.db.transaction(() => {
+      if (change.default) this.unmarkDefault(tenantId);
+      const row = this.db
+        .prepare(
+          "UPDATE listeners SET compute_config = ?, version = ?, is_default = ?, updated_at = ? WHERE tenant_id = ? AND id = ? RETURNING *",
+        )
+        .get(JSON.stringify(change.compute_config), change.version, change.default ? 1 : 0, change.updated_at, tenantId, id) as
+        | Row
+        | undefined;
+      return row && listenerFromRow(row);
+    }).immediate();
+  }
+
+  async defaultOf(tenantId: string): Promise<ListenerRecord | undefined> {
+    const row = this.db.prepare("SELECT * FROM listeners WHERE tenant_id = ? AND is_default = 1").get(tenantId) as Row | undefined;
     return row && listenerFromRow(row);
+  }
+
+  private unmarkDefault(tenantId: string): void {
+    this.db.prepare("UPDATE listeners SET is_default = 0 WHERE tenant_id = ? AND is_default = 1").run(tenantId);
   }
 
   async delete(tenantId: string, id: string): Promise<boolean> {

@@ -1,6 +1,6 @@
 import type { SqliteDatabase } from "@berth/service-kit";
 import type { RevisionStatus } from "../../domain/statuses.js";
-import type { RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
+import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
 import { revisionFromRow } from "./rows.js";
 
 type Row = Record<string, unknown>;
@@ -37,6 +37,25 @@ export class SqliteRevisionStore implements RevisionStore {
     return row && revisionFromRow(row);
   }
 
+  async getAny(revisionId: string): Promise<RevisionRecord | undefined> {
+    const row = this.db.prepare("SELECT * FROM revisions WHERE id = ?").get(revisionId) as Row | undefined;
+    return row && revisionFromRow(row);
+  }
+
+  async inStatuses(deploymentId: string, statuses: readonly RevisionStatus[]): Promise<RevisionRecord[]> {
+    if (statuses.length === 0) return [];
+    const rows = this.db
+      .prepare(
+        `SELECT * FROM revisions WHERE deployment_id = ? AND status IN (${statuses.map(() => "?").join(", ")}) ORDER BY number DESC`,
+      )
+      .all(deploymentId, ...statuses) as Row[];
+    return rows.map(revisionFromRow);
+  }
+
+  async events(revisionId: string): Promise<RevisionEventRecord[]> {
+    return this.db.prepare("SELECT * FROM revision_events WHERE revision_id = ? ORDER BY id").all(revisionId) as RevisionEventRecord[];
+  }
+
   async transition(
     revisionId: string,
     from: RevisionStatus[],
@@ -45,12 +64,28 @@ export class SqliteRevisionStore implements RevisionStore {
     now: string,
   ): Promise<RevisionRecord | undefined> {
     if (from.length === 0) return undefined;
-    const row = this.db
-      .prepare(
-        `UPDATE revisions SET status = ?, status_message = ?, updated_at = ?
-         WHERE id = ? AND status IN (${from.map(() => "?").join(", ")}) RETURNING *`,
-      )
-      .get(status, message, now, revisionId, ...from) as Row | undefined;
-    return row && revisionFromRow(row);
+    return this.db.transaction(() => {
+      const row = this.db
+        .prepare(
+          `UPDATE revisions SET status = ?, status_message = ?, updated_at = ?
+           WHERE id = ? AND status IN (${from.map(() => "?").join(", ")}) RETURNING *`,
+        )
+        .get(status, message, now, revisionId, ...from) as Row | undefined;
+      if (!row) return undefined;
+      const revision = revisionFromRow(row);
+      recordEvent(this.db, revision.id, revision.deployment_id, now, status, message);
+      return revision;
+    }).immediate();
   }
+}
+
+/** Adds a step to a revision's timeline (inside the caller's transaction). */
+export function recordEvent(db: SqliteDatabase, revisionId: string, deploymentId: string, at: string, status: string, message: string): void {
+  db.prepare("INSERT INTO revision_events (revision_id, deployment_id, at, status, message) VALUES (?, ?, ?, ?, ?)").run(
+    revisionId,
+    deploymentId,
+    at,
+    status,
+    message,
+  );
 }

@@ -6,8 +6,7 @@ type Row = Record<string, unknown>;
 const json = (value: unknown) => (value === null || value === undefined ? null : JSON.parse(value as string));
 
 export function deploymentFromRow(row: Row): DeploymentRecord {
-  const { listener_id: _listenerId, ...rest } = row;
-  return { ...rest, source_config: json(row.source_config), secret_references: json(row.secret_references) } as DeploymentRecord;
+  return { ...row, source_config: json(row.source_config), secret_references: json(row.secret_references) } as DeploymentRecord;
 }
 
 export function revisionFromRow(row: Row): RevisionRecord {
@@ -20,7 +19,8 @@ export function revisionFromRow(row: Row): RevisionRecord {
 }
 
 export function listenerFromRow(row: Row): ListenerRecord {
-  return { ...row, compute_config: json(row.compute_config) } as ListenerRecord;
+  const { is_default, ...rest } = row;
+  return { ...rest, compute_config: json(row.compute_config), default: is_default === 1 } as ListenerRecord;
 }
 
 export function integrationFromRow(row: Row): IntegrationRecord {

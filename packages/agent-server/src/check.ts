@@ -1,0 +1,36 @@
+import { MemorySaver } from "@langchain/langgraph";
+import { applyProjectEnv, loadProjectConfig } from "./config/langgraph-config.js";
+import { pinLangChainPackages } from "./graphs/pin-packages.js";
+import { GraphRegistry } from "./graphs/registry.js";
+import type { BerthCheckpointer } from "./storage/types.js";
+
+export interface CheckResult {
+  /** Ids of the graphs that loaded, in langgraph.json's order. */
+  graphs: string[];
+  /** Keys of langgraph.json that are valid but ignored by Berth. */
+  warnings: string[];
+}
+
+/**
+ * Loads a project's graphs exactly as the server does at start (its env
+ * applied, LangChain packages pinned to Berth's copy, every module imported),
+ * without storage: checkpoints go to memory and are never written. Throws the
+ * server's ConfigError or GraphLoadError, whose messages say what is wrong.
+ *
+ * Exported graph factories are not called: they need a run's config, and the
+ * server calls them per run too.
+ */
+export async function checkProject(config: string): Promise<CheckResult> {
+  const project = loadProjectConfig(config);
+  applyProjectEnv(project.env);
+  pinLangChainPackages();
+  const registry = await GraphRegistry.load(project.graphs, new CheckCheckpointer());
+  return { graphs: registry.ids(), warnings: project.warnings };
+}
+
+/** MemorySaver with the two operations Berth's API adds; nothing calls them while checking. */
+class CheckCheckpointer extends MemorySaver implements BerthCheckpointer {
+  copyThread(): void {}
+
+  deleteRun(): void {}
+}

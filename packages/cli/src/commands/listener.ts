@@ -1,0 +1,51 @@
+import { HttpLink, startListener } from "@berth/control-plane";
+import { createServiceLogger } from "@berth/service-kit";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+
+/** `berth listener`: a listener on its own machine, talking to the control plane over HTTP. */
+export async function listenerCommand(argv: string[]): Promise<number> {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: {
+        "control-plane": { type: "string" },
+        "api-key": { type: "string" },
+        "listener-id": { type: "string" },
+        tenant: { type: "string" },
+        "data-dir": { type: "string" },
+        "router-host": { type: "string", default: "127.0.0.1" },
+        "router-port": { type: "string", default: "8080" },
+        "router-public-url": { type: "string" },
+      },
+    }));
+  } catch (error) {
+    return fail((error as Error).message);
+  }
+  const controlPlaneUrl = values["control-plane"] ?? process.env.BERTH_CONTROL_PLANE_URL;
+  const apiKey = values["api-key"] ?? process.env.BERTH_LISTENER_API_KEY;
+  const listenerId = values["listener-id"];
+  if (!controlPlaneUrl || !apiKey || !listenerId) return fail("needs --control-plane, --api-key and --listener-id");
+  const routerPort = Number(values["router-port"]);
+  if (!Number.isInteger(routerPort) || routerPort < 0 || routerPort > 65535) return fail(`--router-port must be a port number`);
+  const logger = createServiceLogger("listener");
+  const listener = await startListener({
+    link: new HttpLink({ controlPlaneUrl, apiKey, listenerId, tenantId: values.tenant }),
+    dataDir: values["data-dir"] ?? join(process.cwd(), ".berth", "listener"),
+    router: { host: values["router-host"], port: routerPort, publicUrl: values["router-public-url"] ?? process.env.BERTH_ROUTER_PUBLIC_URL },
+    logger,
+  });
+  const stop = async () => {
+    await listener.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+  return 0;
+}
+
+function fail(message: string): number {
+  process.stderr.write(`berth listener: ${message}\n`);
+  return 2;
+}

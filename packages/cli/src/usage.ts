@@ -1,0 +1,27 @@
+/** Usage texts, kept apart from the commands so `berth --help` loads none of them. */
+export const CHECK_USAGE = `  check [dir-or-langgraph.json]   Load every graph of a project once (no server, no storage);
+                                  exit 0 listing the graphs, 1 with the reason one fails to load
+`;
+
+export const CONTROL_PLANE_USAGE = `  control-plane                   Serve the /v2/deployments API (SQLite under --data-dir; PostgreSQL with DATABASE_URL)
+      --port <n>                  Port (default 8000; 0 picks a free one)
+      --host <addr>               Address (default 127.0.0.1)
+      --data-dir <dir>            Database, secrets key, uploads and the embedded listener's builds (default .berth/control-plane)
+      --router-port <n>           Where the embedded listener serves deployment URLs (default BERTH_ROUTER_PORT or 8080)
+      --no-listener               No embedded listener: deployments run on listeners started with \`berth listener\`
+  control-plane tenants create --name <name> | list
+  control-plane keys create (--tenant <id>... | --all-tenants) [--name <name>] | list | revoke <key-id>
+  control-plane integrations add --tenant <id> --name <name> --repo <url>[#<branch>]... | list --tenant <id>
+                                  (admin commands take --data-dir too and print JSON)
+`;
+
+export const LISTENER_USAGE = `  listener                        Run deployments of the control plane on this machine (pulls work over HTTP)
+      --control-plane <url>       The control plane (default BERTH_CONTROL_PLANE_URL)
+      --api-key <key>             A key of the listener's workspace (default BERTH_LISTENER_API_KEY)
+      --listener-id <id>          The listener (POST /v2/listeners); it runs the deployments assigned to it
+      --tenant <id>               X-Tenant-Id, for a key that reaches several workspaces
+      --data-dir <dir>            Builds and the deployments' databases (default .berth/listener)
+      --router-host <addr>        Where deployment URLs are served (default 127.0.0.1)
+      --router-port <n>           (default 8080)
+      --router-public-url <url>   Base of deployment URLs when clients reach the router by another address
+`;

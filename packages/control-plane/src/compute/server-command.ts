@@ -1,0 +1,56 @@
+import type { ServerSpec } from "./types.js";
+
+/**
+ * The listener's own variables a child may see. Everything else in the
+ * listener's environment (its API keys, DATABASE_URL, REDIS_URL, BERTH_*)
+ * belongs to the listener, not to the deployments it runs.
+ */
+const INHERITED = ["PATH", "HOME", "TMPDIR"] as const;
+/** Levels at which the "agent server listening" line (info) is still printed. */
+const VERBOSE_ENOUGH = new Set(["trace", "debug", "info"]);
+/** A local process has no container around it: the heap gets this share of the memory limit, the rest is native memory and buffers. */
+const HEAP_SHARE = 0.75;
+const MIN_HEAP_MB = 64;
+
+/** The environment of an agent-server process: a minimal base, the deployment's variables, then the platform's. */
+export function serverEnv(spec: ServerSpec, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const env: Record<string, string> = {};
+  for (const name of INHERITED) {
+    const value = parent[name];
+    if (value !== undefined) env[name] = value;
+  }
+  env.NODE_ENV = parent.NODE_ENV ?? "production";
+  Object.assign(env, spec.env);
+  // Platform variables win over the deployment's: the supervisor depends on them.
+  env.BERTH_SQLITE_SHARED = "1"; // the next revision starts on the same data dir before this one stops
+  env.BERTH_DEPLOYMENT_ID = spec.deploymentId;
+  env.BERTH_REVISION_ID = spec.revisionId;
+  const workers = spec.resources?.workers;
+  if (workers != null && workers >= 1) env.BERTH_WORKERS = String(Math.floor(workers));
+  // The URL is read from an info line: a quieter LOG_LEVEL would hide it and the start would time out.
+  if (!VERBOSE_ENOUGH.has(env.LOG_LEVEL ?? "info")) env.LOG_LEVEL = "info";
+  return env;
+}
+
+/**
+ * `node [--max-old-space-size=N] berth.mjs serve <config> --port 0 ...`.
+ * `--port 0` and reading the URL from the log: no race for a free port.
+ * `resources.cpu` is not applied: a plain process has no portable CPU quota.
+ */
+export function serverArgs(berthBin: string, spec: ServerSpec): string[] {
+  const nodeFlags: string[] = [];
+  const memory = spec.resources?.memoryLimitMb;
+  if (memory != null && memory > 0) nodeFlags.push(`--max-old-space-size=${Math.max(MIN_HEAP_MB, Math.floor(memory * HEAP_SHARE))}`);
+  return [
+    ...nodeFlags,
+    berthBin,
+    "serve",
+    spec.configFile,
+    "--port",
+    "0",
+    "--host",
+    "127.0.0.1",
+    "--data-dir",
+    spec.dataDir,
+  ];
+}

@@ -1,0 +1,89 @@
+import type { ChildProcess } from "node:child_process";
+import { type OutputLine, OutputTail, onLines, parseStderrLine, parseStdoutLine } from "./process-output.js";
+
+export interface Exit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  /** The process could not be spawned at all. */
+  error?: Error;
+}
+
+/** After `exit`, how long the last output may take to arrive before the exit is reported anyway. */
+const OUTPUT_DRAIN_MS = 500;
+
+/**
+ * One agent-server child process: its output (parsed, remembered, passed on),
+ * the URL it announced, and its exit.
+ */
+export class ServerProcess {
+  readonly tail = new OutputTail();
+  /** Resolves once the process is gone and its output read (or shortly after, if a grandchild keeps the pipes open). */
+  readonly exited: Promise<Exit>;
+  /** The URL of the "agent server listening" line. */
+  readonly listening: Promise<string>;
+  private gone = false;
+
+  constructor(
+    private readonly child: ChildProcess,
+    onLine: (line: OutputLine) => void,
+  ) {
+    let announce: (url: string) => void = () => {};
+    this.listening = new Promise((resolve) => (announce = resolve));
+    if (child.stdout) {
+      onLines(child.stdout, (raw) => {
+        const line = parseStdoutLine(raw);
+        this.tail.push(line.message, false);
+        if (line.entry?.msg === "agent server listening" && typeof line.entry.url === "string") announce(line.entry.url);
+        onLine(line);
+      });
+    }
+    if (child.stderr) {
+      onLines(child.stderr, (raw) => {
+        const line = parseStderrLine(raw);
+        this.tail.push(line.message, true);
+        onLine(line);
+      });
+    }
+    this.exited = new Promise((resolve) => {
+      child.once("error", (error) => {
+        // Without a pid the spawn failed and no `exit` follows.
+        if (child.pid === undefined) {
+          this.gone = true;
+          resolve({ code: null, signal: null, error });
+        }
+      });
+      child.once("exit", (code, signal) => {
+        this.gone = true;
+        // `close` follows once stdout and stderr are read: the last lines are the reason of a crash.
+        child.once("close", () => resolve({ code, signal }));
+        setTimeout(() => resolve({ code, signal }), OUTPUT_DRAIN_MS).unref();
+      });
+    });
+  }
+
+  get pid(): number {
+    return this.child.pid ?? 0;
+  }
+
+  hasExited(): boolean {
+    return this.gone;
+  }
+
+  /** SIGTERM (graceful: the agent server finishes open responses and runs), SIGKILL after `graceMs`. */
+  async terminate(graceMs: number): Promise<Exit> {
+    if (this.gone) return this.exited;
+    this.child.kill("SIGTERM");
+    const timer = setTimeout(() => this.child.kill("SIGKILL"), graceMs);
+    try {
+      return await this.exited;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}
+
+export function describeExit(exit: Exit): string {
+  if (exit.error) return `could not be started (${exit.error.message})`;
+  if (exit.signal) return `was killed by ${exit.signal}`;
+  return `exited with code ${exit.code}`;
+}

@@ -1,0 +1,51 @@
+/** What a revision needs to run as a local agent-server process. */
+export interface ServerSpec {
+  deploymentId: string;
+  revisionId: string;
+  /** Absolute path of langgraph.json in the built artifact. */
+  configFile: string;
+  /** The deployment's persistent data dir (outlives revisions). */
+  dataDir: string;
+  /**
+   * The deployment's secrets as env vars + platform vars, merged over a minimal
+   * base (PATH, HOME, TMPDIR, NODE_ENV): the listener's own environment is not passed on.
+   */
+  env: Record<string, string>;
+  /**
+   * Applied where a local process can: memoryLimitMb caps the V8 heap
+   * (--max-old-space-size, 3/4 of it), workers sets BERTH_WORKERS. cpu is ignored.
+   */
+  resources?: { memoryLimitMb?: number | null; cpu?: number | null; workers?: number | null };
+}
+
+export interface LogSink {
+  (entry: { level: "info" | "warn" | "error"; message: string; revisionId: string }): void;
+}
+
+export interface ComputeEvent {
+  deploymentId: string;
+  revisionId: string;
+  /** crashed: exited unexpectedly (or a restart failed); restarted: healthy again; gave_up: no more restarts. */
+  kind: "crashed" | "restarted" | "gave_up";
+  message: string;
+}
+
+export interface ServerInstance {
+  readonly deploymentId: string;
+  readonly revisionId: string;
+  /** Where the process serves; changes when a restart picks another port (see onUrlChange). */
+  readonly url: string;
+  /** The current process (0 while none runs: between a crash and its restart). */
+  readonly pid: number;
+  /** True while a process that passed its health check runs. */
+  healthy(): boolean;
+  /** Calls `listener` with the new URL after each restart; returns the unsubscribe function. */
+  onUrlChange(listener: (url: string) => void): () => void;
+  /** SIGTERM, wait for exit (SIGKILL after graceMs, default 30 s). Stops supervision; idempotent. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+/** A revision could not be started; the message is the reason, with the process's last log lines. */
+export class DeployError extends Error {
+  override name = "DeployError";
+}

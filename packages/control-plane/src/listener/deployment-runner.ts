@@ -1,0 +1,237 @@
+import type { Logger } from "@berth/service-kit";
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { BuildError } from "../build/build.js";
+import { DeployError, type LocalCompute, type ServerInstance } from "../compute/local-compute.js";
+import { FINAL_REVISION_STATUSES, type RevisionStatus } from "../domain/statuses.js";
+import type { Router } from "../router/router.js";
+import type { AssignedRevision, Assignment } from "../services/listener-api.js";
+import type { DeploymentReport } from "../storage/types.js";
+import type { ArtifactStore } from "./artifacts.js";
+import type { ControlPlaneLink } from "./link.js";
+import type { LogShipper } from "./log-shipper.js";
+import { forgetPid, recordPid } from "./orphans.js";
+
+export interface RunnerContext {
+  link: ControlPlaneLink;
+  compute: LocalCompute;
+  router: Router;
+  artifacts: ArtifactStore;
+  logs: LogShipper;
+  logger: Logger;
+  dirs: { sources: string; installCache: string; deployments: string };
+  /** How long an old revision may finish its open requests after a switch. */
+  drainTimeoutMs: number;
+  /** The agent server version every deployment runs (image_version). */
+  serverVersion: string;
+}
+
+/** A revision a listener finds in one of these without working on it was left behind by a restart: it starts over. */
+const RESUMABLE: readonly RevisionStatus[] = ["AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY", "DEPLOYING", "UNKNOWN"];
+/** Final statuses the control plane sets on its own (a newer revision, an interrupt): the work stops. */
+const STOPPED: readonly RevisionStatus[] = ["SKIPPED", "INTERRUPTED"];
+const BUILT_SOURCES = ["internal_source"];
+
+/** The work on a revision was abandoned: the control plane moved it (superseded, interrupted) or the listener stops. */
+class Abandoned extends Error {}
+
+interface Job {
+  revisionId: string;
+  abort: AbortController;
+}
+
+/**
+ * Brings one deployment to its desired state on local compute: builds and
+ * starts its latest revision, switches the stable URL once it is healthy,
+ * lets the previous revision finish its open requests, then stops it.
+ */
+export class DeploymentRunner {
+  private active: { revisionId: string; instance: ServerInstance } | undefined;
+  private job: Job | undefined;
+  private tearingDown: Promise<void> | undefined;
+
+  constructor(
+    readonly deploymentId: string,
+    private readonly context: RunnerContext,
+  ) {}
+
+  /** The revision currently serving, for the router to follow restarts. */
+  activeInstance(): ServerInstance | undefined {
+    return this.active?.instance;
+  }
+
+  reconcile(assignment: Assignment): void {
+    if (assignment.deleted) {
+      this.tearingDown ??= this.teardown().catch((error: unknown) => {
+        this.tearingDown = undefined; // tried again at the next pass
+        this.context.logger.error({ err: error, deployment_id: this.deploymentId }, "tearing a deployment down failed");
+      });
+      return;
+    }
+    const latest = assignment.latest;
+    if (this.job && (this.job.revisionId !== latest?.id || STOPPED.includes(latest.status))) {
+      this.job.abort.abort(new Abandoned());
+      this.job = undefined;
+    }
+    if (this.job || !latest) return;
+    if (latest.status === "QUEUED" || RESUMABLE.includes(latest.status)) {
+      const note = latest.status === "QUEUED" ? undefined : `The listener restarted while the revision was ${latest.status}; starting over`;
+      this.startJob(assignment, latest, { restore: false, note });
+    } else if (!this.active && assignment.active?.status === "DEPLOYED") {
+      // After a listener restart: the deployed revision runs again, with no status change.
+      this.startJob(assignment, assignment.active, { restore: true });
+    }
+  }
+
+  /** Stops everything this runner started (listener shutdown); the deployment resumes at the next start. */
+  async stop(): Promise<void> {
+    this.job?.abort.abort(new Abandoned());
+    this.job = undefined;
+    if (this.active) await this.stopInstance(this.active.instance);
+    this.active = undefined;
+  }
+
+  private startJob(assignment: Assignment, revision: AssignedRevision, options: { restore: boolean; note?: string }): void {
+    const job: Job = { revisionId: revision.id, abort: new AbortController() };
+    this.job = job;
+    void this.run(assignment, revision, options, job.abort.signal)
+      .catch((error: unknown) => {
+        if (error instanceof Abandoned || job.abort.signal.aborted) return;
+        this.context.logger.error({ err: error, deployment_id: this.deploymentId, revision_id: revision.id }, "deploying a revision failed");
+      })
+      .finally(() => {
+        if (this.job === job) this.job = undefined;
+      });
+  }
+
+  private async run(
+    assignment: Assignment,
+    revision: AssignedRevision,
+    { restore, note }: { restore: boolean; note?: string },
+    signal: AbortSignal,
+  ): Promise<void> {
+    const { link, logs, artifacts, dirs } = this.context;
+    const buildLog = logs.writer(this.deploymentId, revision.id, "build");
+    let status = revision.status;
+    const move = async (to: RevisionStatus, message: string, report?: DeploymentReport) => {
+      if (restore) return;
+      // A client that sees a final status reads complete logs.
+      if (FINAL_REVISION_STATUSES.includes(to)) await logs.flush();
+      if (signal.aborted || !(await link.transition(revision.id, [status], to, message, report))) throw new Abandoned();
+      status = to;
+    };
+    if (note) buildLog({ level: "info", message: note });
+
+    if (!BUILT_SOURCES.includes(revision.source)) {
+      await move(
+        "DEPLOY_FAILED",
+        `This listener runs local processes: it deploys internal_source revisions, not ${revision.source} (container images need a docker or cluster listener)`,
+      );
+      return this.reportIdle(assignment);
+    }
+
+    const key = artifacts.keyOf(revision);
+    if (!key) return void (await move("BUILD_FAILED", "The revision has no uploaded source tarball"));
+    let artifact = await artifacts.find(key);
+    const reused = artifact !== undefined;
+    if (reused) {
+      buildLog({ level: "info", message: `Reusing the existing build ${key}: no build needed` });
+    } else {
+      await move("AWAITING_BUILD", "Waiting for the build to start");
+      await move("BUILDING", "Building the uploaded source");
+      const started = Date.now();
+      try {
+        await mkdir(dirs.sources, { recursive: true });
+        const tarball = join(dirs.sources, `${revision.id}.tar.gz`);
+        await link.fetchSource(revision.id, tarball);
+        artifact = await artifacts.build(key, revision, tarball, dirs.installCache, buildLog, signal);
+        await rm(tarball, { force: true });
+      } catch (error) {
+        if (signal.aborted) throw new Abandoned();
+        const reason = error instanceof BuildError ? error.message : `Build failed: ${(error as Error).message}`;
+        buildLog({ level: "error", message: reason });
+        await move("BUILD_FAILED", reason);
+        return this.reportIdle(assignment);
+      }
+      buildLog({ level: "info", message: `Built in ${((Date.now() - started) / 1000).toFixed(1)} s` });
+    }
+    if (!artifact) throw new Error("unreachable: no artifact after the build");
+    await move("AWAITING_DEPLOY", reused ? "Reusing an existing build of the same source: no build" : "Built");
+
+    const dataDir = join(dirs.deployments, this.deploymentId, "data");
+    if (assignment.status === "AWAITING_DATABASE") buildLog({ level: "info", message: "Creating the deployment's database" });
+    await mkdir(dataDir, { recursive: true });
+    await move("DEPLOYING", "Starting the agent server");
+    let instance: ServerInstance;
+    try {
+      instance = await this.context.compute.start(
+        {
+          deploymentId: this.deploymentId,
+          revisionId: revision.id,
+          configFile: artifact.configFile,
+          dataDir,
+          env: Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
+          resources: resourcesOf(revision),
+        },
+        signal,
+      );
+    } catch (error) {
+      if (signal.aborted) throw new Abandoned();
+      const reason = error instanceof DeployError ? error.message : `Starting the agent server failed: ${(error as Error).message}`;
+      await move("DEPLOY_FAILED", reason);
+      return this.reportIdle(assignment);
+    }
+    await recordPid(this.deploymentDir(), instance.pid);
+    const serving: DeploymentReport = {
+      status: "READY",
+      active_revision_id: revision.id,
+      custom_url: this.context.router.urlOf(this.deploymentId),
+      image_version: this.context.serverVersion,
+    };
+    try {
+      await move("DEPLOYED", `Serving (revision ${revision.number})`, serving);
+    } catch (error) {
+      await this.stopInstance(instance);
+      throw error;
+    }
+    const previous = this.active;
+    this.active = { revisionId: revision.id, instance };
+    this.context.router.setTarget(this.deploymentId, instance.url);
+    if (restore) await link.report(this.deploymentId, serving);
+    if (previous && previous.instance !== instance) await this.retire(previous.instance);
+  }
+
+  /** Lets a replaced revision finish what it serves, then stops it. */
+  private async retire(instance: ServerInstance): Promise<void> {
+    const drained = this.context.router.drained(instance.url);
+    const timeout = new Promise<void>((resolve) => setTimeout(resolve, this.context.drainTimeoutMs).unref());
+    await Promise.race([drained, timeout]);
+    await this.stopInstance(instance);
+  }
+
+  private async stopInstance(instance: ServerInstance): Promise<void> {
+    await instance.stop();
+    await forgetPid(this.deploymentDir(), instance.pid);
+  }
+
+  private deploymentDir(): string {
+    return join(this.context.dirs.deployments, this.deploymentId);
+  }
+
+  /** Nothing new serves: the deployment is UNUSED unless an older revision still does. */
+  private async reportIdle(assignment: Assignment): Promise<void> {
+    if (!this.active && !assignment.active_revision_id) await this.context.link.report(this.deploymentId, { status: "UNUSED" });
+  }
+
+  private async teardown(): Promise<void> {
+    await this.stop();
+    this.context.router.remove(this.deploymentId);
+    await rm(join(this.context.dirs.deployments, this.deploymentId), { recursive: true, force: true });
+    await this.context.link.purge(this.deploymentId);
+  }
+}
+
+function resourcesOf(revision: AssignedRevision) {
+  const spec = revision.source_config.resource_spec as Record<string, number | null> | null | undefined;
+  return { memoryLimitMb: spec?.memory_limit_mb ?? null, cpu: spec?.cpu ?? null };
+}

@@ -1,0 +1,46 @@
+import { copyFile } from "node:fs/promises";
+import type { RevisionStatus } from "../domain/statuses.js";
+import type { ListenerApi, ListenerScope } from "../services/listener-api.js";
+import type { DeploymentReport, LogEntry } from "../storage/types.js";
+import type { ControlPlaneLink } from "./link.js";
+
+/** The embedded listener's link: direct calls, scoped to deployments that name no listener. */
+export class InProcessLink implements ControlPlaneLink {
+  private readonly scope: ListenerScope = { kind: "embedded" };
+
+  constructor(private readonly api: ListenerApi) {}
+
+  assignments() {
+    return this.api.assignments(this.scope);
+  }
+
+  async transition(
+    revisionId: string,
+    from: readonly RevisionStatus[],
+    to: RevisionStatus,
+    message: string,
+    report?: DeploymentReport,
+  ): Promise<boolean> {
+    return (await this.api.transition(this.scope, revisionId, [...from], to, message, report)).transitioned;
+  }
+
+  report(deploymentId: string, report: DeploymentReport) {
+    return this.api.report(this.scope, deploymentId, report);
+  }
+
+  purge(deploymentId: string) {
+    return this.api.purge(this.scope, deploymentId);
+  }
+
+  async fetchSource(revisionId: string, destination: string): Promise<void> {
+    await copyFile(await this.api.sourceFile(this.scope, revisionId), destination);
+  }
+
+  appendLogs(entries: LogEntry[]) {
+    return this.api.appendLogs(this.scope, entries);
+  }
+
+  authorize(deploymentId: string, apiKey: string) {
+    return this.api.authorize(this.scope, deploymentId, apiKey);
+  }
+}

@@ -1,0 +1,30 @@
+import type { RevisionStatus } from "../domain/statuses.js";
+import type { Assignment, Authorization } from "../services/listener-api.js";
+import type { DeploymentReport, LogEntry } from "../storage/types.js";
+
+/**
+ * How a listener talks to the control plane: in process for the embedded
+ * listener, over HTTP for `berth listener` on another machine. Always the
+ * listener calling; the control plane never calls a listener.
+ */
+export interface ControlPlaneLink {
+  assignments(): Promise<Assignment[]>;
+  /**
+   * Compare-and-set of a revision's status (false when it was no longer in
+   * `from`: superseded, interrupted); `report` is applied to the deployment
+   * along with a successful move.
+   */
+  transition(
+    revisionId: string,
+    from: readonly RevisionStatus[],
+    to: RevisionStatus,
+    message: string,
+    report?: DeploymentReport,
+  ): Promise<boolean>;
+  report(deploymentId: string, report: DeploymentReport): Promise<void>;
+  purge(deploymentId: string): Promise<void>;
+  /** Writes the revision's uploaded tarball to `destination`. */
+  fetchSource(revisionId: string, destination: string): Promise<void>;
+  appendLogs(entries: LogEntry[]): Promise<void>;
+  authorize(deploymentId: string, apiKey: string): Promise<Authorization>;
+}

@@ -1,0 +1,149 @@
+import type { Logger } from "@berth/service-kit";
+import { createRequire } from "node:module";
+import { join } from "node:path";
+import { LocalCompute } from "../compute/local-compute.js";
+import { Router } from "../router/router.js";
+import { ArtifactStore } from "./artifacts.js";
+import { DeploymentRunner, type RunnerContext } from "./deployment-runner.js";
+import type { ControlPlaneLink } from "./link.js";
+import { LogShipper } from "./log-shipper.js";
+import { killOrphans, recordPid } from "./orphans.js";
+
+export interface ListenerOptions {
+  link: ControlPlaneLink;
+  /** Builds, install cache and the deployments' databases. */
+  dataDir: string;
+  /** Where the stable URLs are served; publicUrl when clients reach them by another address. */
+  router: { host: string; port: number; publicUrl?: string; authCacheMs?: number };
+  logger: Logger;
+  /** How often desired state is read (default 1000 ms). */
+  pollMs?: number;
+  drainTimeoutMs?: number;
+}
+
+export interface RunningListener {
+  /** Base URL of the router: a deployment's URL is `${routerUrl}/d/<deployment id>`. */
+  routerUrl: string;
+  /** Reads desired state now rather than at the next poll. */
+  wake(): void;
+  close(): Promise<void>;
+}
+
+const require = createRequire(import.meta.url);
+const SERVER_VERSION = (require("@berth/agent-server/package.json") as { version: string }).version;
+
+/**
+ * A listener: reconciles the deployments the control plane assigns it into
+ * local agent-server processes behind its router, and reports back. It only
+ * ever calls the control plane (through `link`).
+ */
+export async function startListener(options: ListenerOptions): Promise<RunningListener> {
+  const { link, logger } = options;
+  const runners = new Map<string, DeploymentRunner>();
+  const revisionOwners = new Map<string, string>();
+  const orphans = killOrphans(join(options.dataDir, "deployments"));
+  if (orphans > 0) logger.warn({ count: orphans }, "stopped agent servers left running by a previous listener");
+  const logs = new LogShipper(link, (err) => logger.warn({ err }, "shipping logs to the control plane failed; retrying"));
+
+  const router = new Router({
+    host: options.router.host,
+    port: options.router.port,
+    authorize: (deploymentId, apiKey) => link.authorize(deploymentId, apiKey),
+    cacheTtlMs: options.router.authCacheMs,
+    publicUrl: options.router.publicUrl,
+    logger,
+  });
+  const routerUrl = await router.listen();
+
+  const compute = new LocalCompute({
+    log: (entry) => {
+      const deploymentId = revisionOwners.get(entry.revisionId);
+      if (deploymentId) logs.writer(deploymentId, entry.revisionId, "deploy")(entry);
+    },
+    onEvent: (event) => {
+      const line = logs.writer(event.deploymentId, event.revisionId, "deploy");
+      line({ level: event.kind === "restarted" ? "warn" : "error", message: event.message });
+      logger.warn({ deployment_id: event.deploymentId, revision_id: event.revisionId, kind: event.kind }, event.message);
+      const instance = runners.get(event.deploymentId)?.activeInstance();
+      if (instance?.revisionId !== event.revisionId) return;
+      if (event.kind === "restarted") {
+        router.setTarget(event.deploymentId, instance.url);
+        void recordPid(join(context.dirs.deployments, event.deploymentId), instance.pid);
+      }
+      void link
+        .report(event.deploymentId, { status: event.kind === "restarted" ? "READY" : "UNKNOWN" })
+        .catch((err: unknown) => logger.warn({ err }, "reporting a deployment's status failed"));
+    },
+  });
+
+  const context: RunnerContext = {
+    link,
+    compute,
+    router,
+    artifacts: new ArtifactStore(join(options.dataDir, "artifacts")),
+    logs,
+    logger,
+    dirs: {
+      sources: join(options.dataDir, "sources"),
+      installCache: join(options.dataDir, "install-cache"),
+      deployments: join(options.dataDir, "deployments"),
+    },
+    drainTimeoutMs: options.drainTimeoutMs ?? 60_000,
+    serverVersion: SERVER_VERSION,
+  };
+
+  let closed = false;
+  let timer: NodeJS.Timeout | undefined;
+  let passing: Promise<void> | undefined;
+  let again = false;
+
+  const pass = async () => {
+    const assignments = await link.assignments();
+    for (const assignment of assignments) {
+      let runner = runners.get(assignment.id);
+      if (!runner) runners.set(assignment.id, (runner = new DeploymentRunner(assignment.id, context)));
+      for (const revision of [assignment.latest, assignment.active]) if (revision) revisionOwners.set(revision.id, assignment.id);
+      runner.reconcile(assignment);
+    }
+    const assigned = new Set(assignments.map((assignment) => assignment.id));
+    for (const [id, runner] of runners) {
+      if (assigned.has(id)) continue; // purged, or moved to another listener
+      runners.delete(id);
+      await runner.stop();
+    }
+  };
+
+  /** One pass at a time; a wake during a pass makes another right after. */
+  const reconcile = () => {
+    if (closed) return;
+    if (passing) return void (again = true);
+    clearTimeout(timer);
+    passing = pass()
+      .catch((err: unknown) => logger.warn({ err }, "reconciling failed; trying again"))
+      .finally(() => {
+        passing = undefined;
+        if (closed) return;
+        if (again) {
+          again = false;
+          return reconcile();
+        }
+        timer = setTimeout(reconcile, options.pollMs ?? 1000);
+      });
+  };
+  reconcile();
+  logger.info({ router_url: routerUrl }, "listener started");
+
+  return {
+    routerUrl,
+    wake: reconcile,
+    async close() {
+      closed = true;
+      clearTimeout(timer);
+      await passing;
+      await Promise.all([...runners.values()].map((runner) => runner.stop()));
+      await compute.stopAll();
+      await logs.close();
+      await router.close();
+    },
+  };
+}

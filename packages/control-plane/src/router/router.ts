@@ -1,0 +1,185 @@
+import type { Logger } from "@berth/service-kit";
+import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import type { AddressInfo } from "node:net";
+import { AuthCache, type Authorization, type Authorize } from "./auth-cache.js";
+import { forward } from "./forward.js";
+import { apiKeyOf, type Credential, upstreamHeaders } from "./headers.js";
+import { OpenRequests } from "./open-requests.js";
+import { detail, replyJson } from "./replies.js";
+
+export type { Authorization, Authorize };
+
+export interface RouterOptions {
+  host: string;
+  port: number;
+  /** Checks x-api-key for a deployment; cached by the router for cacheTtlMs (default 5000) so a revoked key stops working within seconds. */
+  authorize: Authorize;
+  cacheTtlMs?: number;
+  logger?: Logger;
+  /** Base of the stable URLs when clients reach the router by another address (a public host, a TLS terminator). */
+  publicUrl?: string;
+}
+
+interface Deployment {
+  target: string | null;
+}
+
+const DEPLOYMENT_PATH = /^\/d\/([^/]+)(\/.*)?$/;
+
+/**
+ * Serves each deployment at a stable URL, `/d/<deployment id>/...`, by
+ * forwarding to the process of its current revision. Checks the caller's API
+ * key (through `authorize`, cached briefly), streams bodies both ways without
+ * buffering, and counts what each target still serves so a switch can wait for
+ * the old revision to drain: setTarget(new), await drained(old), stop old.
+ */
+export class Router {
+  private readonly deployments = new Map<string, Deployment>();
+  private readonly open = new OpenRequests();
+  private readonly auth: AuthCache;
+  /** Pooled upstream connections: no connect per request; Node drops a pooled socket before the server's keep-alive timeout. */
+  private readonly agent = new http.Agent({ keepAlive: true, scheduling: "lifo" });
+  private readonly server: http.Server;
+  private base: string | undefined;
+
+  constructor(private readonly options: RouterOptions) {
+    this.auth = new AuthCache(options.authorize, options.cacheTtlMs ?? 5000);
+    this.server = http.createServer(
+      // requestTimeout 0: an upload may take as long as it takes (headers still have to arrive in time).
+      { noDelay: true, requestTimeout: 0 },
+      (request, response) =>
+        void this.handle(request, response).catch((error: unknown) => {
+          // A bug here must cost one request, never the listener (an unhandled rejection would end it).
+          this.options.logger?.error({ err: error, url: request.url }, "routing a request failed");
+          replyJson(request, response, 500, detail("The router failed to handle this request"));
+        }),
+    );
+  }
+
+  /** Starts listening; resolves with the base URL. */
+  async listen(): Promise<string> {
+    await new Promise<void>((resolve, reject) => {
+      this.server.once("error", reject);
+      this.server.listen(this.options.port, this.options.host, () => {
+        this.server.off("error", reject);
+        resolve();
+      });
+    });
+    const { port } = this.server.address() as AddressInfo;
+    const host = this.options.host.includes(":") ? `[${this.options.host}]` : this.options.host;
+    this.base = this.options.publicUrl?.replace(/\/+$/, "") ?? `http://${host}:${port}`;
+    return this.base;
+  }
+
+  /** The stable URL of a deployment: `${base}/d/${deploymentId}`. */
+  urlOf(deploymentId: string): string {
+    if (!this.base) throw new Error("Router.urlOf: the router is not listening yet");
+    return `${this.base}/d/${deploymentId}`;
+  }
+
+  /** Points new requests of the deployment at `target` (null: 503 "not serving yet"); requests already forwarded keep going where they went. */
+  setTarget(deploymentId: string, target: string | null): void {
+    this.deployments.set(deploymentId, { target: target === null ? null : normalize(target) });
+  }
+
+  /** Forgets the deployment: its URL answers 404. Requests already forwarded finish. */
+  remove(deploymentId: string): void {
+    this.deployments.delete(deploymentId);
+    this.auth.forget(deploymentId);
+  }
+
+  /** Resolves when no request forwarded to `target` is still open (streams included). */
+  drained(target: string): Promise<void> {
+    return this.open.drained(normalize(target));
+  }
+
+  /** Stops listening; open requests get `graceMs` (default 10 s) to finish, then their connections are cut. */
+  async close(graceMs = 10_000): Promise<void> {
+    if (!this.server.listening) return;
+    const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
+    this.server.closeIdleConnections();
+    const timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
+    try {
+      await closed;
+    } finally {
+      clearTimeout(timer);
+      this.agent.destroy();
+    }
+  }
+
+  private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
+    let clientGone = false;
+    response.once("close", () => (clientGone = !response.writableFinished));
+    const raw = request.url ?? "/";
+    const queryAt = raw.indexOf("?");
+    const pathname = queryAt >= 0 ? raw.slice(0, queryAt) : raw;
+    const query = queryAt >= 0 ? raw.slice(queryAt) : "";
+    const readOnly = request.method === "GET" || request.method === "HEAD";
+
+    if (pathname === "/ok" && readOnly) return replyJson(request, response, 200, { ok: true });
+    const match = DEPLOYMENT_PATH.exec(pathname);
+    if (!match) return replyJson(request, response, 404, detail("Not found: deployments are served at /d/<deployment id>/..."));
+    const deploymentId = decode(match[1]!);
+    const rest = match[2] ?? "/";
+    // Unknown ids are answered before any key check: no control-plane call for a made-up URL.
+    if (!this.deployments.has(deploymentId)) return this.notFound(request, response, deploymentId);
+
+    // Health checks and CORS preflights (browsers send no key with them) go through without a key.
+    let credential: Credential | undefined;
+    if (request.method !== "OPTIONS" && !(readOnly && rest === "/ok")) {
+      const found = apiKeyOf(request.headers);
+      if (!found) return replyJson(request, response, 401, detail("Missing API key: send X-Api-Key (or Authorization: Bearer <key>)"));
+      let answer: Authorization;
+      try {
+        answer = await this.auth.check(deploymentId, found.key);
+      } catch (error) {
+        this.options.logger?.error({ err: error, deployment_id: deploymentId }, "checking an API key failed");
+        return replyJson(request, response, 503, detail("The API key could not be checked right now; try again"), { "retry-after": "1" });
+      }
+      if (answer === "unknown_key") return replyJson(request, response, 401, detail("Invalid API key"));
+      if (answer !== "allowed") {
+        return replyJson(request, response, 403, detail(`This API key is revoked or has no access to deployment ${deploymentId}`));
+      }
+      credential = found.from;
+    }
+    if (clientGone) return;
+
+    // Read after the key check: a switch during it already sends this request to the new revision.
+    const deployment = this.deployments.get(deploymentId);
+    if (!deployment) return this.notFound(request, response, deploymentId);
+    if (deployment.target === null) {
+      return replyJson(request, response, 503, detail(`Deployment ${deploymentId} is not serving yet`), { "retry-after": "5" });
+    }
+    forward(
+      {
+        request,
+        response,
+        deploymentId,
+        path: `${rest}${query}`,
+        headers: upstreamHeaders(request, `/d/${match[1]}`, credential),
+        currentTarget: () => this.deployments.get(deploymentId)?.target ?? null,
+        open: this.open,
+        agent: this.agent,
+        logger: this.options.logger,
+      },
+      deployment.target,
+    );
+  }
+
+  private notFound(request: IncomingMessage, response: ServerResponse, deploymentId: string): void {
+    replyJson(request, response, 404, detail(`Deployment ${deploymentId} not found`));
+  }
+}
+
+/** One spelling per target, so drained() finds what setTarget() named. */
+function normalize(target: string): string {
+  return target.replace(/\/+$/, "");
+}
+
+function decode(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}

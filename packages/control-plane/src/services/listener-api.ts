@@ -1,0 +1,173 @@
+import { NotFoundError } from "@berth/service-kit";
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
+import { hashApiKey } from "../auth/api-keys.js";
+import type { SecretBox } from "../domain/secret-box.js";
+import type { Secret } from "../domain/secrets.js";
+import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../domain/statuses.js";
+import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
+import { revisionSecrets } from "./present.js";
+import type { RevisionWatch } from "./revision-watch.js";
+
+/** Whose work a listener asks for: the embedded listener runs deployments that have no listener. */
+export type ListenerScope = { kind: "embedded" } | { kind: "remote"; listenerId: string; tenantId: string };
+
+/** A revision as a listener needs it to build and run it: its secrets in clear. */
+export interface AssignedRevision {
+  id: string;
+  number: number;
+  status: RevisionStatus;
+  status_message: string;
+  source: string;
+  source_revision_config: Record<string, unknown>;
+  source_config: Record<string, unknown>;
+  secret_references: { name: string; secret_name: string; secret_key: string }[] | null;
+  secrets: Secret[];
+  artifact_revision_id: string | null;
+  /** sha256 of the uploaded tarball, when the revision deploys one. */
+  tarball_sha256: string | null;
+}
+
+/** One deployment a listener runs: what should run (latest), what runs (active), whether to tear it down. */
+export interface Assignment {
+  id: string;
+  tenant_id: string;
+  name: string;
+  source: string;
+  status: string;
+  deleted: boolean;
+  active_revision_id: string | null;
+  latest: AssignedRevision | null;
+  active: AssignedRevision | null;
+  /** Revisions still in progress other than the latest (they end SKIPPED; a listener stops working on them). */
+  in_progress_revision_ids: string[];
+}
+
+export type Authorization = "allowed" | "denied" | "unknown_key";
+
+/**
+ * What listeners call: desired state out, status and logs in. The embedded
+ * listener calls it in process; a remote one through the HTTP routes in
+ * http/routes/listener-protocol.ts. Every call is confined to the listener's
+ * deployments.
+ */
+export class ListenerApi {
+  constructor(
+    private readonly storage: ControlPlaneStorage,
+    private readonly box: SecretBox,
+    private readonly uploadsDir: string,
+    private readonly watch: RevisionWatch,
+  ) {}
+
+  async assignments(scope: ListenerScope): Promise<Assignment[]> {
+    const deployments = await this.storage.deployments.assigned(scope.kind === "embedded" ? null : scope.listenerId);
+    return Promise.all(deployments.map((deployment) => this.assignment(deployment)));
+  }
+
+  /**
+   * Compare-and-set of a revision's status; `report` is applied to its
+   * deployment when the move happened, before anyone waiting on the
+   * revision hears of it (so DEPLOYED comes with the deployment READY).
+   */
+  async transition(
+    scope: ListenerScope,
+    revisionId: string,
+    from: RevisionStatus[],
+    to: RevisionStatus,
+    message: string,
+    report?: DeploymentReport,
+  ) {
+    const revision = await this.revisionInScope(scope, revisionId);
+    const moved = await this.storage.revisions.transition(revision.id, from, to, message, new Date().toISOString());
+    if (moved && report) await this.storage.deployments.report(revision.deployment_id, report, new Date().toISOString());
+    if (moved) this.watch.changed(revision.id);
+    return { transitioned: moved !== undefined, status: (moved ?? (await this.storage.revisions.getAny(revisionId)))?.status };
+  }
+
+  async report(scope: ListenerScope, deploymentId: string, report: DeploymentReport): Promise<void> {
+    await this.deploymentInScope(scope, deploymentId);
+    await this.storage.deployments.report(deploymentId, report, new Date().toISOString());
+  }
+
+  /** The compute of a deleted deployment is gone: forget it, and its uploaded tarballs. */
+  async purge(scope: ListenerScope, deploymentId: string): Promise<void> {
+    const deployment = await this.deploymentInScope(scope, deploymentId);
+    if (!deployment.deleted_at) throw new NotFoundError(`Deployment ${deploymentId} is not deleted`);
+    await this.storage.deployments.purge(deploymentId);
+    await rm(join(this.uploadsDir, "deployments", deploymentId), { recursive: true, force: true });
+  }
+
+  /** Where the revision's uploaded tarball lies. */
+  async sourceFile(scope: ListenerScope, revisionId: string): Promise<string> {
+    const revision = await this.revisionInScope(scope, revisionId);
+    const path = revision.source_revision_config.source_tarball_path;
+    if (typeof path !== "string") throw new NotFoundError(`Revision ${revisionId} has no source tarball`);
+    return join(this.uploadsDir, path);
+  }
+
+  async appendLogs(scope: ListenerScope, entries: LogEntry[]): Promise<void> {
+    for (const deploymentId of new Set(entries.map((entry) => entry.deployment_id))) await this.deploymentInScope(scope, deploymentId);
+    if (entries.length > 0) await this.storage.logs.append(entries);
+  }
+
+  /** May this API key use this deployment's URL? (the router asks, and caches the answer briefly) */
+  async authorize(scope: ListenerScope, deploymentId: string, apiKey: string): Promise<Authorization> {
+    const deployment = await this.deploymentInScope(scope, deploymentId);
+    const key = await this.storage.apiKeys.findByHash(hashApiKey(apiKey));
+    if (!key) return "unknown_key";
+    if (key.revoked_at || deployment.deleted_at) return "denied";
+    return key.all_tenants || key.tenant_ids.includes(deployment.tenant_id) ? "allowed" : "denied";
+  }
+
+  private async assignment(deployment: DeploymentRecord): Promise<Assignment> {
+    const [latest, active, inProgress] = await Promise.all([
+      deployment.latest_revision_id ? this.storage.revisions.getAny(deployment.latest_revision_id) : undefined,
+      deployment.active_revision_id ? this.storage.revisions.getAny(deployment.active_revision_id) : undefined,
+      this.storage.revisions.inStatuses(deployment.id, IN_PROGRESS_REVISION_STATUSES),
+    ]);
+    return {
+      id: deployment.id,
+      tenant_id: deployment.tenant_id,
+      name: deployment.name,
+      source: deployment.source,
+      status: deployment.status,
+      deleted: deployment.deleted_at !== null,
+      active_revision_id: deployment.active_revision_id,
+      latest: latest ? await this.assignedRevision(latest) : null,
+      active: active ? await this.assignedRevision(active) : null,
+      in_progress_revision_ids: inProgress.map((revision) => revision.id).filter((id) => id !== deployment.latest_revision_id),
+    };
+  }
+
+  private async assignedRevision(revision: RevisionRecord): Promise<AssignedRevision> {
+    const path = revision.source_revision_config.source_tarball_path;
+    const upload = typeof path === "string" ? await this.storage.uploads.getByPath(path) : undefined;
+    return {
+      id: revision.id,
+      number: revision.number,
+      status: revision.status,
+      status_message: revision.status_message,
+      source: revision.source,
+      source_revision_config: revision.source_revision_config,
+      source_config: revision.source_config,
+      secret_references: revision.secret_references,
+      secrets: revisionSecrets(revision, this.box),
+      artifact_revision_id: revision.artifact_revision_id,
+      tarball_sha256: upload?.sha256 ?? null,
+    };
+  }
+
+  private async deploymentInScope(scope: ListenerScope, deploymentId: string): Promise<DeploymentRecord> {
+    const deployment = await this.storage.deployments.getAny(deploymentId);
+    const mine = scope.kind === "embedded" ? null : scope.listenerId;
+    if (!deployment || deployment.listener_id !== mine) throw new NotFoundError(`Deployment ${deploymentId} not found`);
+    return deployment;
+  }
+
+  private async revisionInScope(scope: ListenerScope, revisionId: string): Promise<RevisionRecord> {
+    const revision = await this.storage.revisions.getAny(revisionId);
+    if (!revision) throw new NotFoundError(`Revision ${revisionId} not found`);
+    await this.deploymentInScope(scope, revision.deployment_id);
+    return revision;
+  }
+}
