@@ -1,0 +1,125 @@
+#!/usr/bin/env node
+// `node bench/deploy.mjs`: seconds from PATCH to DEPLOYED on the embedded listener (local compute), for
+//   - a first deploy (unpack, npm ci from the registry with a cold cache, berth check, start, health),
+//   - a re-deploy of changed code with unchanged dependencies (the install comes from the lockfile cache),
+//   - a PATCH of secrets only (the build is reused; a new process starts and takes over).
+// Prints a table and writes bench/results/deploy-<time>.json. Not a test: figures depend on the machine and the network.
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import * as tar from "tar";
+
+const benchDir = dirname(fileURLToPath(import.meta.url));
+const root = join(benchDir, "..");
+const project = join(benchDir, "projects", "deploy-chat");
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+const key = "berth_bench_admin_key";
+
+const dataDir = mkdtempSync(join(tmpdir(), "berth-bench-deploy-"));
+const cp = spawn(process.execPath, [join(root, "packages/cli/bin/berth.mjs"), "control-plane", "--port", "0", "--data-dir", dataDir], {
+  env: { ...process.env, BERTH_ADMIN_API_KEY: key, BERTH_ROUTER_PORT: "0", LOG_LEVEL: "info", DATABASE_URL: "" },
+  stdio: ["ignore", "pipe", "inherit"],
+});
+const url = await new Promise((resolve, reject) => {
+  let text = "";
+  cp.stdout.on("data", (chunk) => {
+    text += chunk;
+    const match = /"url":"([^"]+)"[^\n]*"msg":"control plane listening"/.exec(text);
+    if (match) resolve(match[1]);
+  });
+  cp.once("exit", (code) => reject(new Error(`control plane exited ${code}`)));
+});
+
+async function call(method, path, body) {
+  const response = await fetch(url + path, {
+    method,
+    headers: { "x-api-key": key, "content-type": "application/json" },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  const text = await response.text();
+  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
+  return text ? JSON.parse(text) : undefined;
+}
+
+/** The project as a tarball, with `marker` appended to the graph module (new code, same dependencies). */
+async function pack(marker) {
+  const staging = mkdtempSync(join(tmpdir(), "berth-bench-src-"));
+  await tar.x({ cwd: staging, file: await writeTar(project) });
+  const agent = join(staging, "src/agent.ts");
+  writeFileSync(agent, `${readFileSync(agent, "utf8")}\n// ${marker}\n`);
+  return Buffer.from(await new Response(tar.c({ gzip: true, cwd: staging }, ["."])).arrayBuffer());
+}
+
+async function writeTar(dir) {
+  const file = join(mkdtempSync(join(tmpdir(), "berth-bench-tar-")), "src.tar");
+  await tar.c({ file, cwd: dir, filter: (path) => !path.includes("node_modules") }, ["."]);
+  return file;
+}
+
+async function untilFinal(deploymentId, revisionId) {
+  for (;;) {
+    const revision = await call("GET", `/v2/deployments/${deploymentId}/revisions/${revisionId}?wait_seconds=120`);
+    if (revision.status === "DEPLOYED") return revision;
+    if (/FAILED|SKIPPED|INTERRUPTED/.test(revision.status)) throw new Error(`${revision.status}: ${revision.status_message}`);
+  }
+}
+
+/** Seconds from the PATCH to DEPLOYED. */
+async function timedPatch(deploymentId, body) {
+  const started = performance.now();
+  const patched = await call("PATCH", `/v2/deployments/${deploymentId}`, body);
+  await untilFinal(deploymentId, patched.latest_revision_id);
+  return { seconds: (performance.now() - started) / 1000, revisionId: patched.latest_revision_id };
+}
+
+async function upload(deploymentId, bytes) {
+  const { upload_url, object_path } = await call("POST", `/v2/deployments/${deploymentId}/upload-url`);
+  const put = await fetch(upload_url, { method: "PUT", body: bytes, headers: { "content-type": "application/gzip" } });
+  if (!put.ok) throw new Error(`upload: ${put.status}`);
+  return object_path;
+}
+
+async function installLine(deploymentId, revisionId) {
+  const { logs } = await call("POST", `/v1/projects/${deploymentId}/revisions/${revisionId}/build_logs`, { order: "asc", limit: 1000 });
+  return logs.map((line) => line.message).filter((message) => /install|cache/i.test(message) && /\(\d/.test(message)).join("; ");
+}
+
+const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
+const results = { first: [], redeploy: [], secrets: [], notes: {} };
+try {
+  for (let round = 0; round < REPEATS; round++) {
+    const deployment = await call("POST", "/v2/deployments", {
+      name: `bench-${round}`,
+      source: "internal_source",
+      source_config: {},
+      source_revision_config: { graph_config_path: "langgraph.json" },
+      secrets: [{ name: "GREETING", value: "one" }],
+    });
+    // A fresh listener cache each round would need a fresh control plane; instead the first round is the cold one.
+    const first = await timedPatch(deployment.id, { source_revision_config: { source_tarball_path: await upload(deployment.id, await pack(`round ${round}`)) } });
+    if (round === 0) {
+      results.first.push(first.seconds);
+      results.notes.first = await installLine(deployment.id, first.revisionId);
+    }
+    const again = await timedPatch(deployment.id, { source_revision_config: { source_tarball_path: await upload(deployment.id, await pack(`round ${round} again`)) } });
+    results.redeploy.push(again.seconds);
+    results.notes.redeploy = await installLine(deployment.id, again.revisionId);
+    results.secrets.push((await timedPatch(deployment.id, { secrets: [{ name: "GREETING", value: `v${round}` }] })).seconds);
+    await call("DELETE", `/v2/deployments/${deployment.id}`);
+  }
+} finally {
+  cp.kill("SIGTERM");
+}
+
+const rows = [
+  ["first deploy (cold npm cache, npm ci from the registry)", results.first[0]],
+  ["re-deploy, changed code, unchanged dependencies (median)", median(results.redeploy)],
+  ["secrets-only PATCH, build reused (median)", median(results.secrets)],
+];
+console.log("\n| PATCH → DEPLOYED | seconds |\n|---|---:|");
+for (const [label, seconds] of rows) console.log(`| ${label} | ${seconds.toFixed(1)} |`);
+console.log(`\nfirst deploy install: ${results.notes.first}\nre-deploy install: ${results.notes.redeploy}`);
+mkdirSync(join(benchDir, "results"), { recursive: true });
+writeFileSync(join(benchDir, "results", `deploy-${new Date().toISOString().replace(/[:.]/g, "-")}.json`), JSON.stringify(results, null, 2));
