@@ -5,6 +5,8 @@ import type { RunBroker } from "./runs/broker.js";
 import { InProcessBroker } from "./runs/in-process-broker.js";
 import { PostgresBroker } from "./runs/postgres-broker.js";
 import { RedisBroker } from "./runs/redis-broker.js";
+import { SignalBroker } from "./runs/signal-broker.js";
+import { SqliteSignalTransport } from "./runs/sqlite-signal-transport.js";
 import { createPostgresStorage } from "./storage/postgres/index.js";
 import { createSqliteStorage } from "./storage/sqlite/index.js";
 import type { Storage } from "./storage/types.js";
@@ -12,51 +14,68 @@ import type { Storage } from "./storage/types.js";
 export interface Backends {
   storage: Storage;
   broker: RunBroker;
-  /** Only this process uses the database (embedded SQLite). */
+  /** Only this process uses the database (embedded SQLite without BERTH_SQLITE_SHARED). */
   exclusive: boolean;
-  /** Workers also look for claimable runs this often (wake-ups may be lost: LISTEN/NOTIFY has no replay). */
+  /**
+   * Workers also look for claimable runs this often: a signal may be lost
+   * (LISTEN/NOTIFY has no replay), and a run a stopping process puts back in
+   * the queue wakes nobody.
+   */
   workerPollMs?: number;
-  /** The broker cannot hand a run's events and output to other processes (LISTEN/NOTIFY): they are read from the database. */
+  /** The broker cannot hand a run's events and output to other processes (signals only): they are read from the database. */
   readsRunsFromDatabase: boolean;
   describe: string;
 }
 
-/** How often workers poll the queue when processes coordinate through LISTEN/NOTIFY. */
-const NOTIFY_MODE_POLL_MS = 250;
+/** How often workers poll the queue when processes coordinate through signals (LISTEN/NOTIFY, a shared SQLite table). */
+const SIGNAL_MODE_POLL_MS = 250;
 
 /**
  * SQLite under the data directory by default; PostgreSQL with DATABASE_URL.
  * Redis (REDIS_URL) carries live streams and signals across processes;
  * PostgreSQL alone does too, more slowly: signals through LISTEN/NOTIFY,
- * events read back from the log.
+ * events read back from the log. Processes sharing a SQLite file
+ * (BERTH_SQLITE_SHARED) coordinate the same way, signals going through a table.
  */
 export async function openBackends(settings: ServerSettings, dataDir: string, logger: Logger): Promise<Backends> {
+  const sqliteFile = join(dataDir, "berth.sqlite");
   const storage = settings.databaseUrl
     ? await createPostgresStorage(settings.databaseUrl, { poolSize: settings.postgresPoolSize })
-    : createSqliteStorage(dataDir, settings.sqliteSynchronous);
+    : createSqliteStorage(dataDir, settings.sqliteSynchronous, { shared: settings.sqliteShared });
   const notifyUrl = settings.redisUrl ? undefined : settings.databaseUrl;
+  const sharedSqlite = !settings.databaseUrl && settings.sqliteShared;
   try {
     const broker = settings.redisUrl
       ? await RedisBroker.connect(settings.redisUrl, settings.redisPrefix)
       : notifyUrl
         ? await PostgresBroker.connect(notifyUrl, storage.runs, settings.redisPrefix, logger)
-        : new InProcessBroker();
+        : sharedSqlite
+          ? await sharedSqliteBroker(sqliteFile, storage, logger)
+          : new InProcessBroker();
     if (notifyUrl) {
       logger.warn(
         "DATABASE_URL without REDIS_URL: slower mode, processes coordinate through PostgreSQL LISTEN/NOTIFY " +
           "and follow runs elsewhere from the event log (tens of ms behind); set REDIS_URL for live streams",
       );
     }
+    const signalsOnly = !settings.redisUrl && (notifyUrl !== undefined || sharedSqlite);
+    const store = settings.databaseUrl ? "postgres" : `sqlite (${sqliteFile}${sharedSqlite ? ", shared" : ""})`;
     return {
       storage,
       broker,
-      exclusive: !settings.databaseUrl,
-      workerPollMs: notifyUrl ? NOTIFY_MODE_POLL_MS : undefined,
-      readsRunsFromDatabase: notifyUrl !== undefined,
-      describe: `${settings.databaseUrl ? "postgres" : `sqlite (${join(dataDir, "berth.sqlite")})`}${settings.redisUrl ? " + redis" : notifyUrl ? " + listen/notify" : ""}`,
+      exclusive: !settings.databaseUrl && !sharedSqlite,
+      workerPollMs: signalsOnly ? SIGNAL_MODE_POLL_MS : undefined,
+      readsRunsFromDatabase: signalsOnly,
+      describe: `${store}${settings.redisUrl ? " + redis" : notifyUrl ? " + listen/notify" : sharedSqlite ? " + signals table" : ""}`,
     };
   } catch (error) {
     await storage.close();
     throw error;
   }
+}
+
+async function sharedSqliteBroker(file: string, storage: Storage, logger: Logger): Promise<SignalBroker> {
+  const broker = new SignalBroker(new SqliteSignalTransport(file, logger), storage.runs, logger);
+  await broker.listen();
+  return broker;
 }

@@ -101,6 +101,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         bodyLimit: settings.bodyLimitBytes,
         info: versions(),
         timings: { heartbeatMs: settings.streamHeartbeatMs, keepAliveMs: settings.waitKeepAliveMs },
+        apiKey: settings.apiKey,
       });
       url = await app.listen({ host: options.host, port: options.port });
       logger.info({ url, role, graphs: graphs.ids(), storage: describe }, "agent server listening");

@@ -20,8 +20,16 @@ export interface ServerSettings {
   shutdownGraceMs: number;
   /** SQLite commit durability: `normal` survives a killed process, `full` also power loss. */
   sqliteSynchronous: "normal" | "full";
+  /**
+   * Several processes share the SQLite data directory (a new revision starting
+   * beside the old one): runs are recovered through leases only, and signals
+   * cross processes through the database. Ignored with `databaseUrl`.
+   */
+  sqliteShared: boolean;
   /** PostgreSQL instead of SQLite (scale-out). */
   databaseUrl?: string;
+  /** BERTH_API_KEY: every request but /ok must carry it. */
+  apiKey?: string;
   /** Redis for live streams, wake-ups and cancellations across processes. */
   redisUrl?: string;
   /** Connections per process to PostgreSQL. */
@@ -45,6 +53,11 @@ function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: 
   return raw as T;
 }
 
+function flag(name: string): boolean {
+  const value = oneOf(name, ["1", "true", "0", "false"] as const, "0");
+  return value === "1" || value === "true";
+}
+
 export function settingsFromEnv(): ServerSettings {
   return {
     workers: number("BERTH_WORKERS", 10, 1),
@@ -57,7 +70,9 @@ export function settingsFromEnv(): ServerSettings {
     bodyLimitBytes: number("BERTH_BODY_LIMIT_BYTES", 32 * 1024 * 1024, 1024),
     shutdownGraceMs: number("BERTH_SHUTDOWN_GRACE_SECONDS", 10) * 1000,
     sqliteSynchronous: oneOf("BERTH_SQLITE_SYNCHRONOUS", ["normal", "full"] as const, "normal"),
+    sqliteShared: flag("BERTH_SQLITE_SHARED"),
     databaseUrl: process.env.DATABASE_URL || undefined,
+    apiKey: process.env.BERTH_API_KEY || undefined,
     redisUrl: process.env.REDIS_URL || undefined,
     postgresPoolSize: number("BERTH_PG_POOL_SIZE", 10, 1),
     redisPrefix: process.env.BERTH_REDIS_PREFIX || "berth",

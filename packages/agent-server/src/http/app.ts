@@ -5,6 +5,7 @@ import { buildOpenApiDocument, installErrorHandlers, installJsonParser, type Rou
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { Services } from "../services/index.js";
+import { installApiKeyGuard } from "./api-key-guard.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerMetaRoutes, type ServerInfo } from "./routes/meta.js";
 import { registerRunRoutes, type StreamTimings } from "./routes/runs.js";
@@ -17,6 +18,8 @@ export interface AppOptions {
   bodyLimit: number;
   info: ServerInfo;
   timings: StreamTimings;
+  /** When set, every request but /ok must carry this key. */
+  apiKey?: string;
 }
 
 /** Headers a browser client must be able to read (run locations, paging). */
@@ -27,6 +30,8 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   installErrorHandlers(app, options.logger);
   installJsonParser(app);
   await app.register(cors, { origin: "*", exposedHeaders: EXPOSED_HEADERS });
+  // After CORS, so a refused browser request still carries the CORS headers that let the page read the 401.
+  if (options.apiKey) installApiKeyGuard(app, options.apiKey);
 
   const catalog: RouteCatalog = [];
   const context = { app, catalog };

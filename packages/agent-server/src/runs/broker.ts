@@ -23,7 +23,8 @@ export interface RunSubscription {
  * What crosses between the parts of Berth that create, execute and follow
  * runs: live events, end notices, worker wake-ups and cancellations. In one
  * process it is all in memory; across processes it goes through Redis, or
- * through PostgreSQL LISTEN/NOTIFY and the event log (slower). The
+ * as signals (PostgreSQL LISTEN/NOTIFY, a shared SQLite table) and the event
+ * log (slower). The
  * persisted event log stays the source of truth: a follower that missed a live
  * event catches up from it.
  */

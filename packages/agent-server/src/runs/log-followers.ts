@@ -17,7 +17,7 @@ interface Follower {
 
 /**
  * The runs executing elsewhere that this process's listeners follow, when no
- * live events cross processes (PostgresBroker): told that a batch of a run's
+ * live events cross processes (SignalBroker): told that a batch of a run's
  * events reached the log, it reads the log past what it delivered and hands
  * the events to the local broker's listeners.
  */

@@ -79,7 +79,7 @@ export class SqliteAssistantRepository implements AssistantRepository {
       if (inserted.changes === 0) return undefined;
       this.insertVersion(assistant.assistant_id, now);
       return this.getSync(assistant.assistant_id);
-    })();
+    }).immediate();
   }
 
   async get(assistantId: string): Promise<Assistant | undefined> {
@@ -113,7 +113,7 @@ export class SqliteAssistantRepository implements AssistantRepository {
         );
       this.insertVersion(assistantId, now);
       return this.getSync(assistantId);
-    })();
+    }).immediate();
   }
 
   async delete(assistantId: string): Promise<boolean> {
@@ -165,7 +165,7 @@ export class SqliteAssistantRepository implements AssistantRepository {
         )
         .run(row.graph_id, row.name, row.description, row.config, row.context, row.metadata, version, nowIso(), assistantId);
       return this.getSync(assistantId);
-    })();
+    }).immediate();
   }
 
   private getSync(assistantId: string): Assistant | undefined {

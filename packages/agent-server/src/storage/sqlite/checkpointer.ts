@@ -199,13 +199,13 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
   ): Promise<RunnableConfig> {
     const { row: encoded, blobs } = await encodePut(this.serde, config, checkpoint, newVersions);
     const row = { ...encoded, metadata: JSON.stringify(metadata) }; // stored as given, so json_contains/json_extract can query it
-    this.sql.put(row, blobs);
+    this.sql.put.immediate(row, blobs);
     return { configurable: { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id } };
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
     const rows = await encodeWrites(this.serde, config, writes, taskId, taskPath);
-    this.sql.putWrites(rows);
+    this.sql.putWrites.immediate(rows);
   }
 
   /**
@@ -219,12 +219,12 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
 
   /** Deletes the checkpoints, writes and channel values of a thread. */
   override async deleteThread(threadId: string): Promise<void> {
-    this.sql.deleteThread(threadId);
+    this.sql.deleteThread.immediate(threadId);
   }
 
   /** Copies every checkpoint, write and channel value of a thread to a new thread id (which must have none yet). */
   copyThread(sourceThreadId: string, targetThreadId: string): void {
-    this.sql.copyThread({ source: sourceThreadId, target: targetThreadId });
+    this.sql.copyThread.immediate({ source: sourceThreadId, target: targetThreadId });
   }
 
   /**
@@ -232,7 +232,7 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
    * writes. Channel values stay, as other checkpoints may share them.
    */
   deleteRun(threadId: string, runId: string): void {
-    this.sql.deleteRun({ thread_id: threadId, run_id: runId });
+    this.sql.deleteRun.immediate({ thread_id: threadId, run_id: runId });
   }
 
   private async toTuple(row: CheckpointRow): Promise<CheckpointTuple> {

@@ -1,22 +1,47 @@
 import { join } from "node:path";
-import type { Storage } from "../types.js";
+import { Worker } from "node:worker_threads";
+import type { LeaseKeeper, Storage } from "../types.js";
 import { SqliteAssistantRepository } from "./assistants.js";
 import { SqliteCheckpointer } from "./checkpointer.js";
 import { openSqliteDatabase, type SqliteSynchronous } from "./database.js";
 import { SqliteRunRepository } from "./runs.js";
 import { SqliteThreadRepository } from "./threads.js";
 
+export interface SqliteStorageOptions {
+  /**
+   * Other processes use the file too (BERTH_SQLITE_SHARED): they requeue runs
+   * whose lease lapsed, so leases are renewed off the main thread.
+   */
+  shared?: boolean;
+}
+
 /** The embedded storage: one SQLite file (WAL) under the data directory. */
-export function createSqliteStorage(dataDir: string, synchronous: SqliteSynchronous = "full"): Storage {
-  const db = openSqliteDatabase(join(dataDir, "berth.sqlite"), synchronous);
+export function createSqliteStorage(dataDir: string, synchronous: SqliteSynchronous = "full", options: SqliteStorageOptions = {}): Storage {
+  const file = join(dataDir, "berth.sqlite");
+  const db = openSqliteDatabase(file, synchronous);
   const checkpointer = new SqliteCheckpointer(db);
   return {
     assistants: new SqliteAssistantRepository(db),
     threads: new SqliteThreadRepository(db, checkpointer),
     runs: new SqliteRunRepository(db),
     checkpointer,
+    ...(options.shared ? { keepLeases: leaseKeeper(file) } : {}),
     async close() {
       db.close();
     },
+  };
+}
+
+/** Lease renewal in a worker thread with its own connection (see lease-heartbeat.mjs). */
+function leaseKeeper(file: string): LeaseKeeper {
+  return (owner, leaseMs) => {
+    const thread = new Worker(new URL("./lease-heartbeat.mjs", import.meta.url), { workerData: { file, owner, leaseMs } });
+    thread.unref();
+    return {
+      async stop() {
+        thread.postMessage("stop");
+        await new Promise((resolve) => thread.once("exit", resolve));
+      },
+    };
   };
 }

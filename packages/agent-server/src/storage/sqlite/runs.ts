@@ -253,7 +253,7 @@ export class SqliteRunRepository implements RunRepository {
   async appendEvents(runId: string, events: StoredEvent[]): Promise<void> {
     this.db.transaction(() => {
       for (const event of events) this.statements.insertEvent.run(runId, event.seq, event.event, event.data);
-    })();
+    }).immediate();
   }
 
   async readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]> {

@@ -87,7 +87,7 @@ export class SqliteThreadRepository implements ThreadRepository {
         .prepare("UPDATE threads SET metadata = ?, updated_at = ? WHERE thread_id = ?")
         .run(JSON.stringify({ ...current.metadata, ...metadata }), nowIso(), threadId);
       return this.getSync(threadId);
-    })();
+    }).immediate();
   }
 
   async delete(threadId: string): Promise<boolean> {
@@ -95,7 +95,7 @@ export class SqliteThreadRepository implements ThreadRepository {
       const deleted = this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(threadId).changes > 0;
       if (deleted) void this.checkpointer.deleteThread(threadId);
       return deleted;
-    })();
+    }).immediate();
   }
 
   async search(query: ThreadQuery): Promise<{ items: Thread[]; total: number }> {
@@ -127,7 +127,7 @@ export class SqliteThreadRepository implements ThreadRepository {
       if (copied.changes === 0) return undefined;
       void this.checkpointer.copyThread(sourceId, targetId);
       return this.getSync(targetId);
-    })();
+    }).immediate();
   }
 
   async setState(threadId: string, state: ThreadStateSummary): Promise<void> {

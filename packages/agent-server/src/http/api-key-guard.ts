@@ -1,0 +1,27 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+
+const digest = (key: string) => createHash("sha256").update(key).digest();
+
+function presentedKey(request: FastifyRequest): string | undefined {
+  const header = request.headers["x-api-key"];
+  const key = Array.isArray(header) ? header[0] : header;
+  if (key) return key.trim();
+  const bearer = /^Bearer\s+(.+)$/i.exec(request.headers.authorization?.trim() ?? "");
+  return bearer?.[1]?.trim();
+}
+
+/**
+ * `BERTH_API_KEY`: every request must carry that key (`X-Api-Key`, or
+ * `Authorization: Bearer`), except the health check and CORS preflights.
+ * Compared as digests in constant time.
+ */
+export function installApiKeyGuard(app: FastifyInstance, apiKey: string): void {
+  const expected = digest(apiKey);
+  app.addHook("onRequest", async (request, reply) => {
+    if (request.method === "OPTIONS" || request.url === "/ok" || request.url.startsWith("/ok?")) return;
+    const key = presentedKey(request);
+    if (!key) return reply.status(401).send({ detail: "Missing API key: send X-Api-Key (or Authorization: Bearer <key>)" });
+    if (!timingSafeEqual(digest(key), expected)) return reply.status(401).send({ detail: "Invalid API key" });
+  });
+}
