@@ -12,6 +12,7 @@ import { RunWorker } from "./runs/worker.js";
 import { openBackends } from "./runtime.js";
 import { createServices } from "./services/index.js";
 import type { Storage } from "./storage/types.js";
+import { Tracing } from "./tracing/tracing.js";
 
 /** api: serves HTTP; worker: executes runs; all: both (the embedded default). */
 export type ServerRole = "api" | "worker" | "all";
@@ -40,6 +41,9 @@ export interface RunningServer {
 
 const require = createRequire(import.meta.url);
 
+/** A stopping process sends the traces still pending for at most this long (the tracing service may be down). */
+const TRACE_FLUSH_TIMEOUT_MS = 5_000;
+
 function versions() {
   return {
     version: (require("../package.json") as { version: string }).version,
@@ -65,6 +69,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   try {
     const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer);
     const control = new RunControl();
+    // Runs are traced where they execute: an API-only process has nothing to trace.
+    const tracing = role !== "api" && settings.tracing ? Tracing.create(settings.tracing, logger) : undefined;
     broker.onCancel((runId, reason) => control.abort(runId, reason));
     const worker =
       role === "api"
@@ -80,6 +86,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
               runTimeoutMs: settings.runTimeoutMs,
               // Other processes read runs from the database: keep stateless runs there for a minute.
               statelessKeepMs: readsRunsFromDatabase ? 60_000 : undefined,
+              tracing,
             },
             { concurrency: settings.workers, leaseMs: settings.leaseMs, exclusiveDatabase: exclusive, pollMs: workerPollMs },
           );
@@ -99,7 +106,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       app = await buildApp(services, {
         logger,
         bodyLimit: settings.bodyLimitBytes,
-        info: versions(),
+        info: { ...versions(), tracing: settings.tracing !== undefined },
         timings: { heartbeatMs: settings.streamHeartbeatMs, keepAliveMs: settings.waitKeepAliveMs },
         apiKey: settings.apiKey,
       });
@@ -123,7 +130,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           const released = await storage.runs.release(worker.owner);
           if (released > 0) logger.warn({ released }, "released unfinished runs");
         }
+        const flushing = tracing?.flush(TRACE_FLUSH_TIMEOUT_MS).then((sent) => {
+          if (!sent) logger.warn({ waited_ms: TRACE_FLUSH_TIMEOUT_MS }, "pending traces not sent before shutdown: they are lost");
+        });
         if (app) await closeWithin(app, settings.shutdownGraceMs);
+        await flushing;
         await broker.close();
         await storage.close();
       },

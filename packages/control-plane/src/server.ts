@@ -50,16 +50,17 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
   const dataDir = options.dataDir ?? defaultDataDir();
   const { storage, box } = await openControlPlaneState(dataDir, settings);
   let listener: RunningListener | undefined;
+  let url: string | undefined;
   try {
     const first = await bootstrap(storage, settings, join(dataDir, "admin.key"), logger);
     const services = createServices(storage, box, {
       dir: join(dataDir, "uploads"),
       ttlSeconds: settings.uploadTtlSeconds,
       maxBytes: settings.uploadMaxBytes,
-    });
+    }, { tokenTtlSeconds: settings.feedbackTokenTtlSeconds });
     listener = settings.embeddedListener
       ? await startListener({
-          link: new InProcessLink(services.listenerApi),
+          link: new InProcessLink(services.listenerApi, () => settings.publicUrl ?? url),
           dataDir: join(dataDir, "listener"),
           router: {
             host: settings.routerHost ?? options.host,
@@ -81,7 +82,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
     await app.listen({ host: options.host, port: options.port });
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : options.port;
-    const url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+    url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
     logger.info(
       { url, router_url: listener?.routerUrl, backend: settings.databaseUrl ? "postgres" : "sqlite", data_dir: dataDir },
       "control plane listening",

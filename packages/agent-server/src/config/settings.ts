@@ -1,3 +1,5 @@
+import { type TracingSettings, tracingSettingsFromEnv } from "../tracing/settings.js";
+
 /** Server settings from the environment, with their defaults (documented in the README). */
 export interface ServerSettings {
   /** Runs executing at once in one process. */
@@ -36,6 +38,8 @@ export interface ServerSettings {
   postgresPoolSize: number;
   /** Prefix of Berth's Redis keys and channels, or of its NOTIFY channel without Redis (several deployments may share a server). */
   redisPrefix: string;
+  /** Where runs are traced (LANGSMITH_TRACING=true, LANGSMITH_ENDPOINT, ...); undefined: not traced. */
+  tracing?: TracingSettings;
 }
 
 function number(name: string, fallback: number, min = 0): number {
@@ -76,5 +80,6 @@ export function settingsFromEnv(): ServerSettings {
     redisUrl: process.env.REDIS_URL || undefined,
     postgresPoolSize: number("BERTH_PG_POOL_SIZE", 10, 1),
     redisPrefix: process.env.BERTH_REDIS_PREFIX || "berth",
+    tracing: tracingSettingsFromEnv(),
   };
 }

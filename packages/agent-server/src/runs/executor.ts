@@ -1,8 +1,11 @@
+import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { StreamEvent } from "@langchain/core/tracers/log_stream";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import type { Logger } from "pino";
 import type { GraphRegistry } from "../graphs/registry.js";
 import { toWire } from "../services/serialize.js";
+import { type FeedbackUrls, PendingFeedbackUrls } from "../tracing/feedback.js";
+import type { Tracing } from "../tracing/tracing.js";
 import { summarizeState, toThreadState } from "../services/thread-state.js";
 import type { JsonObject, QueuedRun, RunEnd, Storage, ThreadStateSummary } from "../storage/types.js";
 import { EventLoopPacer } from "./event-loop-pacer.js";
@@ -30,6 +33,8 @@ export interface ExecutorDeps {
    * thread deleted this long after its end, so followers elsewhere can read it.
    */
   statelessKeepMs?: number;
+  /** Traces runs and makes their feedback URLs, when tracing is configured. */
+  tracing?: Tracing;
 }
 
 type Outcome =
@@ -51,13 +56,19 @@ export async function executeRun(run: QueuedRun, deps: ExecutorDeps): Promise<vo
   let notice: RunEndNotice = { status: "error", output: null };
   try {
     writer.emit("metadata", { run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
-    const outcome =
-      run.attempt > deps.maxAttempts
-        ? ({ kind: "failed", error: { error: "RunAttemptsExceeded", message: `Run exceeded ${deps.maxAttempts} attempts` } } as const)
-        : await stream(run, deps, writer, controller.signal);
+    const exhausted = run.attempt > deps.maxAttempts;
+    const feedback = exhausted ? undefined : PendingFeedbackUrls.start(run.run_id, run.kwargs.feedback_keys, deps.tracing, log);
+    const outcome = exhausted
+      ? ({ kind: "failed", error: { error: "RunAttemptsExceeded", message: `Run exceeded ${deps.maxAttempts} attempts` } } as const)
+      : await stream(run, deps, writer, controller.signal);
+    // A run rolled back or handed on at shutdown has no end here to attach feedback to.
+    const ends = !(outcome.kind === "aborted" && (outcome.reason === "rollback" || outcome.reason === "shutdown"));
+    const feedbackUrls = ends ? await feedback?.settle(log) : undefined;
+    // Last but for the error, which stays the final event of a failed run.
+    if (feedbackUrls) writer.emit("feedback", feedbackUrls);
     if (outcome.kind === "failed") writer.emit("error", outcome.error);
     await writer.flush();
-    notice = await record(run, outcome, deps, log);
+    notice = await record(run, outcome, deps, log, feedbackUrls);
   } catch (error) {
     log.error({ err: error }, "recording the run's outcome failed");
     throw error;
@@ -84,6 +95,9 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
     const encoder = new StreamEncoder(modes, run.kwargs.stream_subgraphs);
     const options = {
       ...scope.config,
+      // The root traced run is the Berth run: feedback created for run_id attaches to its trace.
+      runId: run.run_id,
+      ...tracedBy(deps.tracing?.tracerFor(scope.ids, run.attempt)),
       configurable: { ...scope.config.configurable, __pregel_checkpointer: checkpointer ?? new MemorySaver() },
       context: scope.context,
       streamMode: graphStreamModes(modes),
@@ -123,6 +137,11 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
   }
 }
 
+/** The run's callbacks: its tracer when it is traced (the run's config brings no callbacks of its own: it is JSON). */
+function tracedBy(tracer: BaseCallbackHandler | undefined): { callbacks?: BaseCallbackHandler[] } {
+  return tracer ? { callbacks: [tracer] } : {};
+}
+
 /** A stateless run whose thread (and so the run) is deleted when it ends. */
 function isEphemeral(run: QueuedRun): boolean {
   return run.kwargs.temporary && run.kwargs.on_completion === "delete";
@@ -147,7 +166,13 @@ function normalizeChunk(chunk: unknown, subgraphs: boolean): [string[], string, 
   return [[], tuple[0] as string, tuple[1]];
 }
 
-async function record(run: QueuedRun, outcome: Outcome, deps: ExecutorDeps, log: Logger): Promise<RunEndNotice> {
+async function record(
+  run: QueuedRun,
+  outcome: Outcome,
+  deps: ExecutorDeps,
+  log: Logger,
+  feedbackUrls: FeedbackUrls | undefined,
+): Promise<RunEndNotice> {
   if (outcome.kind === "aborted" && outcome.reason === "rollback") {
     await deps.storage.checkpointer.deleteRun(run.thread_id, run.run_id);
     await deps.storage.runs.discard(run.run_id, await threadAfter(run, deps, false));
@@ -172,7 +197,7 @@ async function record(run: QueuedRun, outcome: Outcome, deps: ExecutorDeps, log:
   const output = outcome.kind === "failed" ? { __error__: outcome.error } : toWire(outcome.lastValues);
   const ended = { ...run, status, updated_at: new Date().toISOString() };
   const deleteNow = isEphemeral(run) && !deps.statelessKeepMs;
-  await deps.storage.runs.finish(run.run_id, { status, output, thread, deleteThread: deleteNow });
+  await deps.storage.runs.finish(run.run_id, { status, output, thread, deleteThread: deleteNow, feedbackUrls });
   if (isEphemeral(run) && !deleteNow) {
     const removal = setTimeout(() => {
       deps.storage.threads.delete(run.thread_id).catch((err) => log.error({ err }, "deleting a stateless run's thread failed"));

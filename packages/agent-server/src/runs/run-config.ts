@@ -1,8 +1,17 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { Assistant, JsonObject, Run, Thread } from "../storage/types.js";
 
+/** The ids that name a run wherever it shows: configurable, metadata, checkpoints, traces. */
+export interface RunIds {
+  thread_id: string;
+  run_id: string;
+  graph_id: string;
+  assistant_id: string;
+}
+
 export interface RunScope {
   config: RunnableConfig;
+  ids: RunIds;
   /** Merged into every checkpoint the run writes. */
   metadata: JsonObject;
   context: JsonObject;
@@ -19,7 +28,7 @@ function configurableOf(config: JsonObject): JsonObject {
  */
 export function runScope(run: Run, assistant: Assistant, thread: Thread): RunScope {
   const runConfig = run.kwargs.config;
-  const ids = {
+  const ids: RunIds = {
     thread_id: run.thread_id,
     run_id: run.run_id,
     graph_id: assistant.graph_id,
@@ -40,5 +49,5 @@ export function runScope(run: Run, assistant: Assistant, thread: Thread): RunSco
     },
     metadata: { ...(runConfig.metadata as JsonObject | undefined), ...metadata },
   };
-  return { config, metadata, context: { ...assistant.context, ...run.kwargs.context } };
+  return { config, ids, metadata, context: { ...assistant.context, ...run.kwargs.context } };
 }

@@ -175,6 +175,8 @@ export interface RunKwargs {
   checkpoint: JsonObject | null;
   webhook: string | null;
   feedback_keys: string[] | null;
+  /** One pre-signed feedback URL per feedback key, once the run ended (only when tracing made them). */
+  feedback_urls?: Record<string, string>;
   on_disconnect: "cancel" | "continue";
   on_completion: "delete" | "keep";
   temporary: boolean;
@@ -229,6 +231,8 @@ export interface RunEnd {
   thread: ThreadStateSummary;
   /** Delete the run's (temporary) thread with the run, in the same transaction. */
   deleteThread?: boolean;
+  /** Feedback URLs made for the run, kept as `kwargs.feedback_urls`. */
+  feedbackUrls?: Record<string, string>;
 }
 
 export interface StoredEvent {

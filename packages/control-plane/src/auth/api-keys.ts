@@ -22,3 +22,8 @@ export function apiKeyRecord(key: string, scope: { name: string; allTenants: boo
 
 /** A listing entry: everything but the hash. */
 export const describeApiKey = ({ key_hash: _hash, ...key }: ApiKeyRecord) => key;
+
+/** Keys minted for a deployment to send its traces with: valid on the tracing API (/api/v1) only. */
+export const TRACING_KEY_NAME_PREFIX = "tracing:";
+
+export const isTracingOnly = (key: Pick<ApiKeyRecord, "name">) => key.name.startsWith(TRACING_KEY_NAME_PREFIX);

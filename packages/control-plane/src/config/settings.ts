@@ -18,6 +18,8 @@ export interface ControlPlaneSettings {
   routerAuthCacheMs: number;
   listenerPollMs: number;
   drainTimeoutMs: number;
+  /** Tracing (issue 8): lifetime of a feedback token whose request names none. */
+  feedbackTokenTtlSeconds: number;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -45,5 +47,6 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     routerAuthCacheMs: integer(env, "BERTH_ROUTER_AUTH_CACHE_SECONDS", 5, 0) * 1000,
     listenerPollMs: integer(env, "BERTH_LISTENER_POLL_MS", 1000, 10),
     drainTimeoutMs: integer(env, "BERTH_DRAIN_TIMEOUT_SECONDS", 60, 0) * 1000,
+    feedbackTokenTtlSeconds: integer(env, "BERTH_FEEDBACK_TOKEN_TTL_SECONDS", 86400, 0), // tracing (issue 8)
   };
 }

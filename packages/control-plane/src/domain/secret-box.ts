@@ -32,6 +32,11 @@ export class SecretBox {
     return Buffer.concat([decipher.update(Buffer.from(data, "base64url")), decipher.final()]).toString("utf8");
   }
 
+  /** A secret derived from the master key for `label`: the same at every start, unguessable without the key. */
+  derive(label: string): string {
+    return createHmac("sha256", this.signingKey).update(`derive:${label}`).digest("base64url");
+  }
+
   sign(message: string): string {
     return createHmac("sha256", this.signingKey).update(message).digest("base64url");
   }

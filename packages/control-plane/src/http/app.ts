@@ -1,4 +1,4 @@
-import { buildOpenApiDocument, installErrorHandlers, installJsonParser, type RouteCatalog } from "@berth/service-kit";
+import { buildOpenApiDocument, ForbiddenError, installErrorHandlers, installJsonParser, type RouteCatalog } from "@berth/service-kit";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import Fastify, { type FastifyInstance } from "fastify";
@@ -13,6 +13,7 @@ import { registerListenerProtocolRoutes } from "./routes/listener-protocol.js";
 import { registerLogRoutes } from "./routes/logs.js";
 import { registerRevisionRoutes } from "./routes/revisions.js";
 import { registerUploadRoutes } from "./routes/uploads.js";
+import { registerTracingRoutes, TRACING_PUBLIC_PATHS } from "../tracing/routes/index.js";
 
 export interface AppOptions {
   logger: Logger;
@@ -27,7 +28,7 @@ export interface AppOptions {
 const PREFIX = "/api-host";
 
 /** Routes open without credentials (the upload PUT carries its own signature). */
-const PUBLIC_PATHS = ["/ok", "/openapi.json", "/docs", "/v2/uploads/"];
+const PUBLIC_PATHS = ["/ok", "/openapi.json", "/docs", "/v2/uploads/", ...TRACING_PUBLIC_PATHS];
 
 export async function buildApp(storage: ControlPlaneStorage, services: Services, options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -40,12 +41,24 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   });
   installErrorHandlers(app, options.logger);
   app.addHook("onResponse", async (request, reply) => {
+    // Tracing (issue 8): trace ingestion changes no desired state; it must not wake the listener on every batch.
+    if (request.url.startsWith("/api/v1/")) return;
     if (request.method !== "GET" && reply.statusCode < 300) options.onChange?.();
   });
   installJsonParser(app);
 
   const catalog: RouteCatalog = [];
-  const context: RouteContext = { app, catalog, caller: (request) => authenticate(storage, request) };
+  const context: RouteContext = {
+    app,
+    catalog,
+    caller: async (request) => {
+      const caller = await authenticate(storage, request);
+      if (caller.tracingOnly && !request.url.startsWith("/api/v1/")) {
+        throw new ForbiddenError("This API key belongs to a deployment and may only send traces (/api/v1)");
+      }
+      return caller;
+    },
+  };
   app.get("/ok", async () => ({ ok: true }));
   registerDeploymentRoutes(context, services.deployments);
   registerRevisionRoutes(context, services.revisions, services.deployments);
@@ -54,6 +67,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   await registerUploadRoutes(context, services.uploads, options.publicUrl);
   registerListenerRoutes(context, services.listeners);
   registerIntegrationRoutes(context, services.integrations);
+  await registerTracingRoutes(context, services.tracing, { version: options.version, publicUrl: options.publicUrl }); // tracing (issue 8)
 
   const document = {
     ...buildOpenApiDocument(catalog, { title: "Berth Control Plane", version: options.version }),

@@ -170,7 +170,7 @@ export class DeploymentRunner {
           revisionId: revision.id,
           configFile: artifact.configFile,
           dataDir,
-          env: Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
+          env: { ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])), ...this.tracingEnv(assignment) },
           resources: resourcesOf(revision),
         },
         signal,
@@ -207,6 +207,18 @@ export class DeploymentRunner {
     const timeout = new Promise<void>((resolve) => setTimeout(resolve, this.context.drainTimeoutMs).unref());
     await Promise.race([drained, timeout]);
     await this.stopInstance(instance);
+  }
+
+  /** Every run of the deployment is traced into its project on the control plane (the standard LangChain variables). */
+  private tracingEnv(assignment: Assignment): Record<string, string> {
+    const endpoint = this.context.link.tracingEndpoint();
+    if (!endpoint) return {};
+    return {
+      LANGSMITH_TRACING: "true",
+      LANGSMITH_ENDPOINT: endpoint,
+      LANGSMITH_API_KEY: assignment.tracing.api_key,
+      LANGSMITH_PROJECT: assignment.tracing.project,
+    };
   }
 
   private async stopInstance(instance: ServerInstance): Promise<void> {

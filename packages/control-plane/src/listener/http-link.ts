@@ -39,6 +39,10 @@ export class HttpLink implements ControlPlaneLink {
     this.base = `${options.controlPlaneUrl.replace(/\/+$/, "")}/v2/listeners/${options.listenerId}`;
   }
 
+  tracingEndpoint(): string {
+    return `${this.options.controlPlaneUrl.replace(/\/+$/, "")}/api/v1`;
+  }
+
   async assignments(): Promise<Assignment[]> {
     return ((await this.call("GET", "/assignments")) as { resources: Assignment[] }).resources;
   }

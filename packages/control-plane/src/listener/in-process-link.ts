@@ -8,7 +8,16 @@ import type { ControlPlaneLink } from "./link.js";
 export class InProcessLink implements ControlPlaneLink {
   private readonly scope: ListenerScope = { kind: "embedded" };
 
-  constructor(private readonly api: ListenerApi) {}
+  constructor(
+    private readonly api: ListenerApi,
+    /** The control plane's own URL, known once it listens. */
+    private readonly controlPlaneUrl: () => string | undefined,
+  ) {}
+
+  tracingEndpoint(): string | undefined {
+    const url = this.controlPlaneUrl();
+    return url && `${url}/api/v1`;
+  }
 
   assignments() {
     return this.api.assignments(this.scope);

@@ -27,4 +27,6 @@ export interface ControlPlaneLink {
   fetchSource(revisionId: string, destination: string): Promise<void>;
   appendLogs(entries: LogEntry[]): Promise<void>;
   authorize(deploymentId: string, apiKey: string): Promise<Authorization>;
+  /** The control plane's tracing API (LANGSMITH_ENDPOINT of the deployments), once known. */
+  tracingEndpoint(): string | undefined;
 }

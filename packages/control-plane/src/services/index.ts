@@ -8,6 +8,7 @@ import { LogService } from "./logs.js";
 import { RevisionWatch } from "./revision-watch.js";
 import { RevisionService } from "./revisions.js";
 import { UploadService, type UploadSettings } from "./uploads.js";
+import { createTracingService, type TracingService, type TracingSettings } from "../tracing/service.js";
 
 export interface Services {
   deployments: DeploymentService;
@@ -17,9 +18,16 @@ export interface Services {
   integrations: IntegrationService;
   logs: LogService;
   listenerApi: ListenerApi;
+  /** Tracing (issue 8): LangSmith-compatible ingestion, feedback, reads. */
+  tracing: TracingService;
 }
 
-export function createServices(storage: ControlPlaneStorage, box: SecretBox, uploads: UploadSettings): Services {
+export function createServices(
+  storage: ControlPlaneStorage,
+  box: SecretBox,
+  uploads: UploadSettings,
+  tracing: TracingSettings,
+): Services {
   const watch = new RevisionWatch();
   return {
     deployments: new DeploymentService(storage, box),
@@ -29,5 +37,6 @@ export function createServices(storage: ControlPlaneStorage, box: SecretBox, upl
     integrations: new IntegrationService(storage),
     logs: new LogService(storage),
     listenerApi: new ListenerApi(storage, box, uploads.dir, watch),
+    tracing: createTracingService(storage.tracing, tracing),
   };
 }

@@ -1,7 +1,7 @@
 import { NotFoundError } from "@berth/service-kit";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { hashApiKey } from "../auth/api-keys.js";
+import { apiKeyRecord, hashApiKey, isTracingOnly, TRACING_KEY_NAME_PREFIX } from "../auth/api-keys.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import type { Secret } from "../domain/secrets.js";
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../domain/statuses.js";
@@ -41,6 +41,8 @@ export interface Assignment {
   active: AssignedRevision | null;
   /** Revisions still in progress other than the latest (they end SKIPPED; a listener stops working on them). */
   in_progress_revision_ids: string[];
+  /** Where the deployment sends its traces: its tracing project, with a key valid for the tracing API only. */
+  tracing: { project: string; api_key: string };
 }
 
 export type Authorization = "allowed" | "denied" | "unknown_key";
@@ -115,8 +117,23 @@ export class ListenerApi {
     const deployment = await this.deploymentInScope(scope, deploymentId);
     const key = await this.storage.apiKeys.findByHash(hashApiKey(apiKey));
     if (!key) return "unknown_key";
-    if (key.revoked_at || deployment.deleted_at) return "denied";
+    if (key.revoked_at || deployment.deleted_at || isTracingOnly(key)) return "denied";
     return key.all_tenants || key.tenant_ids.includes(deployment.tenant_id) ? "allowed" : "denied";
+  }
+
+  /** Tracing keys known to be registered (registration is idempotent; this saves the write at every poll). */
+  private readonly tracingKeys = new Set<string>();
+
+  /** The deployment's tracing key: derived from the secrets key, so it needs no storage of its own; registered on first use. */
+  private async tracingKey(deployment: DeploymentRecord): Promise<string> {
+    const key = `berth_${this.box.derive(`tracing:${deployment.id}`)}`;
+    if (!this.tracingKeys.has(deployment.id)) {
+      await this.storage.apiKeys.create(
+        apiKeyRecord(key, { name: `${TRACING_KEY_NAME_PREFIX}${deployment.id}`, allTenants: false, tenantIds: [deployment.tenant_id] }),
+      );
+      this.tracingKeys.add(deployment.id);
+    }
+    return key;
   }
 
   private async assignment(deployment: DeploymentRecord): Promise<Assignment> {
@@ -136,6 +153,7 @@ export class ListenerApi {
       latest: latest ? await this.assignedRevision(latest) : null,
       active: active ? await this.assignedRevision(active) : null,
       in_progress_revision_ids: inProgress.map((revision) => revision.id).filter((id) => id !== deployment.latest_revision_id),
+      tracing: { project: deployment.name, api_key: await this.tracingKey(deployment) },
     };
   }
 

@@ -4,6 +4,7 @@
  * values; every multi-row change is one transaction.
  */
 import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "../domain/statuses.js";
+import type { TracingStore } from "../tracing/types.js";
 
 export type JsonObject = Record<string, unknown>;
 
@@ -322,5 +323,7 @@ export interface ControlPlaneStorage {
   uploads: UploadStore;
   tracingProjects: TracingProjectStore;
   logs: LogStore;
+  /** Tracing (issue 8): traced runs, feedback and feedback tokens; see src/tracing. */
+  tracing: TracingStore;
   close(): Promise<void>;
 }

@@ -197,6 +197,7 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     assert.deepEqual(rows, [
       { version: 1, name: "001_control_plane.sql" },
       { version: 2, name: "002_lifecycle.sql" },
+      { version: 3, name: "003_tracing.sql" },
     ]);
     const extra = await createPostgresStorage(url, { poolSize: 1 });
     await extra.close();

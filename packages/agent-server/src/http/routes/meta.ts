@@ -5,6 +5,8 @@ import type { RouteContext } from "./context.js";
 export interface ServerInfo {
   version: string;
   langgraph_js_version: string;
+  /** Runs are traced (LANGSMITH_TRACING=true): reported as `flags.langsmith`. */
+  tracing?: boolean;
 }
 
 export function registerMetaRoutes({ app, catalog }: RouteContext, info: ServerInfo): void {
@@ -27,7 +29,7 @@ export function registerMetaRoutes({ app, catalog }: RouteContext, info: ServerI
     langgraph_js_version: info.langgraph_js_version,
     context: "js",
     server: "berth",
-    flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+    flags: { assistants: true, crons: false, langsmith: info.tracing ?? false, langsmith_tracing_replicas: false },
   };
   defineRoute(
     app,

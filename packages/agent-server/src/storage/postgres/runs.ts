@@ -141,9 +141,10 @@ export class PostgresRunRepository implements RunRepository {
       if (threadId === undefined) return;
       const now = nowIso();
       const updated = await client.query(
-        `UPDATE runs SET status = $2, output = $3::jsonb, ended_at = $4, updated_at = $4, lease_owner = NULL, lease_expires_at = NULL
+        `UPDATE runs SET status = $2, output = $3::jsonb, ended_at = $4, updated_at = $4, lease_owner = NULL, lease_expires_at = NULL,
+                kwargs = CASE WHEN $5::jsonb IS NULL THEN kwargs ELSE jsonb_set(kwargs, '{feedback_urls}', $5::jsonb) END
           WHERE run_id = $1`,
-        [runId, end.status, jsonb(end.output ?? null), now],
+        [runId, end.status, jsonb(end.output ?? null), now, jsonbOrNull(end.feedbackUrls)],
       );
       if (updated.rowCount === 0) return;
       if (end.deleteThread) await client.query("DELETE FROM threads WHERE thread_id = $1", [threadId]);

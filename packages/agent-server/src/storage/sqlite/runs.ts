@@ -206,10 +206,13 @@ export class SqliteRunRepository implements RunRepository {
       const now = nowIso();
       const updated = this.db
         .prepare(
-          `UPDATE runs SET status = ?, output = ?, ended_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL
+          `UPDATE runs SET status = ?, output = ?, ended_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL,
+                 kwargs = CASE WHEN ? IS NULL THEN kwargs ELSE json_set(kwargs, '$.feedback_urls', json(?)) END
             WHERE run_id = ? RETURNING thread_id`,
         )
-        .get(end.status, JSON.stringify(end.output ?? null), now, now, runId) as { thread_id: string } | undefined;
+        .get(end.status, JSON.stringify(end.output ?? null), now, now, ...feedbackUrlsParams(end), runId) as
+        | { thread_id: string }
+        | undefined;
       if (!updated) return;
       if (end.deleteThread) this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(updated.thread_id);
       else this.recordThreadState(updated.thread_id, end.thread, now);
@@ -288,4 +291,10 @@ export class SqliteRunRepository implements RunRepository {
     const settled = status === "idle" && waiting ? "busy" : status;
     this.db.prepare("UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?").run(settled, now, threadId);
   }
+}
+
+/** The two parameters of `kwargs = CASE WHEN ? IS NULL ... json(?)`: the feedback URLs as JSON, or NULL to leave kwargs alone. */
+function feedbackUrlsParams(end: RunEnd): [string | null, string | null] {
+  const json = end.feedbackUrls ? JSON.stringify(end.feedbackUrls) : null;
+  return [json, json];
 }

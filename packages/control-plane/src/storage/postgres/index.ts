@@ -11,6 +11,7 @@ import { PostgresRevisionStore } from "./revisions.js";
 import { PostgresTenantStore } from "./tenants.js";
 import { PostgresTracingProjectStore } from "./tracing-projects.js";
 import { PostgresUploadStore } from "./uploads.js";
+import { PostgresTracingStore } from "../../tracing/storage/postgres.js";
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations");
 
@@ -43,6 +44,7 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
     uploads: new PostgresUploadStore(pool),
     tracingProjects: new PostgresTracingProjectStore(pool),
     logs: new PostgresLogStore(pool),
+    tracing: new PostgresTracingStore(pool), // tracing (issue 8)
     close() {
       closing ??= pool.end(); // pool.end() throws when called twice
       return closing;

@@ -7,6 +7,7 @@ import { SqliteDeploymentStore } from "./deployments.js";
 import { SqliteListenerStore } from "./listeners.js";
 import { SqliteIntegrationStore, SqliteLogStore, SqliteTracingProjectStore, SqliteUploadStore } from "./misc.js";
 import { SqliteRevisionStore } from "./revisions.js";
+import { SqliteTracingStore } from "../../tracing/storage/sqlite.js";
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations");
 
@@ -24,6 +25,7 @@ export function createSqliteStorage(dataDir: string): ControlPlaneStorage {
     uploads: new SqliteUploadStore(db),
     tracingProjects: new SqliteTracingProjectStore(db),
     logs: new SqliteLogStore(db),
+    tracing: new SqliteTracingStore(db), // tracing (issue 8)
     async close() {
       db.close();
     },

@@ -1,0 +1,98 @@
+#!/usr/bin/env node
+// `node bench/tracing.mjs`: what tracing costs a run. For each graph of bench/graphs (`trivial`: one node, 3 traced
+// runs; `tokens`: a fake model streaming 40 tokens, 4 traced runs with 40 token events) and each setting
+//   - off:  no tracing,
+//   - on:   traced into a control plane's tracing service on this machine (berth control-plane, SQLite),
+//   - down: LANGSMITH_ENDPOINT at a closed port (traces lost),
+// it times BENCH_RUNS (default 200) sequential stateless /runs/wait after 20 to warm up, against one `berth dev`
+// per setting, and prints p50/p90 per run. Writes bench/results/tracing-<time>.json. Not a test: the figures depend
+// on the machine (and, for `on`, the tracing service shares its CPUs).
+import { spawn } from "node:child_process";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const benchDir = dirname(fileURLToPath(import.meta.url));
+const berthBin = join(benchDir, "..", "packages", "cli", "bin", "berth.mjs");
+const RUNS = Number(process.env.BENCH_RUNS ?? 200);
+const GRAPHS = { trivial: { text: "hi" }, tokens: { messages: [{ type: "human", content: "hi" }] } };
+const KEY = "berth_bench_tracing_key";
+
+/** Spawns a berth command and resolves with its URL once the line `msg` carries it. */
+function start(args, env, msg) {
+  const child = spawn(process.execPath, [berthBin, ...args], {
+    // Info level: the listening lines carry the URLs.
+    env: { ...process.env, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "info", ...env },
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  const url = new Promise((resolve, reject) => {
+    let text = "";
+    child.stdout.on("data", (chunk) => {
+      text += chunk;
+      const match = new RegExp(`"url":"([^"]+)"[^\\n]*"msg":"${msg}"`).exec(text);
+      if (match) resolve(match[1]);
+    });
+    child.once("exit", (code) => reject(new Error(`${args[0]} exited ${code}`)));
+  });
+  const stop = () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", resolve), child.kill("SIGTERM"))));
+  return { url, stop };
+}
+
+function closedPort() {
+  return new Promise((resolve) => {
+    const server = createServer().listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+async function measure(url, graph) {
+  const body = JSON.stringify({ assistant_id: graph, input: GRAPHS[graph] });
+  const once = async () => {
+    const response = await fetch(`${url}/runs/wait`, { method: "POST", headers: { "content-type": "application/json" }, body });
+    const text = await response.text();
+    if (response.status !== 200 || text.includes("__error__")) throw new Error(`run failed: ${response.status} ${text}`);
+  };
+  for (let i = 0; i < 20; i++) await once();
+  const times = [];
+  for (let i = 0; i < RUNS; i++) {
+    const started = performance.now();
+    await once();
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  const at = (q) => Number(times[Math.min(times.length - 1, Math.floor(times.length * q))].toFixed(2));
+  return { p50_ms: at(0.5), p90_ms: at(0.9) };
+}
+
+const cp = start(["control-plane", "--port", "0", "--data-dir", mkdtempSync(join(tmpdir(), "berth-bench-tracing-cp-"))], {
+  BERTH_ADMIN_API_KEY: KEY,
+  BERTH_EMBEDDED_LISTENER: "0",
+  BERTH_ROUTER_PORT: "0",
+}, "control plane listening");
+const cpUrl = await cp.url;
+const tracing = (endpoint) => ({ LANGSMITH_TRACING: "true", LANGSMITH_ENDPOINT: endpoint, LANGSMITH_API_KEY: KEY, LANGSMITH_PROJECT: "bench" });
+const settings = { off: {}, on: tracing(`${cpUrl}/api/v1`), down: tracing(`http://127.0.0.1:${await closedPort()}/api/v1`) };
+
+const results = {};
+for (const [name, env] of Object.entries(settings)) {
+  const server = start(["dev", join(benchDir, "graphs"), "--port", "0", "--data-dir", mkdtempSync(join(tmpdir(), "berth-bench-tracing-"))], env, "agent server listening");
+  const url = await server.url;
+  for (const graph of Object.keys(GRAPHS)) (results[graph] ??= {})[name] = await measure(url, graph);
+  await server.stop();
+}
+await cp.stop();
+
+console.log(`| graph | off p50 / p90 | on p50 / p90 | down p50 / p90 | on − off (p50) |`);
+console.log(`|---|---|---|---|---|`);
+for (const [graph, r] of Object.entries(results)) {
+  const cell = (m) => `${m.p50_ms} / ${m.p90_ms} ms`;
+  console.log(`| ${graph} | ${cell(r.off)} | ${cell(r.on)} | ${cell(r.down)} | ${(r.on.p50_ms - r.off.p50_ms).toFixed(2)} ms |`);
+}
+mkdirSync(join(benchDir, "results"), { recursive: true });
+const file = join(benchDir, "results", `tracing-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
+writeFileSync(file, JSON.stringify({ runs: RUNS, results }, null, 2) + "\n");
+console.log(`\n${file}`);

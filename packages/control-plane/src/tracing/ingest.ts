@@ -1,0 +1,85 @@
+import { NotFoundError } from "@berth/service-kit";
+import { randomUUID } from "node:crypto";
+import { feedbackRecord } from "./feedback-record.js";
+import type { IngestBatch } from "./multipart-ops.js";
+import { applyRunOp, type RunOp } from "./run-merge.js";
+import type { TracedRunRecord, TracingStore } from "./types.js";
+import type { RunUpdate } from "./wire.js";
+
+/** Where a run goes when its client names no project (LangSmith's default project name). */
+export const DEFAULT_PROJECT = "default";
+
+type WireOp = { kind: "post" | "patch"; run: RunUpdate & { id: string } };
+
+/**
+ * Ingestion: every route (POST /runs, PATCH /runs/{id}, /runs/batch,
+ * /runs/multipart) comes down to a batch of posts, patches and feedback,
+ * merged into the stored runs in one atomic step per batch.
+ */
+export class TracingIngest {
+  constructor(private readonly store: TracingStore) {}
+
+  async ingest(tenantId: string, batch: IngestBatch): Promise<void> {
+    const now = new Date().toISOString();
+    const ops: WireOp[] = [
+      ...batch.creates.map((run) => ({ kind: "post" as const, run: { ...run, id: run.id ?? randomUUID() } })),
+      ...batch.updates.map((run) => ({ kind: "patch" as const, run: { ...run, id: run.id ?? randomUUID() } })),
+    ];
+    if (ops.length > 0) {
+      const projects = await this.projectsOf(tenantId, ops, now);
+      const traces = await this.tracesOf(tenantId, ops);
+      const runOps = ops.map(({ kind, run }): RunOp => ({
+        kind,
+        id: run.id,
+        project_id: projects.get(projectKey(run))!,
+        trace_id: traces.get(run.id)!,
+        fields: run,
+      }));
+      const ids = [...new Set(runOps.map((op) => op.id))];
+      await this.store.upsertRuns(tenantId, ids, (current) => {
+        const changed = new Map<string, TracedRunRecord>();
+        for (const op of runOps) changed.set(op.id, applyRunOp(tenantId, changed.get(op.id) ?? current.get(op.id), op, now));
+        return [...changed.values()];
+      });
+    }
+    if (batch.feedback.length > 0) {
+      await this.store.addFeedback(batch.feedback.map((feedback) => feedbackRecord(tenantId, feedback, "api", now)));
+    }
+  }
+
+  /** Each operation's project id: by `session_id` (it must be the workspace's), else by name, created when missing. */
+  private async projectsOf(tenantId: string, ops: WireOp[], now: string): Promise<Map<string, string>> {
+    const resolved = new Map<string, string>();
+    for (const { run } of ops) {
+      const key = projectKey(run);
+      if (resolved.has(key)) continue;
+      if (run.session_id) {
+        const project = await this.store.projectById(tenantId, run.session_id);
+        if (!project) throw new NotFoundError(`Tracing project ${run.session_id} not found`);
+        resolved.set(key, project.id);
+      } else {
+        const name = run.session_name || DEFAULT_PROJECT;
+        const project = await this.store.ensureProject({ id: randomUUID(), tenant_id: tenantId, name, deployment_id: null, created_at: now });
+        resolved.set(key, project.id);
+      }
+    }
+    return resolved;
+  }
+
+  /** Each run's trace: as sent, else its parent's (in the batch or stored), else the run is a root and its own trace. */
+  private async tracesOf(tenantId: string, ops: WireOp[]): Promise<Map<string, string>> {
+    const traces = new Map<string, string>();
+    for (const { run } of ops) if (run.trace_id) traces.set(run.id, run.trace_id);
+    for (const { run } of ops) {
+      if (traces.has(run.id)) continue;
+      const parent = run.parent_run_id;
+      const parentTrace = parent ? (traces.get(parent) ?? (await this.store.getRun(tenantId, parent))?.trace_id) : undefined;
+      traces.set(run.id, parentTrace ?? (await this.store.getRun(tenantId, run.id))?.trace_id ?? run.id);
+    }
+    return traces;
+  }
+}
+
+function projectKey(run: RunUpdate): string {
+  return run.session_id ? `id:${run.session_id}` : `name:${run.session_name || DEFAULT_PROJECT}`;
+}

@@ -1,0 +1,69 @@
+import { defineRoute, RequestValidationError } from "@berth/service-kit";
+import { z } from "zod";
+import { Detail } from "../../http/schemas/common.js";
+import type { RouteContext } from "../../http/routes/context.js";
+import type { TracingIngest } from "../ingest.js";
+import { MultipartBody } from "../multipart.js";
+import { multipartBatch } from "../multipart-ops.js";
+import { RunBatch, RunCreate, RunUpdate, Uuid } from "../wire.js";
+
+const tag = "Tracing: ingestion (LangSmith)";
+const Accepted = { 202: { description: "Stored", schema: z.object({}) }, 404: { description: "session_id of no project of the workspace", schema: Detail } };
+
+/**
+ * The ingestion endpoints of the LangSmith API, as the langsmith client calls
+ * them (with autoBatchTracing: /runs/multipart, or /runs/batch when /info
+ * turns multipart off; without it: POST /runs and PATCH /runs/{id}).
+ */
+export function registerIngestRoutes({ app, catalog, caller }: RouteContext, ingest: TracingIngest): void {
+  defineRoute(
+    app,
+    catalog,
+    { method: "POST", path: "/api/v1/runs", summary: "Create a run (createRun without batching)", tag, body: RunCreate, responses: Accepted },
+    async ({ body, request, reply }) => {
+      await ingest.ingest((await caller(request)).tenantId, { creates: [body], updates: [], feedback: [] });
+      return reply.status(202).send({});
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    { method: "PATCH", path: "/api/v1/runs/:run_id", summary: "Update a run (updateRun without batching)", tag, params: z.object({ run_id: Uuid }), body: RunUpdate, responses: Accepted },
+    async ({ params, body, request, reply }) => {
+      await ingest.ingest((await caller(request)).tenantId, { creates: [], updates: [{ ...body, id: params.run_id }], feedback: [] });
+      return reply.status(202).send({});
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    { method: "POST", path: "/api/v1/runs/batch", summary: "Create and update runs in one request (batchIngestRuns)", tag, body: RunBatch, responses: Accepted },
+    async ({ body, request, reply }) => {
+      const { tenantId } = await caller(request);
+      await ingest.ingest(tenantId, { creates: body.post ?? [], updates: body.patch ?? [], feedback: [] });
+      return reply.status(202).send({});
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/api/v1/runs/multipart",
+      summary: "Create and update runs, and add feedback, in one multipart/form-data request (multipartIngestRuns; gzip accepted)",
+      tag,
+      responses: Accepted,
+    },
+    async ({ request, reply }) => {
+      const { tenantId } = await caller(request);
+      if (!(request.body instanceof MultipartBody)) {
+        throw new RequestValidationError([{ loc: ["body"], msg: "expected a multipart/form-data body", type: "multipart_invalid" }]);
+      }
+      await ingest.ingest(tenantId, multipartBatch(request.body));
+      return reply.status(202).send({});
+    },
+  );
+}

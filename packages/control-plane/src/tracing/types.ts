@@ -1,0 +1,109 @@
+/**
+ * Records and storage interface of the tracing service (LangSmith-compatible
+ * traces and feedback), one SQLite and one PostgreSQL implementation under
+ * ./storage. Projects are the control plane's `tracing_projects` rows.
+ */
+import type { JsonObject, TracingProjectRecord } from "../storage/types.js";
+
+export type { JsonObject, TracingProjectRecord };
+
+/** One traced run: a post and its patches merged (see run-merge.ts). */
+export interface TracedRunRecord {
+  tenant_id: string;
+  id: string;
+  project_id: string;
+  trace_id: string;
+  parent_run_id: string | null;
+  dotted_order: string | null;
+  name: string | null;
+  run_type: string | null;
+  start_time: string | null;
+  end_time: string | null;
+  inputs: JsonObject | null;
+  outputs: JsonObject | null;
+  error: string | null;
+  /** Everything the client sent in `extra`, `metadata` included. */
+  extra: JsonObject | null;
+  tags: string[] | null;
+  events: unknown[] | null;
+  reference_example_id: string | null;
+  /** Token usage the run itself reports (see token-usage.ts); null when it reports none. */
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+  /** `extra.metadata.thread_id` (or `session_id`, `conversation_id`), kept apart to filter on. */
+  thread_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface FeedbackRecord {
+  tenant_id: string;
+  id: string;
+  run_id: string;
+  trace_id: string | null;
+  key: string;
+  score: number | null;
+  value: unknown;
+  comment: string | null;
+  correction: unknown;
+  metadata: JsonObject | null;
+  /** Who gave it: `token` (a pre-signed URL), `api`, `model`, `app`… (the client's feedback_source.type). */
+  source: string;
+  created_at: string;
+}
+
+/** A pre-signed feedback URL's token: only its SHA-256 is stored, as for API keys. */
+export interface FeedbackTokenRecord {
+  token_hash: string;
+  tenant_id: string;
+  run_id: string;
+  key: string;
+  /** The client's `feedback_config` (continuous bounds or categories), checked against submitted scores. */
+  feedback_config: JsonObject | null;
+  expires_at: string;
+  created_at: string;
+}
+
+export interface RunFilter {
+  project_id: string;
+  thread_id?: string;
+  trace_id?: string;
+  root_only: boolean;
+  order: "asc" | "desc";
+  limit: number;
+  offset: number;
+}
+
+export interface ThreadUsage {
+  prompt_tokens: number;
+  completion_tokens: number;
+  total_tokens: number;
+  /** LLM runs whose tokens were counted. */
+  runs: number;
+  /** Root runs of the thread (one per graph invocation). */
+  traces: number;
+}
+
+export interface TracingStore {
+  projectById(tenantId: string, id: string): Promise<TracingProjectRecord | undefined>;
+  projectByName(tenantId: string, name: string): Promise<TracingProjectRecord | undefined>;
+  /** The workspace's project of that name, created (no deployment) when missing; concurrent calls agree. */
+  ensureProject(project: TracingProjectRecord): Promise<TracingProjectRecord>;
+  /**
+   * Merges run operations atomically: `merge` gets the stored runs among `ids`
+   * (locked until the change is written) and returns the runs to store.
+   * Concurrent calls touching the same run take turns.
+   */
+  upsertRuns(tenantId: string, ids: string[], merge: (current: Map<string, TracedRunRecord>) => TracedRunRecord[]): Promise<void>;
+  getRun(tenantId: string, id: string): Promise<TracedRunRecord | undefined>;
+  /** Every run of a trace, in dotted order. */
+  traceRuns(tenantId: string, traceId: string): Promise<TracedRunRecord[]>;
+  listRuns(tenantId: string, filter: RunFilter): Promise<TracedRunRecord[]>;
+  threadUsage(tenantId: string, projectId: string, threadId: string): Promise<ThreadUsage>;
+  /** Inserts feedback; an id already stored for the workspace is left as it is (client retries). */
+  addFeedback(records: FeedbackRecord[]): Promise<void>;
+  listFeedback(tenantId: string, runId: string, limit: number, offset: number): Promise<FeedbackRecord[]>;
+  createToken(token: FeedbackTokenRecord): Promise<void>;
+  getToken(tokenHash: string): Promise<FeedbackTokenRecord | undefined>;
+}
