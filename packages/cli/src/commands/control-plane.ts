@@ -12,6 +12,7 @@ import {
 } from "@berth/control-plane";
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
+import { closeOnSignals, parsePort } from "../process.js";
 
 const OPTIONS = {
   port: { type: "string", default: "8000" },
@@ -41,8 +42,8 @@ export async function controlPlaneCommand(argv: string[]): Promise<number> {
     const settings: Partial<ControlPlaneSettings> = {};
     if (values["no-listener"]) settings.embeddedListener = false;
     if (values["router-port"] !== undefined) {
-      const routerPort = Number(values["router-port"]);
-      if (!Number.isInteger(routerPort) || routerPort < 0 || routerPort > 65535) return fail("--router-port must be a port number");
+      const routerPort = parsePort(values["router-port"]);
+      if (routerPort === undefined) return fail("--router-port must be a port number");
       settings.routerPort = routerPort;
     }
     return serve(values.host, values.port, dataDir, settings);
@@ -62,16 +63,10 @@ export async function controlPlaneCommand(argv: string[]): Promise<number> {
 }
 
 async function serve(host: string, portText: string, dataDir: string, settings: Partial<ControlPlaneSettings>): Promise<number> {
-  const port = Number(portText);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) return fail(`--port must be a port number, got "${portText}"`);
+  const port = parsePort(portText);
+  if (port === undefined) return fail(`--port must be a port number, got "${portText}"`);
   try {
-    const server = await startControlPlane({ host, port, dataDir, settings });
-    const stop = async () => {
-      await server.close();
-      process.exit(0);
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    closeOnSignals(await startControlPlane({ host, port, dataDir, settings }));
     return 0;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") return fail(`${host}:${port} is already in use; choose another with --port`);

@@ -2,6 +2,7 @@ import { HttpLink, startListener } from "@berth/control-plane";
 import { createServiceLogger } from "@berth/service-kit";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
+import { closeOnSignals, parsePort } from "../process.js";
 
 /** `berth listener`: a listener on its own machine, talking to the control plane over HTTP. */
 export async function listenerCommand(argv: string[]): Promise<number> {
@@ -27,21 +28,15 @@ export async function listenerCommand(argv: string[]): Promise<number> {
   const apiKey = values["api-key"] ?? process.env.BERTH_LISTENER_API_KEY;
   const listenerId = values["listener-id"];
   if (!controlPlaneUrl || !apiKey || !listenerId) return fail("needs --control-plane, --api-key and --listener-id");
-  const routerPort = Number(values["router-port"]);
-  if (!Number.isInteger(routerPort) || routerPort < 0 || routerPort > 65535) return fail(`--router-port must be a port number`);
+  const routerPort = parsePort(values["router-port"]);
+  if (routerPort === undefined) return fail("--router-port must be a port number");
   const logger = createServiceLogger("listener");
-  const listener = await startListener({
+  closeOnSignals(await startListener({
     link: new HttpLink({ controlPlaneUrl, apiKey, listenerId, tenantId: values.tenant }),
     dataDir: values["data-dir"] ?? join(process.cwd(), ".berth", "listener"),
     router: { host: values["router-host"], port: routerPort, publicUrl: values["router-public-url"] ?? process.env.BERTH_ROUTER_PUBLIC_URL },
     logger,
-  });
-  const stop = async () => {
-    await listener.close();
-    process.exit(0);
-  };
-  process.once("SIGINT", stop);
-  process.once("SIGTERM", stop);
+  }));
   return 0;
 }
 

@@ -1,5 +1,6 @@
 import { ConfigError, GraphLoadError, startServer } from "@berth/agent-server";
 import { parseArgs } from "node:util";
+import { closeOnSignals, parsePort } from "../process.js";
 
 const ROLES = ["api", "worker", "all"] as const;
 const LOOPBACK = ["127.0.0.1", "::1", "localhost"];
@@ -25,8 +26,8 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
     return usageError(command, (error as Error).message);
   }
   const values = parsed.values as Record<string, string | undefined>;
-  const port = Number(values.port);
-  if (!Number.isInteger(port) || port < 0 || port > 65535) return usageError(command, `--port must be a port number, got "${values.port}"`);
+  const port = parsePort(values.port!);
+  if (port === undefined) return usageError(command, `--port must be a port number, got "${values.port}"`);
   if (command === "dev" && !LOOPBACK.includes(values.host!)) {
     return usageError(command, `dev serves without authentication, on loopback only (${LOOPBACK.join(", ")}); use berth serve with BERTH_API_KEY to listen on ${values.host}`);
   }
@@ -45,12 +46,7 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
       dataDir: values["data-dir"],
       settings: workers === undefined ? undefined : { workers },
     });
-    const stop = async () => {
-      await server.close();
-      process.exit(0);
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    closeOnSignals(server);
     return 0;
   } catch (error) {
     if (error instanceof ConfigError || error instanceof GraphLoadError) {

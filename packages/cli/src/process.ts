@@ -1,0 +1,15 @@
+/** A TCP port from a command-line value (0 picks a free one), or undefined when it is not one. */
+export function parsePort(text: string): number | undefined {
+  const port = Number(text);
+  return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : undefined;
+}
+
+/** A long-running command: SIGINT and SIGTERM close it gracefully, then the process exits. */
+export function closeOnSignals(server: { close(): Promise<void> }): void {
+  const stop = async () => {
+    await server.close();
+    process.exit(0);
+  };
+  process.once("SIGINT", stop);
+  process.once("SIGTERM", stop);
+}
