@@ -121,6 +121,10 @@ describe("deploying an uploaded project", () => {
     assert.notEqual(secondRevision, firstRevision);
     const revision = await finalRevision(cp.admin, deployment.id, secondRevision);
     assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    const replaced = await cp.admin.get<Revision>(`/v2/deployments/${deployment.id}/revisions/${firstRevision}`);
+    assert.equal(replaced.body.status, "DEPLOYED", "a replaced revision keeps its status");
+    const replacedBy = new RegExp(`^Replaced by revision \\d+ \\(${secondRevision}\\) at .+: no longer serving$`);
+    assert.match(replaced.body.status_message ?? "", replacedBy);
     // Traffic keeps flowing to the new revision for a while after the switch.
     const before = completed;
     while (completed < before + 20) await client.runs.wait(null, "agent", { input: { messages: [{ type: "human", content: "x" }] } });

@@ -80,10 +80,24 @@ export class ListenerApi {
     report?: DeploymentReport,
   ) {
     const revision = await this.revisionInScope(scope, revisionId);
-    const moved = await this.storage.revisions.transition(revision.id, from, to, message, new Date().toISOString());
-    if (moved && report) await this.storage.deployments.report(revision.deployment_id, report, new Date().toISOString());
+    const serving = report?.active_revision_id ? (await this.storage.deployments.getAny(revision.deployment_id))?.active_revision_id : null;
+    const now = new Date().toISOString();
+    const moved = await this.storage.revisions.transition(revision.id, from, to, message, now);
+    if (moved && report) {
+      await this.storage.deployments.report(revision.deployment_id, report, now);
+      if (serving && serving !== report.active_revision_id) await this.noteReplaced(serving, moved, now);
+    }
     if (moved) this.watch.changed(revision.id);
     return { transitioned: moved !== undefined, status: (moved ?? (await this.storage.revisions.getAny(revisionId)))?.status };
+  }
+
+  /**
+   * A replaced revision keeps DEPLOYED (as the hosted platform does), but its
+   * message says it no longer serves, so a poller reading it is not misled.
+   */
+  private async noteReplaced(replacedId: string, by: RevisionRecord, at: string): Promise<void> {
+    const message = `Replaced by revision ${by.number} (${by.id}) at ${at}: no longer serving`;
+    if (await this.storage.revisions.transition(replacedId, ["DEPLOYED"], "DEPLOYED", message, at)) this.watch.changed(replacedId);
   }
 
   async report(scope: ListenerScope, deploymentId: string, report: DeploymentReport): Promise<void> {
