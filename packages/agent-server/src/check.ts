@@ -1,4 +1,5 @@
 import { MemorySaver } from "@langchain/langgraph";
+import { pino } from "pino";
 import { applyProjectEnv, loadProjectConfig } from "./config/langgraph-config.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
@@ -24,7 +25,9 @@ export async function checkProject(config: string): Promise<CheckResult> {
   const project = loadProjectConfig(config);
   applyProjectEnv(project.env);
   pinLangChainPackages();
-  const registry = await GraphRegistry.load(project.graphs, new CheckCheckpointer());
+  // What graphs log while loading goes to stderr: stdout carries the check's answer.
+  const logger = pino({ level: process.env.LOG_LEVEL ?? "info", base: { service: "berth-check" } }, pino.destination(2));
+  const registry = await GraphRegistry.load(project.graphs, new CheckCheckpointer(), logger);
   return { graphs: registry.ids(), warnings: project.warnings };
 }
 

@@ -67,7 +67,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const dataDir = options.dataDir ?? join(project.projectDir, ".berth");
   const { storage, broker, exclusive, workerPollMs, readsRunsFromDatabase, describe } = await openBackends(settings, dataDir, logger);
   try {
-    const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer);
+    const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer, logger);
     const control = new RunControl();
     // Runs are traced where they execute: an API-only process has nothing to trace.
     const tracing = role !== "api" && settings.tracing ? Tracing.create(settings.tracing, logger) : undefined;

@@ -4,6 +4,7 @@ import { createRequire } from "node:module";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type BerthProcess, FIXTURES, runBerthExpectingFailure, startBerth } from "./helpers/berth-process.js";
+import { outputWhere } from "./helpers/tracing.js";
 
 describe("loading a project's langgraph.json", () => {
   let berth: BerthProcess;
@@ -85,3 +86,33 @@ describe("a project with its own copies of LangGraph and LangChain core", () => 
     assert.deepEqual(messages.map((m) => [m.type, m.content]), [["human", "one"], ["ai", "two"]]);
   });
 });
+
+describe("a project that logs with the SDK's getLogger()", () => {
+  let berth: BerthProcess;
+  before(async () => {
+    berth = await startBerth({ project: "sdk-logger" });
+  });
+  after(() => berth.stop());
+
+  it("starts, and its lines reach Berth's JSON log: at import, and inside a run with the run's ids", async () => {
+    const entries = () =>
+      berth
+        .output()
+        .split("\n")
+        .filter((line) => line.startsWith("{"))
+        .map((line) => JSON.parse(line) as Record<string, unknown>);
+    assert.ok(entries().some((entry) => entry.msg === "graph module loaded" && entry.phase === "import" && entry.level === 30));
+    const thread = await berth.client.threads.create();
+    const run = await berth.client.runs.create(thread.thread_id, "logs", { input: { text: "hi" } });
+    assert.deepEqual(await berth.client.runs.join(thread.thread_id, run.run_id), { text: "logged: hi" });
+    // Log lines are written asynchronously: they may reach the pipe after the run's answer.
+    await outputWhere(berth, (output) => output.includes('"msg":"node ran"'));
+    const line = entries().find((entry) => entry.msg === "node ran")!;
+    assert.equal(line.level, 40);
+    assert.equal(line.text, "hi");
+    assert.equal(line.run_id, run.run_id);
+    assert.equal(line.thread_id, thread.thread_id);
+    assert.equal(line.langgraph_node, "speak");
+  });
+});
+

@@ -1,8 +1,10 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { pathToFileURL } from "node:url";
 import type { GraphSpec } from "../config/langgraph-config.js";
+import type { Logger } from "../logger.js";
 import type { BerthCheckpointer } from "../storage/types.js";
 import { type CompiledGraph, toCompiledGraph } from "./compiled-graph.js";
+import { provideGraphLogger } from "./sdk-logger.js";
 
 type GraphFactory = (config: RunnableConfig) => unknown;
 
@@ -29,8 +31,9 @@ export class GraphRegistry {
     private readonly checkpointer: BerthCheckpointer,
   ) {}
 
-  /** Imports every graph module; the first one that fails stops the start. */
-  static async load(specs: GraphSpec[], checkpointer: BerthCheckpointer): Promise<GraphRegistry> {
+  /** Imports every graph module; the first one that fails stops the start. `logger` receives what graphs log with the SDK's `getLogger()`. */
+  static async load(specs: GraphSpec[], checkpointer: BerthCheckpointer, logger: Logger): Promise<GraphRegistry> {
+    provideGraphLogger(logger);
     const graphs = new Map<string, LoadedGraph>();
     for (const spec of specs) {
       graphs.set(spec.graphId, await loadGraph(spec, checkpointer));
