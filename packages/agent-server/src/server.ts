@@ -1,6 +1,7 @@
 import type { FastifyInstance } from "fastify";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { systemAssistantDefaults } from "./config/assistant-defaults.js";
 import { applyProjectEnv, ConfigError, loadProjectConfig } from "./config/langgraph-config.js";
 import { type ServerSettings, settingsFromEnv } from "./config/settings.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
@@ -58,6 +59,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const project = loadProjectConfig(options.config);
   for (const warning of project.warnings) logger.warn(warning);
   applyProjectEnv(project.env);
+  const assistantDefaults = systemAssistantDefaults(process.env.LANGGRAPH_CONFIG);
   pinLangChainPackages();
   const settings = { ...settingsFromEnv(), ...options.settings };
   if (role !== "all" && !settings.databaseUrl) {
@@ -92,7 +94,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           );
     if (worker) broker.onWake((availableAt) => worker.wake(availableAt));
     const services = createServices(storage, graphs, broker);
-    if (role !== "worker") await services.assistants.ensureSystemAssistants();
+    if (role !== "worker") await services.assistants.ensureSystemAssistants(assistantDefaults);
     await worker?.start();
     const pruning = setInterval(() => {
       const cutoff = new Date(Date.now() - settings.runLogRetentionMs).toISOString();

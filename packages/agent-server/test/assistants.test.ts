@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type BerthProcess, request, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, request, runBerthExpectingFailure, startBerth } from "./helpers/berth-process.js";
 
 const AGENT_ASSISTANT_ID = "fe096781-5601-53d2-b2f6-0d3403f7e9ca"; // uuid5("agent", 6ba7b821-...)
 
@@ -160,5 +160,44 @@ describe("assistants", () => {
     await berth.client.assistants.delete(assistant.assistant_id, { deleteThreads: true });
     assert.equal((await request(berth.url, "GET", `/threads/${owned.thread_id}`)).status, 404);
     assert.equal((await request(berth.url, "GET", `/threads/${other.thread_id}`)).status, 200);
+  });
+});
+
+describe("LANGGRAPH_CONFIG: the system assistants' default config and context", () => {
+  const defaults = (nodeName: string) =>
+    JSON.stringify({ factory: { configurable: { node_name: nodeName }, tags: ["from-env"], context: { tenant: "acme" } } });
+
+  it("sets them at start, and a restart with other values makes a new version", async () => {
+    let berth = await startBerth({ env: { LANGGRAPH_CONFIG: defaults("from_env") } });
+    const dataDir = berth.dataDir;
+    try {
+      const assistant = await berth.client.assistants.get("factory");
+      assert.deepEqual(assistant.config, { configurable: { node_name: "from_env" }, tags: ["from-env"] });
+      assert.deepEqual(assistant.context, { tenant: "acme" });
+      assert.equal(assistant.version, 1);
+      const nodes = (await berth.client.assistants.getGraph("factory")).nodes.map((node) => node.id);
+      assert.ok(nodes.includes("from_env"), nodes.join(","));
+      const untouched = await berth.client.assistants.get("agent");
+      assert.deepEqual([untouched.config, untouched.context], [{}, {}]);
+    } finally {
+      await berth.stop();
+    }
+    berth = await startBerth({ dataDir, env: { LANGGRAPH_CONFIG: defaults("changed") } });
+    try {
+      const assistant = await berth.client.assistants.get("factory");
+      assert.deepEqual(assistant.config.configurable, { node_name: "changed" });
+      assert.equal(assistant.version, 2);
+    } finally {
+      await berth.stop();
+    }
+  });
+
+  it("refuses to start on a LANGGRAPH_CONFIG that is not a JSON object of graph configs", async () => {
+    const notJson = await runBerthExpectingFailure({ env: { LANGGRAPH_CONFIG: "{nope" } });
+    assert.equal(notJson.code, 1);
+    assert.match(notJson.output, /LANGGRAPH_CONFIG is not valid JSON/);
+    const wrongShape = await runBerthExpectingFailure({ env: { LANGGRAPH_CONFIG: '{"factory": 3}' } });
+    assert.equal(wrongShape.code, 1);
+    assert.match(wrongShape.output, /LANGGRAPH_CONFIG must be a JSON object of graph ids to configs/);
   });
 });

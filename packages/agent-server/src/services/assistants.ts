@@ -1,4 +1,6 @@
 import { randomUUID } from "node:crypto";
+import { isDeepStrictEqual } from "node:util";
+import type { SystemAssistantDefaults } from "../config/assistant-defaults.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import { type GraphSchemas, graphSchemas } from "../graphs/schemas.js";
 import type {
@@ -30,18 +32,30 @@ export class AssistantService {
     private readonly graphs: GraphRegistry,
   ) {}
 
-  /** One assistant per graph, created at start if missing (kept as it is otherwise). */
-  async ensureSystemAssistants(): Promise<void> {
+  /**
+   * One assistant per graph, created at start if missing, with its config and
+   * context from `LANGGRAPH_CONFIG`. An existing one is kept as it is, unless
+   * `LANGGRAPH_CONFIG` names its graph with other values: then they become a
+   * new version (a deployment whose environment changed gets the new defaults).
+   */
+  async ensureSystemAssistants(defaults: SystemAssistantDefaults = {}): Promise<void> {
     for (const graphId of this.graphs.ids()) {
-      await this.storage.assistants.create({
-        assistant_id: systemAssistantId(graphId),
+      const assistantId = systemAssistantId(graphId);
+      const wanted = defaults[graphId];
+      const created = await this.storage.assistants.create({
+        assistant_id: assistantId,
         graph_id: graphId,
         name: graphId,
         description: this.graphs.spec(graphId)?.description ?? null,
-        config: {},
-        context: {},
+        config: wanted?.config ?? {},
+        context: wanted?.context ?? {},
         metadata: { created_by: "system" },
       });
+      if (created || !wanted) continue;
+      const existing = await this.storage.assistants.get(assistantId);
+      if (existing && !(isDeepStrictEqual(existing.config, wanted.config) && isDeepStrictEqual(existing.context, wanted.context))) {
+        await this.storage.assistants.patch(assistantId, { config: wanted.config, context: wanted.context });
+      }
     }
   }
 
