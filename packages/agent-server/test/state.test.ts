@@ -119,6 +119,19 @@ describe("thread state and history", () => {
     assert.deepEqual(reread.values, { text: "set by hand" });
   });
 
+  it("a factory graph's state is read and updated with the config of the thread's assistant", async () => {
+    const assistant = await berth.client.assistants.create({ graphId: "factory", config: { configurable: { node_name: "chosen" } } });
+    const thread = await berth.client.threads.create();
+    await berth.client.runs.wait(thread.thread_id, assistant.assistant_id, { input: { count: 1 } });
+    const updated = await berth.client.threads.updateState(thread.thread_id, { values: { count: 5 }, asNode: "chosen" });
+    assert.equal(updated.configurable!.thread_id, thread.thread_id);
+    const state = await berth.client.threads.getState<{ count: number }>(thread.thread_id);
+    assert.equal(state.values.count, 7);
+    assert.equal(state.metadata?.source, "update");
+    const history = await berth.client.threads.getHistory(thread.thread_id);
+    assert.ok(history.some((snapshot) => snapshot.next.includes("chosen")), "the run's step names the assistant's node");
+  });
+
   it("an update before a node leaves the thread waiting for it", async () => {
     const thread = await berth.client.threads.create({ graphId: "plain_js" });
     await berth.client.threads.updateState(thread.thread_id, { values: { text: "input" }, asNode: "__start__" });

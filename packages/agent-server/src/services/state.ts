@@ -96,10 +96,23 @@ export class StateService {
     return thread;
   }
 
+  /**
+   * The thread's graph, built as its runs build it: a factory gets the config
+   * of the thread's assistant under the thread's own, or it could make other
+   * nodes than the ones its checkpoints name.
+   */
   private async graphOf(thread: Thread): Promise<CompiledGraph | undefined> {
     const graphId = thread.metadata.graph_id;
     if (typeof graphId !== "string" || !this.graphs.has(graphId)) return undefined;
-    return this.graphs.get(graphId, this.config(thread, undefined));
+    const assistantId = thread.metadata.assistant_id;
+    const assistant = typeof assistantId === "string" ? await this.storage.assistants.get(assistantId) : undefined;
+    const own = this.config(thread, undefined);
+    const assistantConfig = (assistant?.config ?? {}) as RunnableConfig;
+    return this.graphs.get(graphId, {
+      ...assistantConfig,
+      ...own,
+      configurable: { ...assistantConfig.configurable, ...(assistant ? { assistant_id: assistant.assistant_id } : {}), ...own.configurable },
+    });
   }
 
   private config(thread: Thread, checkpoint: CheckpointSelector | undefined): RunnableConfig {
