@@ -29,6 +29,8 @@ export interface ServerOptions {
   /** Overrides of the settings read from the environment. */
   settings?: Partial<ServerSettings>;
   logger?: Logger;
+  /** Start even though langgraph.json declares `auth`, which Berth does not enforce yet (e.g. behind a gateway that authenticates). */
+  allowUnenforcedAuth?: boolean;
 }
 
 export interface RunningServer {
@@ -58,6 +60,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const role = options.role ?? "all";
   const project = loadProjectConfig(options.config);
   for (const warning of project.warnings) logger.warn(warning);
+  if (project.declaresAuth) {
+    // An open server where the project asked for authentication would expose every user's threads.
+    if (!options.allowUnenforcedAuth) {
+      throw new ConfigError(
+        `${project.configFile} declares "auth", which Berth does not enforce yet: serving would leave the graphs open to anyone. ` +
+          "Pass --allow-unenforced-auth (or set BERTH_ALLOW_UNENFORCED_AUTH=1) to serve without it, e.g. behind a gateway that authenticates",
+      );
+    }
+    logger.warn("langgraph.json declares auth, which is NOT enforced: serving without authentication (--allow-unenforced-auth)");
+  }
   applyProjectEnv(project.env);
   const assistantDefaults = systemAssistantDefaults(process.env.LANGGRAPH_CONFIG);
   pinLangChainPackages();

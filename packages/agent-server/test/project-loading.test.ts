@@ -29,6 +29,30 @@ describe("loading a project's langgraph.json", () => {
   });
 });
 
+describe("langgraph.json keys Berth does not apply", () => {
+  it("refuses to start a project that declares auth, which Berth does not enforce", async () => {
+    const { code, output } = await runBerthExpectingFailure({ project: "declares-auth" });
+    assert.equal(code, 1);
+    assert.match(output, /declares "auth", which Berth does not enforce yet/);
+    assert.match(output, /--allow-unenforced-auth/);
+  });
+
+  it("with --allow-unenforced-auth: starts, and names each key it does not apply in a warning", async () => {
+    const berth = await startBerth({ project: "declares-auth", extraArgs: ["--allow-unenforced-auth"] });
+    try {
+      const output = berth.output();
+      // JSON log lines: the key's quotes are escaped.
+      for (const key of ["auth", "store", "http", "node_version"]) {
+        assert.match(output, new RegExp(`\\\\"${key}\\\\" is ignored \\(`), key);
+      }
+      assert.match(output, /declares auth, which is NOT enforced/);
+      assert.deepEqual(await berth.client.runs.wait(null, "shout", { input: { text: "open" } }), { text: "OPEN" });
+    } finally {
+      await berth.stop();
+    }
+  });
+});
+
 describe("a project that fails to load", () => {
   it("names the file and the missing export, and exits non-zero", async () => {
     const { code, output } = await runBerthExpectingFailure({ project: "broken-export" });

@@ -15,28 +15,29 @@ const LangGraphJson = z.object({
   env: z.union([z.record(z.string(), z.string()), z.string()]).optional(),
 });
 
-/** Keys of langgraph.json that are valid but have no effect in Berth (build or platform settings). */
-const ACCEPTED_KEYS = new Set([
-  "graphs",
-  "env",
-  "dependencies",
-  "node_version",
-  "node_loader",
-  "dockerfile_lines",
-  "docker_compose_file",
-  "api_version",
-  "_INTERNAL_docker_tag",
-  "python_version",
-  "pip_config_file",
-  "base_image",
-  "image_distro",
-  "store",
-  "checkpointer",
-  "ui",
-  "ui_config",
-  "auth",
-  "http",
-]);
+const BUILD_SETTING = "a build setting of the official CLI's images; Berth builds from the project's package.json";
+const NOT_YET = "not applied by Berth yet";
+
+/** Keys of langgraph.json that are valid but have no effect in Berth, and why: each is named in a warning at start. */
+const UNAPPLIED_KEYS: Record<string, string> = {
+  dependencies: BUILD_SETTING,
+  node_version: "Berth runs every project on its own Node.js",
+  node_loader: "Berth loads TypeScript with tsx",
+  dockerfile_lines: BUILD_SETTING,
+  docker_compose_file: BUILD_SETTING,
+  api_version: BUILD_SETTING,
+  _INTERNAL_docker_tag: BUILD_SETTING,
+  python_version: "a setting of Python projects",
+  pip_config_file: "a setting of Python projects",
+  base_image: BUILD_SETTING,
+  image_distro: BUILD_SETTING,
+  store: NOT_YET,
+  checkpointer: NOT_YET,
+  ui: NOT_YET,
+  ui_config: NOT_YET,
+  http: NOT_YET,
+  auth: NOT_YET,
+};
 
 export interface GraphSpec {
   graphId: string;
@@ -53,6 +54,8 @@ export interface ProjectConfig {
   graphs: GraphSpec[];
   env: Record<string, string>;
   warnings: string[];
+  /** langgraph.json has an `auth` section, which Berth does not enforce yet. */
+  declaresAuth: boolean;
 }
 
 export class ConfigError extends Error {}
@@ -81,12 +84,17 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     throw new ConfigError(`${configFile} is invalid: ${problems.join("; ")}`);
   }
   const warnings = Object.keys(raw as object)
-    .filter((key) => !ACCEPTED_KEYS.has(key))
-    .map((key) => `${configFile}: unknown key "${key}" is ignored`);
+    .filter((key) => key !== "graphs" && key !== "env")
+    .map((key) =>
+      key in UNAPPLIED_KEYS
+        ? `${configFile}: "${key}" is ignored (${UNAPPLIED_KEYS[key]})`
+        : `${configFile}: unknown key "${key}" is ignored`,
+    );
   const graphs = Object.entries(parsed.data.graphs).map(([graphId, entry]) =>
     parseGraphSpec(graphId, entry, projectDir),
   );
-  return { configFile, projectDir, graphs, env: loadEnv(parsed.data.env, projectDir), warnings };
+  const declaresAuth = (raw as Record<string, unknown>).auth !== undefined && (raw as Record<string, unknown>).auth !== null;
+  return { configFile, projectDir, graphs, env: loadEnv(parsed.data.env, projectDir), warnings, declaresAuth };
 }
 
 function parseGraphSpec(graphId: string, entry: z.infer<typeof GraphEntry>, projectDir: string): GraphSpec {

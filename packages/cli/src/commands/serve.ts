@@ -19,13 +19,15 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
         port: { type: "string", default: "2024" },
         host: { type: "string", default: "127.0.0.1" },
         "data-dir": { type: "string" },
+        "allow-unenforced-auth": { type: "boolean", default: false },
         ...(command === "serve" ? { role: { type: "string", default: "all" }, workers: { type: "string" } } : {}),
       },
     });
   } catch (error) {
     return usageError(command, (error as Error).message);
   }
-  const values = parsed.values as Record<string, string | undefined>;
+  const { "allow-unenforced-auth": allowUnenforcedAuth, ...options } = parsed.values;
+  const values = options as Record<string, string | undefined>;
   const port = parsePort(values.port!);
   if (port === undefined) return usageError(command, `--port must be a port number, got "${values.port}"`);
   if (command === "dev" && !LOOPBACK.includes(values.host!)) {
@@ -44,6 +46,7 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
       port,
       role,
       dataDir: values["data-dir"],
+      allowUnenforcedAuth: allowUnenforcedAuth || ["1", "true", "yes"].includes(process.env.BERTH_ALLOW_UNENFORCED_AUTH ?? ""),
       settings: workers === undefined ? undefined : { workers },
     });
     closeOnSignals(server);
