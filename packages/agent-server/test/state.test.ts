@@ -59,12 +59,10 @@ describe("thread state and history", () => {
         type: "ai",
         content: "hey",
         id: "m1",
-        name: null,
         additional_kwargs: {},
         response_metadata: {},
         tool_calls: [],
         invalid_tool_calls: [],
-        usage_metadata: null,
       },
     ]);
     assert.equal(state.checkpoint.thread_id, thread.thread_id);

@@ -1,4 +1,4 @@
-import { type BaseMessageChunk, isBaseMessage, isBaseMessageChunk } from "@langchain/core/messages";
+import { type BaseMessageChunk, isBaseMessageChunk } from "@langchain/core/messages";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StreamEvent } from "@langchain/core/tracers/log_stream";
 import { isCheckpointEnvelope } from "@langchain/langgraph";
@@ -22,9 +22,9 @@ type Dict = Record<string, unknown>;
  * Wire types: `messages` (messages-tuple) forwards the chunk as `toWire` gives
  * it, `type: "AIMessageChunk"`, as the Python server does; the SDK strips the
  * `MessageChunk` suffix itself. `messages/partial` and `messages/complete` send
- * the accumulated message as a message (`type: "ai"`, no `tool_call_chunks`),
- * as the JS reference server does (its `toDict()` says `ai`): clients in the
- * wild filter those events on `type === "ai"`.
+ * the accumulated message as a message (`type: "ai"`, a chunk with its
+ * `tool_call_chunks`), as the JS reference server does (its `toDict()` says
+ * `ai`): clients in the wild filter those events on `type === "ai"`.
  */
 export class StreamEncoder {
   private readonly requested: Set<string>;
@@ -58,7 +58,7 @@ export class StreamEncoder {
     switch (mode) {
       case "messages":
         if (this.requested.has("messages-tuple")) events.push({ event: name("messages"), data: toWire(chunk) });
-        if (this.requested.has("messages")) events.push(...this.messageEvents(namespace, chunk, name));
+        if (this.requested.has("messages")) events.push(...this.messageEvents(chunk, name));
         break;
       case "values":
         if (namespace.length === 0) this.lastRootValues = chunk;
@@ -110,29 +110,27 @@ export class StreamEncoder {
     return this.requested.has("events") ? [{ event: "events", data: toWire(event) }] : [];
   }
 
-  /** SDK `messages` mode from one LangGraph `[message, metadata]` item. */
-  private messageEvents(namespace: string[], chunk: unknown, name: (base: string) => string): EncodedEvent[] {
+  /**
+   * SDK `messages` mode from one LangGraph `[message, metadata]` item: a
+   * model's token chunks give `messages/metadata` (first chunk) and
+   * accumulating `messages/partial`s. Whole messages (a node's output) give
+   * nothing here: like the reference server, they complete when a values
+   * chunk holds them, so a message that never reaches the state (its node
+   * interrupted) is not announced at all.
+   */
+  private messageEvents(chunk: unknown, name: (base: string) => string): EncodedEvent[] {
     const [message, metadata] = Array.isArray(chunk) ? chunk : [];
-    if (!isBaseMessage(message) || typeof message.id !== "string") return [];
+    if (!isBaseMessageChunk(message) || typeof message.id !== "string") return [];
     const id = message.id;
     const events: EncodedEvent[] = [];
     if (!this.announced.has(id)) {
       this.announced.add(id);
       events.push({ event: name("messages/metadata"), data: { [id]: { metadata: toWire(metadata ?? {}) } } });
     }
-    if (isBaseMessageChunk(message)) {
-      const previous = this.partials.get(id);
-      const accumulated = previous ? previous.concat(message) : message;
-      this.partials.set(id, accumulated);
-      events.push({ event: name("messages/partial"), data: [messageDict(accumulated)] });
-    } else {
-      // A whole message (a node's output, or a model that did not stream): it
-      // is complete now, and the next values chunk must not complete it again.
-      const done = this.completedIn(namespace);
-      this.partials.delete(id);
-      if (!done.has(id)) events.push({ event: name("messages/complete"), data: [messageDict(message)] });
-      done.add(id);
-    }
+    const previous = this.partials.get(id);
+    const accumulated = previous ? previous.concat(message) : message;
+    this.partials.set(id, accumulated);
+    events.push({ event: name("messages/partial"), data: [messageDict(accumulated)] });
     return events;
   }
 
@@ -164,12 +162,14 @@ function isDict(value: unknown): value is Dict {
   return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
-/** The wire dict of a (possibly accumulated) message, typed as a message rather than a chunk. */
+/**
+ * The wire dict of a (possibly accumulated) message as `toDict()` gives it:
+ * typed as a message (`ai`), a chunk keeping its `tool_call_chunks`.
+ */
 function messageDict(message: unknown): Dict {
   const wire = toWire(message) as Dict;
   if (typeof wire.type === "string" && wire.type.endsWith("MessageChunk")) {
     wire.type = wire.type.slice(0, -"MessageChunk".length).toLowerCase();
-    delete wire.tool_call_chunks;
   }
   return wire;
 }

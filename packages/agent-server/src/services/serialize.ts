@@ -8,6 +8,10 @@ export function toWire(value: unknown): unknown {
 
 const MAX_DEPTH = 64;
 
+/**
+ * The fields of each message type, as LangChain's `toDict()` gives them (what
+ * the reference server sends): the ones in OPTIONAL_FIELDS only when set.
+ */
 const COMMON_MESSAGE_FIELDS = ["content", "additional_kwargs", "response_metadata", "id", "name"] as const;
 const FIELDS_BY_TYPE: Record<string, readonly string[]> = {
   ai: ["tool_calls", "invalid_tool_calls", "usage_metadata"],
@@ -16,6 +20,7 @@ const FIELDS_BY_TYPE: Record<string, readonly string[]> = {
   generic: ["role"],
   chat: ["role"],
 };
+const OPTIONAL_FIELDS = new Set(["id", "name", "usage_metadata", "artifact", "status"]);
 
 interface MessageLike {
   getType?: () => string;
@@ -38,9 +43,11 @@ function messageToWire(message: MessageLike): Record<string, unknown> {
   const isChunk = message.constructor?.name?.endsWith("Chunk") ?? false;
   const wire: Record<string, unknown> = { type: isChunk && type === "ai" ? "AIMessageChunk" : type };
   for (const field of [...COMMON_MESSAGE_FIELDS, ...(FIELDS_BY_TYPE[type] ?? [])]) {
-    wire[field] = convert(message[field] ?? defaultFor(field), 1);
+    const value = message[field];
+    if ((value === undefined || value === null) && OPTIONAL_FIELDS.has(field)) continue;
+    wire[field] = convert(value ?? defaultFor(field), 1);
   }
-  if (isChunk && "tool_call_chunks" in message) wire.tool_call_chunks = convert(message.tool_call_chunks, 1);
+  if (isChunk && type === "ai") wire.tool_call_chunks = convert(message.tool_call_chunks ?? [], 1);
   return wire;
 }
 

@@ -16,7 +16,7 @@ export interface ThreadStateTask {
   path: unknown[];
   error: string | null;
   interrupts: Interrupt[];
-  checkpoint: CheckpointRef | null;
+  checkpoint: CheckpointRef | JsonObject | null;
   state: ThreadState | null;
   result: unknown;
 }
@@ -59,6 +59,17 @@ export function checkpointRef(config: RunnableConfig | undefined): CheckpointRef
   };
 }
 
+/**
+ * Where a subgraph task keeps its state, as the reference shows it: the
+ * task's configurable (`{thread_id, checkpoint_ns}` before the subgraph ran a
+ * checkpoint of its own), without LangGraph's internal keys.
+ */
+function taskCheckpoint(config: RunnableConfig | undefined): JsonObject | null {
+  const configurable = config?.configurable;
+  if (!configurable?.thread_id) return null;
+  return toWire(Object.fromEntries(Object.entries(configurable).filter(([key]) => !key.startsWith("__")))) as JsonObject;
+}
+
 function isSnapshot(state: unknown): state is StateSnapshot {
   return typeof state === "object" && state !== null && "values" in state && "next" in state;
 }
@@ -82,7 +93,7 @@ export function toThreadState(snapshot: StateSnapshot): ThreadState {
       path: (toWire(task.path ?? []) as unknown[]) ?? [],
       error: errorText(task.error),
       interrupts: toWire(task.interrupts) as Interrupt[],
-      checkpoint: isSnapshot(task.state) ? null : checkpointRef(task.state),
+      checkpoint: isSnapshot(task.state) ? null : taskCheckpoint(task.state),
       state: isSnapshot(task.state) ? toThreadState(task.state) : null,
       result: task.result === undefined ? null : toWire(task.result),
     })),

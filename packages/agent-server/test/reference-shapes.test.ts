@@ -1,0 +1,82 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { type BerthProcess, request, startBerth } from "./helpers/berth-process.js";
+import { sseEvents } from "./helpers/sse.js";
+
+type Dict = Record<string, unknown>;
+
+/**
+ * Shapes a client sees, checked against what the reference server
+ * (@langchain/langgraph-api) answers on the same graphs (test/fixtures/shapes).
+ */
+describe("shapes as the reference server gives them", () => {
+  let berth: BerthProcess;
+  before(async () => {
+    berth = await startBerth({ project: "shapes" });
+  });
+  after(() => berth.stop());
+
+  async function stream(assistant: string, streamMode: string[]): Promise<{ event: string; data: unknown }[]> {
+    const thread = await berth.client.threads.create();
+    const response = await fetch(`${berth.url}/threads/${thread.thread_id}/runs/stream`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ assistant_id: assistant, input: { messages: [{ type: "human", content: "hi" }] }, stream_mode: streamMode }),
+    });
+    const events: { event: string; data: unknown }[] = [];
+    for await (const { event, data } of sseEvents(response.body!)) events.push({ event, data });
+    return events;
+  }
+
+  it("messages mode: partials of a streamed AI message are typed ai and keep tool_call_chunks", async () => {
+    const events = await stream("tools_chat", ["messages"]);
+    const partials = events.filter((event) => event.event === "messages/partial").map((event) => (event.data as Dict[])[0]!);
+    assert.equal(partials.length, 2);
+    for (const partial of partials) {
+      assert.equal(partial.type, "ai");
+      assert.ok(Array.isArray(partial.tool_call_chunks), JSON.stringify(partial));
+    }
+    assert.equal(partials.at(-1)!.content, "Hello");
+    assert.deepEqual(
+      events.map((event) => event.event),
+      ["metadata", "messages/complete", "messages/metadata", "messages/partial", "messages/partial", "messages/complete"],
+    );
+  });
+
+  it("messages mode on an interrupting graph: a node's whole message completes from the state, unannounced", async () => {
+    const events = await stream("interrupting", ["messages"]);
+    assert.deepEqual(
+      events.map((event) => event.event),
+      ["metadata", "messages/complete", "messages/complete"],
+    );
+    const [draft] = events[2]!.data as Dict[];
+    assert.deepEqual([draft!.id, draft!.type, draft!.content], ["draft-1", "ai", "draft"]);
+  });
+
+  it("messages omit the optional fields they do not have (no name: null on a human message)", async () => {
+    const thread = await berth.client.threads.create();
+    await berth.client.runs.wait(thread.thread_id, "interrupting", { input: { messages: [{ type: "human", content: "hi" }] } });
+    const state = await berth.client.threads.getState<{ messages: Dict[] }>(thread.thread_id);
+    const [human, draft] = state.values.messages;
+    assert.deepEqual(Object.keys(human!).sort(), ["additional_kwargs", "content", "id", "response_metadata", "type"]);
+    assert.deepEqual(Object.keys(draft!).sort(), [
+      "additional_kwargs",
+      "content",
+      "id",
+      "invalid_tool_calls",
+      "response_metadata",
+      "tool_calls",
+      "type",
+    ]);
+  });
+
+  it("a subgraph task of the thread state names its checkpoint namespace: {thread_id, checkpoint_ns}", async () => {
+    const thread = await berth.client.threads.create({ graphId: "nested" });
+    await berth.client.threads.updateState(thread.thread_id, { values: { log: ["start"] }, asNode: "__start__" });
+    const state = await request(berth.url, "GET", `/threads/${thread.thread_id}/state`);
+    const [task] = (state.body as { tasks: { name: string; checkpoint: Dict | null }[] }).tasks;
+    assert.equal(task!.name, "child");
+    assert.equal(task!.checkpoint?.thread_id, thread.thread_id);
+    assert.match(String(task!.checkpoint?.checkpoint_ns), /^child:[0-9a-f-]{36}$/);
+  });
+});
