@@ -1,12 +1,11 @@
-import {
-  getConfigTypeSchema,
-  getInputTypeSchema,
-  getOutputTypeSchema,
-  getStateTypeSchema,
-} from "@langchain/langgraph/zod/schema";
+import type { GraphSpec } from "../config/langgraph-config.js";
+import { createLogger } from "../logger.js";
 import type { CompiledGraph } from "./compiled-graph.js";
+import { channelSchemas, isComplete, runtimeSchemas } from "./schema/runtime.js";
+import { StaticSchemaResolver } from "./schema/static-resolver.js";
+import type { JsonSchema, StaticGraphSchemas, TypedSchemas } from "./schema/types.js";
 
-export type JsonSchema = Record<string, unknown>;
+export type { JsonSchema };
 
 export interface GraphSchemas {
   input_schema: JsonSchema | null;
@@ -16,34 +15,55 @@ export interface GraphSchemas {
   context_schema: JsonSchema | null;
 }
 
-/** The parts of a StateGraph builder that describe its channels. */
-interface BuilderDefinitions {
-  _schemaDefinition?: Record<string, unknown>;
-  _inputDefinition?: Record<string, unknown>;
-  _outputDefinition?: Record<string, unknown>;
+let resolver: StaticSchemaResolver | undefined;
+
+/** One per process: the static schemas are read once per graph module. */
+function staticResolver(): StaticSchemaResolver {
+  resolver ??= StaticSchemaResolver.fromEnv(createLogger().child({ component: "schemas" }));
+  return resolver;
 }
 
 /**
- * JSON schemas of a graph, from its runtime schema: zod state schemas give
- * full schemas; Annotation-based graphs only describe their channel names.
+ * A graph's JSON schemas, each from the best source that has it: its runtime
+ * (zod) schemas, else its TypeScript types (read on first use), else its
+ * channel names.
  */
-export function graphSchemas(graph: CompiledGraph): GraphSchemas {
-  const builder = (graph as unknown as { builder?: BuilderDefinitions }).builder ?? {};
-  const configSchema = (getConfigTypeSchema(graph) as JsonSchema | undefined) ?? null;
-  return {
-    input_schema: (getInputTypeSchema(graph) as JsonSchema | undefined) ?? channelsSchema(builder._inputDefinition),
-    output_schema: (getOutputTypeSchema(graph) as JsonSchema | undefined) ?? channelsSchema(builder._outputDefinition),
-    state_schema: (getStateTypeSchema(graph) as JsonSchema | undefined) ?? channelsSchema(builder._schemaDefinition),
-    config_schema: configSchema,
-    context_schema: configSchema,
-  };
+export async function resolveGraphSchemas(spec: GraphSpec | undefined, graph: CompiledGraph): Promise<GraphSchemas> {
+  const runtime = runtimeSchemas(graph);
+  const typed = isComplete(runtime) ? undefined : (await staticSchemas(spec))?.[""];
+  return merge(runtime, typed, channelSchemas(graph));
 }
 
-function channelsSchema(definition: Record<string, unknown> | undefined): JsonSchema | null {
-  if (!definition || typeof definition !== "object") return null;
-  const names = Object.keys(definition).filter((name) => !name.startsWith("__"));
+/** The schemas of the graph's subgraphs by namespace, from the same sources. */
+export async function resolveSubgraphSchemas(
+  spec: GraphSpec | undefined,
+  graph: CompiledGraph,
+  namespace: string | undefined,
+  recurse: boolean,
+): Promise<Record<string, GraphSchemas>> {
+  const result: Record<string, GraphSchemas> = {};
+  let typed: StaticGraphSchemas | undefined;
+  for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {
+    const runtime = runtimeSchemas(subgraph);
+    if (!isComplete(runtime)) typed ??= (await staticSchemas(spec)) ?? {};
+    result[name] = merge(runtime, typed?.[name], channelSchemas(subgraph));
+  }
+  return result;
+}
+
+function staticSchemas(spec: GraphSpec | undefined): Promise<StaticGraphSchemas | undefined> {
+  if (!spec) return Promise.resolve(undefined);
+  return staticResolver().resolve(spec.graphId, spec.file, spec.exportName);
+}
+
+function merge(runtime: TypedSchemas, typed: TypedSchemas | undefined, channels: TypedSchemas): GraphSchemas {
+  const pick = (part: keyof TypedSchemas) => runtime[part] ?? typed?.[part] ?? channels[part];
+  const config = pick("config");
   return {
-    type: "object",
-    properties: Object.fromEntries(names.map((name) => [name, {}])),
+    input_schema: pick("input"),
+    output_schema: pick("output"),
+    state_schema: pick("state"),
+    config_schema: config,
+    context_schema: config,
   };
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { SystemAssistantDefaults } from "../config/assistant-defaults.js";
 import type { GraphRegistry } from "../graphs/registry.js";
-import { type GraphSchemas, graphSchemas } from "../graphs/schemas.js";
+import { type GraphSchemas, resolveGraphSchemas, resolveSubgraphSchemas } from "../graphs/schemas.js";
 import type {
   Assistant,
   AssistantFilter,
@@ -142,7 +142,8 @@ export class AssistantService {
 
   async schemas(assistantIdOrGraphId: string): Promise<GraphSchemas & { graph_id: string }> {
     const assistant = await this.get(assistantIdOrGraphId);
-    return { graph_id: assistant.graph_id, ...graphSchemas(await this.graphOf(assistant)) };
+    const graph = await this.graphOf(assistant);
+    return { graph_id: assistant.graph_id, ...(await resolveGraphSchemas(this.graphs.spec(assistant.graph_id), graph)) };
   }
 
   async subgraphs(
@@ -150,12 +151,9 @@ export class AssistantService {
     namespace: string | undefined,
     recurse: boolean,
   ): Promise<Record<string, GraphSchemas>> {
-    const graph = await this.graphOf(await this.get(assistantIdOrGraphId));
-    const result: Record<string, GraphSchemas> = {};
-    for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {
-      result[name] = graphSchemas(subgraph);
-    }
-    return result;
+    const assistant = await this.get(assistantIdOrGraphId);
+    const graph = await this.graphOf(assistant);
+    return resolveSubgraphSchemas(this.graphs.spec(assistant.graph_id), graph, namespace, recurse);
   }
 
   private graphOf(assistant: Assistant) {
