@@ -33,6 +33,14 @@ const REVISION_CONFIG_SOURCES: Record<Exclude<keyof SourceRevisionConfigInput, "
   source_tarball_path: ["internal_source"],
 };
 
+/**
+ * Where the hosted platform's rules differ: it also takes deployment_type for
+ * the sources its CLI creates. Berth stores and shows it (no effect on local compute).
+ */
+const HOSTED_SOURCE_CONFIG_SOURCES: Partial<Record<keyof SourceConfigInput, readonly DeploymentSource[]>> = {
+  deployment_type: ["repo_host", "internal_source", "internal_image"],
+};
+
 /** Fields of source_config fixed at creation (sending the current value again is accepted). */
 const IMMUTABLE_SOURCE_CONFIG = ["integration_id", "repo_url", "deployment_type", "listener_id", "listener_config"] as const;
 
@@ -57,14 +65,16 @@ function describe(sources: readonly DeploymentSource[]): string {
   return sources.length === 1 ? `source ${sources[0]}` : `sources ${sources.join(" and ")}`;
 }
 
-/** Refuses fields given for a source they do not apply to. */
+/** Refuses fields given for a source they do not apply to (by the hosted platform's rules for a dialect request). */
 export function refuseFieldsOfOtherSources(
   source: DeploymentSource,
   sourceConfig: Partial<SourceConfigInput>,
   revisionConfig: Partial<SourceRevisionConfigInput>,
   secretReferences: unknown,
+  hosted: boolean,
 ): void {
-  for (const [field, sources] of Object.entries(SOURCE_CONFIG_SOURCES)) {
+  for (const [field, specSources] of Object.entries(SOURCE_CONFIG_SOURCES)) {
+    const sources = (hosted && HOSTED_SOURCE_CONFIG_SOURCES[field as keyof SourceConfigInput]) || specSources;
     if (isSet(sourceConfig[field as keyof SourceConfigInput]) && !sources.includes(source)) {
       throw new BadRequestError(`source_config.${field} only applies to ${describe(sources)}, not ${source}`);
     }
@@ -143,12 +153,23 @@ export function checkTarballPath(path: string, deploymentId: string | undefined,
   if (!upload.uploaded_at) throw new BadRequestError(`source_revision_config.source_tarball_path: nothing has been uploaded to ${path} yet`);
 }
 
-/** What create requires per source, beyond applicability. */
-export function checkRequiredOnCreate(source: DeploymentSource, sourceConfig: Partial<SourceConfigInput>, revisionConfig: Partial<SourceRevisionConfigInput>): void {
+/**
+ * What create requires per source, beyond applicability. The hosted platform
+ * creates an internal_source deployment without a config path: the PATCH that
+ * brings the tarball brings it (checkSourceComplete).
+ */
+export function checkRequiredOnCreate(
+  source: DeploymentSource,
+  sourceConfig: Partial<SourceConfigInput>,
+  revisionConfig: Partial<SourceRevisionConfigInput>,
+  hosted: boolean,
+): void {
   const require = (present: unknown, field: string) => {
     if (!isSet(present)) throw new BadRequestError(`${field} is required for source ${source}`);
   };
-  if (BUILT.includes(source)) require(revisionConfig.graph_config_path, "source_revision_config.graph_config_path");
+  if (BUILT.includes(source) && !(hosted && source === "internal_source")) {
+    require(revisionConfig.graph_config_path, "source_revision_config.graph_config_path");
+  }
   if (source === "repo_host") {
     require(sourceConfig.integration_id, "source_config.integration_id");
     require(sourceConfig.repo_url, "source_config.repo_url");
@@ -175,12 +196,22 @@ export function refuseImmutableChanges(current: Record<string, unknown>, request
   }
 }
 
+/** A revision that brings a tarball must say where its graph config is (a deployment created in the hosted dialect may have none yet). */
+export function checkSourceComplete(source: DeploymentSource, revisionConfig: Record<string, unknown>): void {
+  if (source === "internal_source" && isSet(revisionConfig.source_tarball_path) && !isSet(revisionConfig.graph_config_path)) {
+    throw new BadRequestError(
+      "source_revision_config.graph_config_path is required with the source tarball: this deployment was created without one",
+    );
+  }
+}
+
 /** The status and reason a new revision starts with: CREATING while it lacks what it deploys. */
 export function initialRevisionStatus(source: DeploymentSource, revisionConfig: Record<string, unknown>): { status: RevisionStatus; message: string } {
   if (source === "internal_source" && !isSet(revisionConfig.source_tarball_path)) {
+    const withPath = isSet(revisionConfig.graph_config_path) ? "" : " and source_revision_config.graph_config_path";
     return {
       status: "CREATING",
-      message: "Waiting for the source tarball: request an upload URL, PUT the tarball, then PATCH source_revision_config.source_tarball_path",
+      message: `Waiting for the source tarball: request an upload URL, PUT the tarball, then PATCH source_revision_config.source_tarball_path${withPath}`,
     };
   }
   if (source === "internal_image" && !isSet(revisionConfig.image_uri)) {

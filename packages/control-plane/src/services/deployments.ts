@@ -6,6 +6,7 @@ import {
   checkListener,
   checkRepository,
   checkRequiredOnCreate,
+  checkSourceComplete,
   checkTarballPath,
   complete,
   initialRevisionStatus,
@@ -17,6 +18,7 @@ import {
   SOURCE_CONFIG_FIELDS,
   SOURCE_REVISION_CONFIG_FIELDS,
 } from "../domain/deployment-rules.js";
+import { answerInItsNames, readCreate, readPatch, type SpecCreate, type SpecPatch } from "../domain/hosted-dialect.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import { checkSecretReferences, resolveSecrets } from "../domain/secrets.js";
 import type { DeploymentCreateInput, DeploymentPatchInput } from "../http/schemas/deployments.js";
@@ -36,13 +38,18 @@ export class DeploymentService {
     private readonly box: SecretBox,
   ) {}
 
-  async create(tenantId: string, body: DeploymentCreateInput): Promise<Deployment> {
+  async create(tenantId: string, request: DeploymentCreateInput): Promise<Deployment> {
+    const { body, hosted } = readCreate(request);
+    return answerInItsNames(hosted, () => this.createDeployment(tenantId, body, hosted));
+  }
+
+  private async createDeployment(tenantId: string, body: SpecCreate, hosted: boolean): Promise<Deployment> {
     refuseReadOnly(body, body.source_revision_config);
     const { source } = body;
     const sourceConfig = setFields(body.source_config);
     const revisionConfig = setFields(body.source_revision_config);
-    refuseFieldsOfOtherSources(source, sourceConfig, revisionConfig, body.secret_references);
-    checkRequiredOnCreate(source, sourceConfig, revisionConfig);
+    refuseFieldsOfOtherSources(source, sourceConfig, revisionConfig, body.secret_references, hosted);
+    checkRequiredOnCreate(source, sourceConfig, revisionConfig, hosted);
     if (revisionConfig.graph_config_path) checkGraphConfigPath(revisionConfig.graph_config_path);
     if (revisionConfig.source_tarball_path) checkTarballPath(revisionConfig.source_tarball_path, undefined, undefined);
     if (source === "repo_host") {
@@ -97,7 +104,12 @@ export class DeploymentService {
     return { resources, offset: filter.offset + resources.length };
   }
 
-  async patch(tenantId: string, id: string, body: DeploymentPatchInput): Promise<Deployment> {
+  async patch(tenantId: string, id: string, request: DeploymentPatchInput): Promise<Deployment> {
+    const { body, hosted } = readPatch(request);
+    return answerInItsNames(hosted, () => this.patchDeployment(tenantId, id, body, hosted));
+  }
+
+  private async patchDeployment(tenantId: string, id: string, body: SpecPatch, hosted: boolean): Promise<Deployment> {
     refuseReadOnly(body, body.source_revision_config);
     const requestedConfig = setFields(body.source_config);
     if (body.resource_spec) {
@@ -119,13 +131,14 @@ export class DeploymentService {
       if (body.revision_source && body.revision_source !== source) {
         throw new BadRequestError(`revision_source ${body.revision_source} does not match the deployment's source ${source}`);
       }
-      refuseFieldsOfOtherSources(source, requestedConfig, revisionConfig, body.secret_references);
+      refuseFieldsOfOtherSources(source, requestedConfig, revisionConfig, body.secret_references, hosted);
       refuseImmutableChanges(deployment.source_config, requestedConfig);
       if (revisionConfig.graph_config_path) checkGraphConfigPath(revisionConfig.graph_config_path);
       if (revisionConfig.source_tarball_path) checkTarballPath(revisionConfig.source_tarball_path, deployment.id, upload);
       const sourceConfig = { ...deployment.source_config, ...normalizeSourceConfigFields(requestedConfig) };
       const nextRevisionConfig = { ...latest.source_revision_config, ...revisionConfig };
       checkBuildOnPush(sourceConfig.build_on_push, nextRevisionConfig.repo_ref);
+      checkSourceComplete(source, nextRevisionConfig);
 
       const makesRevision =
         Object.keys(revisionConfig).length > 0 || !!body.secrets || !!requestedConfig.resource_spec || !!body.secret_references;

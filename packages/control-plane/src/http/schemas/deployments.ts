@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { HOSTED_CONFIG_PATH, HOSTED_SOURCES, toBerthLogLevel } from "../../domain/hosted-names.js";
 import { DEPLOYMENT_SOURCES, DEPLOYMENT_STATUSES, DEPLOYMENT_TYPES, REVISION_STATUSES } from "../../domain/statuses.js";
 import { csvList, Page, PageQuery, QueryBoolean, ReadOnly, Text, Timestamp, Uuid } from "./common.js";
 import { ResourceSpec } from "./resource-spec.js";
@@ -6,6 +7,10 @@ import { ResourceSpec } from "./resource-spec.js";
 export const DeploymentSource = z.enum(DEPLOYMENT_SOURCES);
 export const DeploymentStatus = z.enum(DEPLOYMENT_STATUSES);
 export const RevisionStatus = z.enum(REVISION_STATUSES);
+/** A source as a request may name it: the spec's names, or the hosted platform's `github` and `internal_docker`. */
+export const RequestSource = z
+  .enum([...DEPLOYMENT_SOURCES, ...HOSTED_SOURCES])
+  .describe("github and internal_docker are the hosted platform's names of repo_host and internal_image");
 
 export const DeploymentName = z
   .string()
@@ -40,6 +45,11 @@ export const SourceRevisionConfigRequest = z.strictObject({
 });
 export type SourceRevisionConfigInput = z.infer<typeof SourceRevisionConfigRequest>;
 
+/** source_revision_config as requests carry it: the spec's fields, and the hosted platform's name of graph_config_path. */
+const SourceRevisionConfigBody = SourceRevisionConfigRequest.extend({
+  [HOSTED_CONFIG_PATH]: Text.min(1).nullish().describe("The hosted platform's name of graph_config_path (send one of them)"),
+});
+
 export const Secret = z.strictObject({ name: Text.min(1), value: Text });
 export type SecretInput = z.infer<typeof Secret>;
 
@@ -67,9 +77,9 @@ const readOnlyFields = Object.fromEntries(READ_ONLY_FIELDS.map((field) => [field
 
 export const DeploymentCreateRequest = z.strictObject({
   name: DeploymentName,
-  source: DeploymentSource,
+  source: RequestSource,
   source_config: SourceConfigRequest,
-  source_revision_config: SourceRevisionConfigRequest,
+  source_revision_config: SourceRevisionConfigBody,
   secrets: z.array(Secret),
   secret_references: z.array(SecretReference).nullish(),
   ...readOnlyFields,
@@ -79,9 +89,9 @@ export type DeploymentCreateInput = z.infer<typeof DeploymentCreateRequest>;
 export const DeploymentPatchRequest = z.strictObject({
   name: z.unknown().optional().describe("Immutable: refused (400) unless it is the current name"),
   source: z.unknown().optional().describe("Immutable: refused (400) unless it is the current source"),
-  revision_source: DeploymentSource.nullish().describe("Accepted for CLI compatibility; must be the deployment's source"),
+  revision_source: RequestSource.nullish().describe("Accepted for CLI compatibility; must be the deployment's source"),
   source_config: SourceConfigRequest.nullish(),
-  source_revision_config: SourceRevisionConfigRequest.nullish(),
+  source_revision_config: SourceRevisionConfigBody.nullish(),
   secrets: z.array(Secret).nullish(),
   secret_references: z.array(SecretReference).nullish(),
   resource_spec: ResourceSpec.nullish().describe("The same as source_config.resource_spec"),
@@ -177,7 +187,7 @@ export const LogQueryBody = z.strictObject({
   order: z.enum(["asc", "desc"]).default("desc"),
   limit: z.int().min(1).max(1000).default(100),
   offset: z.int().min(0).default(0),
-  level: Text.min(1).optional(),
+  level: Text.min(1).transform(toBerthLogLevel).optional().describe("info, warn or error (any case; WARNING and CRITICAL as the hosted platform names them)"),
   query: Text.min(1).optional(),
   start_time: TimeBound.optional(),
   end_time: TimeBound.optional(),
