@@ -19,6 +19,7 @@ import {
   SOURCE_REVISION_CONFIG_FIELDS,
 } from "../domain/deployment-rules.js";
 import { answerInItsNames, readCreate, readPatch, type SpecCreate, type SpecPatch } from "../domain/hosted-dialect.js";
+import { refusePushToken } from "../domain/push-token.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import { checkSecretReferences, resolveSecrets } from "../domain/secrets.js";
 import type { DeploymentCreateInput, DeploymentPatchInput } from "../http/schemas/deployments.js";
@@ -176,6 +177,13 @@ export class DeploymentService {
     );
     const status = deleted.size === unique.length ? 200 : deleted.size === 0 ? 404 : 207;
     return { status, results };
+  }
+
+  /** The official CLI's local-build path asks for a registry push token: refused with the reason (domain/push-token.ts). */
+  async pushToken(tenantId: string, id: string): Promise<never> {
+    const deployment = await this.storage.deployments.get(tenantId, id);
+    if (!deployment) throw notFound(id);
+    return refusePushToken(deployment.source);
   }
 
   /** Rollback: a new revision that deploys a deployed revision's built artifact again, with its configuration and secrets. */
