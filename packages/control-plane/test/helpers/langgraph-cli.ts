@@ -1,0 +1,81 @@
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "./control-plane.js";
+
+/** The official CLI as its users install it, pinned: what Berth is tested against. */
+export const LANGGRAPH_CLI_VERSION = "1.5.1";
+const PACKAGE = `@langchain/langgraph-cli@${LANGGRAPH_CLI_VERSION}`;
+const CACHE_DIR = join(REPO_ROOT, "node_modules", ".cache", "berth-tests", `langgraph-cli-${LANGGRAPH_CLI_VERSION}`);
+/** Written once npm finished: a folder without it is a broken install. */
+const COMPLETE = ".berth-install-complete";
+
+export interface Run {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs a command to its end, collecting its output; `onStdout` sees the output so far after every chunk. */
+export async function run(
+  command: string,
+  args: string[],
+  options: { cwd?: string; env?: NodeJS.ProcessEnv; onStdout?: (soFar: string) => void } = {},
+): Promise<Run> {
+  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+    options.onStdout?.(stdout);
+  });
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, "close")) as [number | null];
+  return { code, stdout, stderr };
+}
+
+/**
+ * The path of the `langgraphjs` bin, installed from the npm registry into a
+ * cache folder on first use (reused afterwards). No registry, no test: this
+ * throws, it does not skip.
+ */
+export async function ensureLangGraphCli(): Promise<string> {
+  const bin = join(CACHE_DIR, "node_modules", "@langchain", "langgraph-cli", "dist", "cli", "cli.mjs");
+  if (existsSync(join(CACHE_DIR, COMPLETE)) && existsSync(bin)) return bin;
+  // Installed beside the cache folder, then moved in: a run that dies half-way leaves nothing that looks installed.
+  const partial = `${CACHE_DIR}.partial-${process.pid}`;
+  rmSync(partial, { recursive: true, force: true });
+  const npm = await run("npm", ["install", "--no-audit", "--no-fund", "--prefix", partial, PACKAGE], { env: process.env });
+  if (npm.code !== 0) {
+    rmSync(partial, { recursive: true, force: true });
+    throw new Error(
+      `Could not install ${PACKAGE} from the npm registry (npm exited ${npm.code}); the official CLI tests need it.\n${npm.stdout}\n${npm.stderr}`,
+    );
+  }
+  writeFileSync(join(partial, COMPLETE), `${PACKAGE}\n`);
+  rmSync(CACHE_DIR, { recursive: true, force: true });
+  renameSync(partial, CACHE_DIR);
+  return bin;
+}
+
+/**
+ * The environment the CLI runs in: no LangSmith/LangChain/LangGraph settings
+ * of whoever runs the tests, and its usage analytics off so that it sends
+ * nothing outside this machine.
+ */
+export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = {};
+  for (const [name, value] of Object.entries(process.env)) {
+    if (!/^(LANGSMITH_|LANGCHAIN_|LANGGRAPH_)/.test(name)) env[name] = value;
+  }
+  return { ...env, LANGGRAPH_CLI_NO_ANALYTICS: "1", NO_COLOR: "1", ...extra };
+}
+
+/** `langgraphjs <args>` in `cwd`, as a user would run it. */
+export function langgraphjs(bin: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; onStdout?: (soFar: string) => void }): Promise<Run> {
+  return run(process.execPath, [bin, ...args], { env: cliEnv(), ...options });
+}
+
+/** A failed run's whole output, for assertion messages. */
+export const shown = (result: Run) => `exit ${result.code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`;
