@@ -1,6 +1,7 @@
 import { mkdir } from "node:fs/promises";
 import { dirname, resolve } from "node:path";
 import { formatBytes } from "./archive-rules.js";
+import type { BuildSandbox } from "./build-sandbox.js";
 import { commandEnv } from "./command-env.js";
 import { locateConfig } from "./config-file.js";
 import { BuildError, type BuildLog } from "./errors.js";
@@ -9,6 +10,7 @@ import { installDependencies } from "./install.js";
 import { runCommand } from "./run-command.js";
 import { safeUnpack } from "./safe-unpack.js";
 
+export type { BuildSandbox } from "./build-sandbox.js";
 export { BuildError, type BuildLog, type BuildLogEntry } from "./errors.js";
 
 export interface BuildRequest {
@@ -22,8 +24,13 @@ export interface BuildRequest {
   buildCommand?: string | null;
   /** An empty directory, which becomes the artifact. */
   workDir: string;
-  /** Shared by the builds of one listener: installed node_modules by lockfile, package manager caches. */
+  /**
+   * Installed node_modules by lockfile, shared by the builds of one workspace
+   * (and, without a sandbox, the package managers' caches and HOME).
+   */
   cacheDir: string;
+  /** Where the commands run (install, build_command, graph check); without one, as the listener's own user. */
+  sandbox?: BuildSandbox;
   log: BuildLog;
   signal?: AbortSignal;
   limits?: { maxBytes?: number; maxEntries?: number; timeoutMs?: number };
@@ -51,11 +58,11 @@ export interface BuildResult {
  */
 export async function buildSource(request: BuildRequest): Promise<BuildResult> {
   const started = Date.now();
-  const { log, signal, limits = {} } = request;
+  const { log, signal, limits = {}, sandbox } = request;
   const workDir = resolve(request.workDir);
   const cacheDir = resolve(request.cacheDir);
-  const env = commandEnv(cacheDir);
-  await mkdir(env.HOME, { recursive: true });
+  const env = sandbox?.env ?? commandEnv(cacheDir);
+  if (!sandbox) await mkdir(env.HOME, { recursive: true });
 
   const step = async <T>(title: string, run: () => Promise<T>, summary: (value: T) => string): Promise<T> => {
     if (signal?.aborted) throw new BuildError(`The build was interrupted (before: ${title})`);
@@ -71,6 +78,8 @@ export async function buildSource(request: BuildRequest): Promise<BuildResult> {
     () => safeUnpack(request.tarball, workDir, limits, signal),
     ({ entries, bytes }) => `Unpacked ${entries} entries, ${formatBytes(bytes)}`,
   );
+  // Unpacked by the listener; built by the build's user.
+  await sandbox?.handOver(workDir);
   const configFile = await step(
     "Finding the graph config",
     () => locateConfig(workDir, request.graphConfigPath),
@@ -87,6 +96,7 @@ export async function buildSource(request: BuildRequest): Promise<BuildResult> {
         log,
         signal,
         timeoutMs: limits.timeoutMs,
+        sandbox,
       }),
     ({ plan, cacheHit }) => (!plan ? "Nothing to install" : cacheHit ? "Dependencies restored from the install cache" : "Dependencies installed"),
   );
@@ -94,7 +104,17 @@ export async function buildSource(request: BuildRequest): Promise<BuildResult> {
   if (buildCommand) {
     await step(
       `Running build_command: ${buildCommand}`,
-      () => runCommand({ command: buildCommand, label: "build_command", cwd: dirname(configFile), env, log, signal, timeoutMs: limits.timeoutMs }),
+      () =>
+        runCommand({
+          command: buildCommand,
+          label: "build_command",
+          cwd: dirname(configFile),
+          env,
+          log,
+          signal,
+          timeoutMs: limits.timeoutMs,
+          spawnPlan: sandbox?.plan,
+        }),
       () => "build_command succeeded",
     );
   }
@@ -108,6 +128,7 @@ export async function buildSource(request: BuildRequest): Promise<BuildResult> {
         log,
         signal,
         timeoutMs: limits.timeoutMs,
+        sandbox,
       }),
     () => "Every graph loads",
   );

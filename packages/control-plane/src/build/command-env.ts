@@ -32,9 +32,10 @@ const PASSED_THROUGH = [
  * - HOME: a directory under the cache, not the listener's home, so the
  *   operator's ~/.npmrc (registry tokens), ~/.ssh and ~/.gitconfig stay out of
  *   reach. A project needing a private registry ships its own `.npmrc`.
- * - npm's and yarn's caches under the cache directory, shared by all builds of
- *   this listener (pnpm's store and corepack's downloads default to places
- *   under HOME, so they land there too); CI=true keeps every tool non-interactive.
+ * - npm's and yarn's caches under the cache directory (pnpm's store and
+ *   corepack's downloads default to places under HOME, so they land there
+ *   too); CI=true keeps every tool non-interactive. Sandboxed builds pass
+ *   their deployment's /tmp as the cache directory (see sandbox/).
  * - The variables of PASSED_THROUGH, when set.
  */
 export function commandEnv(cacheDir: string, extra: Record<string, string> = {}): Record<string, string> {

@@ -1,5 +1,6 @@
 import { dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import type { BuildSandbox } from "./build-sandbox.js";
 import { BuildError, type BuildLog } from "./errors.js";
 import { runCommand } from "./run-command.js";
 
@@ -14,6 +15,7 @@ export interface GraphCheckOptions {
   log: BuildLog;
   signal?: AbortSignal;
   timeoutMs?: number;
+  sandbox?: BuildSandbox;
 }
 
 /** How `berth check` prefixes its reason for failing (stderr), and its warnings, which are not reasons. */
@@ -28,8 +30,9 @@ const WARNING_PREFIX = "berth check: warning: ";
  * their code there and keep them loaded for good.
  */
 export async function checkGraphs(options: GraphCheckOptions): Promise<void> {
-  const { configFile, workDir, log } = options;
-  const command = `${shellQuote(process.execPath)} ${shellQuote(BERTH_BIN)} check ${shellQuote(configFile)}`;
+  const { configFile, workDir, log, sandbox } = options;
+  const berthBin = sandbox?.berthBin ?? BERTH_BIN;
+  const command = `${shellQuote(process.execPath)} ${shellQuote(berthBin)} check ${shellQuote(sandbox?.inside(configFile) ?? configFile)}`;
   let failure: string | undefined;
   try {
     await runCommand({
@@ -39,6 +42,7 @@ export async function checkGraphs(options: GraphCheckOptions): Promise<void> {
       env: options.env,
       signal: options.signal,
       timeoutMs: options.timeoutMs,
+      spawnPlan: sandbox?.plan,
       log: (entry) => {
         if (entry.level === "error" && entry.message.startsWith(FAILURE_PREFIX) && !entry.message.startsWith(WARNING_PREFIX)) {
           failure = entry.message.slice(FAILURE_PREFIX.length);
@@ -49,12 +53,14 @@ export async function checkGraphs(options: GraphCheckOptions): Promise<void> {
   } catch (error) {
     if (!(error instanceof BuildError)) throw error;
     const reason = failure !== undefined ? `A graph failed to load: ${failure}` : error.message;
-    throw new BuildError(withoutPrefix(reason, workDir), { cause: error });
+    const shown = withoutPrefix(withoutPrefix(reason, workDir), sandbox?.inside(workDir));
+    throw new BuildError(shown, { cause: error });
   }
 }
 
 /** `/var/lib/berth/builds/abc/src/agent.ts` → `src/agent.ts`: the user knows their tarball, not our directories. */
-function withoutPrefix(message: string, workDir: string): string {
+function withoutPrefix(message: string, workDir: string | undefined): string {
+  if (workDir === undefined) return message;
   return message.split(`${workDir.replace(/\/+$/, "")}/`).join("");
 }
 

@@ -25,14 +25,21 @@ import { join } from "node:path";
  * node_modules in place (a build_command patching a dependency): that would
  * change the cached copy too. pnpm hard-links from its store the same way
  * and accepts the same risk; tools write new files rather than rewrite installed ones.
+ * Sandboxed builds cannot: a published entry is sealed (root's, read-only to
+ * every build user), so no deployment can change another's node_modules.
  * Across file systems, where hard links are impossible, files are copied.
  */
 export class InstallCache {
   constructor(private readonly dir: string) {}
 
+  /** Where the entry of `key` is (or would be). */
+  entry(key: string): string {
+    return join(this.dir, key);
+  }
+
   /** Copies (by hard links) the cached node_modules of `key` to `target`; false when there is none. */
   async restore(key: string, target: string): Promise<boolean> {
-    const entry = join(this.dir, key);
+    const entry = this.entry(key);
     const source = join(entry, "node_modules");
     if (!(await isDirectory(source))) return false;
     await linkTree(source, target);
@@ -57,7 +64,7 @@ export class InstallCache {
       // Build-tool caches are the artifact's business, not the install's.
       await linkTree(source, join(temp, "node_modules"), (name, depth) => !(depth === 0 && name === ".cache"));
       try {
-        await rename(temp, join(this.dir, key));
+        await rename(temp, this.entry(key));
         return true;
       } catch (error) {
         const code = (error as NodeJS.ErrnoException).code;

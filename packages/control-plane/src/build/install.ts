@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { readdir, readFile } from "node:fs/promises";
 import { join } from "node:path";
+import type { BuildSandbox } from "./build-sandbox.js";
 import type { BuildLog } from "./errors.js";
 import { InstallCache } from "./install-cache.js";
 import { runCommand } from "./run-command.js";
@@ -23,6 +24,8 @@ export interface InstallOptions {
   log: BuildLog;
   signal?: AbortSignal;
   timeoutMs?: number;
+  /** Where the install command runs; the cache is handled outside it, by the listener. */
+  sandbox?: BuildSandbox;
 }
 
 export interface InstallOutcome {
@@ -88,6 +91,8 @@ export async function installDependencies(options: InstallOptions): Promise<Inst
   const nodeModules = join(root, "node_modules");
   const key = await cacheKeyIfCacheable(plan, root, log);
   if (key && (await cache.restore(key, nodeModules))) {
+    // The build's user may add to node_modules (tool caches), not rewrite the shared files.
+    await options.sandbox?.handOver(nodeModules, true);
     log({ level: "info", message: `Install cache hit (${key.slice(0, 12)}): reusing node_modules, \`${plan.command}\` not run` });
     return { plan, cacheHit: true };
   }
@@ -101,10 +106,11 @@ export async function installDependencies(options: InstallOptions): Promise<Inst
     log,
     signal: options.signal,
     timeoutMs: options.timeoutMs,
+    spawnPlan: options.sandbox?.plan,
   });
   if (key) {
     // The cache only saves time: failing to fill it (a full disk) does not fail a build whose install worked.
-    await publish(cache, key, root, log).catch((error: unknown) =>
+    await publish(cache, key, root, log, options.sandbox).catch((error: unknown) =>
       log({ level: "error", message: `Could not cache the install: ${(error as Error).message}` }),
     );
   }
@@ -149,7 +155,7 @@ async function uncacheable(root: string): Promise<string | undefined> {
   return undefined;
 }
 
-async function publish(cache: InstallCache, key: string, root: string, log: BuildLog): Promise<void> {
+async function publish(cache: InstallCache, key: string, root: string, log: BuildLog, sandbox?: BuildSandbox): Promise<void> {
   const nodeModules = join(root, "node_modules");
   if (!existsSync(nodeModules)) {
     log({ level: "info", message: "The install made no node_modules at the tarball root: nothing to cache" });
@@ -163,6 +169,7 @@ async function publish(cache: InstallCache, key: string, root: string, log: Buil
     return;
   }
   const published = await cache.publish(key, nodeModules);
+  if (published) await sandbox?.seal(cache.entry(key));
   log({ level: "info", message: published ? `Cached the install as ${key.slice(0, 12)}` : "Another build cached the same install first" });
 }
 

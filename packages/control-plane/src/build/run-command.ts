@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { type SpawnPlanner, unsandboxed } from "../sandbox/spawn-plan.js";
 import { BuildError, type BuildLog } from "./errors.js";
 
 export interface RunCommandOptions {
@@ -13,6 +14,8 @@ export interface RunCommandOptions {
   /** Default 900 s. */
   timeoutMs?: number;
   signal?: AbortSignal;
+  /** How the shell is started (a build sandbox's); default: as a plain child process. */
+  spawnPlan?: SpawnPlanner;
 }
 
 export const DEFAULT_COMMAND_TIMEOUT_MS = 900_000;
@@ -40,8 +43,10 @@ export function runCommand(options: RunCommandOptions): Promise<void> {
   if (signal?.aborted) return Promise.reject(new BuildError(`${described} was interrupted`));
 
   return new Promise<void>((resolve, reject) => {
-    // detached: the child leads a new process group, so -pid reaches all of its descendants.
-    const child = spawn("/bin/sh", ["-c", command], { cwd, env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const plan = (options.spawnPlan ?? unsandboxed)(["/bin/sh", "-c", command], cwd, env);
+    // detached: the child leads a new process group, so -pid reaches all of its descendants. In a
+    // sandbox, bwrap leads it: killing it takes down the sandbox's pid namespace, whatever runs there.
+    const child = spawn(plan.file, plan.args, { cwd: plan.cwd, env: plan.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
     const tail: string[] = [];
     let stopReason: string | undefined;
     let killTimer: NodeJS.Timeout | undefined;

@@ -1,14 +1,15 @@
 import { spawn } from "node:child_process";
 import http from "node:http";
-import { dirname } from "node:path";
 import type { OutputLine } from "./process-output.js";
-import { serverArgs, serverEnv } from "./server-command.js";
+import { plainServerPlan } from "./server-command.js";
 import { describeExit, ServerProcess } from "./server-process.js";
-import { DeployError, type ServerSpec } from "./types.js";
+import { DeployError, type ServerSandbox, type ServerSpec } from "./types.js";
 
 export interface LaunchOptions {
   berthBin: string;
   spec: ServerSpec;
+  /** Without one, the server is a plain child process. */
+  sandbox?: ServerSandbox;
   healthTimeoutMs: number;
   /** Grace given to a process whose start is abandoned (unhealthy, aborted): it may already have claimed runs. */
   killGraceMs: number;
@@ -27,12 +28,10 @@ const PROBE_INTERVAL_MS = 100;
 export async function launch(options: LaunchOptions): Promise<ServerProcess> {
   const { spec, signal } = options;
   signal?.throwIfAborted();
-  const child = spawn(process.execPath, serverArgs(options.berthBin, spec), {
-    cwd: dirname(spec.configFile),
-    env: serverEnv(spec),
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  const server = new ServerProcess(child, options.onLine);
+  const plan = options.sandbox ? await options.sandbox.plan(spec, options.berthBin) : plainServerPlan(spec, options.berthBin);
+  signal?.throwIfAborted();
+  const child = spawn(plan.file, plan.args, { cwd: plan.cwd, env: plan.env, stdio: ["ignore", "pipe", "pipe"] });
+  const server = new ServerProcess(child, options.onLine, plan.sandboxed);
   const settled = new AbortController();
   try {
     await new Promise<void>((resolve, reject) => {

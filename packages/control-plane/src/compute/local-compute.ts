@@ -1,9 +1,9 @@
 import { fileURLToPath } from "node:url";
 import { launch } from "./launch.js";
 import { DEFAULT_RESTART_POLICY, type RestartPolicy, SupervisedInstance } from "./supervised-instance.js";
-import { type ComputeEvent, DeployError, type LogSink, type ServerInstance, type ServerSpec } from "./types.js";
+import { type ComputeEvent, DeployError, type LogSink, type ServerInstance, type ServerSandbox, type ServerSpec } from "./types.js";
 
-export { DeployError, type ComputeEvent, type LogSink, type ServerInstance, type ServerSpec };
+export { DeployError, type ComputeEvent, type LogSink, type ServerInstance, type ServerSandbox, type ServerSpec };
 export type { RestartPolicy };
 
 export interface LocalComputeOptions {
@@ -17,6 +17,8 @@ export interface LocalComputeOptions {
   restartPolicy?: Partial<RestartPolicy>;
   /** SIGTERM grace of stop() without an argument (default 30 s: above the agent server's own 10 s shutdown grace). */
   stopGraceMs?: number;
+  /** How servers are started (the listener's sandbox); without one, as plain child processes. */
+  sandbox?: ServerSandbox;
 }
 
 const DEFAULT_BERTH_BIN = fileURLToPath(new URL("../../../cli/bin/berth.mjs", import.meta.url));
@@ -25,7 +27,8 @@ const DEFAULT_BERTH_BIN = fileURLToPath(new URL("../../../cli/bin/berth.mjs", im
  * Runs revisions as local agent-server processes (`berth serve --port 0`) and
  * keeps them running. Each process gets only the spec's environment over a
  * minimal base, and shares the deployment's data dir with the revision before
- * or after it (BERTH_SQLITE_SHARED=1).
+ * or after it (BERTH_SQLITE_SHARED=1); with a sandbox, both run as the
+ * deployment's user, so they share it there too.
  */
 export class LocalCompute {
   private readonly supervised = new Set<SupervisedInstance>();
@@ -63,6 +66,7 @@ export class LocalCompute {
       launch({
         berthBin: this.options.berthBin ?? DEFAULT_BERTH_BIN,
         spec,
+        sandbox: this.options.sandbox,
         healthTimeoutMs: this.options.healthTimeoutMs ?? 60_000,
         killGraceMs: this.options.stopGraceMs ?? 30_000,
         onLine: (line) => this.options.log({ level: line.level, message: line.message, revisionId: spec.revisionId }),

@@ -1,18 +1,26 @@
+import { dirname } from "node:path";
+import { CA_VARIABLES } from "../sandbox/host-view.js";
+import type { SpawnPlan } from "../sandbox/spawn-plan.js";
 import type { ServerSpec } from "./types.js";
 
 /**
- * The listener's own variables a child may see. Everything else in the
+ * The listener's own variables a child may see (CA bundles: a graph calling
+ * an API through an intercepting proxy needs them). Everything else in the
  * listener's environment (its API keys, DATABASE_URL, REDIS_URL, BERTH_*)
  * belongs to the listener, not to the deployments it runs.
  */
-const INHERITED = ["PATH", "HOME", "TMPDIR"] as const;
+const INHERITED = ["PATH", "HOME", "TMPDIR", ...CA_VARIABLES];
 /** Levels at which the "agent server listening" line (info) is still printed. */
 const VERBOSE_ENOUGH = new Set(["trace", "debug", "info"]);
 /** A local process has no container around it: the heap gets this share of the memory limit, the rest is native memory and buffers. */
 const HEAP_SHARE = 0.75;
 const MIN_HEAP_MB = 64;
 
-/** The environment of an agent-server process: a minimal base, the deployment's variables, then the platform's. */
+/**
+ * The environment of an agent-server process: a minimal base (from `parent`:
+ * the listener's environment, or a sandbox's), the deployment's variables,
+ * then the platform's.
+ */
 export function serverEnv(spec: ServerSpec, parent: NodeJS.ProcessEnv = process.env): Record<string, string> {
   const env: Record<string, string> = {};
   for (const name of INHERITED) {
@@ -53,4 +61,9 @@ export function serverArgs(berthBin: string, spec: ServerSpec): string[] {
     "--data-dir",
     spec.dataDir,
   ];
+}
+
+/** The agent server of `spec` as a plain child process of the listener (no sandbox). */
+export function plainServerPlan(spec: ServerSpec, berthBin: string): SpawnPlan {
+  return { file: process.execPath, args: serverArgs(berthBin, spec), env: serverEnv(spec), cwd: dirname(spec.configFile), sandboxed: false };
 }

@@ -1,4 +1,5 @@
 import type { ChildProcess } from "node:child_process";
+import { signalSandboxed } from "../sandbox/process-tree.js";
 import { type OutputLine, OutputTail, onLines, parseStderrLine, parseStdoutLine } from "./process-output.js";
 
 export interface Exit {
@@ -26,6 +27,8 @@ export class ServerProcess {
   constructor(
     private readonly child: ChildProcess,
     onLine: (line: OutputLine) => void,
+    /** The child is bwrap around the server (see SpawnPlan.sandboxed). */
+    private readonly sandboxed = false,
   ) {
     let announce: (url: string) => void = () => {};
     this.listening = new Promise((resolve) => (announce = resolve));
@@ -61,6 +64,7 @@ export class ServerProcess {
     });
   }
 
+  /** The pid of the child: bwrap's when sandboxed (killing it kills the whole sandbox). */
   get pid(): number {
     return this.child.pid ?? 0;
   }
@@ -72,7 +76,8 @@ export class ServerProcess {
   /** SIGTERM (graceful: the agent server finishes open responses and runs), SIGKILL after `graceMs`. */
   async terminate(graceMs: number): Promise<Exit> {
     if (this.gone) return this.exited;
-    this.child.kill("SIGTERM");
+    // Sandboxed, SIGTERM goes to the server inside; a sandbox still being set up has none yet, and bwrap's own SIGTERM ends it.
+    if (!this.sandboxed || this.child.pid === undefined || !signalSandboxed(this.child.pid, "SIGTERM")) this.child.kill("SIGTERM");
     const timer = setTimeout(() => this.child.kill("SIGKILL"), graceMs);
     try {
       return await this.exited;

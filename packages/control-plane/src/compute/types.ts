@@ -1,3 +1,5 @@
+import type { SpawnPlan } from "../sandbox/spawn-plan.js";
+
 /** What a revision needs to run as a local agent-server process. */
 export interface ServerSpec {
   deploymentId: string;
@@ -43,6 +45,15 @@ export interface ServerInstance {
   onUrlChange(listener: (url: string) => void): () => void;
   /** SIGTERM, wait for exit (SIGKILL after graceMs, default 30 s). Stops supervision; idempotent. */
   stop(graceMs?: number): Promise<void>;
+}
+
+/**
+ * How the agent server of a revision is started (see sandbox/): in a sandbox
+ * as the deployment's user, or as the listener's user when it has no
+ * sandbox. Rejects with a DeployError when the listener refuses to run it.
+ */
+export interface ServerSandbox {
+  plan(spec: ServerSpec, berthBin: string): Promise<SpawnPlan>;
 }
 
 /** A revision could not be started; the message is the reason, with the process's last log lines. */

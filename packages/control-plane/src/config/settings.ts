@@ -20,6 +20,8 @@ export interface ControlPlaneSettings {
   drainTimeoutMs: number;
   /** Tracing (issue 8): lifetime of a feedback token whose request names none. */
   feedbackTokenTtlSeconds: number;
+  /** The embedded listener runs every workspace's code even when it cannot sandbox it (docs/security.md). */
+  trustAllCode: boolean;
 }
 
 function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: number): number {
@@ -28,6 +30,11 @@ function integer(env: NodeJS.ProcessEnv, name: string, fallback: number, min: nu
   const value = Number(raw);
   if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer >= ${min}, got "${raw}"`);
   return value;
+}
+
+/** `1`, `true`, `yes` (any case). */
+export function isTrue(value: string | undefined): boolean {
+  return ["1", "true", "yes"].includes((value ?? "").toLowerCase());
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlaneSettings {
@@ -48,5 +55,6 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     listenerPollMs: integer(env, "BERTH_LISTENER_POLL_MS", 1000, 10),
     drainTimeoutMs: integer(env, "BERTH_DRAIN_TIMEOUT_SECONDS", 60, 0) * 1000,
     feedbackTokenTtlSeconds: integer(env, "BERTH_FEEDBACK_TOKEN_TTL_SECONDS", 86400, 0), // tracing (issue 8)
+    trustAllCode: isTrue(env.BERTH_TRUST_ALL_CODE),
   };
 }

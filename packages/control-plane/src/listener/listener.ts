@@ -1,9 +1,11 @@
 import type { Logger } from "@berth/service-kit";
+import { chmod, mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { LocalCompute } from "../compute/local-compute.js";
 import { Router } from "../router/router.js";
-import { ArtifactStore } from "./artifacts.js";
+import { startIsolation } from "../sandbox/isolation.js";
+import { ArtifactStore, removeSharedBuilds } from "./artifacts.js";
 import { DeploymentRunner, type RunnerContext } from "./deployment-runner.js";
 import type { ControlPlaneLink } from "./link.js";
 import { LogShipper } from "./log-shipper.js";
@@ -19,6 +21,11 @@ export interface ListenerOptions {
   /** How often desired state is read (default 1000 ms). */
   pollMs?: number;
   drainTimeoutMs?: number;
+  /**
+   * Without a sandbox (see sandbox/probe.ts), run the deployments of every
+   * workspace anyway, as the listener's own user. Off: only one workspace's.
+   */
+  trustAllCode?: boolean;
 }
 
 export interface RunningListener {
@@ -41,8 +48,27 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
   const { link, logger } = options;
   const runners = new Map<string, DeploymentRunner>();
   const revisionOwners = new Map<string, string>();
-  const orphans = killOrphans(join(options.dataDir, "deployments"));
+  const deploymentTenants = new Map<string, string>();
+  const dirs = {
+    sources: join(options.dataDir, "sources"),
+    installCache: join(options.dataDir, "install-cache"),
+    deployments: join(options.dataDir, "deployments"),
+    artifacts: join(options.dataDir, "artifacts"),
+  };
+  // Builds, databases and caches of every deployment: the listener's alone (sandboxes get their parts bound in).
+  await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
+  await chmod(options.dataDir, 0o700);
+  const orphans = killOrphans(dirs.deployments);
   if (orphans > 0) logger.warn({ count: orphans }, "stopped agent servers left running by a previous listener");
+  await removeSharedBuilds(dirs.artifacts, dirs.installCache);
+  const isolation = await startIsolation({
+    dataDir: options.dataDir,
+    artifacts: dirs.artifacts,
+    deployments: dirs.deployments,
+    trustAllCode: options.trustAllCode ?? false,
+    tenantOf: (deploymentId) => deploymentTenants.get(deploymentId),
+    logger,
+  });
   const logs = new LogShipper(link, (err) => logger.warn({ err }, "shipping logs to the control plane failed; retrying"));
 
   const router = new Router({
@@ -56,6 +82,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
   const routerUrl = await router.listen();
 
   const compute = new LocalCompute({
+    sandbox: isolation.server,
     log: (entry) => {
       const deploymentId = revisionOwners.get(entry.revisionId);
       if (deploymentId) logs.writer(deploymentId, entry.revisionId, "deploy")(entry);
@@ -80,14 +107,17 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     link,
     compute,
     router,
-    artifacts: new ArtifactStore(join(options.dataDir, "artifacts")),
+    artifacts: new ArtifactStore(dirs.artifacts, {
+      isolation,
+      ownerOf: (revisionId) => {
+        const deploymentId = revisionOwners.get(revisionId);
+        const tenantId = deploymentId && deploymentTenants.get(deploymentId);
+        return deploymentId && tenantId ? { deploymentId, tenantId } : undefined;
+      },
+    }),
     logs,
     logger,
-    dirs: {
-      sources: join(options.dataDir, "sources"),
-      installCache: join(options.dataDir, "install-cache"),
-      deployments: join(options.dataDir, "deployments"),
-    },
+    dirs: { sources: dirs.sources, installCache: dirs.installCache, deployments: dirs.deployments },
     drainTimeoutMs: options.drainTimeoutMs ?? 60_000,
     serverVersion: SERVER_VERSION,
   };
@@ -102,6 +132,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     for (const assignment of assignments) {
       let runner = runners.get(assignment.id);
       if (!runner) runners.set(assignment.id, (runner = new DeploymentRunner(assignment.id, context)));
+      deploymentTenants.set(assignment.id, assignment.tenant_id);
       for (const revision of [assignment.latest, assignment.active]) if (revision) revisionOwners.set(revision.id, assignment.id);
       runner.reconcile(assignment);
     }
@@ -110,6 +141,8 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
       if (assigned.has(id)) continue; // purged, or moved to another listener
       runners.delete(id);
       await runner.stop();
+      await context.artifacts.forget(id);
+      deploymentTenants.delete(id);
     }
   };
 

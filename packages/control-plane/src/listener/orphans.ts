@@ -7,6 +7,9 @@ import { join } from "node:path";
  * (`<deployments>/<id>/pids/<pid>`), so that a listener killed without a
  * chance to stop them (kill -9) stops them at its next start: otherwise they
  * would keep the deployment's database and runs beside the new ones.
+ * A sandboxed server's pid is its bwrap's: SIGKILL to bwrap kills the
+ * sandbox's pid 1 (--die-with-parent), and with it every process inside.
+ * (Sandboxes also die with the listener itself; the pid files are for the rest.)
  */
 export async function recordPid(deploymentDir: string, pid: number): Promise<void> {
   await mkdir(join(deploymentDir, "pids"), { recursive: true });
@@ -40,7 +43,7 @@ export function killOrphans(deploymentsDir: string): number {
   return killed;
 }
 
-/** The pid may have been reused by an unrelated process since: only an agent server of ours is killed. */
+/** The pid may have been reused by an unrelated process since: only an agent server of ours (or bwrap around one) is killed. */
 function isAgentServer(pid: number): boolean {
   try {
     const command = readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\u0000");

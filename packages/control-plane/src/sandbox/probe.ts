@@ -1,0 +1,59 @@
+import { execFile } from "node:child_process";
+import { accessSync, constants } from "node:fs";
+import { join } from "node:path";
+import { isTrue } from "../config/settings.js";
+import { bwrapArgs, type SandboxTools } from "./bwrap-args.js";
+import { INSIDE, systemMounts } from "./host-view.js";
+
+export type SandboxSupport = { available: true; tools: SandboxTools } | { available: false; reason: string };
+
+/**
+ * For tests only: set to 1, the probe reports that no sandbox can be had, so
+ * that the refusal path can be tested on a machine that has one.
+ */
+export const FORCE_UNAVAILABLE = "BERTH_TEST_SANDBOX_UNAVAILABLE";
+
+const PROBE_TIMEOUT_MS = 30_000;
+
+/**
+ * Whether this listener can sandbox builds and servers: it runs as root (to
+ * run each deployment as a user of its own), bwrap and setpriv exist, and a
+ * real sandbox of the same shape as a deployment's runs Node as `probeUid`.
+ */
+export async function probeSandbox(probeUid: number, env: NodeJS.ProcessEnv = process.env): Promise<SandboxSupport> {
+  const unavailable = (reason: string): SandboxSupport => ({ available: false, reason });
+  if (isTrue(env[FORCE_UNAVAILABLE])) {
+    return unavailable(`${FORCE_UNAVAILABLE} is set, a switch for tests`);
+  }
+  if (process.platform !== "linux") return unavailable("sandboxes need Linux");
+  if (process.getuid?.() !== 0) return unavailable("the listener does not run as root, so it cannot run each deployment as a user of its own");
+  const bwrap = findProgram("bwrap", env.PATH);
+  if (!bwrap) return unavailable("bubblewrap (bwrap) is not installed");
+  const setpriv = findProgram("setpriv", env.PATH);
+  if (!setpriv) return unavailable("setpriv (util-linux) is not installed");
+  const tools = { bwrap, setpriv };
+  const user = { uid: probeUid, gid: probeUid };
+  const check = `process.exit(process.getuid() === ${probeUid} && process.getgid() === ${probeUid} ? 0 : 3)`;
+  const args = bwrapArgs(tools, user, [...systemMounts(env), { kind: "tmpfs", path: INSIDE.tmp }], INSIDE.tmp, [process.execPath, "-e", check]);
+  const failure = await new Promise<string | undefined>((resolve) => {
+    execFile(bwrap, args, { env: {}, cwd: "/", timeout: PROBE_TIMEOUT_MS }, (error, _stdout, stderr) => {
+      if (!error) return resolve(undefined);
+      resolve(stderr.trim().split("\n")[0] || error.message);
+    });
+  });
+  return failure === undefined ? { available: true, tools } : unavailable(`a test sandbox failed: ${failure}`);
+}
+
+function findProgram(name: string, path = ""): string | undefined {
+  // The system's directories first: this runs as root, and PATH may name project folders (node_modules/.bin).
+  for (const dir of ["/usr/bin", "/usr/sbin", "/bin", "/sbin", ...path.split(":").filter((dir) => dir.startsWith("/"))]) {
+    const file = join(dir, name);
+    try {
+      accessSync(file, constants.X_OK);
+      return file;
+    } catch {
+      // not there
+    }
+  }
+  return undefined;
+}
