@@ -9,6 +9,7 @@ export const CONTROL_PLANE_USAGE = `  control-plane                   Serve the 
       --data-dir <dir>            Database, secrets key, uploads and the embedded listener's builds (default .berth/control-plane)
       --router-port <n>           Where the embedded listener serves deployment URLs (default BERTH_ROUTER_PORT or 8080)
       --no-listener               No embedded listener: deployments run on listeners started with \`berth listener\`
+      --trust-all-code            Without a sandbox, run every workspace's code anyway (default BERTH_TRUST_ALL_CODE; docs/security.md)
   control-plane tenants create --name <name> | list
   control-plane keys create (--tenant <id>... | --all-tenants) [--name <name>] | list | revoke <key-id>
   control-plane integrations add --tenant <id> --name <name> --repo <url>[#<branch>]... | list --tenant <id>
@@ -24,4 +25,5 @@ export const LISTENER_USAGE = `  listener                        Run deployments
       --router-host <addr>        Where deployment URLs are served (default 127.0.0.1)
       --router-port <n>           (default 8080)
       --router-public-url <url>   Base of deployment URLs when clients reach the router by another address
+      --trust-all-code            Without a sandbox, run every workspace's code anyway (default BERTH_TRUST_ALL_CODE; docs/security.md)
 `;

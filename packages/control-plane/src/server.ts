@@ -1,7 +1,7 @@
 import { createServiceLogger, type Logger } from "@berth/service-kit";
 import type { FastifyInstance } from "fastify";
 import { createRequire } from "node:module";
-import { existsSync } from "node:fs";
+import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
 import { bootstrap } from "./auth/bootstrap.js";
 import { type ControlPlaneSettings, readSettings } from "./config/settings.js";
@@ -36,8 +36,27 @@ const VERSION = (require("../package.json") as { version: string }).version;
 
 export const defaultDataDir = () => join(process.cwd(), ".berth", "control-plane");
 
+/** Files of the data directory that hold secrets (the database is protected by the directory). */
+const KEY_FILES = ["admin.key", "secrets.key"];
+
+/**
+ * The data directory holds the keys, the database (every workspace's
+ * secrets, encrypted with secrets.key) and the listener's data: only the
+ * control plane's user may enter it, and the key files are its alone, even
+ * when an older version or a loose umask created them otherwise.
+ */
+function secureDataDir(dataDir: string): void {
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  chmodSync(dataDir, 0o700);
+  for (const name of KEY_FILES) {
+    const file = join(dataDir, name);
+    if (existsSync(file)) chmodSync(file, 0o600);
+  }
+}
+
 /** Opens storage and a secrets key (both for the admin commands too). */
 export async function openControlPlaneState(dataDir: string, settings: ControlPlaneSettings) {
+  secureDataDir(dataDir);
   const storage = await openStorage(dataDir, settings.databaseUrl, settings.pgPoolSize);
   const box = new SecretBox(loadSecretsKey(settings.secretsKey, join(dataDir, "secrets.key")));
   return { storage, box };
@@ -71,6 +90,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
           logger: logger.child({ component: "listener" }),
           pollMs: settings.listenerPollMs,
           drainTimeoutMs: settings.drainTimeoutMs,
+          trustAllCode: settings.trustAllCode,
         })
       : undefined;
     const app = await buildApp(storage, services, {

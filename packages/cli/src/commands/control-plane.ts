@@ -24,6 +24,7 @@ const OPTIONS = {
   repo: { type: "string", multiple: true },
   "router-port": { type: "string" },
   "no-listener": { type: "boolean" },
+  "trust-all-code": { type: "boolean" },
 } as const;
 
 class UsageError extends Error {}
@@ -41,6 +42,7 @@ export async function controlPlaneCommand(argv: string[]): Promise<number> {
   if (positionals.length === 0) {
     const settings: Partial<ControlPlaneSettings> = {};
     if (values["no-listener"]) settings.embeddedListener = false;
+    if (values["trust-all-code"]) settings.trustAllCode = true;
     if (values["router-port"] !== undefined) {
       const routerPort = parsePort(values["router-port"]);
       if (routerPort === undefined) return fail("--router-port must be a port number");

@@ -19,6 +19,7 @@ export async function listenerCommand(argv: string[]): Promise<number> {
         "router-host": { type: "string", default: "127.0.0.1" },
         "router-port": { type: "string", default: "8080" },
         "router-public-url": { type: "string" },
+        "trust-all-code": { type: "boolean" },
       },
     }));
   } catch (error) {
@@ -36,6 +37,8 @@ export async function listenerCommand(argv: string[]): Promise<number> {
     dataDir: values["data-dir"] ?? join(process.cwd(), ".berth", "listener"),
     router: { host: values["router-host"], port: routerPort, publicUrl: values["router-public-url"] ?? process.env.BERTH_ROUTER_PUBLIC_URL },
     logger,
+    // Without a sandbox, run every workspace's code anyway (docs/security.md).
+    trustAllCode: values["trust-all-code"] || ["1", "true", "yes"].includes((process.env.BERTH_TRUST_ALL_CODE ?? "").toLowerCase()),
   }));
   return 0;
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { writeFileSync } from "node:fs";
+import { rmSync, writeFileSync } from "node:fs";
 import type { Logger } from "pino";
 import type { ControlPlaneStorage } from "../storage/types.js";
 import { apiKeyRecord, generateApiKey } from "./api-keys.js";
@@ -32,7 +32,9 @@ export async function bootstrap(
     if (!settings.adminApiKey) {
       const key = generateApiKey();
       await storage.apiKeys.create(apiKeyRecord(key, { name: "admin", allTenants: true, tenantIds: [] }));
-      writeFileSync(keyFile, key + "\n", { mode: 0o600 });
+      // A new file, so that `mode` applies (it does not to an existing one, left by an older data directory).
+      rmSync(keyFile, { force: true });
+      writeFileSync(keyFile, key + "\n", { mode: 0o600, flag: "wx" });
       return { tenantId: tenant.id, createdKey: key };
     }
   }
