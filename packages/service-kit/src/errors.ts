@@ -24,3 +24,16 @@ export class UnprocessableError extends Error {
     super(message);
   }
 }
+
+/** Something the service depends on (its database, a broker) cannot be reached for now (HTTP 503, with Retry-After). */
+export class ServiceUnavailableError extends Error {
+  constructor(
+    message: string,
+    readonly retryAfterSeconds = 5,
+  ) {
+    super(message);
+  }
+}
+
+/** The disk under the service's data is full (HTTP 507): nothing was written. */
+export class InsufficientStorageError extends Error {}

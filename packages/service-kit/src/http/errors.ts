@@ -10,6 +10,7 @@ import {
   UnauthorizedError,
   UnprocessableError,
 } from "../errors.js";
+import { outageOf } from "../outages.js";
 
 export interface ValidationDetail {
   loc: (string | number)[];
@@ -57,6 +58,13 @@ export function installErrorHandlers(app: FastifyInstance, logger: Logger): void
     }
     const httpStatus = error.statusCode ?? 500;
     if (httpStatus >= 400 && httpStatus < 500) return reply.status(httpStatus).send({ detail: error.message });
+    // The disk or the database failing is not a bug: say what it is, and when to come back.
+    const outage = outageOf(error);
+    if (outage) {
+      logger.warn({ err: error, method: request.method, url: request.url, status: outage.status }, "request failed: storage unavailable");
+      if (outage.retryAfter !== undefined) reply.header("retry-after", String(outage.retryAfter));
+      return reply.status(outage.status).send({ detail: outage.detail });
+    }
     logger.error({ err: error, method: request.method, url: request.url }, "request failed");
     return reply.status(500).send({ detail: "Internal server error" });
   });
