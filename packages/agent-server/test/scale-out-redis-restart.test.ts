@@ -1,86 +1,120 @@
+import type { Config } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
-import { createServer } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { TEST_BACKEND } from "./helpers/backend.js";
 import { type BerthProcess, newDataDir, startBerth } from "./helpers/berth-process.js";
+import { PrivateRedis } from "./helpers/redis-server.js";
 
 const skip = TEST_BACKEND !== "postgres" ? "needs PostgreSQL + Redis (BERTH_TEST_BACKEND=postgres)" : false;
 
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+/**
+ * How long each outage lasts: 0 comes back before the first reconnection
+ * attempt; longer outages outlast a client's retries of queued commands. The
+ * run's steps come every 30 ms, each emitting two events at once (custom, then
+ * values), so restarts land between events of one log batch.
+ */
+const OUTAGES_MS = [0, 400, 0, 1200, 0, 150, 0, 600];
 
-/** A private Redis for this test, so restarting it disturbs nothing else. */
-async function startRedis(port: number): Promise<ChildProcess> {
-  const redis = spawn("redis-server", ["--port", String(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no"], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let output = "";
-  await new Promise<void>((resolve, reject) => {
-    redis.stdout!.on("data", (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.includes("Ready to accept connections")) resolve();
-    });
-    redis.once("exit", (code) => reject(new Error(`redis-server exited (${code}): ${output}`)));
-  });
-  return redis;
+/** Progress steps the follower must see live between two restarts. */
+const STEPS_BETWEEN_RESTARTS = 5;
+
+type Seen = { id?: string; event: string };
+
+/** The highest progress a follower saw, and promises of it reaching a value. */
+class Progress {
+  value = 0;
+  private waiters: { at: number; resolve: () => void }[] = [];
+  private ended = false;
+
+  saw(progress: number): void {
+    this.value = Math.max(this.value, progress);
+    for (const waiter of this.waiters.filter((w) => w.at <= this.value)) waiter.resolve();
+    this.waiters = this.waiters.filter((w) => w.at > this.value);
+  }
+
+  end(): void {
+    this.ended = true;
+    for (const waiter of this.waiters) waiter.resolve();
+  }
+
+  /** Resolves with whether the follower saw `at` (false: its stream ended first). */
+  reached(at: number): Promise<boolean> {
+    if (this.value >= at || this.ended) return Promise.resolve(this.value >= at);
+    return new Promise((resolve) => this.waiters.push({ at, resolve: () => resolve(this.value >= at) }));
+  }
 }
 
 describe("scale-out: Redis restarted during a stream", { skip }, () => {
-  let port: number;
-  let redis: ChildProcess;
+  let redis: PrivateRedis;
   let api: BerthProcess;
   let worker: BerthProcess;
 
   before(async () => {
-    port = await freePort();
-    redis = await startRedis(port);
+    redis = await PrivateRedis.start();
     const dataDir = newDataDir();
-    const env = { REDIS_URL: `redis://127.0.0.1:${port}` };
+    const env = { REDIS_URL: redis.url };
     [api, worker] = await Promise.all([startBerth({ dataDir, role: "api", env }), startBerth({ dataDir, role: "worker", env })]);
   });
   after(async () => {
     await Promise.all([api?.stop(), worker?.stop()]);
-    redis?.kill("SIGKILL");
+    await redis?.down();
   });
 
-  it("the stream continues, or resumes with Last-Event-ID, with no lost event", async () => {
+  it("a stream followed in another process loses no event and ends, across several restarts", async () => {
     const thread = await api.client.threads.create();
-    const run = await api.client.runs.create(thread.thread_id, "slow", { input: { steps: 20, delay_ms: 150 }, streamMode: ["values", "custom"] });
-    const received: { id?: string; event: string }[] = [];
-    let restarted = false;
-    let lastId: string | undefined;
-    // Follow; after the 3rd step, kill Redis and start it again on the same port.
-    const follow = async (lastEventId: string) => {
-      for await (const part of api.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId })) {
-        received.push({ id: part.id, event: part.event });
-        lastId = part.id ?? lastId;
-        if (!restarted && part.event === "custom" && (part.data as { progress: number }).progress >= 3) {
-          restarted = true;
-          redis.kill("SIGKILL");
-          await once(redis, "exit");
-          redis = await startRedis(port);
+    const steps = 200;
+    const run = await api.client.runs.create(thread.thread_id, "slow", {
+      input: { steps, delay_ms: 30 },
+      // LangGraph's own key (the run's config is handed to the graph as it is): one superstep per step.
+      config: { recursionLimit: steps + 10 } as Config,
+      streamMode: ["values", "custom"],
+    });
+    const received: Seen[] = [];
+    const progress = new Progress();
+
+    const follow = async () => {
+      let lastId = "-1";
+      // A client resumes from the last event it saw when its connection fails (the SDK would too).
+      for (let attempt = 0; ; attempt++) {
+        try {
+          for await (const part of api.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: lastId })) {
+            received.push({ id: part.id, event: part.event });
+            lastId = part.id ?? lastId;
+            if (part.event === "custom") progress.saw((part.data as { progress: number }).progress);
+          }
+          return;
+        } catch (error) {
+          if (attempt >= 5) throw error;
         }
       }
     };
-    try {
-      await follow("-1");
-    } catch {
-      await follow(lastId ?? "-1"); // a client resumes from the last event it saw
-    }
-    assert.ok(restarted);
-    const replay = [];
+    const restarts: number[] = [];
+    const chaos = async () => {
+      for (const outageMs of OUTAGES_MS) {
+        // Live events flow again (the previous restart is over) before the next one.
+        if (!(await progress.reached(progress.value + STEPS_BETWEEN_RESTARTS))) return;
+        await redis.restart(outageMs);
+        restarts.push(progress.value);
+      }
+    };
+    await Promise.all([follow().finally(() => progress.end()), chaos()]);
+
+    assert.equal(restarts.length, OUTAGES_MS.length, `every restart happened while the run streamed (at progress ${restarts.join(", ")})`);
+    const replay: Seen[] = [];
     for await (const part of api.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" })) {
       replay.push({ id: part.id, event: part.event });
     }
     assert.equal((await api.client.runs.get(thread.thread_id, run.run_id)).status, "success");
+    assert.deepEqual(
+      replay.map((part) => part.id),
+      replay.map((_, index) => String(index)),
+      "the log holds every event of the single attempt",
+    );
+    assert.equal(replay.filter((part) => part.event === "custom").length, steps);
+    const ids = received.map((part) => part.id);
+    const missing = replay.filter((part) => !ids.includes(part.id)).map((part) => part.id);
+    const repeated = ids.filter((id, index) => ids.indexOf(id) !== index);
+    assert.deepEqual({ missing, repeated }, { missing: [], repeated: [] }, "every event reached the follower once");
     assert.deepEqual(received, replay, "every event exactly once, in order");
   });
 });

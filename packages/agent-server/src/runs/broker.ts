@@ -11,6 +11,17 @@ export interface RunListener {
   onEvent(event: StoredEvent): void;
   /** The run ended: no event follows. */
   onEnd(notice: RunEndNotice): void;
+  /**
+   * A batch of the run's events reached the persisted log (from brokers whose
+   * live delivery can skip events, for a listener waiting for the log to fill
+   * a gap).
+   */
+  onLogged?(): void;
+  /**
+   * Live delivery may have skipped events and the end (the broker's
+   * connection dropped): the listener should check the log and the run.
+   */
+  onLost?(): void;
 }
 
 export interface RunSubscription {

@@ -1,8 +1,12 @@
 import type { RunRepository, RunStatus, StoredEvent } from "../storage/types.js";
 import { AsyncQueue } from "./async-queue.js";
 import type { RunBroker } from "./broker.js";
+import { EventSequencer } from "./event-sequencer.js";
 
 export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["success", "error", "timeout", "interrupted"]);
+
+/** What the broker tells a follower: an event, a batch written to the log, or that live delivery may have skipped some. */
+type Notice = { kind: "event"; event: StoredEvent } | { kind: "logged" } | { kind: "lost" };
 
 /**
  * The events of a run after `afterSeq`: what the log holds, then live events
@@ -17,40 +21,43 @@ export async function followRun(
   deps: { runs: RunRepository; live: RunBroker },
   signal?: AbortSignal,
 ): Promise<AsyncGenerator<StoredEvent>> {
-  const queue = new AsyncQueue<StoredEvent>();
-  const subscription = await deps.live.subscribe(runId, { onEvent: (event) => queue.push(event), onEnd: () => queue.close() });
-  const stop = () => queue.close();
+  const inbox = new AsyncQueue<Notice>();
+  const subscription = await deps.live.subscribe(runId, {
+    onEvent: (event) => inbox.push({ kind: "event", event }),
+    onLogged: () => inbox.push({ kind: "logged" }),
+    onLost: () => inbox.push({ kind: "lost" }),
+    onEnd: () => inbox.close(),
+  });
+  const stop = () => inbox.close();
   signal?.addEventListener("abort", stop, { once: true });
 
   async function* events(): AsyncGenerator<StoredEvent> {
+    const order = new EventSequencer(afterSeq);
+    const fromLog = async () => order.logged(await deps.runs.readEvents(runId, order.last));
+    const ended = async () => {
+      const run = await deps.runs.get(runId);
+      return !run || TERMINAL_STATUSES.has(run.status);
+    };
     try {
-      let last = afterSeq;
-      for (const event of await deps.runs.readEvents(runId, last)) {
-        yield event;
-        last = event.seq;
-      }
-      if (!subscription.active && !queue.isClosed()) {
-        const run = await deps.runs.get(runId);
-        if (!run || TERMINAL_STATUSES.has(run.status)) {
-          // The run may have ended while the log was read: take what was flushed since.
-          for (const event of await deps.runs.readEvents(runId, last)) yield event;
-          return;
+      yield* await fromLog();
+      // The run may have ended while the log was read: take what was flushed since.
+      if (!subscription.active && !inbox.isClosed() && (await ended())) return yield* await fromLog();
+      for await (const notice of inbox.drain()) {
+        if (notice.kind === "event") {
+          const { ready, gap } = order.live(notice.event);
+          yield* ready;
+          // Live delivery skipped events: the log holds them, or will once their batch is written (then "logged").
+          if (gap) yield* await fromLog();
+        } else if (notice.kind === "logged") {
+          if (order.waiting) yield* await fromLog();
+        } else {
+          yield* await fromLog();
+          if (await ended()) break; // its end notice was lost
         }
       }
-      for await (const event of queue.drain()) {
-        if (event.seq <= last) continue;
-        if (event.seq > last + 1) {
-          // Live delivery skipped events (a broker outage, say): the log has them.
-          for (const logged of await deps.runs.readEvents(runId, last)) {
-            if (logged.seq >= event.seq) break;
-            yield logged;
-          }
-        }
-        yield event;
-        last = event.seq;
-      }
-      // The run ended: the log holds every event it produced, live delivery or not.
-      for (const logged of await deps.runs.readEvents(runId, last)) yield logged;
+      // The run ended: the log holds every event it logged; live ones it did not log (stateless runs) come last.
+      yield* await fromLog();
+      yield* order.rest();
     } finally {
       signal?.removeEventListener("abort", stop);
       subscription.unsubscribe();

@@ -35,6 +35,16 @@ export class InProcessBroker implements RunBroker {
     for (const listener of this.listeners.get(runId) ?? []) listener.onEvent(event);
   }
 
+  /** Tells this process's listeners that a batch of the run's events reached the log. */
+  deliverLogged(runId: string): void {
+    for (const listener of this.listeners.get(runId) ?? []) listener.onLogged?.();
+  }
+
+  /** Tells this process's listeners that live delivery may have skipped the run's events and end. */
+  deliverLost(runId: string): void {
+    for (const listener of this.listeners.get(runId) ?? []) listener.onLost?.();
+  }
+
   end(runId: string, notice: RunEndNotice): void {
     this.streams.delete(runId);
     for (const listener of this.listeners.get(runId) ?? []) listener.onEnd(notice);
@@ -63,6 +73,16 @@ export class InProcessBroker implements RunBroker {
 
   hasListeners(runId: string): boolean {
     return this.listeners.has(runId);
+  }
+
+  /** The runs this process's listeners follow. */
+  listenedRuns(): string[] {
+    return [...this.listeners.keys()];
+  }
+
+  /** The run's current attempt executes in this process. */
+  isExecuting(runId: string): boolean {
+    return this.streams.has(runId);
   }
 
   async lastSeq(runId: string): Promise<number> {
