@@ -57,15 +57,22 @@ export async function writeEventStream(
       lastWrite = Date.now();
     }
   }, options.heartbeatMs);
+  let broken = false;
   try {
     for await (const event of events) {
       if (raw.destroyed) break;
       raw.write(`event: ${event.event}\ndata: ${event.data}\nid: ${event.id}\n\n`);
       lastWrite = Date.now();
     }
+  } catch (error) {
+    // Reading the events failed (the database went away): a clean end would tell the client the
+    // stream is complete, so the connection is cut instead and the client resumes with Last-Event-ID.
+    broken = true;
+    raw.destroy();
+    throw error;
   } finally {
     clearInterval(heartbeat);
-    raw.end();
+    if (!broken) raw.end();
   }
 }
 
