@@ -39,6 +39,10 @@ export async function openPostgresDatabase(url: string, options: PostgresOpenOpt
   // unhandled, that event would crash the process. The pool discards the
   // connection, and the next query opens a new one or fails to its caller.
   pool.on("error", () => {});
+  // A checked-out client (a transaction between two statements, or mid-statement) whose
+  // connection is terminated emits "error" with no listener of the pool's: that would crash the
+  // process too. Its statement fails to its caller anyway, and the pool drops the client on release.
+  pool.on("connect", (client) => client.on("error", () => {}));
   try {
     await applyPostgresMigrations(pool, options.migrationsDir, options.migrationsTable ?? "schema_migrations");
     return pool;
