@@ -15,6 +15,9 @@ const skip = TEST_BACKEND !== "postgres" ? "needs PostgreSQL + Redis (BERTH_TEST
  */
 const OUTAGES_MS = [0, 400, 0, 1200, 0, 150, 0, 600];
 
+/** The stream is stuck when no event came for this long (the longest outage is 1.2 s). */
+const STALL_MS = 30_000;
+
 /** Progress steps the follower must see live between two restarts. */
 const STEPS_BETWEEN_RESTARTS = 5;
 
@@ -72,19 +75,25 @@ describe("scale-out: Redis restarted during a stream", { skip }, () => {
     const received: Seen[] = [];
     const progress = new Progress();
 
+    // A stream that stalls fails the test (with the processes' output) instead of hanging it.
+    const stalled = new AbortController();
+    let watchdog = setTimeout(() => stalled.abort(), STALL_MS);
     const follow = async () => {
       let lastId = "-1";
       // A client resumes from the last event it saw when its connection fails (the SDK would too).
       for (let attempt = 0; ; attempt++) {
         try {
-          for await (const part of api.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: lastId })) {
+          const stream = api.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: lastId, signal: stalled.signal });
+          for await (const part of stream) {
+            clearTimeout(watchdog);
+            watchdog = setTimeout(() => stalled.abort(), STALL_MS);
             received.push({ id: part.id, event: part.event });
             lastId = part.id ?? lastId;
             if (part.event === "custom") progress.saw((part.data as { progress: number }).progress);
           }
           return;
         } catch (error) {
-          if (attempt >= 5) throw error;
+          if (attempt >= 5 || stalled.signal.aborted) throw error;
         }
       }
     };
@@ -97,7 +106,14 @@ describe("scale-out: Redis restarted during a stream", { skip }, () => {
         restarts.push(progress.value);
       }
     };
-    await Promise.all([follow().finally(() => progress.end()), chaos()]);
+    try {
+      await Promise.all([follow().finally(() => progress.end()), chaos()]);
+    } catch (error) {
+      console.log(`worker (${worker.alive() ? "running" : "exited"}):\n${worker.output().slice(-8000)}\napi:\n${api.output().slice(-8000)}`);
+      throw stalled.signal.aborted ? new Error(`no event for ${STALL_MS} ms after id ${received.at(-1)?.id}`) : error;
+    } finally {
+      clearTimeout(watchdog);
+    }
 
     assert.equal(restarts.length, OUTAGES_MS.length, `every restart happened while the run streamed (at progress ${restarts.join(", ")})`);
     const replay: Seen[] = [];
