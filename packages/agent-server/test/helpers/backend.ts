@@ -21,6 +21,11 @@ async function createDatabase(adminUrl: string, database: string): Promise<void>
   }
 }
 
+/** The PostgreSQL database the servers of a data directory use. */
+export function testDatabaseName(dataDir: string): string {
+  return TEST_DATABASE_PREFIX + createHash("sha1").update(dataDir).digest("hex").slice(0, 16);
+}
+
 /**
  * The environment that points a server at the backend under test. With
  * PostgreSQL, every data directory maps to its own fresh database (so a restart
@@ -31,7 +36,7 @@ export async function backendEnv(dataDir: string): Promise<Record<string, string
   const adminUrl = process.env.DATABASE_URL;
   const redisUrl = process.env.REDIS_URL;
   if (!adminUrl || !redisUrl) throw new Error("BERTH_TEST_BACKEND=postgres needs DATABASE_URL and REDIS_URL");
-  const database = TEST_DATABASE_PREFIX + createHash("sha1").update(dataDir).digest("hex").slice(0, 16);
+  const database = testDatabaseName(dataDir);
   if (!created.has(database)) created.set(database, createDatabase(adminUrl, database));
   await created.get(database);
   const url = new URL(adminUrl);

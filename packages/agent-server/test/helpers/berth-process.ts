@@ -22,6 +22,8 @@ export interface BerthProcess {
   stop(): Promise<void>;
   /** SIGKILL (kill -9) and wait for exit. */
   kill(): Promise<void>;
+  /** The process has not exited. */
+  alive(): boolean;
 }
 
 export interface StartOptions {
@@ -85,6 +87,7 @@ export async function startBerth(options: StartOptions = {}): Promise<BerthProce
     output,
     stop: () => signal("SIGTERM"),
     kill: () => signal("SIGKILL"),
+    alive: () => child.exitCode === null && child.signalCode === null,
   };
 }
 
