@@ -83,12 +83,16 @@ async function createDatabaseOnSmallDisk(adminUrl: string, database: string): Pr
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
   let disk: SizeLimitedDir | string;
+  let mounted: SizeLimitedDir | undefined;
   try {
-    disk = await SizeLimitedDir.mount(48, await userIds("postgres"));
-    await admin.query(`CREATE TABLESPACE ${tablespace} LOCATION '${disk.path}'`);
+    mounted = await SizeLimitedDir.mount(48, await userIds("postgres"));
+    await admin.query(`CREATE TABLESPACE ${tablespace} LOCATION '${mounted.path}'`);
     await admin.query(`CREATE DATABASE ${database} TABLESPACE ${tablespace}`);
+    disk = mounted;
   } catch (error) {
-    disk = `no tablespace on a size-limited disk (needs root and PostgreSQL on this host): ${(error as Error).message}`;
+    await admin.query(`DROP TABLESPACE IF EXISTS ${tablespace}`).catch(() => {});
+    await mounted?.unmount();
+    disk = `no tablespace on a size-limited disk (needs root, a superuser and PostgreSQL on this host): ${(error as Error).message}`;
   } finally {
     await admin.end();
   }
