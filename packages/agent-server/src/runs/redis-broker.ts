@@ -41,6 +41,12 @@ export class RedisBroker implements RunBroker {
   private readonly origin = randomUUID();
   /** One SUBSCRIBE per run channel, awaited by every listener before it replays the buffer. */
   private readonly subscribed = new Map<string, Promise<unknown>>();
+  /**
+   * Every channel this process listens to, subscribed again by `resubscribed`
+   * after a reconnection (ioredis' own re-subscription is off: when it fails,
+   * its rejection is nobody's and ends the process).
+   */
+  private readonly channels = new Set<string>();
   private closed = false;
 
   private constructor(
@@ -61,15 +67,23 @@ export class RedisBroker implements RunBroker {
   static async connect(url: string, prefix = "berth", logger: Logger = createLogger()): Promise<RedisBroker> {
     const commands = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
     const publisher = commands.duplicate({ maxRetriesPerRequest: null });
-    const subscriber = commands.duplicate();
+    const subscriber = commands.duplicate({ autoResubscribe: false });
+    const connections = [commands, publisher, subscriber];
+    // Unreachable at start: the process fails with the reason (its supervisor restarts it), not with ioredis' noise.
+    let cause: unknown;
+    const noted = (err: unknown) => void (cause ??= err);
+    for (const connection of connections) connection.on("error", noted);
     try {
-      await Promise.all([commands.connect(), publisher.connect(), subscriber.connect()]);
+      await Promise.all(connections.map((connection) => connection.connect()));
       const broker = new RedisBroker(publisher, commands, subscriber, prefix, logger);
-      await subscriber.subscribe(broker.wakeChannel, broker.cancelChannel);
+      await Promise.all([broker.listen(broker.wakeChannel), broker.listen(broker.cancelChannel)]);
       return broker;
     } catch (error) {
-      for (const connection of [commands, publisher, subscriber]) connection.disconnect();
-      throw error;
+      for (const connection of connections) connection.disconnect();
+      const reason = cause ?? error;
+      throw new Error(`Redis (REDIS_URL) unreachable: ${reason instanceof Error ? reason.message : String(reason)}`, { cause: reason });
+    } finally {
+      for (const connection of connections) connection.off("error", noted);
     }
   }
 
@@ -118,7 +132,7 @@ export class RedisBroker implements RunBroker {
       subscription.unsubscribe();
       if (this.local.hasListeners(runId)) return;
       this.subscribed.delete(runId);
-      void this.subscriber.unsubscribe(this.runChannel(runId)).catch(() => {}); // a dropped connection forgets it anyway
+      this.unlisten(this.runChannel(runId));
     };
     if (subscription.active) return { active: true, unsubscribe };
     try {
@@ -145,9 +159,9 @@ export class RedisBroker implements RunBroker {
     const unwatch = await this.local.watchThread(threadId, onRunStart);
     const stop = () => {
       unwatch();
-      if (!this.local.hasThreadWatchers(threadId)) void this.subscriber.unsubscribe(this.threadChannel(threadId)).catch(() => {});
+      if (!this.local.hasThreadWatchers(threadId)) this.unlisten(this.threadChannel(threadId));
     };
-    if (first) await this.subscriber.subscribe(this.threadChannel(threadId)).catch((error: unknown) => {
+    if (first) await this.listen(this.threadChannel(threadId)).catch((error: unknown) => {
       stop();
       throw unreachable(error);
     });
@@ -188,11 +202,21 @@ export class RedisBroker implements RunBroker {
   private channelOf(runId: string): Promise<unknown> {
     let subscribed = this.subscribed.get(runId);
     if (!subscribed) {
-      subscribed = this.subscriber.subscribe(this.runChannel(runId));
+      subscribed = this.listen(this.runChannel(runId));
       subscribed.catch(() => this.subscribed.delete(runId));
       this.subscribed.set(runId, subscribed);
     }
     return subscribed;
+  }
+
+  private listen(channel: string): Promise<unknown> {
+    this.channels.add(channel);
+    return this.subscriber.subscribe(channel);
+  }
+
+  private unlisten(channel: string): void {
+    this.channels.delete(channel);
+    void this.subscriber.unsubscribe(channel).catch(() => {}); // a dropped connection forgets it anyway
   }
 
   /** Hands `listener` what the run's buffer holds; events it already has are skipped by followers (same seq). */
@@ -211,14 +235,14 @@ export class RedisBroker implements RunBroker {
   }
 
   /**
-   * The subscriber connection is back (ioredis subscribed its channels again
-   * before `ready`'s listeners run; the PING's answer comes after theirs).
-   * Messages sent meanwhile were lost to pub/sub: followers of runs executing
-   * elsewhere get what the buffers hold and check the log and runs themselves.
+   * The subscriber connection is back: once its channels are subscribed again
+   * (messages sent from then on arrive), followers of runs executing elsewhere
+   * get what the buffers hold (messages sent meanwhile were lost to pub/sub)
+   * and check the log and runs themselves.
    */
   private async resubscribed(): Promise<void> {
     try {
-      await this.subscriber.ping();
+      await this.subscriber.subscribe(...this.channels);
       this.local.wakeWorkers(); // a wake-up may have been lost too
       for (const runId of this.local.listenedRuns()) {
         if (this.local.isExecuting(runId)) continue;
