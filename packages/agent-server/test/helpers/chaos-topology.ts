@@ -25,8 +25,8 @@ export interface ChaosTopology {
   restartRedis(): Promise<OutageResult>;
   /** The directory the data lives in, on a small disk of its own (undefined: the reason it could not be made). */
   disk: SizeLimitedDir | string;
-  /** Every process that should be running is. */
-  processesAlive(): boolean;
+  /** Every process that should be running is (a replacement started, too). */
+  processesAlive(): Promise<boolean>;
   /** The database is sound ("ok"), where it can be checked from outside. */
   integrity(): string | undefined;
   /** The end of every process's output, for a failure's diagnosis. */
@@ -67,7 +67,7 @@ async function sqliteTopology(): Promise<ChaosTopology> {
     async restartRedis() {
       return { skipped: "the SQLite backend uses no Redis" };
     },
-    processesAlive: () => server.alive(),
+    processesAlive: async () => server.alive(),
     integrity: () => sqliteIntegrity(join(dataDir, "berth.sqlite")),
     outputs: () => [...restarted, server].map((p, i) => tail(p, `server #${i + 1}`)).join("\n"),
     async close() {
@@ -131,31 +131,41 @@ async function postgresTopology(): Promise<ChaosTopology> {
     startWorker(),
   ]);
   const killed: BerthProcess[] = [];
+  // The replacement of a killed worker starts meanwhile: the other worker carries the load (and its runs) alone.
+  // Other outages wait for it: a process that cannot reach its database or Redis as it starts exits.
+  let replacing: Promise<void> = Promise.resolve();
   return {
     url: api.url,
     apis: [api.url, notifyApi.url],
     disk: storage.disk,
     async killWorker() {
+      await replacing;
       const victim = workers.shift()!;
       await victim.kill();
       killed.push(victim);
-      workers.push(await startWorker());
-      return { done: "one of two worker processes killed with SIGKILL, a replacement started" };
+      replacing = startWorker().then((worker) => void workers.push(worker));
+      return { done: "one of two worker processes killed with SIGKILL (a replacement starting meanwhile)" };
     },
     async loseDatabase() {
+      await replacing;
       const terminated = await terminateConnections(adminUrl, database);
       const notifyTerminated = await terminateConnections(adminUrl, testDatabaseName(notifyDir));
       return { done: `pg_terminate_backend of the servers' ${terminated} connections (and ${notifyTerminated} of the LISTEN/NOTIFY pair)` };
     },
     async restartRedis() {
+      await replacing;
       await redis.restart(1_000);
       return { done: "the private redis-server killed with SIGKILL, started again after 1 s" };
     },
-    processesAlive: () => [api, notifyApi, notifyWorker, ...workers].every((p) => p.alive()),
+    async processesAlive() {
+      await replacing;
+      return workers.length === 2 && [api, notifyApi, notifyWorker, ...workers].every((p) => p.alive());
+    },
     integrity: () => undefined,
     outputs: () =>
       [tail(api, "api"), ...[...killed, ...workers].map((p, i) => tail(p, `worker #${i + 1}`)), tail(notifyApi, "api (LISTEN/NOTIFY)"), tail(notifyWorker, "worker (LISTEN/NOTIFY)")].join("\n"),
     async close() {
+      await replacing.catch(() => {});
       await Promise.all([api, notifyApi, notifyWorker, ...workers].map((p) => p.stop()));
       await redis.down();
       await storage.drop();
