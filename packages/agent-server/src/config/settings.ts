@@ -8,7 +8,11 @@ export interface ServerSettings {
   runTimeoutMs: number;
   /** A run is retried after a crash at most this many times in all. */
   maxAttempts: number;
-  /** How long a claimed run stays owned without a heartbeat. */
+  /**
+   * How long a claimed run stays owned without a renewal (renewed every third
+   * of it): a run of a worker that died on another host resumes elsewhere
+   * within this plus a sweep interval (a quarter of it, at most 2 s).
+   */
   leaseMs: number;
   /** Idle SSE streams get a `: heartbeat` comment this often. */
   streamHeartbeatMs: number;
@@ -67,7 +71,7 @@ export function settingsFromEnv(): ServerSettings {
     workers: number("BERTH_WORKERS", 10, 1),
     runTimeoutMs: number("BERTH_RUN_TIMEOUT_SECONDS", 0) * 1000,
     maxAttempts: number("BERTH_MAX_ATTEMPTS", 3, 1),
-    leaseMs: number("BERTH_LEASE_SECONDS", 30, 1) * 1000,
+    leaseMs: number("BERTH_LEASE_SECONDS", 10, 1) * 1000,
     streamHeartbeatMs: number("BERTH_STREAM_HEARTBEAT_SECONDS", 5, 0.01) * 1000,
     waitKeepAliveMs: number("BERTH_WAIT_KEEPALIVE_SECONDS", 5, 0.01) * 1000,
     runLogRetentionMs: number("BERTH_RUN_LOG_RETENTION_SECONDS", 3600) * 1000,

@@ -1,4 +1,4 @@
-import type { RunRepository, StoredEvent } from "../storage/types.js";
+import type { RunLease, RunRepository, StoredEvent } from "../storage/types.js";
 import type { RunBroker, RunEndNotice } from "./broker.js";
 
 /** Event ids of one attempt stay below the next attempt's first id. */
@@ -7,21 +7,44 @@ const ATTEMPT_SEQ_SPAN = 1_000_000_000;
 /** How long events may wait before they are written to the log in one batch. */
 const FLUSH_INTERVAL_MS = 25;
 
+/** What the writer tells its run about the log. */
+export interface EventLogHooks {
+  /** A batch could not be written: the run's stream is no longer complete in the log, the run must end. */
+  failed(error: Error): void;
+  /** The log refused a batch because another attempt holds the run now: this one must stop. */
+  leaseLost(): void;
+}
+
+export interface WriterRun {
+  run_id: string;
+  thread_id: string;
+  attempt: number;
+  persistEvents: boolean;
+  /** The claim the run's events are logged under (a worker that lost it logs nothing more). */
+  lease?: RunLease;
+}
+
 /**
  * Writes one run attempt's events: numbered, serialized once, delivered live
- * at once and appended to the persisted log in small batches.
+ * at once and appended to the persisted log in small batches. Writing never
+ * rejects: a batch that failed stays pending (later flushes retry it, in
+ * order) and the failure is reported once through the hooks.
  */
 export class RunEventWriter {
   private pending: StoredEvent[] = [];
   private flushTimer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  /** The first failure to write the log, if any. */
+  failure: Error | undefined;
+  /** Another attempt holds the run: nothing is published or logged any more. */
+  lost = false;
 
   private constructor(
-    private readonly runId: string,
+    private readonly run: WriterRun,
     private nextSeq: number,
     private readonly runs: RunRepository,
     private readonly live: RunBroker,
-    private readonly persist: boolean,
+    private readonly hooks: EventLogHooks,
   ) {}
 
   /**
@@ -30,42 +53,51 @@ export class RunEventWriter {
    * log, and an id a client has seen must never name another event. A run
    * deleted when it ends (stateless) is not logged: its log would die with it.
    */
-  static async open(
-    run: { run_id: string; thread_id: string; attempt: number; persistEvents: boolean },
-    runs: RunRepository,
-    live: RunBroker,
-  ): Promise<RunEventWriter> {
+  static async open(run: WriterRun, runs: RunRepository, live: RunBroker, hooks: EventLogHooks): Promise<RunEventWriter> {
     live.begin(run.run_id, run.thread_id);
     const attemptBase = (run.attempt - 1) * ATTEMPT_SEQ_SPAN;
     const firstSeq = run.persistEvents ? Math.max(attemptBase, (await runs.lastEventSeq(run.run_id)) + 1) : attemptBase;
-    return new RunEventWriter(run.run_id, firstSeq, runs, live, run.persistEvents);
+    return new RunEventWriter(run, firstSeq, runs, live, hooks);
   }
 
   emit(event: string, data: unknown): void {
+    if (this.lost) return;
     const stored = { seq: this.nextSeq++, event, data: JSON.stringify(data) };
-    this.live.publish(this.runId, stored);
-    if (!this.persist) return;
+    this.live.publish(this.run.run_id, stored);
+    if (!this.run.persistEvents) return;
     this.pending.push(stored);
     this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
   }
 
-  /** Writes every pending event; resolves once they are in the log. */
+  /** Writes every pending event; resolves once they are in the log, or once writing them failed (see `failure`). */
   flush(): Promise<void> {
     clearTimeout(this.flushTimer);
     this.flushTimer = undefined;
-    const batch = this.pending;
-    this.pending = [];
-    if (batch.length > 0) {
-      this.flushing = this.flushing.then(async () => {
-        await this.runs.appendEvents(this.runId, batch);
-        this.live.logged?.(this.runId);
-      });
-    }
+    if (this.pending.length > 0) this.flushing = this.flushing.then(() => this.write());
     return this.flushing;
   }
 
   /** Tells live readers the stream is over (after the final flush and the run's end are recorded). */
   endLive(notice: RunEndNotice): void {
-    this.live.end(this.runId, notice);
+    this.live.end(this.run.run_id, notice);
+  }
+
+  private async write(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0 || this.lost) return;
+    try {
+      if (!(await this.runs.appendEvents(this.run.run_id, batch, this.run.lease))) {
+        this.lost = true;
+        this.hooks.leaseLost();
+        return;
+      }
+      this.live.logged?.(this.run.run_id);
+    } catch (error) {
+      this.pending = [...batch, ...this.pending];
+      if (this.failure) return;
+      this.failure = error instanceof Error ? error : new Error(String(error));
+      this.hooks.failed(this.failure);
+    }
   }
 }

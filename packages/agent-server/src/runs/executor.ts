@@ -3,20 +3,19 @@ import type { StreamEvent } from "@langchain/core/tracers/log_stream";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import type { Logger } from "pino";
 import type { GraphRegistry } from "../graphs/registry.js";
-import { toWire } from "../services/serialize.js";
-import { type FeedbackUrls, PendingFeedbackUrls } from "../tracing/feedback.js";
+import { PendingFeedbackUrls } from "../tracing/feedback.js";
 import type { Tracing } from "../tracing/tracing.js";
-import { summarizeState, toThreadState } from "../services/thread-state.js";
-import type { JsonObject, QueuedRun, RunEnd, Storage, ThreadStateSummary } from "../storage/types.js";
+import type { QueuedRun, RunLease, Storage } from "../storage/types.js";
 import { EventLoopPacer } from "./event-loop-pacer.js";
 import { RunEventWriter } from "./event-writer.js";
 import type { RunBroker, RunEndNotice } from "./broker.js";
 import { RunCheckpointer } from "./run-checkpointer.js";
 import { runScope } from "./run-config.js";
 import type { AbortReason, RunControl } from "./run-control.js";
+import { isEphemeral, type Outcome, record, settleThread } from "./run-end.js";
+import { asError, endInError, type RunError, runError } from "./run-salvage.js";
 import { StreamEncoder } from "./stream-encoder.js";
 import { graphStreamModes, type StreamMode } from "./stream-modes.js";
-import { deliverWebhook } from "./webhook.js";
 
 export interface ExecutorDeps {
   storage: Storage;
@@ -37,46 +36,126 @@ export interface ExecutorDeps {
   tracing?: Tracing;
 }
 
-type Outcome =
-  | { kind: "completed"; lastValues: unknown }
-  | { kind: "failed"; error: { error: string; message: string } }
-  | { kind: "aborted"; reason: AbortReason; lastValues: unknown };
+/**
+ * How an execution ended: the run's end was recorded; the run was handed back
+ * to the queue (shutdown); another attempt holds it now (nothing recorded); or
+ * its end could not be recorded at all (its lease is left to lapse).
+ */
+export type RunEnding = "ended" | "handed_over" | "lease_lost" | "unrecorded";
 
-/** Executes one claimed run to its end and records the outcome. */
-export async function executeRun(run: QueuedRun, deps: ExecutorDeps): Promise<void> {
+/** What an execution tells followers, if anything, and how it ended. */
+interface Conclusion {
+  ending: RunEnding;
+  /** Followers are told the run ended, or (handed over) that it goes on elsewhere; nothing when another attempt holds it. */
+  notice?: RunEndNotice;
+}
+
+/** One attempt's event writer, once opened, and whether the run's `error` event is out. */
+interface AttemptLog {
+  writer?: RunEventWriter;
+  errorEmitted: boolean;
+}
+
+/**
+ * Executes one claimed run to its end and records the outcome under `lease`.
+ * Never throws: whatever fails around the graph (the graph's factory, reading
+ * its final state, writing its log, recording its end) ends the run `error`.
+ */
+export async function executeRun(run: QueuedRun, lease: RunLease, deps: ExecutorDeps): Promise<RunEnding> {
   const log = deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
   const controller = deps.control.register(run.run_id);
-  const ephemeral = isEphemeral(run) && !deps.statelessKeepMs;
-  const writer = await RunEventWriter.open(
-    { run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt, persistEvents: !ephemeral },
-    deps.storage.runs,
-    deps.live,
-  );
   const timeout = deps.runTimeoutMs > 0 ? setTimeout(() => controller.abort("timeout"), deps.runTimeoutMs) : undefined;
-  let notice: RunEndNotice = { status: "error", output: null };
+  const attemptLog: AttemptLog = { errorEmitted: false };
+  let conclusion: Conclusion;
   try {
-    writer.emit("metadata", { run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
-    const exhausted = run.attempt > deps.maxAttempts;
-    const feedback = exhausted ? undefined : PendingFeedbackUrls.start(run.run_id, run.kwargs.feedback_keys, deps.tracing, log);
-    const outcome = exhausted
-      ? ({ kind: "failed", error: { error: "RunAttemptsExceeded", message: `Run exceeded ${deps.maxAttempts} attempts` } } as const)
-      : await stream(run, deps, writer, controller.signal);
-    // A run rolled back or handed on at shutdown has no end here to attach feedback to.
-    const ends = !(outcome.kind === "aborted" && (outcome.reason === "rollback" || outcome.reason === "shutdown"));
-    const feedbackUrls = ends ? await feedback?.settle(log) : undefined;
-    // Last but for the error, which stays the final event of a failed run.
-    if (feedbackUrls) writer.emit("feedback", feedbackUrls);
-    if (outcome.kind === "failed") writer.emit("error", outcome.error);
-    await writer.flush();
-    notice = await record(run, outcome, deps, log, feedbackUrls);
+    conclusion = await attempt(run, lease, deps, controller, attemptLog, log);
   } catch (error) {
-    log.error({ err: error }, "recording the run's outcome failed");
-    throw error;
+    log.error({ err: error }, "the run failed outside its graph");
+    const writer = attemptLog.writer && { instance: attemptLog.writer, emitted: attemptLog.errorEmitted };
+    const salvaged = await endInError(run, lease, runError(error), deps, writer);
+    conclusion = salvaged === "lost" ? { ending: "lease_lost" } : salvaged ? { ending: "ended", notice: salvaged } : { ending: "unrecorded" };
   } finally {
     clearTimeout(timeout);
-    deps.control.release(run.run_id);
-    writer.endLive(notice);
+    deps.control.release(run.run_id, controller);
   }
+  // Not when its end could not be recorded either: followers wait for the attempt that will end it.
+  if (conclusion.notice) deps.live.end(run.run_id, conclusion.notice);
+  return conclusion.ending;
+}
+
+async function attempt(
+  run: QueuedRun,
+  lease: RunLease,
+  deps: ExecutorDeps,
+  controller: AbortController,
+  attemptLog: AttemptLog,
+  log: Logger,
+): Promise<Conclusion> {
+  const persistEvents = !(isEphemeral(run) && !deps.statelessKeepMs);
+  const writer = await RunEventWriter.open({ ...run, persistEvents, lease }, deps.storage.runs, deps.live, {
+    failed: (err) => {
+      log.error({ err }, "writing the run's event log failed: the run ends in error");
+      controller.abort("failure");
+    },
+    leaseLost: () => controller.abort("lease_lost"),
+  });
+  attemptLog.writer = writer;
+  writer.emit("metadata", { run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
+  const exhausted = run.attempt - run.handovers > deps.maxAttempts;
+  const runsGraph = !exhausted && !run.cancel_action;
+  const feedback = runsGraph ? PendingFeedbackUrls.start(run.run_id, run.kwargs.feedback_keys, deps.tracing, log) : undefined;
+  let outcome: Outcome = run.cancel_action
+    ? { kind: "aborted", reason: run.cancel_action, lastValues: null } // cancelled while no attempt executed it
+    : exhausted
+      ? { kind: "failed", error: { error: "RunAttemptsExceeded", message: `Run exceeded ${deps.maxAttempts} attempts` } }
+      : await stream(run, deps, writer, controller.signal);
+  if (writer.failure) outcome = { kind: "failed", error: logFailure(writer.failure) };
+  if (outcome.kind === "aborted" && outcome.reason === "lease_lost") {
+    log.warn("another attempt holds the run now: this one stops without recording anything");
+    return { ending: "lease_lost" };
+  }
+  if (outcome.kind === "aborted" && outcome.reason === "shutdown") return handOver(run, lease, writer, deps, log);
+  const settled = await settleThread(run, outcome, deps);
+  outcome = settled.outcome;
+  // A run rolled back has no end here to attach feedback to.
+  const feedbackUrls = outcome.kind === "aborted" && outcome.reason === "rollback" ? undefined : await feedback?.settle(log);
+  // Last but for the error, which stays the final event of a failed run.
+  if (feedbackUrls) writer.emit("feedback", feedbackUrls);
+  if (outcome.kind === "failed") {
+    writer.emit("error", outcome.error);
+    attemptLog.errorEmitted = true;
+  }
+  await writer.flush();
+  // The log lost its last events: the run cannot be followed to its end, so it does not succeed.
+  if (writer.failure && outcome.kind !== "failed") throw asError(logFailure(writer.failure));
+  let notice: RunEndNotice | undefined;
+  try {
+    notice = await record(run, lease, outcome, settled.thread, deps, log, feedbackUrls);
+  } catch (error) {
+    // Recording failed: it is ended in error instead, with the error it had if it failed anyway.
+    throw outcome.kind === "failed" ? asError(outcome.error) : error;
+  }
+  return notice ? { ending: "ended", notice } : { ending: "lease_lost" };
+}
+
+function logFailure(failure: Error): RunError {
+  return runError(failure, "Writing the run's event log failed: ");
+}
+
+/**
+ * Hands the run back to the queue at shutdown, its events logged first: the
+ * attempt does not count against the limit. Should handing it back fail, the
+ * worker releases its runs once more as it stops.
+ */
+async function handOver(run: QueuedRun, lease: RunLease, writer: RunEventWriter, deps: ExecutorDeps, log: Logger): Promise<Conclusion> {
+  await writer.flush();
+  try {
+    await deps.storage.runs.release(lease.owner, { run_id: run.run_id, attempt: lease.attempt });
+    log.info("run handed back to the queue at shutdown");
+  } catch (err) {
+    log.error({ err }, "handing the run back failed");
+  }
+  return { ending: "handed_over", notice: { status: "running", output: null } };
 }
 
 async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter, signal: AbortSignal): Promise<Outcome> {
@@ -130,8 +209,7 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
     return { kind: "completed", lastValues };
   } catch (error) {
     if (signal.aborted) return { kind: "aborted", reason: signal.reason as AbortReason, lastValues };
-    const err = error instanceof Error ? error : new Error(String(error));
-    return { kind: "failed", error: { error: err.name, message: err.message } };
+    return { kind: "failed", error: runError(error) };
   } finally {
     await checkpointer?.settled();
   }
@@ -140,11 +218,6 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
 /** The run's callbacks: its tracer when it is traced (the run's config brings no callbacks of its own: it is JSON). */
 function tracedBy(tracer: BaseCallbackHandler | undefined): { callbacks?: BaseCallbackHandler[] } {
   return tracer ? { callbacks: [tracer] } : {};
-}
-
-/** A stateless run whose thread (and so the run) is deleted when it ends. */
-function isEphemeral(run: QueuedRun): boolean {
-  return run.kwargs.temporary && run.kwargs.on_completion === "delete";
 }
 
 /** A retried attempt resumes from the run's last checkpoint instead of starting over. */
@@ -164,64 +237,4 @@ function normalizeChunk(chunk: unknown, subgraphs: boolean): [string[], string, 
   const tuple = chunk as unknown[];
   if (subgraphs) return [tuple[0] as string[], tuple[1] as string, tuple[2]];
   return [[], tuple[0] as string, tuple[1]];
-}
-
-async function record(
-  run: QueuedRun,
-  outcome: Outcome,
-  deps: ExecutorDeps,
-  log: Logger,
-  feedbackUrls: FeedbackUrls | undefined,
-): Promise<RunEndNotice> {
-  if (outcome.kind === "aborted" && outcome.reason === "rollback") {
-    await deps.storage.checkpointer.deleteRun(run.thread_id, run.run_id);
-    await deps.storage.runs.discard(run.run_id, await threadAfter(run, deps, false));
-    log.info("run rolled back");
-    return { status: "interrupted", output: null };
-  }
-  // Left running on shutdown: the next start (or another worker) requeues it.
-  if (outcome.kind === "aborted" && outcome.reason === "shutdown") return { status: "running", output: null };
-  const thread: ThreadStateSummary = isEphemeral(run)
-    ? { values: null, interrupts: {} }
-    : await threadAfter(run, deps, outcome.kind === "failed");
-  const status: RunEnd["status"] =
-    outcome.kind === "failed"
-      ? "error"
-      : outcome.kind === "aborted"
-        ? outcome.reason === "timeout"
-          ? "timeout"
-          : "interrupted"
-        : thread.status === "interrupted"
-          ? "interrupted"
-          : "success";
-  const output = outcome.kind === "failed" ? { __error__: outcome.error } : toWire(outcome.lastValues);
-  const ended = { ...run, status, updated_at: new Date().toISOString() };
-  const deleteNow = isEphemeral(run) && !deps.statelessKeepMs;
-  await deps.storage.runs.finish(run.run_id, { status, output, thread, deleteThread: deleteNow, feedbackUrls });
-  if (isEphemeral(run) && !deleteNow) {
-    const removal = setTimeout(() => {
-      deps.storage.threads.delete(run.thread_id).catch((err) => log.error({ err }, "deleting a stateless run's thread failed"));
-    }, deps.statelessKeepMs);
-    removal.unref();
-  }
-  log.info({ status }, "run ended");
-  if (run.kwargs.webhook) {
-    const { attempt: _attempt, available_at: _availableAt, output: _output, ...record } = ended;
-    const payload = { ...record, values: output, ...(outcome.kind === "failed" ? { error: outcome.error } : {}) };
-    void deliverWebhook(run.kwargs.webhook, payload, log);
-  }
-  return { status, output };
-}
-
-/** The thread's values, interrupts and status after the run, read back through its graph. */
-async function threadAfter(run: QueuedRun, deps: ExecutorDeps, failed: boolean): Promise<ThreadStateSummary> {
-  const thread = await deps.storage.threads.get(run.thread_id);
-  const graphId = thread?.metadata.graph_id;
-  let summary: ThreadStateSummary = { values: (thread?.values ?? null) as JsonObject | null, interrupts: {}, status: "idle" };
-  if (thread && typeof graphId === "string" && deps.graphs.has(graphId)) {
-    const configurable = { ...(thread.config.configurable as JsonObject | undefined), thread_id: run.thread_id, checkpoint_ns: "" };
-    const graph = await deps.graphs.get(graphId, { configurable });
-    summary = summarizeState(toThreadState(await graph.getState({ configurable })));
-  }
-  return failed ? { ...summary, status: "error" } : summary;
 }

@@ -1,7 +1,13 @@
-export type CancelAction = "interrupt" | "rollback";
+import type { CancelAction } from "../storage/types.js";
 
-/** Why a run's execution was aborted. */
-export type AbortReason = CancelAction | "timeout" | "shutdown";
+export type { CancelAction };
+
+/**
+ * Why a run's execution was aborted: a cancel, its timeout, a shutdown (the
+ * run is handed back to the queue), its lease taken by another attempt, or a
+ * failure of Berth's own around the graph (its event log could not be written).
+ */
+export type AbortReason = CancelAction | "timeout" | "shutdown" | "lease_lost" | "failure";
 
 /** Abort handles of the runs executing in this process. */
 export class RunControl {
@@ -13,8 +19,9 @@ export class RunControl {
     return controller;
   }
 
-  release(runId: string): void {
-    this.controllers.delete(runId);
+  /** Forgets the run's handle (only `controller`'s, when given: a later attempt here may have registered its own). */
+  release(runId: string, controller?: AbortController): void {
+    if (!controller || this.controllers.get(runId) === controller) this.controllers.delete(runId);
   }
 
   /** Aborts a run executing here; false when it is not running in this process. */

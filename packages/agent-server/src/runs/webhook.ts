@@ -1,4 +1,6 @@
 import type { Logger } from "pino";
+import { toApiRun } from "../storage/run-record.js";
+import type { QueuedRun, RunStatus } from "../storage/types.js";
 
 const ATTEMPTS = 3;
 const TIMEOUT_MS = 10_000;
@@ -25,4 +27,18 @@ export async function deliverWebhook(url: string, payload: unknown, logger: Logg
     if (attempt < ATTEMPTS) await new Promise((resolve) => setTimeout(resolve, 250 * 2 ** attempt));
   }
   return false;
+}
+
+/** How a run ended, as its webhook reports it. */
+export interface WebhookEnd {
+  status: RunStatus;
+  output: unknown;
+  error?: { error: string; message: string };
+}
+
+/** Sends the run's end to its webhook, if it has one, in the background: the run record, `status`, `values` (and `error`). */
+export function notifyRunWebhook(run: QueuedRun, end: WebhookEnd, logger: Logger): void {
+  if (!run.kwargs.webhook) return;
+  const record = toApiRun({ ...run, status: end.status, updated_at: new Date().toISOString() });
+  void deliverWebhook(run.kwargs.webhook, { ...record, values: end.output, ...(end.error ? { error: end.error } : {}) }, logger);
 }

@@ -1,7 +1,10 @@
-import { randomUUID } from "node:crypto";
 import type { Logger } from "pino";
-import type { RunRepository } from "../storage/types.js";
-import { type ExecutorDeps, executeRun } from "./executor.js";
+import type { LeaseRenewal, QueuedRun, RunLease, RunRepository } from "../storage/types.js";
+import { type ExecutorDeps, executeRun, type RunEnding } from "./executor.js";
+import { deadOwnersOnThisHost, newLeaseOwner } from "./lease-owner.js";
+import { mainThreadLeases } from "./main-thread-leases.js";
+import { endInError, runError } from "./run-salvage.js";
+import { testFaults } from "./test-faults.js";
 
 export interface WorkerOptions {
   /** Runs executing at once in this process. */
@@ -9,35 +12,51 @@ export interface WorkerOptions {
   leaseMs: number;
   /**
    * The process owns the database (embedded SQLite): runs left running are
-   * requeued at start, and leases never lapse while it lives (a graph blocking
-   * the event loop must not get its run requeued and executed twice).
+   * requeued at start, and leases are renewed on the main thread (no other
+   * process requeues them, and the sweeps here skip the runs executing here).
    */
   exclusiveDatabase: boolean;
   /** Also looks for claimable runs this often, for brokers whose wake-ups may be lost (LISTEN/NOTIFY); default: never. */
   pollMs?: number;
 }
 
+/** Sweeps for runs nobody executes are a quarter lease apart, but at most this far (and at least 100 ms). */
+const MAX_SWEEP_INTERVAL_MS = 2_000;
+
+/** After the grace period, how long runs aborted for shutdown get to hand themselves back. */
+const HANDOVER_WAIT_MS = 2_000;
+
+/** Time between two sweeps of a worker: a lapsed lease is found at most this long after it lapsed. */
+export function sweepIntervalMs(leaseMs: number): number {
+  return Math.max(100, Math.min(leaseMs / 4, MAX_SWEEP_INTERVAL_MS));
+}
+
 /**
  * Claims runs from the database queue and executes them, up to `concurrency`
  * at a time. Woken at once when a run is created or a thread frees up; timers
- * cover delayed runs and lapsed leases, so nothing waits on a polling sleep
- * (unless `pollMs` asks for one, as a safety net for lossy wake-ups).
+ * cover delayed runs, and sweeps requeue the runs nobody executes any more
+ * (lease lapsed, owner dead), so nothing waits on a polling sleep (unless
+ * `pollMs` asks for one, as a safety net for lossy wake-ups).
  */
 export class RunWorker {
-  readonly owner = `worker-${randomUUID()}`;
-  private readonly running = new Set<Promise<void>>();
+  /** Names this worker, its process and host in the leases it holds (see lease-owner.ts). */
+  readonly owner = newLeaseOwner();
+  private readonly executing = new Map<string, Promise<void>>();
+  private readonly deps: ExecutorDeps;
   private pumping = false;
   private pumpAgain = false;
   private stopped = false;
   private delayTimer: NodeJS.Timeout | undefined;
   private delayedUntil = Infinity;
   private readonly intervals: NodeJS.Timeout[] = [];
-  private leaseKeeper: { stop(): Promise<void> } | undefined;
+  private leases: LeaseRenewal | undefined;
 
   constructor(
-    private readonly deps: ExecutorDeps,
+    deps: ExecutorDeps,
     private readonly options: WorkerOptions,
-  ) {}
+  ) {
+    this.deps = { ...deps, storage: { ...deps.storage, runs: testFaults.wrapRuns(deps.storage.runs) } };
+  }
 
   private get runs(): RunRepository {
     return this.deps.storage.runs;
@@ -48,16 +67,18 @@ export class RunWorker {
   }
 
   async start(): Promise<void> {
-    const requeued = await this.runs.requeueExpired({ all: this.options.exclusiveDatabase });
-    if (requeued > 0) this.log.warn({ requeued }, "requeued runs left running by a stopped process");
+    // A restart of the only process requeues everything; otherwise the runs of this host's dead processes (an
+    // earlier incarnation of this one, say) are requeued at once, and other processes' runs once their lease lapses.
+    const deadOwners = this.options.exclusiveDatabase ? [] : deadOwnersOnThisHost(await this.runs.leaseOwners());
+    const requeued = await this.runs.requeueExpired({ all: this.options.exclusiveDatabase, deadOwners });
+    if (requeued > 0) this.log.warn({ requeued, dead_owners: deadOwners }, "requeued runs left running by a stopped process");
     const { leaseMs } = this.options;
-    const keepLeases = this.deps.storage.keepLeases;
-    if (keepLeases) this.leaseKeeper = keepLeases(this.owner, leaseMs);
-    else {
-      const renew = () => void this.runs.heartbeat(this.owner, leaseMs).catch((err) => this.log.error({ err }, "heartbeat failed"));
-      this.intervals.push(setInterval(renew, leaseMs / 3));
-    }
-    if (!this.options.exclusiveDatabase) this.intervals.push(setInterval(() => void this.sweep(), leaseMs / 2));
+    const keeper = this.deps.storage.keepLeases ?? mainThreadLeases(this.runs);
+    this.leases = keeper(this.owner, leaseMs, {
+      lost: (runIds) => this.leasesLost(runIds),
+      failed: (message) => this.log.warn({ error: message }, "renewing leases failed"),
+    });
+    this.intervals.push(setInterval(() => void this.sweep(), sweepIntervalMs(leaseMs)));
     if (this.options.pollMs) this.intervals.push(setInterval(() => this.wake(), this.options.pollMs));
     for (const interval of this.intervals) interval.unref();
     await this.scheduleNextDelayed();
@@ -81,15 +102,34 @@ export class RunWorker {
     void this.pump();
   }
 
-  /** Stops claiming; waits up to `graceMs` for executing runs. */
+  /**
+   * Stops claiming; waits up to `graceMs` for executing runs, then hands the
+   * others back to the queue (their attempt not counted) for another worker.
+   */
   async stop(graceMs: number): Promise<void> {
     this.stopped = true;
     clearTimeout(this.delayTimer);
     for (const interval of this.intervals) clearInterval(interval);
-    const drained = Promise.allSettled([...this.running]);
-    const grace = new Promise((resolve) => setTimeout(resolve, graceMs).unref());
-    await Promise.race([drained, grace]);
-    await this.leaseKeeper?.stop();
+    await this.drained(graceMs);
+    if (this.executing.size > 0) {
+      for (const runId of this.executing.keys()) this.deps.control.abort(runId, "shutdown");
+      await this.drained(HANDOVER_WAIT_MS);
+    }
+    try {
+      // Runs whose execution did not hand them back by now (a graph ignoring the abort).
+      const released = await this.runs.release(this.owner);
+      if (released > 0) this.log.warn({ released }, "released unfinished runs");
+    } catch (err) {
+      this.log.error({ err }, "releasing runs failed: their leases will lapse");
+    }
+    await this.leases?.stop();
+  }
+
+  private async drained(waitMs: number): Promise<void> {
+    let timer: NodeJS.Timeout | undefined;
+    const waited = new Promise((resolve) => (timer = setTimeout(resolve, waitMs)));
+    await Promise.race([Promise.allSettled([...this.executing.values()]), waited]);
+    clearTimeout(timer);
   }
 
   private async pump(): Promise<void> {
@@ -97,22 +137,56 @@ export class RunWorker {
     try {
       do {
         this.pumpAgain = false;
-        while (!this.stopped && this.running.size < this.options.concurrency) {
+        while (!this.stopped && this.executing.size < this.options.concurrency) {
           const run = await this.runs.claim(this.owner, this.options.leaseMs);
           if (!run) break;
-          const execution: Promise<void> = executeRun(run, this.deps)
-            .catch((err) => this.log.error({ err, run_id: run.run_id }, "run execution failed"))
-            .finally(() => {
-              this.running.delete(execution);
-              this.wake();
-            });
-          this.running.add(execution);
+          this.execute(run);
         }
       } while (this.pumpAgain && !this.stopped);
     } catch (err) {
       this.log.error({ err }, "claiming runs failed");
     } finally {
       this.pumping = false;
+    }
+  }
+
+  /** Executes a claimed run under its lease, renewed until the execution is over. */
+  private execute(run: QueuedRun): void {
+    const lease: RunLease = { owner: this.owner, attempt: run.attempt };
+    this.leases?.hold({ run_id: run.run_id, attempt: run.attempt });
+    const execution = this.watch(run, lease).finally(() => {
+      if (this.executing.get(run.run_id) === execution) this.executing.delete(run.run_id);
+      this.leases?.drop(run.run_id);
+      this.wake();
+    });
+    this.executing.set(run.run_id, execution);
+  }
+
+  /**
+   * The watchdog of one execution: an execution that ended without a final
+   * status (it threw, which it should never do) is ended `error` here. One
+   * whose end could not be recorded at all has its lease dropped: it lapses,
+   * and a sweep requeues the run.
+   */
+  private async watch(run: QueuedRun, lease: RunLease): Promise<void> {
+    let ending: RunEnding;
+    try {
+      ending = await executeRun(run, lease, this.deps);
+    } catch (error) {
+      this.log.error({ err: error, run_id: run.run_id }, "a run's execution ended without recording its end");
+      const notice = await endInError(run, lease, runError(error), this.deps);
+      if (notice && notice !== "lost") this.deps.live.end(run.run_id, notice);
+      ending = notice ? "ended" : "unrecorded";
+    }
+    if (ending === "unrecorded") this.log.error({ run_id: run.run_id }, "run left unrecorded: a sweep will requeue it once its lease lapsed");
+  }
+
+  /** Another attempt holds these runs now: their executions here stop without recording anything. */
+  private leasesLost(runIds: string[]): void {
+    for (const runId of runIds) {
+      if (!this.executing.has(runId)) continue;
+      this.log.warn({ run_id: runId }, "lost the lease of an executing run: stopping it");
+      this.deps.control.abort(runId, "lease_lost");
     }
   }
 
@@ -139,11 +213,20 @@ export class RunWorker {
     }
   }
 
+  /**
+   * Requeues the running runs nobody executes: lease lapsed (or no owner), or
+   * owned by a process of this host that is gone. Never the runs executing
+   * here. Every worker wakes up to claim them.
+   */
   private async sweep(): Promise<void> {
     try {
-      if ((await this.runs.requeueExpired({ all: false })) > 0) this.wake();
+      const deadOwners = deadOwnersOnThisHost(await this.runs.leaseOwners());
+      const requeued = await this.runs.requeueExpired({ all: false, deadOwners, except: [...this.executing.keys()] });
+      if (requeued === 0) return;
+      this.log.warn({ requeued, dead_owners: deadOwners }, "requeued runs nobody executes any more");
+      this.deps.live.wakeWorkers();
     } catch (err) {
-      this.log.error({ err }, "sweeping lapsed leases failed");
+      this.log.error({ err }, "sweeping for runs nobody executes failed");
     }
   }
 }

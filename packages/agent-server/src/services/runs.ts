@@ -4,6 +4,7 @@ import { followRun, TERMINAL_STATUSES } from "../runs/follow-run.js";
 import { followThread, parseThreadEventId } from "../runs/follow-thread.js";
 import type { RunBroker, RunEndNotice } from "../runs/broker.js";
 import type { CancelAction } from "../runs/run-control.js";
+import { toApiRun } from "../storage/run-record.js";
 import type { JsonObject, MultitaskStrategy, QueuedRun, Run, RunKwargs, RunStatus, Storage, StoredEvent } from "../storage/types.js";
 import type { AssistantService } from "./assistants.js";
 import { ConflictError, NotFoundError } from "@berth/service-kit";
@@ -132,8 +133,7 @@ export class RunService {
 
   /** The API's view of a run (without queue bookkeeping). */
   publicRun(run: QueuedRun): Run {
-    const { attempt: _attempt, available_at: _availableAt, output: _output, ...api } = run;
-    return api;
+    return toApiRun(run);
   }
 
   /** The sequence number of the run's latest event so far (-1 when none). */
@@ -214,7 +214,9 @@ export class RunService {
   private async cancelRun(run: Run, action: CancelAction): Promise<void> {
     const current = await this.storage.runs.get(run.run_id);
     if (current?.status === "running") {
-      this.live.cancel(run.run_id, action); // the executing process aborts it and records the outcome
+      // Kept with the run, so the attempt that executes it next honours it should the one executing it now be gone.
+      if (await this.storage.runs.requestCancel(run.run_id, action)) this.live.cancel(run.run_id, action);
+      else if ((await this.storage.runs.get(run.run_id))?.status === "pending") await this.cancelRun(run, action);
       return;
     }
     if (current?.status !== "pending") return;

@@ -139,8 +139,41 @@ export interface BerthCheckpointer extends BaseCheckpointSaver {
   deleteRun(threadId: string, runId: string): void | Promise<void>;
 }
 
-/** Renews the leases of the runs `owner` holds until stopped. */
-export type LeaseKeeper = (owner: string, leaseMs: number) => { stop(): Promise<void> };
+/** A run attempt a worker holds: its lease is renewed while the worker executes it. */
+export interface HeldRun {
+  run_id: string;
+  attempt: number;
+}
+
+/**
+ * One claim of a run: the worker that holds it and the attempt. Ending a run,
+ * handing it back and logging its events are checked against it, so a worker
+ * that lost its lease (its run was requeued and claimed again) changes nothing.
+ */
+export interface RunLease {
+  owner: string;
+  attempt: number;
+}
+
+/** Renews the leases of the runs a worker holds, until stopped. */
+export interface LeaseRenewal {
+  /** Starts renewing the run's lease (just claimed). */
+  hold(run: HeldRun): void;
+  /** Stops renewing it (ended, handed back, or given up). */
+  drop(runId: string): void;
+  stop(): Promise<void>;
+}
+
+/** What a lease keeper reports. */
+export interface LeaseEvents {
+  /** Runs whose lease was found taken (requeued by a sweeper, maybe claimed again): their execution must stop. */
+  lost(runIds: string[]): void;
+  /** A renewal failed (the next one tries again). */
+  failed(message: string): void;
+}
+
+/** Renews `owner`'s leases every third of `leaseMs`. */
+export type LeaseKeeper = (owner: string, leaseMs: number, events: LeaseEvents) => LeaseRenewal;
 
 export interface Storage {
   /**
@@ -158,6 +191,8 @@ export interface Storage {
 export type RunStatus = "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
 
 export type MultitaskStrategy = "reject" | "interrupt" | "rollback" | "enqueue";
+
+export type CancelAction = "interrupt" | "rollback";
 
 export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ["pending", "running"];
 
@@ -197,7 +232,12 @@ export interface Run {
 
 /** A run with the bookkeeping the queue keeps beside the API fields. */
 export interface QueuedRun extends Run {
+  /** Executions started so far (each claim counts). */
   attempt: number;
+  /** Attempts handed back to the queue by a graceful shutdown: not counted against the attempt limit. */
+  handovers: number;
+  /** A cancel asked while the run was running: whichever attempt executes it next honours it. */
+  cancel_action: CancelAction | null;
   /** Epoch ms before which the run must not start (`after_seconds`). */
   available_at: number;
   /** Final values, or `{__error__}`, once the run ended. */
@@ -261,21 +301,40 @@ export interface RunRepository {
    * first in line on a thread with no running run. Increments its attempt.
    */
   claim(owner: string, leaseMs: number): Promise<QueuedRun | undefined>;
-  /** Extends the leases of every run `owner` holds. */
-  heartbeat(owner: string, leaseMs: number): Promise<void>;
-  /** Puts the running runs `owner` holds back to pending (a worker shutting down hands them on). */
-  release(owner: string): Promise<number>;
-  /** Puts running runs whose lease lapsed (or all of them, for a restart) back to pending. */
-  requeueExpired(options: { all: boolean }): Promise<number>;
-  /** Ends a running run and records the thread's resulting state, in one transaction. */
-  finish(runId: string, end: RunEnd): Promise<void>;
-  /** Deletes a run that was rolled back and records the thread's resulting state. */
-  discard(runId: string, thread: ThreadStateSummary): Promise<void>;
+  /**
+   * Extends the leases `owner` holds: those of `held` (all of the owner's
+   * without it). Returns the ids of the `held` runs it no longer holds.
+   */
+  heartbeat(owner: string, leaseMs: number, held?: HeldRun[]): Promise<string[]>;
+  /**
+   * Hands the running runs `owner` holds (only `run`'s attempt, when given)
+   * back to the queue at a graceful shutdown: the attempt is not counted.
+   */
+  release(owner: string, run?: HeldRun): Promise<number>;
+  /**
+   * Puts back to pending the running runs nobody executes any more: those
+   * whose lease lapsed or that have no owner, those of `deadOwners`, or all of
+   * them (a restart of the only process), except the runs listed in `except`.
+   */
+  requeueExpired(options: { all: boolean; deadOwners?: string[]; except?: string[] }): Promise<number>;
+  /** The owners of the running runs' leases. */
+  leaseOwners(): Promise<string[]>;
+  /**
+   * Ends a running run and records the thread's resulting state, in one
+   * transaction. With `lease`, only while that claim still holds the run;
+   * false when it did not end it.
+   */
+  finish(runId: string, end: RunEnd, lease?: RunLease): Promise<boolean>;
+  /** Deletes a run that was rolled back and records the thread's resulting state (with `lease`: as `finish`). */
+  discard(runId: string, thread: ThreadStateSummary, lease?: RunLease): Promise<boolean>;
   /** Ends a pending run without running it (cancelled before start). */
   cancelPending(runId: string): Promise<boolean>;
+  /** Records a cancel of a running run, for the attempt executing it next should this one be gone; false when not running. */
+  requestCancel(runId: string, action: CancelAction): Promise<boolean>;
   /** Epoch ms of the earliest pending run that is not yet available, if any. */
   nextAvailableAt(): Promise<number | undefined>;
-  appendEvents(runId: string, events: StoredEvent[]): Promise<void>;
+  /** Logs events (an already logged seq is kept); with `lease`, only while that claim holds the run: false when it does not. */
+  appendEvents(runId: string, events: StoredEvent[], lease?: RunLease): Promise<boolean>;
   readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]>;
   lastEventSeq(runId: string): Promise<number>;
   /** Deletes the event logs of runs that ended before `endedBefore` (ISO). */

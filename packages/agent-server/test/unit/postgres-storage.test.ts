@@ -40,6 +40,7 @@ describe("PostgreSQL storage", { skip: skipWithoutPostgres("PostgreSQL storage t
       assert.deepEqual(rows, [
         { version: 1, name: "001_core.sql" },
         { version: 2, name: "002_runs.sql" },
+        { version: 3, name: "003_run_leases.sql" },
       ]);
       await Promise.all(storages.map((storage) => storage.close()));
     } finally {

@@ -1,5 +1,5 @@
-import { Worker } from "node:worker_threads";
-import type { LeaseKeeper, Storage } from "../types.js";
+import { threadLeaseKeeper } from "../lease-thread.js";
+import type { Storage } from "../types.js";
 import { PostgresAssistantRepository } from "./assistants.js";
 import { PostgresCheckpointer } from "./checkpointer.js";
 import { openPostgresDatabase } from "./database.js";
@@ -25,24 +25,10 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
     threads: new PostgresThreadRepository(pool),
     runs: new PostgresRunRepository(pool),
     checkpointer: new PostgresCheckpointer(pool),
-    keepLeases: leaseKeeper(url),
+    keepLeases: threadLeaseKeeper(new URL("./lease-heartbeat.mjs", import.meta.url), { databaseUrl: url }),
     close() {
       closing ??= pool.end(); // pool.end() throws when called twice
       return closing;
     },
-  };
-}
-
-/** Lease renewal in a worker thread with its own connection (see lease-heartbeat.mjs). */
-function leaseKeeper(databaseUrl: string): LeaseKeeper {
-  return (owner, leaseMs) => {
-    const thread = new Worker(new URL("./lease-heartbeat.mjs", import.meta.url), { workerData: { databaseUrl, owner, leaseMs } });
-    thread.unref();
-    return {
-      async stop() {
-        thread.postMessage("stop");
-        await new Promise((resolve) => thread.once("exit", resolve));
-      },
-    };
   };
 }

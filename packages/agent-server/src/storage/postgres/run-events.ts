@@ -1,16 +1,35 @@
 // The persisted stream log of runs (run_events).
-import type { StoredEvent } from "../types.js";
+import type { RunLease, StoredEvent } from "../types.js";
 import type { Queryable } from "./database.js";
 
-/** Appends events in one statement; an event already logged (same seq) is kept, as SQLite's INSERT OR IGNORE. */
-export async function appendEvents(q: Queryable, runId: string, events: StoredEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await q.query(
-    `INSERT INTO run_events (run_id, seq, event, data)
-     SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[]) ON CONFLICT (run_id, seq) DO NOTHING`,
-    [runId, events.map((e) => e.seq), events.map((e) => e.event), events.map((e) => e.data)],
+/**
+ * Appends events in one statement; an event already logged (same seq) is
+ * kept, as SQLite's INSERT OR IGNORE. With `lease`, only while that claim
+ * holds the run (its row share-locked meanwhile, so a requeue cannot slip
+ * between the check and the insert): false when it does not.
+ */
+export async function appendEvents(q: Queryable, runId: string, events: StoredEvent[], lease?: RunLease): Promise<boolean> {
+  if (events.length === 0) return true;
+  const rows = [runId, events.map((e) => e.seq), events.map((e) => e.event), events.map((e) => e.data)];
+  if (!lease) {
+    await q.query(`INSERT INTO run_events (run_id, seq, event, data) ${EVENT_ROWS} ON CONFLICT (run_id, seq) DO NOTHING`, rows);
+    return true;
+  }
+  const { rows: result } = await q.query<{ held: boolean }>(
+    `WITH lease AS MATERIALIZED (
+       SELECT 1 FROM runs WHERE run_id = $1 AND status = 'running' AND lease_owner = $5 AND attempt = $6 FOR SHARE
+     ), logged AS (
+       INSERT INTO run_events (run_id, seq, event, data) ${EVENT_ROWS} WHERE EXISTS (SELECT 1 FROM lease)
+       ON CONFLICT (run_id, seq) DO NOTHING
+     )
+     SELECT EXISTS (SELECT 1 FROM lease) AS held`,
+    [...rows, lease.owner, lease.attempt],
   );
+  return result[0].held;
 }
+
+/** The rows of $2..$4 (seqs, names, data) for run $1. */
+const EVENT_ROWS = "SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[])";
 
 export async function readEvents(q: Queryable, runId: string, afterSeq: number): Promise<StoredEvent[]> {
   const { rows } = await q.query<StoredEvent>(

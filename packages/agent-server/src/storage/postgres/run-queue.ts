@@ -3,7 +3,7 @@
 // it atomic. Claim and requeue skip locked rows instead of waiting for them,
 // and heartbeat and release only ever wait for run rows, so none of them can
 // deadlock with the transactions of runs.ts (which lock a thread, then its run).
-import type { QueuedRun } from "../types.js";
+import type { HeldRun, QueuedRun } from "../types.js";
 import { nowIso } from "../sqlite/rows.js";
 import { isUniqueViolation, type Queryable } from "./database.js";
 import { RUN_COLUMNS, fromRow, type RunRow } from "./run-rows.js";
@@ -73,37 +73,64 @@ export async function claimRun(q: Queryable, owner: string, leaseMs: number): Pr
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Extends the leases of every run `owner` holds. */
-export async function heartbeat(q: Queryable, owner: string, leaseMs: number): Promise<void> {
-  await q.query("UPDATE runs SET lease_expires_at = $1 WHERE lease_owner = $2 AND status = 'running'", [
-    Date.now() + leaseMs,
-    owner,
-  ]);
+/** Extends `owner`'s leases: those of `held` (all of the owner's without it); returns the `held` runs it no longer holds. */
+export async function heartbeat(q: Queryable, owner: string, leaseMs: number, held?: HeldRun[]): Promise<string[]> {
+  const params: unknown[] = [Date.now() + leaseMs, owner];
+  const only = held
+    ? `AND (run_id, attempt) IN (SELECT * FROM unnest($${params.push(held.map((run) => run.run_id))}::text[], $${params.push(held.map((run) => run.attempt))}::int[]))`
+    : "";
+  const { rows } = await q.query<{ run_id: string }>(
+    `UPDATE runs SET lease_expires_at = $1 WHERE lease_owner = $2 AND status = 'running' ${only} RETURNING run_id`,
+    params,
+  );
+  const renewed = new Set(rows.map((row) => row.run_id));
+  return (held ?? []).map((run) => run.run_id).filter((runId) => !renewed.has(runId));
 }
 
-/** Puts the running runs `owner` holds back to pending (a worker shutting down hands them on). */
-export async function release(q: Queryable, owner: string): Promise<number> {
+/**
+ * Hands the running runs `owner` holds (only `run`'s attempt, when given)
+ * back to the queue at a graceful shutdown, without counting the attempt.
+ */
+export async function release(q: Queryable, owner: string, run?: HeldRun): Promise<number> {
+  const params: unknown[] = [nowIso(), owner];
+  const only = run ? `AND run_id = $${params.push(run.run_id)} AND attempt = $${params.push(run.attempt)}` : "";
   const result = await q.query(
-    `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = $1
-      WHERE status = 'running' AND lease_owner = $2`,
-    [nowIso(), owner],
+    `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, handovers = handovers + 1, updated_at = $1
+      WHERE status = 'running' AND lease_owner = $2 ${only}`,
+    params,
   );
   return result.rowCount ?? 0;
 }
 
 /**
- * Puts running runs whose lease lapsed (or all, for a restart) back to
- * pending. Runs locked right now are being ended or renewed: skipped.
+ * Puts back to pending the running runs nobody executes: lease lapsed or no
+ * owner, owner dead, or all of them (a restart), but those in `except`. Runs
+ * locked right now are being ended or renewed: skipped.
  */
-export async function requeueExpired(q: Queryable, options: { all: boolean }): Promise<number> {
+export async function requeueExpired(
+  q: Queryable,
+  options: { all: boolean; deadOwners?: string[]; except?: string[] },
+): Promise<number> {
   const params: unknown[] = [nowIso()];
-  const lapsed = options.all ? "" : `AND lease_expires_at < $${params.push(Date.now())}`;
+  const orphaned = options.all
+    ? "true"
+    : `(lease_owner IS NULL OR lease_expires_at IS NULL OR lease_expires_at < $${params.push(Date.now())}
+        OR lease_owner = ANY($${params.push(options.deadOwners ?? [])}::text[]))`;
+  const kept = `AND NOT run_id = ANY($${params.push(options.except ?? [])}::text[])`;
   const result = await q.query(
     `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = $1
-      WHERE run_id IN (SELECT run_id FROM runs WHERE status = 'running' ${lapsed} FOR UPDATE SKIP LOCKED)`,
+      WHERE run_id IN (SELECT run_id FROM runs WHERE status = 'running' AND ${orphaned} ${kept} FOR UPDATE SKIP LOCKED)`,
     params,
   );
   return result.rowCount ?? 0;
+}
+
+/** The owners of the running runs' leases. */
+export async function leaseOwners(q: Queryable): Promise<string[]> {
+  const { rows } = await q.query<{ lease_owner: string }>(
+    "SELECT DISTINCT lease_owner FROM runs WHERE status = 'running' AND lease_owner IS NOT NULL",
+  );
+  return rows.map((row) => row.lease_owner);
 }
 
 /** Epoch ms of the earliest pending run that is not yet available, if any. */

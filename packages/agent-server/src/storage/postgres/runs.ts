@@ -1,10 +1,13 @@
 import type pg from "pg";
 import type {
+  CancelAction,
   CreateRunResult,
+  HeldRun,
   NewRun,
   QueuedRun,
   Run,
   RunEnd,
+  RunLease,
   RunRepository,
   RunStatus,
   StoredEvent,
@@ -119,46 +122,60 @@ export class PostgresRunRepository implements RunRepository {
     return queue.claimRun(this.pool, owner, leaseMs);
   }
 
-  heartbeat(owner: string, leaseMs: number): Promise<void> {
-    return queue.heartbeat(this.pool, owner, leaseMs);
+  heartbeat(owner: string, leaseMs: number, held?: HeldRun[]): Promise<string[]> {
+    return queue.heartbeat(this.pool, owner, leaseMs, held);
   }
 
-  release(owner: string): Promise<number> {
-    return queue.release(this.pool, owner);
+  release(owner: string, run?: HeldRun): Promise<number> {
+    return queue.release(this.pool, owner, run);
   }
 
-  requeueExpired(options: { all: boolean }): Promise<number> {
+  requeueExpired(options: { all: boolean; deadOwners?: string[]; except?: string[] }): Promise<number> {
     return queue.requeueExpired(this.pool, options);
+  }
+
+  leaseOwners(): Promise<string[]> {
+    return queue.leaseOwners(this.pool);
   }
 
   nextAvailableAt(): Promise<number | undefined> {
     return queue.nextAvailableAt(this.pool);
   }
 
-  async finish(runId: string, end: RunEnd): Promise<void> {
-    await withTransaction(this.pool, async (client) => {
+  async finish(runId: string, end: RunEnd, lease?: RunLease): Promise<boolean> {
+    return withTransaction(this.pool, async (client) => {
       const threadId = await lockThreadOfRun(client, runId);
-      if (threadId === undefined) return;
+      if (threadId === undefined) return false;
       const now = nowIso();
+      const params: unknown[] = [runId, end.status, jsonb(end.output ?? null), now, jsonbOrNull(end.feedbackUrls)];
       const updated = await client.query(
         `UPDATE runs SET status = $2, output = $3::jsonb, ended_at = $4, updated_at = $4, lease_owner = NULL, lease_expires_at = NULL,
                 kwargs = CASE WHEN $5::jsonb IS NULL THEN kwargs ELSE jsonb_set(kwargs, '{feedback_urls}', $5::jsonb) END
-          WHERE run_id = $1`,
-        [runId, end.status, jsonb(end.output ?? null), now, jsonbOrNull(end.feedbackUrls)],
+          WHERE run_id = $1 ${leaseHeld(params, lease)}`,
+        params,
       );
-      if (updated.rowCount === 0) return;
+      if (updated.rowCount === 0) return false;
       if (end.deleteThread) await client.query("DELETE FROM threads WHERE thread_id = $1", [threadId]);
       else await recordThreadState(client, threadId, end.thread, now);
+      return true;
     });
   }
 
-  async discard(runId: string, thread: ThreadStateSummary): Promise<void> {
-    await withTransaction(this.pool, async (client) => {
+  async discard(runId: string, thread: ThreadStateSummary, lease?: RunLease): Promise<boolean> {
+    return withTransaction(this.pool, async (client) => {
       const threadId = await lockThreadOfRun(client, runId);
-      if (threadId === undefined) return;
-      const deleted = await client.query("DELETE FROM runs WHERE run_id = $1", [runId]);
-      if (deleted.rowCount === 1) await recordThreadState(client, threadId, thread, nowIso());
+      if (threadId === undefined) return false;
+      const params: unknown[] = [runId];
+      const deleted = await client.query(`DELETE FROM runs WHERE run_id = $1 ${leaseHeld(params, lease)}`, params);
+      if (deleted.rowCount !== 1) return false;
+      await recordThreadState(client, threadId, thread, nowIso());
+      return true;
     });
+  }
+
+  async requestCancel(runId: string, action: CancelAction): Promise<boolean> {
+    const result = await this.pool.query("UPDATE runs SET cancel_action = $2 WHERE run_id = $1 AND status = 'running'", [runId, action]);
+    return (result.rowCount ?? 0) > 0;
   }
 
   async cancelPending(runId: string): Promise<boolean> {
@@ -181,8 +198,8 @@ export class PostgresRunRepository implements RunRepository {
     });
   }
 
-  appendEvents(runId: string, batch: StoredEvent[]): Promise<void> {
-    return events.appendEvents(this.pool, runId, batch);
+  appendEvents(runId: string, batch: StoredEvent[], lease?: RunLease): Promise<boolean> {
+    return events.appendEvents(this.pool, runId, batch, lease);
   }
 
   readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]> {
@@ -210,6 +227,12 @@ async function lockThreadOfRun(q: Queryable, runId: string): Promise<string | un
     [runId],
   );
   return rows[0]?.thread_id;
+}
+
+/** The condition that `lease` still holds the run (none without a lease), its values pushed onto `params`. */
+function leaseHeld(params: unknown[], lease: RunLease | undefined): string {
+  if (!lease) return "";
+  return `AND status = 'running' AND lease_owner = $${params.push(lease.owner)} AND attempt = $${params.push(lease.attempt)}`;
 }
 
 /** Status $2 for thread $1, except that idle becomes busy while more runs wait: error > interrupted > busy > idle. */

@@ -1,6 +1,6 @@
 import { join } from "node:path";
-import { Worker } from "node:worker_threads";
-import type { LeaseKeeper, Storage } from "../types.js";
+import { threadLeaseKeeper } from "../lease-thread.js";
+import type { Storage } from "../types.js";
 import { SqliteAssistantRepository } from "./assistants.js";
 import { SqliteCheckpointer } from "./checkpointer.js";
 import { openSqliteDatabase, type SqliteSynchronous } from "./database.js";
@@ -25,23 +25,9 @@ export function createSqliteStorage(dataDir: string, synchronous: SqliteSynchron
     threads: new SqliteThreadRepository(db, checkpointer),
     runs: new SqliteRunRepository(db),
     checkpointer,
-    ...(options.shared ? { keepLeases: leaseKeeper(file) } : {}),
+    ...(options.shared ? { keepLeases: threadLeaseKeeper(new URL("./lease-heartbeat.mjs", import.meta.url), { file }) } : {}),
     async close() {
       db.close();
     },
-  };
-}
-
-/** Lease renewal in a worker thread with its own connection (see lease-heartbeat.mjs). */
-function leaseKeeper(file: string): LeaseKeeper {
-  return (owner, leaseMs) => {
-    const thread = new Worker(new URL("./lease-heartbeat.mjs", import.meta.url), { workerData: { file, owner, leaseMs } });
-    thread.unref();
-    return {
-      async stop() {
-        thread.postMessage("stop");
-        await new Promise((resolve) => thread.once("exit", resolve));
-      },
-    };
   };
 }

@@ -1,19 +1,30 @@
-// Worker thread: renews the leases of the runs one worker process holds in a
-// SQLite file other processes share (BERTH_SQLITE_SHARED), on its own
+// Worker thread: renews the leases of the runs one worker process executes in
+// a SQLite file other processes share (BERTH_SQLITE_SHARED), on its own
 // connection and event loop, so a graph that blocks the main thread cannot let
-// its run's lease lapse (and have another process execute it again).
+// its run's lease lapse (and have another process execute it again). Runs
+// whose lease another attempt took are reported back, so their execution stops.
 import Database from "better-sqlite3";
 import { parentPort, workerData } from "node:worker_threads";
 
 const { file, owner, leaseMs } = workerData;
+/** run_id -> attempt of the runs to renew. */
+const held = new Map();
 const db = new Database(file);
 db.pragma("busy_timeout = 5000");
 db.pragma("synchronous = NORMAL"); // a renewal lost to a power cut matters no more than the process it renewed for
-const renew = db.prepare("UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status = 'running'");
+const renew = db.prepare(
+  `UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status = 'running'
+      AND (run_id, attempt) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?)) RETURNING run_id`,
+);
 
 const timer = setInterval(() => {
+  if (held.size === 0) return;
+  const runs = [...held];
   try {
-    renew.run(Date.now() + leaseMs, owner);
+    const renewed = new Set(renew.all(Date.now() + leaseMs, owner, JSON.stringify(runs)).map((row) => row.run_id));
+    const lost = runs.filter(([runId]) => !renewed.has(runId)).map(([runId]) => runId);
+    for (const runId of lost) held.delete(runId);
+    if (lost.length > 0) parentPort.postMessage({ lost });
   } catch {
     // The database stayed locked past busy_timeout: the next renewal, a third of a lease later, tries again.
   }
@@ -24,5 +35,6 @@ parentPort.on("message", (message) => {
     clearInterval(timer);
     db.close();
     parentPort.close();
-  }
+  } else if (message.hold) held.set(message.hold.run_id, message.hold.attempt);
+  else if (message.drop) held.delete(message.drop);
 });

@@ -1,74 +1,32 @@
 import type {
+  CancelAction,
   CreateRunResult,
+  HeldRun,
   NewRun,
   QueuedRun,
   Run,
   RunEnd,
+  RunLease,
   RunRepository,
   RunStatus,
   StoredEvent,
 } from "../types.js";
 import type { SqliteDatabase } from "./database.js";
-import { nowIso, parseJsonColumn } from "./rows.js";
-
-interface RunRow {
-  run_id: string;
-  thread_id: string;
-  assistant_id: string;
-  status: RunStatus;
-  metadata: string;
-  kwargs: string;
-  multitask_strategy: Run["multitask_strategy"];
-  created_at: string;
-  updated_at: string;
-  available_at: number;
-  attempt: number;
-  output: string | null;
-}
-
-function fromRow(row: RunRow): QueuedRun {
-  return {
-    run_id: row.run_id,
-    thread_id: row.thread_id,
-    assistant_id: row.assistant_id,
-    created_at: row.created_at,
-    updated_at: row.updated_at,
-    status: row.status,
-    metadata: parseJsonColumn(row.metadata) ?? {},
-    multitask_strategy: row.multitask_strategy,
-    kwargs: JSON.parse(row.kwargs),
-    attempt: row.attempt,
-    available_at: row.available_at,
-    output: parseJsonColumn<unknown>(row.output),
-  };
-}
-
-function toApiRun(run: QueuedRun): Run {
-  const { attempt: _attempt, available_at: _availableAt, output: _output, ...api } = run;
-  return api;
-}
+import { nowIso } from "./rows.js";
+import { apiRunFromRow, fromRow, type RunRow } from "./run-rows.js";
+import { SqliteRunQueue } from "./run-queue.js";
 
 export class SqliteRunRepository implements RunRepository {
   private readonly statements;
+  private readonly queue: SqliteRunQueue;
 
   constructor(private readonly db: SqliteDatabase) {
+    this.queue = new SqliteRunQueue(db);
     this.statements = {
       get: db.prepare("SELECT * FROM runs WHERE run_id = ?"),
       inflight: db.prepare(
         "SELECT * FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid",
       ),
-      claimable: db.prepare(
-        `SELECT r.run_id FROM runs r
-          WHERE r.status = 'pending' AND r.available_at <= ?
-            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running')
-            AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'pending' AND o.rowid < r.rowid)
-          ORDER BY r.available_at, r.rowid LIMIT 1`,
-      ),
-      markRunning: db.prepare(
-        `UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ?, updated_at = ?
-          WHERE run_id = ? AND status = 'pending' RETURNING *`,
-      ),
-      threadBusy: db.prepare("UPDATE threads SET status = 'busy', updated_at = ? WHERE thread_id = ?"),
       insertEvent: db.prepare("INSERT OR IGNORE INTO run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)"),
       readEvents: db.prepare("SELECT seq, event, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq"),
     };
@@ -94,7 +52,7 @@ export class SqliteRunRepository implements RunRepository {
             now,
           );
       }
-      const inflight = this.statements.inflight.all(run.thread_id).map((row) => toApiRun(fromRow(row as RunRow)));
+      const inflight = this.statements.inflight.all(run.thread_id).map((row) => apiRunFromRow(row as RunRow));
       if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
       if (thread) {
         const metadata = { ...JSON.parse(thread.metadata), graph_id: run.graph_id, assistant_id: run.assistant_id };
@@ -118,7 +76,7 @@ export class SqliteRunRepository implements RunRepository {
           now,
           run.available_at,
         );
-      const created = toApiRun(fromRow(this.statements.get.get(run.run_id) as RunRow));
+      const created = apiRunFromRow(this.statements.get.get(run.run_id) as RunRow);
       return { kind: "created", run: created, inflight };
     }).immediate();
   }
@@ -135,11 +93,11 @@ export class SqliteRunRepository implements RunRepository {
           ORDER BY rowid DESC LIMIT ? OFFSET ?`,
       )
       .all(...[threadId, ...(query.status ? [query.status] : []), query.limit, query.offset]) as RunRow[];
-    return rows.map((row) => toApiRun(fromRow(row)));
+    return rows.map(apiRunFromRow);
   }
 
   async inflight(threadId: string): Promise<Run[]> {
-    return this.statements.inflight.all(threadId).map((row) => toApiRun(fromRow(row as RunRow)));
+    return this.statements.inflight.all(threadId).map((row) => apiRunFromRow(row as RunRow));
   }
 
   async findActive(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }) {
@@ -156,7 +114,7 @@ export class SqliteRunRepository implements RunRepository {
       params.push(JSON.stringify(filter.run_ids));
     }
     const rows = this.db.prepare(`SELECT * FROM runs WHERE ${clauses.join(" AND ")} ORDER BY rowid`).all(...params);
-    return rows.map((row) => toApiRun(fromRow(row as RunRow)));
+    return rows.map((row) => apiRunFromRow(row as RunRow));
   }
 
   async delete(runId: string): Promise<boolean> {
@@ -164,68 +122,60 @@ export class SqliteRunRepository implements RunRepository {
   }
 
   async claim(owner: string, leaseMs: number): Promise<QueuedRun | undefined> {
+    return this.queue.claim(owner, leaseMs);
+  }
+
+  async heartbeat(owner: string, leaseMs: number, held?: HeldRun[]): Promise<string[]> {
+    return this.queue.heartbeat(owner, leaseMs, held);
+  }
+
+  async release(owner: string, run?: HeldRun): Promise<number> {
+    return this.queue.release(owner, run);
+  }
+
+  async requeueExpired(options: { all: boolean; deadOwners?: string[]; except?: string[] }): Promise<number> {
+    return this.queue.requeueExpired(options);
+  }
+
+  async leaseOwners(): Promise<string[]> {
+    return this.queue.leaseOwners();
+  }
+
+  async nextAvailableAt(): Promise<number | undefined> {
+    return this.queue.nextAvailableAt();
+  }
+
+  async finish(runId: string, end: RunEnd, lease?: RunLease): Promise<boolean> {
     return this.db.transaction(() => {
-      const now = Date.now();
-      const next = this.statements.claimable.get(now) as { run_id: string } | undefined;
-      if (!next) return undefined;
-      const iso = new Date(now).toISOString();
-      const row = this.statements.markRunning.get(owner, now + leaseMs, iso, next.run_id) as RunRow;
-      this.statements.threadBusy.run(iso, row.thread_id);
-      return fromRow(row);
-    }).immediate();
-  }
-
-  async heartbeat(owner: string, leaseMs: number): Promise<void> {
-    this.db
-      .prepare("UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status = 'running'")
-      .run(Date.now() + leaseMs, owner);
-  }
-
-  async release(owner: string): Promise<number> {
-    return this.db
-      .prepare(
-        `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
-          WHERE status = 'running' AND lease_owner = ?`,
-      )
-      .run(nowIso(), owner).changes;
-  }
-
-  async requeueExpired(options: { all: boolean }): Promise<number> {
-    const condition = options.all ? "" : "AND lease_expires_at < ?";
-    const params = options.all ? [nowIso()] : [nowIso(), Date.now()];
-    return this.db
-      .prepare(
-        `UPDATE runs SET status = 'pending', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
-          WHERE status = 'running' ${condition}`,
-      )
-      .run(...params).changes;
-  }
-
-  async finish(runId: string, end: RunEnd): Promise<void> {
-    this.db.transaction(() => {
       const now = nowIso();
       const updated = this.db
         .prepare(
           `UPDATE runs SET status = ?, output = ?, ended_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL,
                  kwargs = CASE WHEN ? IS NULL THEN kwargs ELSE json_set(kwargs, '$.feedback_urls', json(?)) END
-            WHERE run_id = ? RETURNING thread_id`,
+            WHERE run_id = ? ${lease ? LEASE_HELD : ""} RETURNING thread_id`,
         )
-        .get(end.status, JSON.stringify(end.output ?? null), now, now, ...feedbackUrlsParams(end), runId) as
+        .get(end.status, JSON.stringify(end.output ?? null), now, now, ...feedbackUrlsParams(end), runId, ...leaseParams(lease)) as
         | { thread_id: string }
         | undefined;
-      if (!updated) return;
+      if (!updated) return false;
       if (end.deleteThread) this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(updated.thread_id);
       else this.recordThreadState(updated.thread_id, end.thread, now);
+      return true;
     }).immediate();
   }
 
-  async discard(runId: string, thread: RunEnd["thread"]): Promise<void> {
-    this.db.transaction(() => {
-      const deleted = this.db.prepare("DELETE FROM runs WHERE run_id = ? RETURNING thread_id").get(runId) as
-        | { thread_id: string }
-        | undefined;
+  async discard(runId: string, thread: RunEnd["thread"], lease?: RunLease): Promise<boolean> {
+    return this.db.transaction(() => {
+      const deleted = this.db
+        .prepare(`DELETE FROM runs WHERE run_id = ? ${lease ? LEASE_HELD : ""} RETURNING thread_id`)
+        .get(runId, ...leaseParams(lease)) as { thread_id: string } | undefined;
       if (deleted) this.recordThreadState(deleted.thread_id, thread, nowIso());
+      return deleted !== undefined;
     }).immediate();
+  }
+
+  async requestCancel(runId: string, action: CancelAction): Promise<boolean> {
+    return this.db.prepare("UPDATE runs SET cancel_action = ? WHERE run_id = ? AND status = 'running'").run(action, runId).changes > 0;
   }
 
   async cancelPending(runId: string): Promise<boolean> {
@@ -246,16 +196,11 @@ export class SqliteRunRepository implements RunRepository {
     }).immediate();
   }
 
-  async nextAvailableAt(): Promise<number | undefined> {
-    const row = this.db
-      .prepare("SELECT min(available_at) AS at FROM runs WHERE status = 'pending' AND available_at > ?")
-      .get(Date.now()) as { at: number | null };
-    return row.at ?? undefined;
-  }
-
-  async appendEvents(runId: string, events: StoredEvent[]): Promise<void> {
-    this.db.transaction(() => {
+  async appendEvents(runId: string, events: StoredEvent[], lease?: RunLease): Promise<boolean> {
+    return this.db.transaction(() => {
+      if (lease && !this.db.prepare(`SELECT 1 FROM runs WHERE run_id = ? ${LEASE_HELD}`).get(runId, ...leaseParams(lease))) return false;
       for (const event of events) this.statements.insertEvent.run(runId, event.seq, event.event, event.data);
+      return true;
     }).immediate();
   }
 
@@ -291,6 +236,13 @@ export class SqliteRunRepository implements RunRepository {
     const settled = status === "idle" && waiting ? "busy" : status;
     this.db.prepare("UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?").run(settled, now, threadId);
   }
+}
+
+/** The condition that a claim still holds the run; its parameters are `leaseParams`. */
+const LEASE_HELD = "AND status = 'running' AND lease_owner = ? AND attempt = ?";
+
+function leaseParams(lease: RunLease | undefined): unknown[] {
+  return lease ? [lease.owner, lease.attempt] : [];
 }
 
 /** The two parameters of `kwargs = CASE WHEN ? IS NULL ... json(?)`: the feedback URLs as JSON, or NULL to leave kwargs alone. */

@@ -1,0 +1,16 @@
+import { type RunColumns, queuedRun, toApiRun } from "../run-record.js";
+import type { QueuedRun, Run } from "../types.js";
+import { parseJsonColumn } from "./rows.js";
+
+/** A runs row as SQLite returns it: JSON columns as text. */
+export interface RunRow extends Omit<RunColumns, "metadata" | "kwargs" | "output"> {
+  metadata: string;
+  kwargs: string;
+  output: string | null;
+}
+
+export function fromRow(row: RunRow): QueuedRun {
+  return queuedRun({ ...row, metadata: parseJsonColumn(row.metadata), kwargs: JSON.parse(row.kwargs), output: parseJsonColumn<unknown>(row.output) });
+}
+
+export const apiRunFromRow = (row: RunRow): Run => toApiRun(fromRow(row));
