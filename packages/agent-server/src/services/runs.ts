@@ -5,8 +5,9 @@ import { followThread, parseThreadEventId } from "../runs/follow-thread.js";
 import type { RunBroker, RunEndNotice } from "../runs/broker.js";
 import type { CancelAction } from "../runs/run-control.js";
 import { toApiRun } from "../storage/run-record.js";
-import type { JsonObject, MultitaskStrategy, QueuedRun, Run, RunKwargs, RunStatus, Storage, StoredEvent } from "../storage/types.js";
+import type { Assistant, JsonObject, MultitaskStrategy, QueuedRun, Run, RunKwargs, RunStatus, Storage, StoredEvent } from "../storage/types.js";
 import type { AssistantService } from "./assistants.js";
+import { checkRunInput } from "./run-input.js";
 import { ConflictError, NotFoundError } from "@berth/service-kit";
 
 export interface RunCreateInput {
@@ -78,6 +79,7 @@ export class RunService {
   async create(threadId: string | undefined, input: RunCreateInput, runId: string = randomUUID()): Promise<Run> {
     const assistant = await this.assistants.get(input.assistant_id);
     if (!this.graphs.has(assistant.graph_id)) throw new NotFoundError(`Graph ${assistant.graph_id} not found`);
+    await this.checkInput(assistant, input);
     const stateless = threadId === undefined;
     const checkpoint = input.checkpoint ?? (input.checkpoint_id ? { checkpoint_id: input.checkpoint_id } : null);
     const kwargs: RunKwargs = {
@@ -211,6 +213,22 @@ export class RunService {
     return (await this.storage.threads.get(run.thread_id))?.values ?? null;
   }
 
+  /**
+   * Input the graph rejects is a 422 before the run exists (see run-input.ts).
+   * A graph factory that fails here is not the input's fault: the run is
+   * created and fails with that error.
+   */
+  private async checkInput(assistant: Assistant, input: RunCreateInput): Promise<void> {
+    if (!isObject(input.input) && !isObject(input.command?.update)) return;
+    const configurable = {
+      ...(assistant.config.configurable as JsonObject | undefined),
+      ...(input.config?.configurable as JsonObject | undefined),
+      assistant_id: assistant.assistant_id,
+    };
+    const graph = await this.graphs.get(assistant.graph_id, { configurable }).catch(() => undefined);
+    if (graph) await checkRunInput(graph, input.input, input.command);
+  }
+
   private async cancelRun(run: Run, action: CancelAction): Promise<void> {
     const current = await this.storage.runs.get(run.run_id);
     if (current?.status === "running") {
@@ -250,6 +268,10 @@ export class RunService {
       },
     };
   }
+}
+
+function isObject(value: unknown): boolean {
+  return typeof value === "object" && value !== null && !Array.isArray(value);
 }
 
 export interface EndWatch {
