@@ -131,9 +131,19 @@ async function postgresTopology(): Promise<ChaosTopology> {
     startWorker(),
   ]);
   const killed: BerthProcess[] = [];
-  // The replacement of a killed worker starts meanwhile: the other worker carries the load (and its runs) alone.
-  // Other outages wait for it: a process that cannot reach its database or Redis as it starts exits.
+  // The replacement of a killed worker starts meanwhile (the other worker carries the load, and its runs, alone),
+  // again and again as a supervisor would: a worker that cannot reach the database or Redis as it starts exits.
   let replacing: Promise<void> = Promise.resolve();
+  const replace = async () => {
+    for (let tries = 1; ; tries++) {
+      try {
+        return void workers.push(await startWorker());
+      } catch (error) {
+        if (tries >= 10) throw error;
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+      }
+    }
+  };
   return {
     url: api.url,
     apis: [api.url, notifyApi.url],
@@ -143,17 +153,15 @@ async function postgresTopology(): Promise<ChaosTopology> {
       const victim = workers.shift()!;
       await victim.kill();
       killed.push(victim);
-      replacing = startWorker().then((worker) => void workers.push(worker));
+      replacing = replace();
       return { done: "one of two worker processes killed with SIGKILL (a replacement starting meanwhile)" };
     },
     async loseDatabase() {
-      await replacing;
       const terminated = await terminateConnections(adminUrl, database);
       const notifyTerminated = await terminateConnections(adminUrl, testDatabaseName(notifyDir));
       return { done: `pg_terminate_backend of the servers' ${terminated} connections (and ${notifyTerminated} of the LISTEN/NOTIFY pair)` };
     },
     async restartRedis() {
-      await replacing;
       await redis.restart(1_000);
       return { done: "the private redis-server killed with SIGKILL, started again after 1 s" };
     },
