@@ -107,6 +107,10 @@ describe("a failure anywhere in a run ends it in error and leaves its thread usa
     await berth.client.runs.wait(thread.thread_id, "unique_items", { input: { items: ["a"] } });
     const { runId, events } = await runStreamed(berth, thread.thread_id, "unique_items", { items: ["a"] });
     await assertEndedInError(berth, thread.thread_id, runId, events, /item "a" is already there/);
+    // The rejected write stays in the checkpoint: reading the state says so with a 409, not a 500.
+    const state = await request(berth.url, "GET", `/threads/${thread.thread_id}/state`);
+    assert.equal(state.status, 409, JSON.stringify(state.body));
+    assert.match((state.body as { detail: string }).detail, /state cannot be restored by its graph: .*item "a" is already there/);
     assert.deepEqual((await berth.client.threads.get(thread.thread_id)).values, { items: ["a", "#1"] }, "the values it last recorded");
     const values = (await assertUsable(berth, thread.thread_id, runId, "unique_items", { items: ["b"] })) as { items: string[] };
     assert.deepEqual(values.items.slice(0, 3), ["a", "#1", "b"]);

@@ -1,4 +1,4 @@
-import { UnprocessableError } from "@berth/service-kit";
+import { ConflictError, UnprocessableError } from "@berth/service-kit";
 
 /** Errors of the machinery (database, file system), as opposed to errors about the client's input. */
 function isInfrastructureError(error: unknown): boolean {
@@ -18,6 +18,22 @@ export async function withGraphInput<T>(operation: () => Promise<T>, loc: (strin
   } catch (error) {
     if (error instanceof Error && !isInfrastructureError(error)) {
       throw new UnprocessableError(`${error.name}: ${error.message}`, loc);
+    }
+    throw error;
+  }
+}
+
+/**
+ * Runs a read of a thread's graph state: a checkpoint the graph cannot
+ * restore (a write its reducer rejects, left by a failed run) is a 409 that
+ * says why, not a server error; database and system failures stay server errors.
+ */
+export async function readingGraphState<T>(threadId: string, operation: () => Promise<T>): Promise<T> {
+  try {
+    return await operation();
+  } catch (error) {
+    if (error instanceof Error && !isInfrastructureError(error)) {
+      throw new ConflictError(`Thread ${threadId}'s state cannot be restored by its graph: ${error.name}: ${error.message}`);
     }
     throw error;
   }

@@ -3,7 +3,7 @@ import type { CompiledGraph } from "../graphs/compiled-graph.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, Storage, Thread } from "../storage/types.js";
 import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
-import { withGraphInput } from "./graph-errors.js";
+import { readingGraphState, withGraphInput } from "./graph-errors.js";
 import { type CheckpointRef, checkpointRef, emptyThreadState, summarizeState, type ThreadState, toThreadState } from "./thread-state.js";
 
 /** A checkpoint as clients address it: all fields optional but the ones they know. */
@@ -45,7 +45,7 @@ export class StateService {
     if (checkpoint?.checkpoint_id && !(await this.storage.checkpointer.getTuple(config))) {
       throw new NotFoundError(`Checkpoint ${checkpoint.checkpoint_id} not found`);
     }
-    const state = toThreadState(await graph.getState(config, { subgraphs }));
+    const state = toThreadState(await readingGraphState(threadId, () => graph.getState(config, { subgraphs })));
     return state.checkpoint ? state : emptyThreadState();
   }
 
@@ -60,7 +60,9 @@ export class StateService {
       before: before ? this.config(thread, before) : undefined,
       filter: query.metadata,
     });
-    for await (const snapshot of history) states.push(toThreadState(snapshot));
+    await readingGraphState(threadId, async () => {
+      for await (const snapshot of history) states.push(toThreadState(snapshot));
+    });
     return states;
   }
 
