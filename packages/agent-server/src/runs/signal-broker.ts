@@ -80,6 +80,8 @@ export class SignalBroker implements RunBroker {
   }
 
   logged(runId: string): void {
+    // Followers in this process may hold live events after a gap until the log has them.
+    this.local.deliverLogged(runId);
     const cooling = this.cooldowns.get(runId);
     if (cooling) cooling.again = true; // sent when the cooldown ends, so the latest batch is announced too
     else this.announceFlushed(runId);
