@@ -79,4 +79,25 @@ describe("shapes as the reference server gives them", () => {
     assert.equal(task!.checkpoint?.thread_id, thread.thread_id);
     assert.match(String(task!.checkpoint?.checkpoint_ns), /^child:[0-9a-f-]{36}$/);
   });
+
+  it("config.recursion_limit (the API's snake_case) reaches LangGraph: a two-step graph with a limit of 1 fails", async () => {
+    const thread = await berth.client.threads.create();
+    const run = await berth.client.runs.create(thread.thread_id, "two_steps", { input: { messages: [] }, config: { recursion_limit: 1 } });
+    const output = (await berth.client.runs.join(thread.thread_id, run.run_id)) as { __error__?: { error: string } };
+    assert.equal(output.__error__?.error, "GraphRecursionError");
+    assert.equal((await berth.client.runs.get(thread.thread_id, run.run_id)).status, "error");
+    assert.equal((await berth.client.threads.get(thread.thread_id)).status, "error");
+    const generous = await berth.client.runs.wait(null, "two_steps", { input: { messages: [] }, config: { recursion_limit: 5 } });
+    assert.equal((generous as { messages: unknown[] }).messages.length, 2);
+  });
+
+  it("a run's metadata carries what the reference adds: run_attempt, langgraph_version, langgraph_plan, langgraph_host", async () => {
+    const thread = await berth.client.threads.create();
+    await berth.client.runs.wait(thread.thread_id, "two_steps", { input: { messages: [] }, config: { tags: ["t1"] }, metadata: { m: 1 } });
+    const state = await berth.client.threads.getState(thread.thread_id);
+    const metadata = state.metadata as Dict;
+    assert.equal(metadata.run_attempt, 1);
+    assert.match(String(metadata.langgraph_version), /^\d+\.\d+\.\d+/);
+    assert.deepEqual([metadata.langgraph_plan, metadata.langgraph_host, metadata.m], ["developer", "self-hosted", 1]);
+  });
 });

@@ -166,7 +166,7 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
     const thread = await deps.storage.threads.get(run.thread_id);
     if (!assistant) throw new Error(`Assistant ${run.assistant_id} not found`);
     if (!thread) throw new Error(`Thread ${run.thread_id} not found`);
-    const scope = runScope(run, assistant, thread);
+    const scope = runScope(run, assistant, thread, run.attempt);
     // A stateless run's thread is deleted at its end: its checkpoints need not outlive it in the database.
     if (!isEphemeral(run)) checkpointer = new RunCheckpointer(deps.storage.checkpointer, scope.metadata);
     const graph = await deps.graphs.get(assistant.graph_id, scope.config);
