@@ -6,6 +6,7 @@ import { applyProjectEnv, ConfigError, loadProjectConfig } from "./config/langgr
 import { type ServerSettings, settingsFromEnv } from "./config/settings.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
+import { useSchemaCacheDir } from "./graphs/schemas.js";
 import { buildApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logger.js";
 import { RunControl } from "./runs/run-control.js";
@@ -79,6 +80,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
 
   const dataDir = options.dataDir ?? join(project.projectDir, ".berth");
+  useSchemaCacheDir(join(dataDir, "schema-cache"));
   const { storage, broker, exclusive, workerPollMs, readsRunsFromDatabase, describe } = await openBackends(settings, dataDir, logger);
   try {
     const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer, logger);

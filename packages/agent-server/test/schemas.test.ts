@@ -63,8 +63,8 @@ function assertMessageDefinitions(schema: Schema | null): void {
 
 describe("schemas from TypeScript types and runtime schemas", () => {
   const dataDir = newDataDir();
+  // The cache lives under the server's data directory by default (the restart below reuses it).
   const env = {
-    BERTH_SCHEMA_CACHE_DIR: join(dataDir, "schema-cache"),
     // A loaded CI machine may take long to build a TypeScript program: this test is not about the deadline.
     BERTH_SCHEMA_RESOLVE_TIMEOUT_MS: "120000",
   };

@@ -16,10 +16,22 @@ export interface GraphSchemas {
 }
 
 let resolver: StaticSchemaResolver | undefined;
+let serverCacheDir: string | undefined;
+
+/**
+ * Where the server keeps the schemas it read from TypeScript types: under its
+ * data directory (a deployment's project directory is read-only). Without
+ * it (`berth check`, tests), `.berth/schema-cache/` beside langgraph.json;
+ * `BERTH_SCHEMA_CACHE_DIR` overrides both.
+ */
+export function useSchemaCacheDir(dir: string): void {
+  serverCacheDir = dir;
+}
 
 /** One per process: the static schemas are read once per graph module. */
 function staticResolver(): StaticSchemaResolver {
-  resolver ??= StaticSchemaResolver.fromEnv(createLogger().child({ component: "schemas" }));
+  const env = { ...process.env, BERTH_SCHEMA_CACHE_DIR: process.env.BERTH_SCHEMA_CACHE_DIR || serverCacheDir };
+  resolver ??= StaticSchemaResolver.fromEnv(createLogger().child({ component: "schemas" }), env);
   return resolver;
 }
 
