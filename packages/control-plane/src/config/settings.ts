@@ -18,7 +18,7 @@ export interface ControlPlaneSettings {
   routerAuthCacheMs: number;
   listenerPollMs: number;
   drainTimeoutMs: number;
-  /** Tracing (issue 8): lifetime of a feedback token whose request names none. */
+  /** Tracing: lifetime of a feedback token whose request names none. */
   feedbackTokenTtlSeconds: number;
   /** The embedded listener runs every workspace's code even when it cannot sandbox it (docs/security.md). */
   trustAllCode: boolean;
@@ -54,7 +54,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     routerAuthCacheMs: integer(env, "BERTH_ROUTER_AUTH_CACHE_SECONDS", 5, 0) * 1000,
     listenerPollMs: integer(env, "BERTH_LISTENER_POLL_MS", 1000, 10),
     drainTimeoutMs: integer(env, "BERTH_DRAIN_TIMEOUT_SECONDS", 60, 0) * 1000,
-    feedbackTokenTtlSeconds: integer(env, "BERTH_FEEDBACK_TOKEN_TTL_SECONDS", 86400, 0), // tracing (issue 8)
+    feedbackTokenTtlSeconds: integer(env, "BERTH_FEEDBACK_TOKEN_TTL_SECONDS", 86400, 0), // tracing
     trustAllCode: isTrue(env.BERTH_TRUST_ALL_CODE),
   };
 }

@@ -41,7 +41,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   });
   installErrorHandlers(app, options.logger);
   app.addHook("onResponse", async (request, reply) => {
-    // Tracing (issue 8): trace ingestion changes no desired state; it must not wake the listener on every batch.
+    // Tracing: trace ingestion changes no desired state; it must not wake the listener on every batch.
     if (request.url.startsWith("/api/v1/")) return;
     if (request.method !== "GET" && reply.statusCode < 300) options.onChange?.();
   });
@@ -67,7 +67,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   await registerUploadRoutes(context, services.uploads, options.publicUrl);
   registerListenerRoutes(context, services.listeners);
   registerIntegrationRoutes(context, services.integrations);
-  await registerTracingRoutes(context, services.tracing, { version: options.version, publicUrl: options.publicUrl }); // tracing (issue 8)
+  await registerTracingRoutes(context, services.tracing, { version: options.version, publicUrl: options.publicUrl }); // tracing
 
   const document = {
     ...buildOpenApiDocument(catalog, { title: "Berth Control Plane", version: options.version }),

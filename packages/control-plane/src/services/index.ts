@@ -18,7 +18,7 @@ export interface Services {
   integrations: IntegrationService;
   logs: LogService;
   listenerApi: ListenerApi;
-  /** Tracing (issue 8): LangSmith-compatible ingestion, feedback, reads. */
+  /** Tracing: LangSmith-compatible ingestion, feedback, reads. */
   tracing: TracingService;
 }
 

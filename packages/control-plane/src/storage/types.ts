@@ -323,7 +323,7 @@ export interface ControlPlaneStorage {
   uploads: UploadStore;
   tracingProjects: TracingProjectStore;
   logs: LogStore;
-  /** Tracing (issue 8): traced runs, feedback and feedback tokens; see src/tracing. */
+  /** Tracing: traced runs, feedback and feedback tokens; see src/tracing. */
   tracing: TracingStore;
   close(): Promise<void>;
 }

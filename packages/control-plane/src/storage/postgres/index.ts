@@ -44,7 +44,7 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
     uploads: new PostgresUploadStore(pool),
     tracingProjects: new PostgresTracingProjectStore(pool),
     logs: new PostgresLogStore(pool),
-    tracing: new PostgresTracingStore(pool), // tracing (issue 8)
+    tracing: new PostgresTracingStore(pool), // tracing
     close() {
       closing ??= pool.end(); // pool.end() throws when called twice
       return closing;

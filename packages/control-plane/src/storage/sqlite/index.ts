@@ -25,7 +25,7 @@ export function createSqliteStorage(dataDir: string): ControlPlaneStorage {
     uploads: new SqliteUploadStore(db),
     tracingProjects: new SqliteTracingProjectStore(db),
     logs: new SqliteLogStore(db),
-    tracing: new SqliteTracingStore(db), // tracing (issue 8)
+    tracing: new SqliteTracingStore(db), // tracing
     async close() {
       db.close();
     },
