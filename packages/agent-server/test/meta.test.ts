@@ -59,6 +59,23 @@ describe("meta endpoints", () => {
     assert.deepEqual(response.body, { detail: "No route for GET /no/such/route" });
   });
 
+  it("CORS preflights allow every method the API uses (PATCH, PUT, DELETE too) and the headers asked for", async () => {
+    for (const method of ["PATCH", "PUT", "DELETE"]) {
+      const response = await fetch(`${berth.url}/threads/00000000-0000-0000-0000-000000000000`, {
+        method: "OPTIONS",
+        headers: {
+          origin: "http://example.test",
+          "access-control-request-method": method,
+          "access-control-request-headers": "content-type,x-api-key",
+        },
+      });
+      assert.equal(response.status, 204);
+      assert.equal(response.headers.get("access-control-allow-origin"), "*");
+      assert.ok((response.headers.get("access-control-allow-methods") ?? "").split(/, */).includes(method), method);
+      assert.match(response.headers.get("access-control-allow-headers") ?? "", /x-api-key/);
+    }
+  });
+
   it("CORS exposes the headers clients read", async () => {
     const response = await fetch(`${berth.url}/ok`, { headers: { origin: "http://example.test" } });
     assert.equal(response.headers.get("access-control-allow-origin"), "*");

@@ -24,12 +24,14 @@ export interface AppOptions {
 
 /** Headers a browser client must be able to read (run locations, paging). */
 const EXPOSED_HEADERS = ["content-location", "location", "x-pagination-total", "x-pagination-next"];
+const CORS_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 export async function buildApp(services: Services, options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({ logger: false, bodyLimit: options.bodyLimit, return503OnClosing: false });
   installErrorHandlers(app, options.logger);
   installJsonParser(app);
-  await app.register(cors, { origin: "*", exposedHeaders: EXPOSED_HEADERS });
+  // Every method the API uses: the plugin's default (GET, HEAD, POST) would stop a browser UI from patching an assistant or deleting a thread.
+  await app.register(cors, { origin: "*", methods: CORS_METHODS, exposedHeaders: EXPOSED_HEADERS });
   // After CORS, so a refused browser request still carries the CORS headers that let the page read the 401.
   if (options.apiKey) installApiKeyGuard(app, options.apiKey);
 
