@@ -85,6 +85,19 @@ describe("deploying an uploaded project", () => {
     assert.ok(server.some((line) => line.message.includes("agent server listening")), server.map((line) => line.message).join("\n"));
   });
 
+  test("the agent server answers only the router: called directly on its loopback port (as another deployment could), it is a 401", async () => {
+    const server = await logsOf(cp.admin, deployment.id, firstRevision, "deploy");
+    const line = server.find((entry) => entry.message.includes("agent server listening"));
+    const listening = line && /http:\/\/127\.0\.0\.1:\d+/.exec(line.message)?.[0];
+    assert.ok(listening, server.map((line) => line.message).join("\n"));
+    const direct = await fetch(`${listening}/threads`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    assert.equal(direct.status, 401);
+    const withWorkspaceKey = await fetch(`${listening}/threads`, { method: "POST", headers: { "x-api-key": cp.adminKey }, body: "{}" });
+    assert.equal(withWorkspaceKey.status, 401, "a platform key is not the server's key");
+    const routed = await fetch(`${url}/threads`, { method: "POST", headers: { "x-api-key": cp.adminKey, "content-type": "application/json" }, body: "{}" });
+    assert.equal(routed.status, 200);
+  });
+
   test("new secrets: a new revision, switched under steady traffic with zero failed requests", async () => {
     const client = new Client({ apiUrl: url, apiKey: cp.adminKey });
     let stop = false;

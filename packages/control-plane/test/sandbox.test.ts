@@ -61,6 +61,7 @@ const SERVER_VARIABLES = new Set([
   "BERTH_SQLITE_SHARED",
   "BERTH_DEPLOYMENT_ID",
   "BERTH_REVISION_ID",
+  "BERTH_API_KEY", // the deployment's own key, which only the router sends
   "LANGSMITH_TRACING",
   "LANGSMITH_ENDPOINT",
   "LANGSMITH_API_KEY",

@@ -11,6 +11,7 @@ import type { ArtifactStore } from "./artifacts.js";
 import type { ControlPlaneLink } from "./link.js";
 import type { LogShipper } from "./log-shipper.js";
 import { forgetPid, recordPid } from "./orphans.js";
+import { upstreamKeyOf } from "./upstream-key.js";
 
 export interface RunnerContext {
   link: ControlPlaneLink;
@@ -162,6 +163,7 @@ export class DeploymentRunner {
     if (assignment.status === "AWAITING_DATABASE") buildLog({ level: "info", message: "Creating the deployment's database" });
     await mkdir(dataDir, { recursive: true });
     await move("DEPLOYING", "Starting the agent server");
+    const upstreamKey = await upstreamKeyOf(this.deploymentDir());
     let instance: ServerInstance;
     try {
       instance = await this.context.compute.start(
@@ -170,7 +172,11 @@ export class DeploymentRunner {
           revisionId: revision.id,
           configFile: artifact.configFile,
           dataDir,
-          env: { ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])), ...this.tracingEnv(assignment) },
+          env: {
+            ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
+            ...this.tracingEnv(assignment),
+            BERTH_API_KEY: upstreamKey,
+          },
           resources: resourcesOf(revision),
         },
         signal,
@@ -196,7 +202,7 @@ export class DeploymentRunner {
     }
     const previous = this.active;
     this.active = { revisionId: revision.id, instance };
-    this.context.router.setTarget(this.deploymentId, instance.url);
+    this.context.router.setTarget(this.deploymentId, instance.url, upstreamKey);
     if (restore) await link.report(this.deploymentId, serving);
     if (previous && previous.instance !== instance) await this.retire(previous.instance);
   }

@@ -22,6 +22,8 @@ export interface RouterOptions {
 
 interface Deployment {
   target: string | null;
+  /** The key the deployment's agent servers require: only the router holds it, so no other deployment can call them directly. */
+  upstreamKey?: string;
 }
 
 const DEPLOYMENT_PATH = /^\/d\/([^/]+)(\/.*)?$/;
@@ -77,9 +79,13 @@ export class Router {
     return `${this.base}/d/${deploymentId}`;
   }
 
-  /** Points new requests of the deployment at `target` (null: 503 "not serving yet"); requests already forwarded keep going where they went. */
-  setTarget(deploymentId: string, target: string | null): void {
-    this.deployments.set(deploymentId, { target: target === null ? null : normalize(target) });
+  /**
+   * Points new requests of the deployment at `target` (null: 503 "not serving yet"); requests already forwarded keep going
+   * where they went. `upstreamKey` is sent as the target's X-Api-Key (kept from the previous call when not given).
+   */
+  setTarget(deploymentId: string, target: string | null, upstreamKey?: string): void {
+    const key = upstreamKey ?? this.deployments.get(deploymentId)?.upstreamKey;
+    this.deployments.set(deploymentId, { target: target === null ? null : normalize(target), ...(key ? { upstreamKey: key } : {}) });
   }
 
   /** Forgets the deployment: its URL answers 404. Requests already forwarded finish. */
@@ -156,7 +162,7 @@ export class Router {
         response,
         deploymentId,
         path: `${rest}${query}`,
-        headers: upstreamHeaders(request, `/d/${match[1]}`, credential),
+        headers: { ...upstreamHeaders(request, `/d/${match[1]}`, credential), ...(deployment.upstreamKey ? { "x-api-key": deployment.upstreamKey } : {}) },
         currentTarget: () => this.deployments.get(deploymentId)?.target ?? null,
         open: this.open,
         agent: this.agent,
