@@ -56,7 +56,7 @@ export class RunEventWriter {
   static async open(run: WriterRun, runs: RunRepository, live: RunBroker, hooks: EventLogHooks): Promise<RunEventWriter> {
     live.begin(run.run_id, run.thread_id);
     const attemptBase = (run.attempt - 1) * ATTEMPT_SEQ_SPAN;
-    const firstSeq = run.persistEvents ? Math.max(attemptBase, (await runs.lastEventSeq(run.run_id)) + 1) : attemptBase;
+    const firstSeq = run.persistEvents ? Math.max(attemptBase, (await lastSeqOrNone(runs, run.run_id)) + 1) : attemptBase;
     return new RunEventWriter(run, firstSeq, runs, live, hooks);
   }
 
@@ -100,4 +100,24 @@ export class RunEventWriter {
       this.hooks.failed(this.failure);
     }
   }
+}
+
+/** Tries (and waits) before giving up on reading the log's last id: a dropped connection is back in moments. */
+const LAST_SEQ_RETRY_MS = [100, 300, 900];
+
+/**
+ * The last id in the run's log, or -1 when the log cannot be read now: each
+ * attempt numbers its events from its own base, above any earlier attempt's,
+ * so the writer can open (and the run end with its `error` event in the
+ * stream) even while the database is briefly unreachable.
+ */
+async function lastSeqOrNone(runs: RunRepository, runId: string): Promise<number> {
+  for (const delay of LAST_SEQ_RETRY_MS) {
+    try {
+      return await runs.lastEventSeq(runId);
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+  return runs.lastEventSeq(runId).catch(() => -1);
 }
