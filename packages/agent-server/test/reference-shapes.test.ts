@@ -100,4 +100,22 @@ describe("shapes as the reference server gives them", () => {
     assert.match(String(metadata.langgraph_version), /^\d+\.\d+\.\d+/);
     assert.deepEqual([metadata.langgraph_plan, metadata.langgraph_host, metadata.m], ["developer", "self-hosted", 1]);
   });
+
+  it("request x-* headers (credentials withheld) and user-agent reach configurable and checkpoint metadata, with ls_integration", async () => {
+    const thread = await berth.client.threads.create();
+    const response = await fetch(`${berth.url}/threads/${thread.thread_id}/runs/wait`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-team": "blue", "x-api-key": "secret", "x-tenant-id": "t1", "user-agent": "probe/1" },
+      body: JSON.stringify({ assistant_id: "config_echo", input: {}, config: { configurable: { model: "m1" } } }),
+    });
+    assert.equal(response.status, 200);
+    const { seen } = (await response.json()) as { seen: { metadata: Dict; configurable: Dict } };
+    assert.deepEqual([seen.configurable["x-team"], seen.configurable["user-agent"], seen.configurable.model], ["blue", "probe/1", "m1"]);
+    assert.equal(seen.configurable["x-api-key"], undefined);
+    assert.equal(seen.configurable["x-tenant-id"], undefined);
+    assert.equal(seen.metadata.ls_integration, "langgraph");
+    const metadata = (await berth.client.threads.getState(thread.thread_id)).metadata as Dict;
+    assert.deepEqual([metadata["x-team"], metadata["user-agent"], metadata.model, metadata.ls_integration], ["blue", "probe/1", "m1", "langgraph"]);
+    assert.equal(metadata["x-api-key"], undefined);
+  });
 });

@@ -10,6 +10,19 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type { JsonObject } from "../storage/types.js";
 
+/** Keys of `configurable` that address a checkpoint rather than describe the run. */
+const ADDRESS_KEYS = new Set(["checkpoint_ns", "checkpoint_id", "checkpoint_map", "run_id", "thread_id"]);
+
+/**
+ * The run's `configurable` (a client's keys, forwarded `x-*` headers, its
+ * user agent) as the reference server records it in checkpoint metadata,
+ * where history filters can match it. LangGraph's private `__` keys stay out.
+ */
+function configurableMetadata(config: RunnableConfig): JsonObject {
+  const entries = Object.entries(config.configurable ?? {}).filter(([key]) => !key.startsWith("__") && !ADDRESS_KEYS.has(key));
+  return Object.fromEntries(entries) as JsonObject;
+}
+
 /**
  * The server's checkpointer as one run sees it: every checkpoint it writes
  * carries the run's metadata (run_id, graph_id, user metadata...), so history
@@ -39,7 +52,7 @@ export class RunCheckpointer extends BaseCheckpointSaver<number> {
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
-    return this.track(this.inner.put(config, checkpoint, { ...this.runMetadata, ...metadata }, newVersions));
+    return this.track(this.inner.put(config, checkpoint, { ...configurableMetadata(config), ...this.runMetadata, ...metadata }, newVersions));
   }
 
   putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {

@@ -16,6 +16,7 @@ import {
   ThreadStreamQuery,
 } from "../schemas/runs.js";
 import { ThreadIdParams } from "../schemas/threads.js";
+import { withRequestHeaders } from "../request-headers.js";
 import { disconnectSignal, runEvents, sendJsonWhenReady, writeEventStream } from "../sse.js";
 import type { RouteContext } from "./context.js";
 
@@ -70,8 +71,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     app,
     catalog,
     { method: "POST", path: "/threads/:thread_id/runs", summary: "Create a background run", tag, params: ThreadIdParams, body: RunCreate, responses: created },
-    async ({ params, body, reply }) => {
-      const run = await runs.create(params.thread_id, body);
+    async ({ params, body, request, reply }) => {
+      const run = await runs.create(params.thread_id, withRequestHeaders(body, request.headers));
       reply.header("content-location", runLocation(run, false));
       return run;
     },
@@ -81,14 +82,14 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     app,
     catalog,
     { method: "POST", path: "/threads/:thread_id/runs/stream", summary: "Create a run and stream it", tag, params: ThreadIdParams, body: RunCreate, responses: streamed },
-    ({ params, body, reply }) => streamNew(params.thread_id, body, reply),
+    ({ params, body, request, reply }) => streamNew(params.thread_id, withRequestHeaders(body, request.headers), reply),
   );
 
   defineRoute(
     app,
     catalog,
     { method: "POST", path: "/threads/:thread_id/runs/wait", summary: "Create a run and wait for its output", tag, params: ThreadIdParams, body: RunCreate, responses: waited },
-    ({ params, body, reply }) => waitNew(params.thread_id, body, reply),
+    ({ params, body, request, reply }) => waitNew(params.thread_id, withRequestHeaders(body, request.headers), reply),
   );
 
   defineRoute(
@@ -210,8 +211,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     app,
     catalog,
     { method: "POST", path: "/runs", summary: "Create a stateless background run", tag, body: RunCreate, responses: created },
-    async ({ body, reply }) => {
-      const run = await runs.create(undefined, body);
+    async ({ body, request, reply }) => {
+      const run = await runs.create(undefined, withRequestHeaders(body, request.headers));
       reply.header("content-location", runLocation(run, true));
       return run;
     },
@@ -221,14 +222,14 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     app,
     catalog,
     { method: "POST", path: "/runs/stream", summary: "Create a stateless run and stream it", tag, body: RunCreate, responses: streamed },
-    ({ body, reply }) => streamNew(undefined, body, reply),
+    ({ body, request, reply }) => streamNew(undefined, withRequestHeaders(body, request.headers), reply),
   );
 
   defineRoute(
     app,
     catalog,
     { method: "POST", path: "/runs/wait", summary: "Create a stateless run and wait for its output", tag, body: RunCreate, responses: waited },
-    ({ body, reply }) => waitNew(undefined, body, reply),
+    ({ body, request, reply }) => waitNew(undefined, withRequestHeaders(body, request.headers), reply),
   );
 
   defineRoute(
@@ -242,9 +243,9 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       body: z.array(RunCreate).min(1).max(1000),
       responses: { 200: { description: "The runs", schema: z.array(Run) } },
     },
-    async ({ body }) => {
+    async ({ body, request }) => {
       const created: RunRecord[] = [];
-      for (const item of body) created.push(await runs.create(undefined, item));
+      for (const item of body) created.push(await runs.create(undefined, withRequestHeaders(item, request.headers)));
       return created;
     },
   );
