@@ -87,8 +87,14 @@ const notInt = (loc: (string | number)[]) => invalid(loc, "Invalid input: expect
 const notQueryBoolean = (loc: (string | number)[]) =>
   oneOf(loc, "0", "1", "true", "false", "yes", "no", "True", "False", "TRUE", "FALSE");
 
-const assistantNotFound = (id: string) => detail(`Assistant ${id} not found`);
-const threadNotFound = (id: string) => detail(`Thread ${id} not found`);
+// The reference server's texts, which clients may match on.
+const assistantNotFound = detail("Assistant not found");
+/** GET and DELETE of a thread. */
+const noThreadWithId = (id: string) => detail(`Thread with ID ${id} not found`);
+/** PATCH, copy and runs of a thread. */
+const threadNotFound = detail("Thread not found");
+/** State and history of a thread. */
+const threadStateNotFound = (id: string) => detail(`Thread ${id} not found`);
 const unsupportedMediaType = detail("Unsupported Media Type");
 const tooLarge = detail("Request body is too large");
 
@@ -255,15 +261,15 @@ const assistantRows: Row[] = [
     expected: invalid(["body", "name"], "must not contain NUL characters", "custom"),
   },
   { name: "empty graph_id", method: "POST", path: "/assistants", body: { graph_id: "" }, status: 422, expected: emptyString(["body", "graph_id"]) },
-  { name: "unknown graph_id", method: "POST", path: "/assistants", body: { graph_id: "no_such_graph" }, status: 404, expected: detail("Graph no_such_graph not found") },
+  { name: "unknown graph_id", method: "POST", path: "/assistants", body: { graph_id: "no_such_graph" }, status: 404, expected: detail('Graph "no_such_graph" not found') },
   { name: "assistant_id not a UUID", method: "POST", path: "/assistants", body: { graph_id: "agent", assistant_id: "not-a-uuid" }, status: 422, expected: notUuid(["body", "assistant_id"]) },
   { name: "metadata an array", method: "POST", path: "/assistants", body: { graph_id: "agent", metadata: [] }, status: 422, expected: expected(["body", "metadata"], "record", "array") },
   { name: "config a string", method: "POST", path: "/assistants", body: { graph_id: "agent", config: "x" }, status: 422, expected: expected(["body", "config"], "record", "string") },
   { name: "name a number", method: "POST", path: "/assistants", body: { graph_id: "agent", name: 5 }, status: 422, expected: expected(["body", "name"], "string", "number") },
   { name: "invalid if_exists", method: "POST", path: "/assistants", body: { graph_id: "agent", if_exists: "update" }, status: 422, expected: oneOf(["body", "if_exists"], "raise", "do_nothing") },
-  { name: "existing assistant_id, if_exists raise", method: "POST", path: "/assistants", body: { graph_id: "agent", assistant_id: ASSISTANT, if_exists: "raise" }, status: 409, expected: detail(`Assistant ${ASSISTANT} already exists`) },
-  { name: "existing assistant_id, if_exists defaulted", method: "POST", path: "/assistants", body: { graph_id: "agent", assistant_id: ASSISTANT }, status: 409, expected: detail(`Assistant ${ASSISTANT} already exists`) },
-  { name: "the id of a system assistant", method: "POST", path: "/assistants", body: { graph_id: "agent", assistant_id: SYSTEM_AGENT }, status: 409, expected: detail(`Assistant ${SYSTEM_AGENT} already exists`) },
+  { name: "existing assistant_id, if_exists raise", method: "POST", path: "/assistants", body: { graph_id: "agent", assistant_id: ASSISTANT, if_exists: "raise" }, status: 409, expected: detail("Assistant already exists") },
+  { name: "existing assistant_id, if_exists defaulted", method: "POST", path: "/assistants", body: { graph_id: "agent", assistant_id: ASSISTANT }, status: 409, expected: detail("Assistant already exists") },
+  { name: "the id of a system assistant", method: "POST", path: "/assistants", body: { graph_id: "agent", assistant_id: SYSTEM_AGENT }, status: 409, expected: detail("Assistant already exists") },
   { name: "a body over the size limit (Content-Length)", method: "POST", path: "/assistants", oversized: "content-length", status: 413, expected: tooLarge },
   { name: "a body over the size limit (chunked)", method: "POST", path: "/assistants", oversized: "chunked", status: 413, expected: tooLarge },
 
@@ -299,30 +305,30 @@ const assistantRows: Row[] = [
   { name: "name a boolean", method: "POST", path: "/assistants/count", body: { name: true }, status: 422, expected: expected(["body", "name"], "string", "boolean") },
 
   // GET /assistants/{id}
-  { name: "unknown assistant", method: "GET", path: `/assistants/${UNKNOWN}`, status: 404, expected: assistantNotFound(UNKNOWN) },
+  { name: "unknown assistant", method: "GET", path: `/assistants/${UNKNOWN}`, status: 404, expected: assistantNotFound },
   // Not a UUID: it may be a graph id, so an unknown one is a 404 (as in the official JS server).
-  { name: "neither a UUID nor a graph id", method: "GET", path: "/assistants/not-a-uuid", status: 404, expected: assistantNotFound("not-a-uuid") },
+  { name: "neither a UUID nor a graph id", method: "GET", path: "/assistants/not-a-uuid", status: 404, expected: assistantNotFound },
   { name: "empty assistant id", method: "GET", path: "/assistants/", status: 422, expected: emptyString(["path", "assistant_id"]) },
 
   // PATCH /assistants/{id}
-  { name: "unknown assistant", method: "PATCH", path: `/assistants/${UNKNOWN}`, body: { name: "x" }, status: 404, expected: assistantNotFound(UNKNOWN) },
-  { name: "neither a UUID nor a graph id", method: "PATCH", path: "/assistants/not-a-uuid", body: { name: "x" }, status: 404, expected: assistantNotFound("not-a-uuid") },
+  { name: "unknown assistant", method: "PATCH", path: `/assistants/${UNKNOWN}`, body: { name: "x" }, status: 404, expected: assistantNotFound },
+  { name: "neither a UUID nor a graph id", method: "PATCH", path: "/assistants/not-a-uuid", body: { name: "x" }, status: 404, expected: assistantNotFound },
   { name: "name a number", method: "PATCH", path: `/assistants/${ASSISTANT}`, body: { name: 5 }, status: 422, expected: expected(["body", "name"], "string", "number") },
   { name: "metadata an array", method: "PATCH", path: `/assistants/${ASSISTANT}`, body: { metadata: [] }, status: 422, expected: expected(["body", "metadata"], "record", "array") },
   { name: "config a string", method: "PATCH", path: `/assistants/${ASSISTANT}`, body: { config: "x" }, status: 422, expected: expected(["body", "config"], "record", "string") },
   { name: "description a number", method: "PATCH", path: `/assistants/${ASSISTANT}`, body: { description: 1 }, status: 422, expected: expected(["body", "description"], "string", "number") },
   { name: "empty graph_id", method: "PATCH", path: `/assistants/${ASSISTANT}`, body: { graph_id: "" }, status: 422, expected: emptyString(["body", "graph_id"]) },
-  { name: "unknown graph_id", method: "PATCH", path: `/assistants/${ASSISTANT}`, body: { graph_id: "no_such_graph" }, status: 404, expected: detail("Graph no_such_graph not found") },
+  { name: "unknown graph_id", method: "PATCH", path: `/assistants/${ASSISTANT}`, body: { graph_id: "no_such_graph" }, status: 404, expected: detail('Graph "no_such_graph" not found') },
 
   // DELETE /assistants/{id}
-  { name: "unknown assistant", method: "DELETE", path: `/assistants/${UNKNOWN}`, status: 404, expected: assistantNotFound(UNKNOWN) },
-  { name: "neither a UUID nor a graph id", method: "DELETE", path: "/assistants/not-a-uuid", status: 404, expected: assistantNotFound("not-a-uuid") },
-  { name: "unknown assistant with delete_threads", method: "DELETE", path: `/assistants/${UNKNOWN}?delete_threads=true`, status: 404, expected: assistantNotFound(UNKNOWN) },
+  { name: "unknown assistant", method: "DELETE", path: `/assistants/${UNKNOWN}`, status: 404, expected: assistantNotFound },
+  { name: "neither a UUID nor a graph id", method: "DELETE", path: "/assistants/not-a-uuid", status: 404, expected: assistantNotFound },
+  { name: "unknown assistant with delete_threads", method: "DELETE", path: `/assistants/${UNKNOWN}?delete_threads=true`, status: 404, expected: assistantNotFound },
   { name: "invalid delete_threads boolean", method: "DELETE", path: `/assistants/${ASSISTANT}?delete_threads=maybe`, status: 422, expected: notQueryBoolean(["query", "delete_threads"]) },
 
   // POST /assistants/{id}/versions
-  { name: "unknown assistant", method: "POST", path: `/assistants/${UNKNOWN}/versions`, body: {}, status: 404, expected: assistantNotFound(UNKNOWN) },
-  { name: "neither a UUID nor a graph id", method: "POST", path: "/assistants/not-a-uuid/versions", body: {}, status: 404, expected: assistantNotFound("not-a-uuid") },
+  { name: "unknown assistant", method: "POST", path: `/assistants/${UNKNOWN}/versions`, body: {}, status: 404, expected: assistantNotFound },
+  { name: "neither a UUID nor a graph id", method: "POST", path: "/assistants/not-a-uuid/versions", body: {}, status: 404, expected: assistantNotFound },
   { name: "limit 0", method: "POST", path: `/assistants/${ASSISTANT}/versions`, body: { limit: 0 }, status: 422, expected: tooSmall(["body", "limit"], 1) },
   { name: "limit 1001", method: "POST", path: `/assistants/${ASSISTANT}/versions`, body: { limit: 1001 }, status: 422, expected: tooBig(["body", "limit"], 1000) },
   { name: "limit a string", method: "POST", path: `/assistants/${ASSISTANT}/versions`, body: { limit: "x" }, status: 422, expected: expected(["body", "limit"], "number", "string") },
@@ -335,25 +341,25 @@ const assistantRows: Row[] = [
   { name: "version a string", method: "POST", path: `/assistants/${ASSISTANT}/latest`, body: { version: "1" }, status: 422, expected: expected(["body", "version"], "number", "string") },
   { name: "version 0", method: "POST", path: `/assistants/${ASSISTANT}/latest`, body: { version: 0 }, status: 422, expected: tooSmall(["body", "version"], 1) },
   { name: "version not an integer", method: "POST", path: `/assistants/${ASSISTANT}/latest`, body: { version: 1.5 }, status: 422, expected: notInt(["body", "version"]) },
-  { name: "a version that does not exist", method: "POST", path: `/assistants/${ASSISTANT}/latest`, body: { version: 99 }, status: 404, expected: detail(`Assistant ${ASSISTANT} has no version 99`) },
-  { name: "unknown assistant", method: "POST", path: `/assistants/${UNKNOWN}/latest`, body: { version: 1 }, status: 404, expected: assistantNotFound(UNKNOWN) },
-  { name: "neither a UUID nor a graph id", method: "POST", path: "/assistants/not-a-uuid/latest", body: { version: 1 }, status: 404, expected: assistantNotFound("not-a-uuid") },
+  { name: "a version that does not exist", method: "POST", path: `/assistants/${ASSISTANT}/latest`, body: { version: 99 }, status: 404, expected: detail("Assistant version not found") },
+  { name: "unknown assistant", method: "POST", path: `/assistants/${UNKNOWN}/latest`, body: { version: 1 }, status: 404, expected: assistantNotFound },
+  { name: "neither a UUID nor a graph id", method: "POST", path: "/assistants/not-a-uuid/latest", body: { version: 1 }, status: 404, expected: assistantNotFound },
 
   // GET /assistants/{id}/graph
-  { name: "unknown assistant", method: "GET", path: `/assistants/${UNKNOWN}/graph`, status: 404, expected: assistantNotFound(UNKNOWN) },
-  { name: "neither a UUID nor a graph id", method: "GET", path: "/assistants/not-a-uuid/graph", status: 404, expected: assistantNotFound("not-a-uuid") },
+  { name: "unknown assistant", method: "GET", path: `/assistants/${UNKNOWN}/graph`, status: 404, expected: assistantNotFound },
+  { name: "neither a UUID nor a graph id", method: "GET", path: "/assistants/not-a-uuid/graph", status: 404, expected: assistantNotFound },
   { name: "xray neither a boolean nor a depth", method: "GET", path: `/assistants/${ASSISTANT}/graph?xray=maybe`, status: 422, expected: invalid(["query", "xray"], "Invalid input", "invalid_union") },
   { name: "xray negative", method: "GET", path: `/assistants/${ASSISTANT}/graph?xray=-1`, status: 422, expected: invalid(["query", "xray"], "Invalid input", "invalid_union") },
   { name: "xray given twice", method: "GET", path: `/assistants/${ASSISTANT}/graph?xray=true&xray=false`, status: 422, expected: invalid(["query", "xray"], "Invalid input", "invalid_union") },
 
   // GET /assistants/{id}/schemas
-  { name: "unknown assistant", method: "GET", path: `/assistants/${UNKNOWN}/schemas`, status: 404, expected: assistantNotFound(UNKNOWN) },
-  { name: "neither a UUID nor a graph id", method: "GET", path: "/assistants/not-a-uuid/schemas", status: 404, expected: assistantNotFound("not-a-uuid") },
+  { name: "unknown assistant", method: "GET", path: `/assistants/${UNKNOWN}/schemas`, status: 404, expected: assistantNotFound },
+  { name: "neither a UUID nor a graph id", method: "GET", path: "/assistants/not-a-uuid/schemas", status: 404, expected: assistantNotFound },
 
   // GET /assistants/{id}/subgraphs[/{namespace}]
-  { name: "unknown assistant", method: "GET", path: `/assistants/${UNKNOWN}/subgraphs`, status: 404, expected: assistantNotFound(UNKNOWN) },
-  { name: "neither a UUID nor a graph id", method: "GET", path: "/assistants/not-a-uuid/subgraphs", status: 404, expected: assistantNotFound("not-a-uuid") },
-  { name: "unknown assistant, with a namespace", method: "GET", path: `/assistants/${UNKNOWN}/subgraphs/child`, status: 404, expected: assistantNotFound(UNKNOWN) },
+  { name: "unknown assistant", method: "GET", path: `/assistants/${UNKNOWN}/subgraphs`, status: 404, expected: assistantNotFound },
+  { name: "neither a UUID nor a graph id", method: "GET", path: "/assistants/not-a-uuid/subgraphs", status: 404, expected: assistantNotFound },
+  { name: "unknown assistant, with a namespace", method: "GET", path: `/assistants/${UNKNOWN}/subgraphs/child`, status: 404, expected: assistantNotFound },
   { name: "invalid recurse boolean", method: "GET", path: "/assistants/nested/subgraphs?recurse=maybe", status: 422, expected: notQueryBoolean(["query", "recurse"]) },
 ];
 
@@ -362,9 +368,9 @@ const threadRows: Row[] = [
   { name: "thread_id not a UUID", method: "POST", path: "/threads", body: { thread_id: "not-a-uuid" }, status: 422, expected: notUuid(["body", "thread_id"]) },
   { name: "metadata a string", method: "POST", path: "/threads", body: { metadata: "x" }, status: 422, expected: expected(["body", "metadata"], "record", "string") },
   { name: "invalid if_exists", method: "POST", path: "/threads", body: { if_exists: "update" }, status: 422, expected: oneOf(["body", "if_exists"], "raise", "do_nothing") },
-  { name: "existing thread_id, if_exists raise", method: "POST", path: "/threads", body: { thread_id: THREAD, if_exists: "raise" }, status: 409, expected: detail(`Thread ${THREAD} already exists`) },
-  { name: "existing thread_id, if_exists defaulted", method: "POST", path: "/threads", body: { thread_id: THREAD }, status: 409, expected: detail(`Thread ${THREAD} already exists`) },
-  { name: "existing thread_id, with supersteps", method: "POST", path: "/threads", body: { thread_id: GRAPH_THREAD, ...seedSuperstep("agent") }, status: 409, expected: detail(`Thread ${GRAPH_THREAD} already exists`) },
+  { name: "existing thread_id, if_exists raise", method: "POST", path: "/threads", body: { thread_id: THREAD, if_exists: "raise" }, status: 409, expected: detail("Thread already exists") },
+  { name: "existing thread_id, if_exists defaulted", method: "POST", path: "/threads", body: { thread_id: THREAD }, status: 409, expected: detail("Thread already exists") },
+  { name: "existing thread_id, with supersteps", method: "POST", path: "/threads", body: { thread_id: GRAPH_THREAD, ...seedSuperstep("agent") }, status: 409, expected: detail("Thread already exists") },
   { name: "supersteps a string", method: "POST", path: "/threads", body: { metadata: { graph_id: "agent" }, supersteps: "x" }, status: 422, expected: expected(["body", "supersteps"], "array", "string") },
   {
     name: "a superstep without updates",
@@ -406,7 +412,7 @@ const threadRows: Row[] = [
     status: 422,
     expected: invalid(["body", "metadata", "graph_id"], "supersteps need metadata.graph_id", "value_error"),
   },
-  { name: "supersteps of an unknown graph", method: "POST", path: "/threads", body: seedSuperstep("no_such_graph"), status: 404, expected: detail("Graph no_such_graph not found") },
+  { name: "supersteps of an unknown graph", method: "POST", path: "/threads", body: seedSuperstep("no_such_graph"), status: 404, expected: detail('Graph "no_such_graph" not found') },
   {
     name: "supersteps naming a node that does not exist",
     method: "POST",
@@ -455,31 +461,31 @@ const threadRows: Row[] = [
 
   // GET /threads/{id}
   { name: "thread id not a UUID", method: "GET", path: "/threads/not-a-uuid", status: 422, expected: notUuid(["path", "thread_id"]) },
-  { name: "unknown thread", method: "GET", path: `/threads/${UNKNOWN}`, status: 404, expected: threadNotFound(UNKNOWN) },
+  { name: "unknown thread", method: "GET", path: `/threads/${UNKNOWN}`, status: 404, expected: noThreadWithId(UNKNOWN) },
 
   // PATCH /threads/{id}
   { name: "thread id not a UUID", method: "PATCH", path: "/threads/not-a-uuid", body: { metadata: {} }, status: 422, expected: notUuid(["path", "thread_id"]) },
-  { name: "unknown thread", method: "PATCH", path: `/threads/${UNKNOWN}`, body: { metadata: {} }, status: 404, expected: threadNotFound(UNKNOWN) },
+  { name: "unknown thread", method: "PATCH", path: `/threads/${UNKNOWN}`, body: { metadata: {} }, status: 404, expected: threadNotFound },
   { name: "no body", method: "PATCH", path: `/threads/${THREAD}`, status: 422, expected: expected(["body"], "object", "undefined") },
   { name: "missing metadata", method: "PATCH", path: `/threads/${THREAD}`, body: {}, status: 422, expected: expected(["body", "metadata"], "record", "undefined") },
   { name: "metadata a string", method: "PATCH", path: `/threads/${THREAD}`, body: { metadata: "x" }, status: 422, expected: expected(["body", "metadata"], "record", "string") },
 
   // DELETE /threads/{id}
   { name: "thread id not a UUID", method: "DELETE", path: "/threads/not-a-uuid", status: 422, expected: notUuid(["path", "thread_id"]) },
-  { name: "unknown thread", method: "DELETE", path: `/threads/${UNKNOWN}`, status: 404, expected: threadNotFound(UNKNOWN) },
+  { name: "unknown thread", method: "DELETE", path: `/threads/${UNKNOWN}`, status: 404, expected: noThreadWithId(UNKNOWN) },
 
   // POST /threads/{id}/copy
   { name: "thread id not a UUID", method: "POST", path: "/threads/not-a-uuid/copy", status: 422, expected: notUuid(["path", "thread_id"]) },
-  { name: "unknown thread", method: "POST", path: `/threads/${UNKNOWN}/copy`, status: 404, expected: threadNotFound(UNKNOWN) },
+  { name: "unknown thread", method: "POST", path: `/threads/${UNKNOWN}/copy`, status: 404, expected: threadNotFound },
 
   // GET /threads/{id}/state
   { name: "thread id not a UUID", method: "GET", path: "/threads/not-a-uuid/state", status: 422, expected: notUuid(["path", "thread_id"]) },
-  { name: "unknown thread", method: "GET", path: `/threads/${UNKNOWN}/state`, status: 404, expected: threadNotFound(UNKNOWN) },
+  { name: "unknown thread", method: "GET", path: `/threads/${UNKNOWN}/state`, status: 404, expected: threadStateNotFound(UNKNOWN) },
   { name: "invalid subgraphs boolean", method: "GET", path: `/threads/${GRAPH_THREAD}/state?subgraphs=maybe`, status: 422, expected: notQueryBoolean(["query", "subgraphs"]) },
 
   // GET /threads/{id}/state/{checkpoint_id}
   { name: "thread id not a UUID", method: "GET", path: "/threads/not-a-uuid/state/some-checkpoint", status: 422, expected: notUuid(["path", "thread_id"]) },
-  { name: "unknown thread", method: "GET", path: `/threads/${UNKNOWN}/state/some-checkpoint`, status: 404, expected: threadNotFound(UNKNOWN) },
+  { name: "unknown thread", method: "GET", path: `/threads/${UNKNOWN}/state/some-checkpoint`, status: 404, expected: threadStateNotFound(UNKNOWN) },
   { name: "unknown checkpoint of a thread without graph", method: "GET", path: `/threads/${THREAD}/state/no-such-checkpoint`, status: 404, expected: detail("Checkpoint no-such-checkpoint not found") },
   {
     name: "unknown checkpoint of a thread with a graph",
@@ -492,7 +498,7 @@ const threadRows: Row[] = [
 
   // POST /threads/{id}/state/checkpoint
   { name: "thread id not a UUID", method: "POST", path: "/threads/not-a-uuid/state/checkpoint", body: { checkpoint: {} }, status: 422, expected: notUuid(["path", "thread_id"]) },
-  { name: "unknown thread", method: "POST", path: `/threads/${UNKNOWN}/state/checkpoint`, body: { checkpoint: {} }, status: 404, expected: threadNotFound(UNKNOWN) },
+  { name: "unknown thread", method: "POST", path: `/threads/${UNKNOWN}/state/checkpoint`, body: { checkpoint: {} }, status: 404, expected: threadStateNotFound(UNKNOWN) },
   { name: "no body", method: "POST", path: `/threads/${GRAPH_THREAD}/state/checkpoint`, status: 422, expected: expected(["body"], "object", "undefined") },
   { name: "missing checkpoint", method: "POST", path: `/threads/${GRAPH_THREAD}/state/checkpoint`, body: {}, status: 422, expected: expected(["body", "checkpoint"], "object", "undefined") },
   { name: "checkpoint a string", method: "POST", path: `/threads/${GRAPH_THREAD}/state/checkpoint`, body: { checkpoint: "x" }, status: 422, expected: expected(["body", "checkpoint"], "object", "string") },
@@ -511,7 +517,7 @@ const threadRows: Row[] = [
 
   // POST /threads/{id}/state
   { name: "thread id not a UUID", method: "POST", path: "/threads/not-a-uuid/state", body: { values: {} }, status: 422, expected: notUuid(["path", "thread_id"]) },
-  { name: "unknown thread", method: "POST", path: `/threads/${UNKNOWN}/state`, body: { values: {} }, status: 404, expected: threadNotFound(UNKNOWN) },
+  { name: "unknown thread", method: "POST", path: `/threads/${UNKNOWN}/state`, body: { values: {} }, status: 404, expected: threadStateNotFound(UNKNOWN) },
   {
     name: "a thread without graph",
     method: "POST",
@@ -560,7 +566,7 @@ const threadRows: Row[] = [
 
   // POST /threads/{id}/history
   { name: "thread id not a UUID", method: "POST", path: "/threads/not-a-uuid/history", body: {}, status: 422, expected: notUuid(["path", "thread_id"]) },
-  { name: "unknown thread", method: "POST", path: `/threads/${UNKNOWN}/history`, body: {}, status: 404, expected: threadNotFound(UNKNOWN) },
+  { name: "unknown thread", method: "POST", path: `/threads/${UNKNOWN}/history`, body: {}, status: 404, expected: threadStateNotFound(UNKNOWN) },
   { name: "limit 0", method: "POST", path: `/threads/${GRAPH_THREAD}/history`, body: { limit: 0 }, status: 422, expected: tooSmall(["body", "limit"], 1) },
   { name: "limit 1001", method: "POST", path: `/threads/${GRAPH_THREAD}/history`, body: { limit: 1001 }, status: 422, expected: tooBig(["body", "limit"], 1000) },
   { name: "limit a string", method: "POST", path: `/threads/${GRAPH_THREAD}/history`, body: { limit: "3" }, status: 422, expected: expected(["body", "limit"], "number", "string") },
@@ -570,7 +576,7 @@ const threadRows: Row[] = [
 
   // GET /threads/{id}/history
   { name: "thread id not a UUID", method: "GET", path: "/threads/not-a-uuid/history", status: 422, expected: notUuid(["path", "thread_id"]) },
-  { name: "unknown thread", method: "GET", path: `/threads/${UNKNOWN}/history`, status: 404, expected: threadNotFound(UNKNOWN) },
+  { name: "unknown thread", method: "GET", path: `/threads/${UNKNOWN}/history`, status: 404, expected: threadStateNotFound(UNKNOWN) },
   { name: "limit 0", method: "GET", path: `/threads/${GRAPH_THREAD}/history?limit=0`, status: 422, expected: tooSmall(["query", "limit"], 1) },
   { name: "limit 1001", method: "GET", path: `/threads/${GRAPH_THREAD}/history?limit=1001`, status: 422, expected: tooBig(["query", "limit"], 1000) },
   { name: "limit not a number", method: "GET", path: `/threads/${GRAPH_THREAD}/history?limit=abc`, status: 422, expected: expected(["query", "limit"], "number", "NaN") },
@@ -578,7 +584,20 @@ const threadRows: Row[] = [
   { name: "before given twice", method: "GET", path: `/threads/${GRAPH_THREAD}/history?before=a&before=b`, status: 422, expected: expected(["query", "before"], "string", "array") },
 ];
 
-const ROWS: Row[] = [...genericRows, ...assistantRows, ...threadRows];
+const noAssistantForRun = (id: string) =>
+  detail(`No assistant found for "${id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`);
+
+const runRows: Row[] = [
+  { name: "unknown assistant", method: "POST", path: "/runs/wait", body: { assistant_id: UNKNOWN }, status: 404, expected: noAssistantForRun(UNKNOWN) },
+  { name: "unknown graph as assistant", method: "POST", path: `/threads/${THREAD}/runs`, body: { assistant_id: "no_such_graph" }, status: 404, expected: noAssistantForRun("no_such_graph") },
+  { name: "unknown thread", method: "POST", path: `/threads/${UNKNOWN}/runs`, body: { assistant_id: "agent" }, status: 404, expected: threadNotFound },
+  { name: "unknown thread", method: "GET", path: `/threads/${UNKNOWN}/runs`, status: 404, expected: threadNotFound },
+  { name: "unknown run", method: "GET", path: `/threads/${THREAD}/runs/${UNKNOWN}`, status: 404, expected: detail("Run not found") },
+  { name: "unknown run", method: "POST", path: `/threads/${THREAD}/runs/${UNKNOWN}/cancel`, status: 404, expected: detail("Run not found") },
+  { name: "unknown run", method: "DELETE", path: `/threads/${THREAD}/runs/${UNKNOWN}`, status: 404, expected: detail("Run not found") },
+];
+
+const ROWS: Row[] = [...genericRows, ...assistantRows, ...threadRows, ...runRows];
 
 // ---- running rows ----------------------------------------------------------
 
@@ -648,7 +667,7 @@ describe("bad input: exact status and body per endpoint", () => {
         invalid(["body", "supersteps"], 'InvalidUpdateError: Node "no_such_node" does not exist', "value_error"),
       );
       const got = await call("GET", `/threads/${threadId}`);
-      assert.deepEqual([got.status, got.body], [404, threadNotFound(threadId)]);
+      assert.deepEqual([got.status, got.body], [404, noThreadWithId(threadId)]);
       const count = await call("POST", "/threads/count", { metadata: { marker: "half-written" } });
       assert.deepEqual([count.status, count.body], [200, 0]);
     });
@@ -666,9 +685,9 @@ describe("bad input: exact status and body per endpoint", () => {
       assert.equal(created.status, 422);
       assert.deepEqual(created.body, invalid(["body", "supersteps"], 'InvalidUpdateError: Node "ghost" does not exist', "value_error"));
       const got = await call("GET", `/threads/${threadId}`);
-      assert.deepEqual([got.status, got.body], [404, threadNotFound(threadId)]);
+      assert.deepEqual([got.status, got.body], [404, noThreadWithId(threadId)]);
       const history = await call("POST", `/threads/${threadId}/history`, {});
-      assert.deepEqual([history.status, history.body], [404, threadNotFound(threadId)]);
+      assert.deepEqual([history.status, history.body], [404, threadStateNotFound(threadId)]);
       // The same id again, without supersteps: it must start with no checkpoints left over.
       const again = await call("POST", "/threads", { thread_id: threadId, metadata: { graph_id: "agent" } });
       assert.equal(again.status, 200);
@@ -685,7 +704,7 @@ describe("bad input: exact status and body per endpoint", () => {
       });
       assert.equal(created.status, 422);
       const got = await call("GET", `/threads/${threadId}`);
-      assert.deepEqual([got.status, got.body], [404, threadNotFound(threadId)]);
+      assert.deepEqual([got.status, got.body], [404, noThreadWithId(threadId)]);
     });
 
     for (const [framing, threadId] of [
@@ -696,7 +715,7 @@ describe("bad input: exact status and body per endpoint", () => {
         const created = await sendOversized(berth.url, "POST", "/threads", hugeBody({ thread_id: threadId }), framing);
         assert.deepEqual([created.status, created.body], [413, tooLarge]);
         const got = await call("GET", `/threads/${threadId}`);
-        assert.deepEqual([got.status, got.body], [404, threadNotFound(threadId)]);
+        assert.deepEqual([got.status, got.body], [404, noThreadWithId(threadId)]);
       });
     }
 
@@ -758,7 +777,7 @@ describe("bad input: exact status and body per endpoint", () => {
         metadata: { graph_id: "agent", overwritten: true },
         supersteps: [{ updates: [{ values: { messages: [{ type: "human", content: "again" }] }, as_node: "__start__" }] }],
       });
-      assert.deepEqual([created.status, created.body], [409, detail(`Thread ${GRAPH_THREAD} already exists`)]);
+      assert.deepEqual([created.status, created.body], [409, detail("Thread already exists")]);
       assert.deepEqual((await call("GET", `/threads/${GRAPH_THREAD}`)).body, threadBefore.body);
       assert.deepEqual((await call("GET", `/threads/${GRAPH_THREAD}/state`)).body, stateBefore.body);
     });
@@ -767,9 +786,9 @@ describe("bad input: exact status and body per endpoint", () => {
       const assistantBefore = await call("GET", `/assistants/${ASSISTANT}`);
       const versionsBefore = await call("POST", `/assistants/${ASSISTANT}/versions`, {});
       const created = await call("POST", "/assistants", { assistant_id: ASSISTANT, graph_id: "hitl", name: "overwritten" });
-      assert.deepEqual([created.status, created.body], [409, detail(`Assistant ${ASSISTANT} already exists`)]);
+      assert.deepEqual([created.status, created.body], [409, detail("Assistant already exists")]);
       const patched = await call("PATCH", `/assistants/${ASSISTANT}`, { graph_id: "no_such_graph", name: "overwritten" });
-      assert.deepEqual([patched.status, patched.body], [404, detail("Graph no_such_graph not found")]);
+      assert.deepEqual([patched.status, patched.body], [404, detail('Graph "no_such_graph" not found')]);
       assert.deepEqual((await call("GET", `/assistants/${ASSISTANT}`)).body, assistantBefore.body);
       assert.deepEqual((await call("POST", `/assistants/${ASSISTANT}/versions`, {})).body, versionsBefore.body);
     });

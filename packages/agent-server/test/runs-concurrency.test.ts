@@ -87,7 +87,7 @@ describe("runs: multitasking, cancellation, scheduling", () => {
       assert.match(response.headers.get("content-type") ?? "", /^application\/json/);
       const body = response.body as { detail: string };
       assert.deepEqual(Object.keys(body), ["detail"]);
-      assert.match(body.detail, /busy/);
+      assert.equal(body.detail, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.");
     }
     const run = accepted[0].body as Run;
     const runs = await berth.client.runs.list(threadId);

@@ -285,7 +285,7 @@ describe("runs", () => {
     const threadId = crypto.randomUUID();
     const missing = await request(berth.url, "POST", `/threads/${threadId}/runs`, { assistant_id: "agent", input: {} });
     assert.equal(missing.status, 404);
-    assert.deepEqual(missing.body, { detail: `Thread ${threadId} not found` });
+    assert.deepEqual(missing.body, { detail: "Thread not found" });
     const values = await berth.client.runs.wait(threadId, "plain_js", { input: { text: "new" }, ifNotExists: "create" });
     assert.deepEqual(values, { text: "NEW" });
     assert.equal((await berth.client.threads.get(threadId)).metadata?.graph_id, "plain_js");
@@ -296,7 +296,7 @@ describe("runs", () => {
     const run = await berth.client.runs.create(thread.thread_id, "slow", { input: { steps: 50, delay_ms: 20 } });
     const busy = await request(berth.url, "POST", `/threads/${thread.thread_id}/state`, { values: { done: 1 } });
     assert.equal(busy.status, 409);
-    assert.deepEqual(busy.body, { detail: `Thread ${thread.thread_id} is busy` });
+    assert.deepEqual(busy.body, { detail: "Thread is busy" });
     assert.equal((await berth.client.threads.get(thread.thread_id)).status, "busy");
     await berth.client.runs.cancel(thread.thread_id, run.run_id, true);
   });
@@ -310,6 +310,6 @@ describe("runs", () => {
     await berth.client.runs.delete(thread.thread_id, run.run_id);
     const gone = await request(berth.url, "GET", `/threads/${thread.thread_id}/runs/${run.run_id}`);
     assert.equal(gone.status, 404);
-    assert.deepEqual(gone.body, { detail: `Run ${run.run_id} not found` });
+    assert.deepEqual(gone.body, { detail: "Run not found" });
   });
 });

@@ -31,7 +31,7 @@ describe("threads", () => {
     assert.deepEqual(again, first);
     const conflict = await request(berth.url, "POST", "/threads", { thread_id: threadId });
     assert.equal(conflict.status, 409);
-    assert.deepEqual(conflict.body, { detail: `Thread ${threadId} already exists` });
+    assert.deepEqual(conflict.body, { detail: "Thread already exists" });
   });
 
   it("applies supersteps through the graph at creation", async () => {
@@ -67,7 +67,7 @@ describe("threads", () => {
     await berth.client.threads.delete(thread.thread_id);
     const gone = await request(berth.url, "GET", `/threads/${thread.thread_id}`);
     assert.equal(gone.status, 404);
-    assert.deepEqual(gone.body, { detail: `Thread ${thread.thread_id} not found` });
+    assert.deepEqual(gone.body, { detail: `Thread with ID ${thread.thread_id} not found` });
     // Re-creating the id starts from an empty history: the checkpoints went with the thread.
     await berth.client.threads.create({ threadId: thread.thread_id, graphId: "agent" });
     assert.deepEqual(await berth.client.threads.getHistory(thread.thread_id), []);

@@ -63,13 +63,13 @@ export class AssistantService {
   resolveId(assistantIdOrGraphId: string): string {
     if (this.graphs.has(assistantIdOrGraphId)) return systemAssistantId(assistantIdOrGraphId);
     if (isUuid(assistantIdOrGraphId)) return assistantIdOrGraphId;
-    throw new NotFoundError(`Assistant ${assistantIdOrGraphId} not found`);
+    throw new NotFoundError("Assistant not found");
   }
 
   async get(assistantIdOrGraphId: string): Promise<Assistant> {
     const assistantId = this.resolveId(assistantIdOrGraphId);
     const assistant = await this.storage.assistants.get(assistantId);
-    if (!assistant) throw new NotFoundError(`Assistant ${assistantIdOrGraphId} not found`);
+    if (!assistant) throw new NotFoundError("Assistant not found");
     return assistant;
   }
 
@@ -88,13 +88,13 @@ export class AssistantService {
     if (created) return created;
     const existing = await this.storage.assistants.get(assistantId);
     if (input.if_exists === "do_nothing" && existing) return existing;
-    throw new ConflictError(`Assistant ${assistantId} already exists`);
+    throw new ConflictError("Assistant already exists");
   }
 
   async patch(assistantIdOrGraphId: string, patch: AssistantPatch): Promise<Assistant> {
     if (patch.graph_id !== undefined) this.requireGraph(patch.graph_id);
     const updated = await this.storage.assistants.patch(this.resolveId(assistantIdOrGraphId), patch);
-    if (!updated) throw new NotFoundError(`Assistant ${assistantIdOrGraphId} not found`);
+    if (!updated) throw new NotFoundError("Assistant not found");
     return updated;
   }
 
@@ -102,7 +102,7 @@ export class AssistantService {
   async delete(assistantIdOrGraphId: string, deleteThreads: boolean): Promise<void> {
     const assistantId = this.resolveId(assistantIdOrGraphId);
     if (!(await this.storage.assistants.delete(assistantId))) {
-      throw new NotFoundError(`Assistant ${assistantIdOrGraphId} not found`);
+      throw new NotFoundError("Assistant not found");
     }
     if (deleteThreads) {
       for (const threadId of await this.storage.threads.idsByMetadata({ assistant_id: assistantId })) {
@@ -130,7 +130,7 @@ export class AssistantService {
   async setLatest(assistantIdOrGraphId: string, version: number): Promise<Assistant> {
     const assistant = await this.get(assistantIdOrGraphId);
     const updated = await this.storage.assistants.setLatest(assistant.assistant_id, version);
-    if (!updated) throw new NotFoundError(`Assistant ${assistantIdOrGraphId} has no version ${version}`);
+    if (!updated) throw new NotFoundError("Assistant version not found");
     return updated;
   }
 
@@ -164,6 +164,6 @@ export class AssistantService {
   }
 
   private requireGraph(graphId: string): void {
-    if (!this.graphs.has(graphId)) throw new NotFoundError(`Graph ${graphId} not found`);
+    if (!this.graphs.has(graphId)) throw new NotFoundError(`Graph "${graphId}" not found`);
   }
 }

@@ -77,8 +77,13 @@ export class RunService {
 
   /** Creates a run on a thread, or a stateless run (a temporary thread) when `threadId` is undefined. */
   async create(threadId: string | undefined, input: RunCreateInput, runId: string = randomUUID()): Promise<Run> {
-    const assistant = await this.assistants.get(input.assistant_id);
-    if (!this.graphs.has(assistant.graph_id)) throw new NotFoundError(`Graph ${assistant.graph_id} not found`);
+    const assistant = await this.assistants.get(input.assistant_id).catch((error: unknown) => {
+      if (!(error instanceof NotFoundError)) throw error;
+      throw new NotFoundError(
+        `No assistant found for "${input.assistant_id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
+      );
+    });
+    if (!this.graphs.has(assistant.graph_id)) throw new NotFoundError(`Graph "${assistant.graph_id}" not found`);
     await this.checkInput(assistant, input);
     const stateless = threadId === undefined;
     const checkpoint = input.checkpoint ?? (input.checkpoint_id ? { checkpoint_id: input.checkpoint_id } : null);
@@ -113,12 +118,9 @@ export class RunService {
       available_at: availableAt,
       create_thread: stateless || input.if_not_exists === "create",
     });
-    if (result.kind === "thread_not_found") throw new NotFoundError(`Thread ${targetThread} not found`);
+    if (result.kind === "thread_not_found") throw new NotFoundError("Thread not found");
     if (result.kind === "thread_busy") {
-      throw new ConflictError(
-        `Thread ${targetThread} is busy: a run is pending or running (multitask_strategy "reject"). ` +
-          `Wait for it, or use "enqueue", "interrupt" or "rollback".`,
-      );
+      throw new ConflictError("Thread is already running a task. Wait for it to finish or choose a different multitask strategy.");
     }
     if (input.multitask_strategy === "interrupt" || input.multitask_strategy === "rollback") {
       for (const inflight of result.inflight) await this.cancelRun(inflight, input.multitask_strategy);
@@ -129,7 +131,7 @@ export class RunService {
 
   async get(threadId: string | undefined, runId: string): Promise<QueuedRun> {
     const run = await this.storage.runs.get(runId);
-    if (!run || (threadId !== undefined && run.thread_id !== threadId)) throw new NotFoundError(`Run ${runId} not found`);
+    if (!run || (threadId !== undefined && run.thread_id !== threadId)) throw new NotFoundError("Run not found");
     return run;
   }
 
@@ -144,7 +146,7 @@ export class RunService {
   }
 
   async list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
-    if (!(await this.storage.threads.get(threadId))) throw new NotFoundError(`Thread ${threadId} not found`);
+    if (!(await this.storage.threads.get(threadId))) throw new NotFoundError("Thread not found");
     return this.storage.runs.list(threadId, query);
   }
 
@@ -186,7 +188,7 @@ export class RunService {
     signal?.addEventListener("abort", abort, { once: true });
     try {
       const current = await this.storage.runs.get(run.run_id);
-      if (!current) throw new NotFoundError(`Run ${run.run_id} not found`);
+      if (!current) throw new NotFoundError("Run not found");
       if (TERMINAL_STATUSES.has(current.status)) return this.outputOf(current);
       const notice = await ended.promise;
       const after = await this.storage.runs.get(run.run_id);
@@ -204,7 +206,7 @@ export class RunService {
 
   /** Every run of the thread from now on (or from a thread stream's Last-Event-ID). */
   async followThread(threadId: string, lastEventId: string | undefined, signal: AbortSignal) {
-    if (!(await this.storage.threads.get(threadId))) throw new NotFoundError(`Thread ${threadId} not found`);
+    if (!(await this.storage.threads.get(threadId))) throw new NotFoundError("Thread not found");
     return followThread(threadId, parseThreadEventId(lastEventId), { runs: this.storage.runs, live: this.live }, signal);
   }
 

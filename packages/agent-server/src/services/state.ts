@@ -69,7 +69,7 @@ export class StateService {
   /** Applies an update as if `as_node` wrote it; refused while a run is active on the thread. */
   async update(threadId: string, update: StateUpdate): Promise<{ checkpoint: CheckpointRef | null; configurable: CheckpointRef | null }> {
     const thread = await this.thread(threadId);
-    if (thread.status === "busy") throw new ConflictError(`Thread ${threadId} is busy`);
+    if (thread.status === "busy") throw new ConflictError("Thread is busy");
     const graph = await this.graphOf(thread);
     if (!graph) {
       throw new UnprocessableError(

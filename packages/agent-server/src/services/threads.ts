@@ -32,13 +32,13 @@ export class ThreadService {
     const graphId = typeof metadata.graph_id === "string" ? metadata.graph_id : undefined;
     if (input.supersteps?.length) {
       if (!graphId) throw new UnprocessableError("supersteps need metadata.graph_id", ["body", "metadata", "graph_id"]);
-      if (!this.graphs.has(graphId)) throw new NotFoundError(`Graph ${graphId} not found`);
+      if (!this.graphs.has(graphId)) throw new NotFoundError(`Graph "${graphId}" not found`);
     }
     const created = await this.storage.threads.create({ thread_id: threadId, metadata });
     if (!created) {
       const existing = await this.storage.threads.get(threadId);
       if (input.if_exists === "do_nothing" && existing) return existing;
-      throw new ConflictError(`Thread ${threadId} already exists`);
+      throw new ConflictError("Thread already exists");
     }
     if (!input.supersteps?.length || !graphId) return created;
     try {
@@ -53,18 +53,18 @@ export class ThreadService {
 
   async get(threadId: string): Promise<Thread> {
     const thread = await this.storage.threads.get(threadId);
-    if (!thread) throw new NotFoundError(`Thread ${threadId} not found`);
+    if (!thread) throw new NotFoundError(`Thread with ID ${threadId} not found`);
     return thread;
   }
 
   async patch(threadId: string, metadata: JsonObject): Promise<Thread> {
     const thread = await this.storage.threads.patch(threadId, metadata);
-    if (!thread) throw new NotFoundError(`Thread ${threadId} not found`);
+    if (!thread) throw new NotFoundError("Thread not found");
     return thread;
   }
 
   async delete(threadId: string): Promise<void> {
-    if (!(await this.storage.threads.delete(threadId))) throw new NotFoundError(`Thread ${threadId} not found`);
+    if (!(await this.storage.threads.delete(threadId))) throw new NotFoundError(`Thread with ID ${threadId} not found`);
   }
 
   search(query: ThreadQuery): Promise<{ items: Thread[]; total: number }> {
@@ -77,7 +77,7 @@ export class ThreadService {
 
   async copy(threadId: string): Promise<Thread> {
     const copied = await this.storage.threads.copy(threadId, randomUUID());
-    if (!copied) throw new NotFoundError(`Thread ${threadId} not found`);
+    if (!copied) throw new NotFoundError("Thread not found");
     return copied;
   }
 
