@@ -125,9 +125,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         info: { ...versions(), tracing: settings.tracing !== undefined },
         timings: { heartbeatMs: settings.streamHeartbeatMs, keepAliveMs: settings.waitKeepAliveMs },
         apiKey: settings.apiKey,
+        internalTruncate: settings.internalTruncate,
       });
       url = await app.listen({ host: options.host, port: options.port });
       logger.info({ url, role, graphs: graphs.ids(), storage: describe }, "agent server listening");
+      if (settings.internalTruncate) logger.warn("POST /internal/truncate is enabled (BERTH_INTERNAL_TRUNCATE): any client can empty the database");
     } else {
       logger.info({ role, graphs: graphs.ids(), storage: describe, owner: worker?.owner }, "worker ready");
     }

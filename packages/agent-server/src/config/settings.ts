@@ -42,6 +42,8 @@ export interface ServerSettings {
   postgresPoolSize: number;
   /** Prefix of Berth's Redis keys and channels, or of its NOTIFY channel without Redis (several deployments may share a server). */
   redisPrefix: string;
+  /** BERTH_INTERNAL_TRUNCATE: serve `POST /internal/truncate`, which empties the database (test servers only). */
+  internalTruncate: boolean;
   /** Where runs are traced (LANGSMITH_TRACING=true, LANGSMITH_ENDPOINT, ...); undefined: not traced. */
   tracing?: TracingSettings;
 }
@@ -84,6 +86,7 @@ export function settingsFromEnv(): ServerSettings {
     redisUrl: process.env.REDIS_URL || undefined,
     postgresPoolSize: number("BERTH_PG_POOL_SIZE", 10, 1),
     redisPrefix: process.env.BERTH_REDIS_PREFIX || "berth",
+    internalTruncate: flag("BERTH_INTERNAL_TRUNCATE"),
     tracing: tracingSettingsFromEnv(),
   };
 }

@@ -7,6 +7,7 @@ import type { Logger } from "pino";
 import type { Services } from "../services/index.js";
 import { installApiKeyGuard } from "./api-key-guard.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
+import { registerInternalRoutes } from "./routes/internal.js";
 import { registerMetaRoutes, type ServerInfo } from "./routes/meta.js";
 import { registerRunRoutes, type StreamTimings } from "./routes/runs.js";
 import { registerStateRoutes } from "./routes/state.js";
@@ -20,6 +21,8 @@ export interface AppOptions {
   timings: StreamTimings;
   /** When set, every request but /ok must carry this key. */
   apiKey?: string;
+  /** Serve `POST /internal/truncate` (test servers only). */
+  internalTruncate?: boolean;
 }
 
 /** Headers a browser client must be able to read (run locations, paging). */
@@ -42,6 +45,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerThreadRoutes(context, services.threads);
   registerStateRoutes(context, services.state);
   registerRunRoutes(context, services.runs, options.timings);
+  if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
 
   const document = buildOpenApiDocument(catalog, { title: "Berth Agent Server", version: options.info.version });
   app.get("/openapi.json", async () => document);

@@ -2,6 +2,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { RunBroker } from "../runs/broker.js";
 import type { Storage } from "../storage/types.js";
 import { AssistantService } from "./assistants.js";
+import { MaintenanceService } from "./maintenance.js";
 import { RunService } from "./runs.js";
 import { StateService } from "./state.js";
 import { ThreadService } from "./threads.js";
@@ -11,6 +12,7 @@ export interface Services {
   threads: ThreadService;
   state: StateService;
   runs: RunService;
+  maintenance: MaintenanceService;
 }
 
 export function createServices(
@@ -24,5 +26,6 @@ export function createServices(
     threads: new ThreadService(storage, graphs),
     state: new StateService(storage, graphs),
     runs: new RunService(storage, graphs, assistants, broker),
+    maintenance: new MaintenanceService(storage, graphs),
   };
 }

@@ -175,6 +175,18 @@ export interface LeaseEvents {
 /** Renews `owner`'s leases every third of `leaseMs`. */
 export type LeaseKeeper = (owner: string, leaseMs: number, events: LeaseEvents) => LeaseRenewal;
 
+/** What `Storage.truncate` empties. */
+export interface TruncateParts {
+  /** Runs and their event logs; threads they left busy become idle. */
+  runs: boolean;
+  /** Threads, with their runs and checkpoints. */
+  threads: boolean;
+  /** Assistants, except those whose ids are kept. */
+  assistants: boolean;
+  /** Every checkpoint, of every thread. */
+  checkpointer: boolean;
+}
+
 export interface Storage {
   /**
    * Renews leases off the main thread, so a graph blocking the event loop
@@ -185,6 +197,8 @@ export interface Storage {
   readonly threads: ThreadRepository;
   readonly runs: RunRepository;
   readonly checkpointer: BerthCheckpointer;
+  /** Empties the given parts at once (a test suite's reset between tests); `keepAssistantIds` survive. */
+  truncate(parts: TruncateParts, keepAssistantIds: string[]): Promise<void>;
   close(): Promise<void>;
 }
 

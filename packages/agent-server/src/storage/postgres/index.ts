@@ -5,6 +5,7 @@ import { PostgresCheckpointer } from "./checkpointer.js";
 import { openPostgresDatabase } from "./database.js";
 import { PostgresRunRepository } from "./runs.js";
 import { PostgresThreadRepository } from "./threads.js";
+import { truncatePostgres } from "./truncate.js";
 
 export interface PostgresStorageOptions {
   /** Most connections the pool opens (default 10). */
@@ -26,6 +27,7 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
     runs: new PostgresRunRepository(pool),
     checkpointer: new PostgresCheckpointer(pool),
     keepLeases: threadLeaseKeeper(new URL("./lease-heartbeat.mjs", import.meta.url), { databaseUrl: url }),
+    truncate: (parts, keepAssistantIds) => truncatePostgres(pool, parts, keepAssistantIds),
     close() {
       closing ??= pool.end(); // pool.end() throws when called twice
       return closing;

@@ -6,6 +6,7 @@ import { SqliteCheckpointer } from "./checkpointer.js";
 import { openSqliteDatabase, type SqliteSynchronous } from "./database.js";
 import { SqliteRunRepository } from "./runs.js";
 import { SqliteThreadRepository } from "./threads.js";
+import { truncateSqlite } from "./truncate.js";
 
 export interface SqliteStorageOptions {
   /**
@@ -26,6 +27,9 @@ export function createSqliteStorage(dataDir: string, synchronous: SqliteSynchron
     runs: new SqliteRunRepository(db),
     checkpointer,
     ...(options.shared ? { keepLeases: threadLeaseKeeper(new URL("./lease-heartbeat.mjs", import.meta.url), { file }) } : {}),
+    async truncate(parts, keepAssistantIds) {
+      truncateSqlite(db, parts, keepAssistantIds);
+    },
     async close() {
       db.close();
     },

@@ -1,0 +1,10 @@
+import { z } from "zod";
+
+/** Unknown keys are ignored, as on the official server (suites written for other servers may send more flags). */
+export const TruncateBody = z.object({
+  runs: z.boolean().optional(),
+  threads: z.boolean().optional(),
+  assistants: z.boolean().optional(),
+  checkpointer: z.boolean().optional(),
+  store: z.boolean().optional(),
+});

@@ -1,0 +1,65 @@
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { type BerthProcess, request, startBerth } from "./helpers/berth-process.js";
+
+const GRAPH_COUNT = 13;
+
+describe("POST /internal/truncate", () => {
+  let berth: BerthProcess;
+  let plain: BerthProcess;
+  before(async () => {
+    [berth, plain] = await Promise.all([startBerth({ env: { BERTH_INTERNAL_TRUNCATE: "1" } }), startBerth()]);
+  });
+  after(() => Promise.all([berth.stop(), plain.stop()]));
+
+  const truncate = (flags: Record<string, boolean>) => request(berth.url, "POST", "/internal/truncate", flags);
+
+  it("is not served unless BERTH_INTERNAL_TRUNCATE is set", async () => {
+    const response = await request(plain.url, "POST", "/internal/truncate", { threads: true });
+    assert.equal(response.status, 404);
+    assert.ok((await plain.client.assistants.search({ limit: 100 })).length > 0);
+  });
+
+  it("empties each part it names and keeps the graphs' system assistants", async () => {
+    const { client } = berth;
+    const custom = await client.assistants.create({ graphId: "agent", name: "custom" });
+    const done = await client.threads.create();
+    await client.runs.wait(done.thread_id, "agent", { input: { messages: [{ type: "human", content: "hi" }] } });
+    const waiting = await client.threads.create();
+    await client.runs.create(waiting.thread_id, "agent", { input: { messages: [] }, afterSeconds: 3600 });
+    assert.equal((await client.threads.get(waiting.thread_id)).status, "busy");
+
+    assert.deepEqual((await truncate({})).body, { ok: true });
+    assert.equal((await client.runs.list(done.thread_id)).length, 1, "no flag empties nothing");
+
+    const emptied = await truncate({ runs: true, store: true });
+    assert.deepEqual([emptied.status, emptied.body], [200, { ok: true }]);
+    assert.deepEqual(await client.runs.list(done.thread_id), []);
+    assert.equal((await client.threads.get(waiting.thread_id)).status, "idle", "a thread its runs left busy is usable");
+    const messages = (await client.threads.getState<{ messages: unknown[] }>(done.thread_id)).values.messages;
+    assert.equal(messages.length, 2, "checkpoints stay without the checkpointer flag");
+
+    await truncate({ checkpointer: true });
+    assert.deepEqual((await client.threads.getState(done.thread_id)).values, {});
+    assert.equal((await client.threads.search()).length, 2, "threads stay without the threads flag");
+
+    await truncate({ threads: true });
+    assert.deepEqual(await client.threads.search(), []);
+    assert.equal((await client.assistants.get(custom.assistant_id)).name, "custom");
+
+    await truncate({ assistants: true });
+    const left = await client.assistants.search({ limit: 100 });
+    assert.equal(left.length, GRAPH_COUNT);
+    assert.ok(left.every((assistant) => assistant.metadata?.created_by === "system"));
+    assert.equal((await request(berth.url, "GET", `/assistants/${custom.assistant_id}`)).status, 404);
+    // The server works as new afterwards.
+    const thread = await client.threads.create();
+    const values = await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "again" }] } });
+    assert.equal((values as { messages: unknown[] }).messages.length, 2);
+  });
+
+  it("answers bad flags with a 422", async () => {
+    const response = await truncate({ runs: "yes" } as unknown as Record<string, boolean>);
+    assert.equal(response.status, 422);
+  });
+});
