@@ -15,8 +15,13 @@ describe("BERTH_API_KEY", () => {
 
   const call = (headers: Record<string, string>) => fetch(`${berth.url}/threads`, { method: "POST", headers });
 
-  test("every request needs the key, except /ok", async () => {
+  test("every request needs the key, except /ok and the API's docs", async () => {
     assert.equal((await fetch(`${berth.url}/ok`)).status, 200);
+    for (const open of ["/openapi.json", "/docs/", "/docs/json", "/docs/static/swagger-ui.css"]) {
+      assert.equal((await fetch(`${berth.url}${open}`)).status, 200, open);
+    }
+    assert.equal((await fetch(`${berth.url}/docs`, { redirect: "manual" })).headers.get("location"), "docs/");
+    assert.equal((await fetch(`${berth.url}/docsx`)).status, 401, "only the docs' own paths are open");
     const missing = await call({});
     assert.equal(missing.status, 401);
     assert.match(((await missing.json()) as { detail: string }).detail, /Missing API key/);

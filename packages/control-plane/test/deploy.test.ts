@@ -78,6 +78,30 @@ describe("deploying an uploaded project", () => {
     assert.equal(bearer.status, 200);
   });
 
+  test("the API's docs open through the deployment URL without a key, load their assets from under it and call the API there", async () => {
+    const page = await fetch(`${url}/docs`, { redirect: "manual" });
+    assert.equal(page.status, 302);
+    const docsUrl = new URL(page.headers.get("location")!, `${url}/docs`).href;
+    assert.equal(docsUrl, `${url}/docs/`);
+    const html = await (await fetch(docsUrl)).text();
+    const assets = [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((match) => match[1]!);
+    assert.ok(assets.length >= 4, html);
+    for (const asset of assets) {
+      const assetUrl = new URL(asset, docsUrl).href;
+      assert.ok(assetUrl.startsWith(`${url}/docs/`), `${asset} resolves outside the deployment: ${assetUrl}`);
+      assert.equal((await fetch(assetUrl)).status, 200, assetUrl);
+    }
+    const specUrl = new URL("./json", docsUrl).href;
+    const spec = (await (await fetch(specUrl)).json()) as { servers: { url: string }[]; components: { securitySchemes: object } };
+    assert.equal(new URL(spec.servers[0]!.url, specUrl).href, `${url}/`, "Try it out calls the deployment");
+    assert.deepEqual(spec.components.securitySchemes, { ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" } });
+    const openapi = await fetch(`${url}/openapi.json`);
+    assert.equal(openapi.status, 200);
+    const document = (await openapi.json()) as { servers: { url: string }[]; paths: object };
+    assert.equal(new URL(document.servers[0]!.url, `${url}/openapi.json`).href, `${url}/`);
+    assert.ok("/threads" in document.paths);
+  });
+
   test("build and server logs of the revision", async () => {
     const build = await logsOf(cp.admin, deployment.id, firstRevision, "build");
     assert.ok(build.some((line) => /check|graph/i.test(line.message)), build.map((line) => line.message).join("\n"));

@@ -1,5 +1,6 @@
 export * from "./errors.js";
 export * from "./outages.js";
+export * from "./http/api-docs.js";
 export * from "./http/errors.js";
 export * from "./http/json-body.js";
 export * from "./http/openapi.js";

@@ -1,4 +1,5 @@
 import { createHash, timingSafeEqual } from "node:crypto";
+import { servedWithoutKey } from "@berth/service-kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 
 const digest = (key: string) => createHash("sha256").update(key).digest();
@@ -13,13 +14,13 @@ function presentedKey(request: FastifyRequest): string | undefined {
 
 /**
  * `BERTH_API_KEY`: every request must carry that key (`X-Api-Key`, or
- * `Authorization: Bearer`), except the health check and CORS preflights.
+ * `Authorization: Bearer`), except CORS preflights, the health check and the API's docs.
  * Compared as digests in constant time.
  */
 export function installApiKeyGuard(app: FastifyInstance, apiKey: string): void {
   const expected = digest(apiKey);
   app.addHook("onRequest", async (request, reply) => {
-    if (request.method === "OPTIONS" || request.url === "/ok" || request.url.startsWith("/ok?")) return;
+    if (request.method === "OPTIONS" || servedWithoutKey(request.method, request.url.split("?", 1)[0]!)) return;
     const key = presentedKey(request);
     if (!key) return reply.status(401).send({ detail: "Missing API key: send X-Api-Key (or Authorization: Bearer <key>)" });
     if (!timingSafeEqual(digest(key), expected)) return reply.status(401).send({ detail: "Invalid API key" });

@@ -1,7 +1,5 @@
 import cors from "@fastify/cors";
-import swagger from "@fastify/swagger";
-import swaggerUi from "@fastify/swagger-ui";
-import { buildOpenApiDocument, installErrorHandlers, installJsonParser, type RouteCatalog } from "@berth/service-kit";
+import { buildOpenApiDocument, installErrorHandlers, installJsonParser, type RouteCatalog, serveApiDocs } from "@berth/service-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { Services } from "../services/index.js";
@@ -27,6 +25,11 @@ export interface AppOptions {
 
 /** Headers a browser client must be able to read (run locations, paging). */
 const EXPOSED_HEADERS = ["content-location", "location", "x-pagination-total", "x-pagination-next"];
+/** With BERTH_API_KEY, the docs page asks for the key and sends it with "Try it out". */
+const API_KEY_SECURITY = {
+  components: { securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" } } },
+  security: [{ ApiKey: [] }],
+};
 const CORS_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 
 export async function buildApp(services: Services, options: AppOptions): Promise<FastifyInstance> {
@@ -48,8 +51,6 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
 
   const document = buildOpenApiDocument(catalog, { title: "Berth Agent Server", version: options.info.version });
-  app.get("/openapi.json", async () => document);
-  await app.register(swagger, { mode: "static", specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: "/docs" });
+  await serveApiDocs(app, options.apiKey ? { ...document, ...API_KEY_SECURITY } : document);
   return app;
 }

@@ -1,6 +1,11 @@
-import { buildOpenApiDocument, ForbiddenError, installErrorHandlers, installJsonParser, type RouteCatalog } from "@berth/service-kit";
-import swagger from "@fastify/swagger";
-import swaggerUi from "@fastify/swagger-ui";
+import {
+  buildOpenApiDocument,
+  ForbiddenError,
+  installErrorHandlers,
+  installJsonParser,
+  type RouteCatalog,
+  serveApiDocs,
+} from "@berth/service-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import { authenticate } from "../auth/authenticate.js";
@@ -83,8 +88,6 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
     if (PUBLIC_PATHS.some((open) => path.startsWith(open))) continue;
     for (const operation of Object.values(operations)) (operation as Record<string, unknown>).security = SECURED;
   }
-  app.get("/openapi.json", async () => document);
-  await app.register(swagger, { mode: "static", specification: { document: document as never } });
-  await app.register(swaggerUi, { routePrefix: "/docs" });
+  await serveApiDocs(app, document);
   return app;
 }

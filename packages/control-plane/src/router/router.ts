@@ -1,4 +1,4 @@
-import type { Logger } from "@berth/service-kit";
+import { type Logger, servedWithoutKey } from "@berth/service-kit";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { AuthCache, type Authorization, type Authorize } from "./auth-cache.js";
@@ -130,9 +130,9 @@ export class Router {
     // Unknown ids are answered before any key check: no control-plane call for a made-up URL.
     if (!this.deployments.has(deploymentId)) return this.notFound(request, response, deploymentId);
 
-    // Health checks and CORS preflights (browsers send no key with them) go through without a key.
+    // CORS preflights, health checks and the API's docs (browsers send no key with them) go through without a key.
     let credential: Credential | undefined;
-    if (request.method !== "OPTIONS" && !(readOnly && rest === "/ok")) {
+    if (request.method !== "OPTIONS" && !servedWithoutKey(request.method ?? "GET", rest)) {
       const found = apiKeyOf(request.headers);
       if (!found) return replyJson(request, response, 401, detail("Missing API key: send X-Api-Key (or Authorization: Bearer <key>)"));
       let answer: Authorization;
