@@ -4,7 +4,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, Storage, Thread } from "../storage/types.js";
 import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
 import { readingGraphState, withGraphInput } from "./graph-errors.js";
-import { type CheckpointRef, checkpointRef, emptyThreadState, summarizeState, type ThreadState, toThreadState } from "./thread-state.js";
+import { type CheckpointRef, checkpointRef, emptyThreadState, summarizeState, type ThreadState, toThreadState } from "../wire/thread-state.js";
 
 /** A checkpoint as clients address it: all fields optional but the ones they know. */
 export interface CheckpointSelector {

@@ -5,7 +5,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, Storage, Thread, ThreadFilter, ThreadQuery } from "../storage/types.js";
 import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
 import { withGraphInput } from "./graph-errors.js";
-import { summarizeState, toThreadState } from "./thread-state.js";
+import { summarizeState, toThreadState } from "../wire/thread-state.js";
 
 export interface SuperstepUpdate {
   values?: unknown;

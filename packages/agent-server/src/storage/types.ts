@@ -232,6 +232,14 @@ export interface RunKwargs {
   durability: string | null;
 }
 
+/** The ids that name a run wherever it shows: configurable, metadata, checkpoints, traces. */
+export interface RunIds {
+  thread_id: string;
+  run_id: string;
+  graph_id: string;
+  assistant_id: string;
+}
+
 export interface Run {
   run_id: string;
   thread_id: string;
