@@ -1,6 +1,6 @@
 import { BadRequestError } from "@berth/service-kit";
 import { posix } from "node:path";
-import { READ_ONLY_FIELDS, type SourceConfigInput, type SourceRevisionConfigInput } from "../http/schemas/deployments.js";
+import { READ_ONLY_FIELDS, type SourceConfigInput, type SourceRevisionConfigInput } from "./inputs/deployment.js";
 import type { IntegrationRecord, ListenerRecord, UploadRecord } from "../storage/types.js";
 import { normalizeResourceSpec } from "./resource-spec.js";
 import type { DeploymentSource, RevisionStatus } from "./statuses.js";

@@ -1,5 +1,5 @@
 import { BadRequestError } from "@berth/service-kit";
-import type { DeploymentCreateInput, DeploymentPatchInput, SourceRevisionConfigInput } from "../http/schemas/deployments.js";
+import type { DeploymentCreateInput, DeploymentPatchInput, SourceRevisionConfigInput } from "./inputs/deployment.js";
 import { HOSTED_CONFIG_PATH, inHostedNames, isHostedSource, SPEC_ONLY_SOURCES, toSpecSource } from "./hosted-names.js";
 import type { DeploymentSource } from "./statuses.js";
 

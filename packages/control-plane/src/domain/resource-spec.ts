@@ -1,5 +1,5 @@
 import { BadRequestError } from "@berth/service-kit";
-import { RESERVED_RESOURCE_FIELDS, ResourceSpec as ResourceSpecSchema, type ResourceSpecInput } from "../http/schemas/resource-spec.js";
+import { RESERVED_RESOURCE_FIELDS, ResourceSpec as ResourceSpecSchema, type ResourceSpecInput } from "./inputs/resource-spec.js";
 
 export type ResourceSpec = Record<string, unknown>;
 

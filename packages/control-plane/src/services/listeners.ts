@@ -1,6 +1,6 @@
 import { BadRequestError, NotFoundError } from "@berth/service-kit";
 import { randomUUID } from "node:crypto";
-import type { ListenerCreateInput, ListenerPatchInput } from "../http/schemas/listeners.js";
+import type { ListenerCreateInput, ListenerPatchInput } from "../domain/inputs/listener.js";
 import type { ControlPlaneStorage, ListenerRecord } from "../storage/types.js";
 
 const notFound = (id: string) => new NotFoundError(`Listener ${id} not found`);

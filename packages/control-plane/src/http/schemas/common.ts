@@ -1,9 +1,7 @@
 import { z } from "zod";
 
-export const Uuid = z.uuid({ message: "must be a UUID" });
+export { ReadOnly, Text, Uuid } from "../../domain/inputs/primitives.js";
 
-/** A string stored in a text column: no NUL character (PostgreSQL refuses it). */
-export const Text = z.string().refine((value) => !value.includes("\u0000"), { message: "must not contain NUL characters" });
 
 export const Timestamp = z.string().describe("ISO 8601 date-time");
 
@@ -27,8 +25,6 @@ export const QueryBoolean = z
   .pipe(z.enum(["true", "false", "1", "0", "yes", "no"]))
   .transform((value) => ["true", "1", "yes"].includes(value));
 
-/** A field the server sets: accepted by the schema so the rule check can refuse it with a 400 naming it. */
-export const ReadOnly = z.unknown().optional().describe("Read-only: a request that sets it is refused (400)");
 
 export const Detail = z.object({ detail: z.unknown() });
 

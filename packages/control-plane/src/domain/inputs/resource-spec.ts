@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { Text } from "./common.js";
+import { Text } from "./primitives.js";
 
 const cpu = z.number().min(0.1).max(8);
 const cpuLimit = z.number().min(0.1).max(16);
