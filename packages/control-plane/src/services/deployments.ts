@@ -22,15 +22,16 @@ import { answerInItsNames, readCreate, readPatch, type SpecCreate, type SpecPatc
 import { refusePushToken } from "../domain/push-token.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import { checkSecretReferences, resolveSecrets } from "../domain/secrets.js";
-import type { DeploymentCreateInput, DeploymentPatchInput } from "../http/schemas/deployments.js";
+import type { DeploymentCreateInput, DeploymentPatchInput } from "../domain/inputs/deployment.js";
 import type { ControlPlaneStorage, DeploymentChange, DeploymentFilter, DeploymentRecord, NewRevision } from "../storage/types.js";
 import { presentDeployment, revisionSecrets } from "./present.js";
 
 export type Deployment = ReturnType<typeof presentDeployment>;
 
+/** The ids of a bulk delete, in request order without repeats, split by whether they were deleted. */
 export interface BulkDeleteResult {
-  status: 200 | 207 | 404;
-  results: { deployment_id: string; status: number; detail: string }[];
+  deleted: string[];
+  missing: string[];
 }
 
 export class DeploymentService {
@@ -170,13 +171,7 @@ export class DeploymentService {
   async bulkDelete(tenantId: string, ids: string[]): Promise<BulkDeleteResult> {
     const unique = [...new Set(ids)];
     const deleted = new Set(await this.storage.deployments.markDeleted(tenantId, unique, false, new Date().toISOString()));
-    const results = unique.map((id) =>
-      deleted.has(id)
-        ? { deployment_id: id, status: 204, detail: "Deleted" }
-        : { deployment_id: id, status: 404, detail: `Deployment ${id} not found` },
-    );
-    const status = deleted.size === unique.length ? 200 : deleted.size === 0 ? 404 : 207;
-    return { status, results };
+    return { deleted: unique.filter((id) => deleted.has(id)), missing: unique.filter((id) => !deleted.has(id)) };
   }
 
   /** The official CLI's local-build path asks for a registry push token: refused with the reason (domain/push-token.ts). */

@@ -83,7 +83,14 @@ export function registerDeploymentRoutes({ app, catalog, caller }: RouteContext,
       if (!ids) {
         throw new RequestValidationError([{ loc: ["query", "deployment_ids"], msg: "Field required", type: "missing" }]);
       }
-      const { status, results } = await deployments.bulkDelete(tenantId, ids);
+      const { deleted, missing } = await deployments.bulkDelete(tenantId, ids);
+      const gone = new Set(deleted);
+      const results = [...new Set(ids)].map((id) =>
+        gone.has(id)
+          ? { deployment_id: id, status: 204, detail: "Deleted" }
+          : { deployment_id: id, status: 404, detail: `Deployment ${id} not found` },
+      );
+      const status = missing.length === 0 ? 200 : deleted.length === 0 ? 404 : 207;
       return reply.status(status).send({ results, ...(status === 404 ? { detail: "None of the deployments exist" } : {}) });
     },
   );
