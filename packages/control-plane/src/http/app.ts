@@ -18,7 +18,7 @@ import { registerListenerProtocolRoutes } from "./routes/listener-protocol.js";
 import { registerLogRoutes } from "./routes/logs.js";
 import { registerRevisionRoutes } from "./routes/revisions.js";
 import { registerUploadRoutes } from "./routes/uploads.js";
-import { registerTracingRoutes, TRACING_PUBLIC_PATHS } from "../tracing/routes/index.js";
+import { registerTracingRoutes, TRACING_PUBLIC_PATHS } from "./routes/tracing/index.js";
 
 export interface AppOptions {
   logger: Logger;
@@ -68,7 +68,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   registerDeploymentRoutes(context, services.deployments);
   registerRevisionRoutes(context, services.revisions, services.deployments);
   registerLogRoutes(context, services.logs);
-  registerListenerProtocolRoutes(context, services.listenerApi, storage);
+  registerListenerProtocolRoutes(context, services.listenerApi);
   await registerUploadRoutes(context, services.uploads, options.publicUrl);
   registerListenerRoutes(context, services.listeners);
   registerIntegrationRoutes(context, services.integrations);

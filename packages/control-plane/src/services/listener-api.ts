@@ -61,6 +61,12 @@ export class ListenerApi {
     private readonly watch: RevisionWatch,
   ) {}
 
+  /** The scope of a `berth listener` process of the caller's workspace; 404 for another workspace's listener. */
+  async remoteScope(tenantId: string, listenerId: string): Promise<ListenerScope> {
+    if (!(await this.storage.listeners.get(tenantId, listenerId))) throw new NotFoundError(`Listener ${listenerId} not found`);
+    return { kind: "remote", listenerId, tenantId };
+  }
+
   async assignments(scope: ListenerScope): Promise<Assignment[]> {
     const deployments = await this.storage.deployments.assigned(scope.kind === "embedded" ? null : scope.listenerId);
     return Promise.all(deployments.map((deployment) => this.assignment(deployment)));

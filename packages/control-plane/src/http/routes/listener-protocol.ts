@@ -5,7 +5,6 @@ import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { DEPLOYMENT_STATUSES, REVISION_STATUSES } from "../../domain/statuses.js";
 import type { ListenerApi, ListenerScope } from "../../services/listener-api.js";
-import type { ControlPlaneStorage } from "../../storage/types.js";
 import { Detail, Text, Uuid } from "../schemas/common.js";
 import type { RouteContext } from "./context.js";
 
@@ -43,16 +42,9 @@ const LogEntries = z.strictObject({
  * never connects to them. Authenticated like the API, with a key of the
  * listener's workspace.
  */
-export function registerListenerProtocolRoutes(
-  { app, catalog, caller }: RouteContext,
-  api: ListenerApi,
-  storage: ControlPlaneStorage,
-): void {
-  const scopeOf = async (request: FastifyRequest, listenerId: string): Promise<ListenerScope> => {
-    const { tenantId } = await caller(request);
-    if (!(await storage.listeners.get(tenantId, listenerId))) throw new NotFoundError(`Listener ${listenerId} not found`);
-    return { kind: "remote", listenerId, tenantId };
-  };
+export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteContext, api: ListenerApi): void {
+  const scopeOf = async (request: FastifyRequest, listenerId: string): Promise<ListenerScope> =>
+    api.remoteScope((await caller(request)).tenantId, listenerId);
   const notFound = { 404: { description: "Not this listener's", schema: Detail } };
 
   defineRoute(
