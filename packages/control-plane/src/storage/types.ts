@@ -4,7 +4,7 @@
  * values; every multi-row change is one transaction.
  */
 import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "../domain/statuses.js";
-import type { TracingStore } from "../tracing/types.js";
+import type { TracingStore } from "./tracing-types.js";
 
 export type JsonObject = Record<string, unknown>;
 

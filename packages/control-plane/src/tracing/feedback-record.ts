@@ -1,6 +1,6 @@
 import { BadRequestError } from "@berth/service-kit";
 import { randomUUID } from "node:crypto";
-import type { FeedbackRecord } from "./types.js";
+import type { FeedbackRecord } from "../storage/tracing-types.js";
 import type { FeedbackCreate } from "./wire.js";
 
 /** LangSmith scores are numbers or booleans; a boolean is kept as 1 or 0. */

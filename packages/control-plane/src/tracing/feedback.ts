@@ -3,7 +3,7 @@ import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { feedbackRecord, scoreOf } from "./feedback-record.js";
 import { presentFeedback } from "./present.js";
 import type { TokenFeedbackInput, TokenRequest } from "./schemas.js";
-import type { FeedbackTokenRecord, JsonObject, TracingStore } from "./types.js";
+import type { FeedbackTokenRecord, JsonObject, TracingStore } from "../storage/tracing-types.js";
 import type { FeedbackCreate } from "./wire.js";
 
 export interface FeedbackSettings {

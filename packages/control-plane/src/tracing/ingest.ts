@@ -3,7 +3,7 @@ import { randomUUID } from "node:crypto";
 import { feedbackRecord } from "./feedback-record.js";
 import type { IngestBatch } from "./multipart-ops.js";
 import { applyRunOp, type RunOp } from "./run-merge.js";
-import type { TracedRunRecord, TracingStore } from "./types.js";
+import type { TracedRunRecord, TracingStore } from "../storage/tracing-types.js";
 import type { RunUpdate } from "./wire.js";
 
 /** Where a run goes when its client names no project (LangSmith's default project name). */

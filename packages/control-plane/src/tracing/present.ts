@@ -1,4 +1,4 @@
-import type { FeedbackRecord, TracedRunRecord } from "./types.js";
+import type { FeedbackRecord, TracedRunRecord } from "../storage/tracing-types.js";
 
 /** A run as the read API answers it: `session_id` is LangSmith's name for its project id. */
 export function presentRun(run: TracedRunRecord) {

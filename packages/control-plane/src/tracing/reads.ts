@@ -1,6 +1,6 @@
 import { NotFoundError } from "@berth/service-kit";
 import { buildTree, presentRun } from "./present.js";
-import type { RunFilter, TracingProjectRecord, TracingStore } from "./types.js";
+import type { RunFilter, TracingProjectRecord, TracingStore } from "../storage/tracing-types.js";
 import { Uuid } from "./wire.js";
 
 export type RunListOptions = Omit<RunFilter, "project_id">;

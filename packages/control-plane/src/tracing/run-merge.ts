@@ -6,7 +6,7 @@
  * patch make the same run whichever arrives first.
  */
 import { threadIdOf, tokenUsage } from "./token-usage.js";
-import type { JsonObject, TracedRunRecord } from "./types.js";
+import type { JsonObject, TracedRunRecord } from "../storage/tracing-types.js";
 
 /** The run fields an operation may set (null or absent: not set by it). */
 export interface RunFields {

@@ -1,7 +1,7 @@
 import { FeedbackService, type FeedbackSettings } from "./feedback.js";
 import { TracingIngest } from "./ingest.js";
 import { TracingReader } from "./reads.js";
-import type { TracingStore } from "./types.js";
+import type { TracingStore } from "../storage/tracing-types.js";
 
 export type TracingSettings = FeedbackSettings;
 

@@ -1,4 +1,4 @@
-import type { JsonObject } from "./types.js";
+import type { JsonObject } from "../storage/tracing-types.js";
 
 export interface TokenUsage {
   prompt_tokens: number;

@@ -11,7 +11,7 @@ import { PostgresRevisionStore } from "./revisions.js";
 import { PostgresTenantStore } from "./tenants.js";
 import { PostgresTracingProjectStore } from "./tracing-projects.js";
 import { PostgresUploadStore } from "./uploads.js";
-import { PostgresTracingStore } from "../../tracing/storage/postgres.js";
+import { PostgresTracingStore } from "./tracing.js";
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations");
 

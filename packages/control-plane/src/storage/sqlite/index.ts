@@ -7,7 +7,7 @@ import { SqliteDeploymentStore } from "./deployments.js";
 import { SqliteListenerStore } from "./listeners.js";
 import { SqliteIntegrationStore, SqliteLogStore, SqliteTracingProjectStore, SqliteUploadStore } from "./misc.js";
 import { SqliteRevisionStore } from "./revisions.js";
-import { SqliteTracingStore } from "../../tracing/storage/sqlite.js";
+import { SqliteTracingStore } from "./tracing.js";
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations");
 

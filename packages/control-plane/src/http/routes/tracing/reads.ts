@@ -1,11 +1,11 @@
 import { defineRoute } from "@berth/service-kit";
 import { z } from "zod";
-import { Detail } from "../../http/schemas/common.js";
-import type { RouteContext } from "../../http/routes/context.js";
-import type { FeedbackService } from "../feedback.js";
-import type { TracingReader } from "../reads.js";
-import { presentRun } from "../present.js";
-import { Feedback, PageQuery, Project, ProjectParams, Run, RunListQuery, RunParams, ThreadUsage } from "../schemas.js";
+import { Detail } from "../../schemas/common.js";
+import type { RouteContext } from "../context.js";
+import type { FeedbackService } from "../../../tracing/feedback.js";
+import type { TracingReader } from "../../../tracing/reads.js";
+import { presentRun } from "../../../tracing/present.js";
+import { Feedback, PageQuery, Project, ProjectParams, Run, RunListQuery, RunParams, ThreadUsage } from "../../../tracing/schemas.js";
 
 const tag = "Tracing: read";
 const NotFound = { 404: { description: "Not found (or another workspace's)", schema: Detail } };

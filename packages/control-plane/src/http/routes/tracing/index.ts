@@ -1,8 +1,8 @@
 import { z } from "zod";
 import { defineRoute } from "@berth/service-kit";
-import type { RouteContext } from "../../http/routes/context.js";
-import { installTracingBodyParser, ZSTD_AVAILABLE } from "../request-body.js";
-import type { TracingService } from "../service.js";
+import type { RouteContext } from "../context.js";
+import { installTracingBodyParser, ZSTD_AVAILABLE } from "../../../tracing/request-body.js";
+import type { TracingService } from "../../../tracing/service.js";
 import { registerFeedbackRoutes } from "./feedback.js";
 import { registerIngestRoutes } from "./ingest.js";
 import { registerReadRoutes } from "./reads.js";

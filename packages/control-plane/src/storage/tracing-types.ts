@@ -3,7 +3,7 @@
  * traces and feedback), one SQLite and one PostgreSQL implementation under
  * ./storage. Projects are the control plane's `tracing_projects` rows.
  */
-import type { JsonObject, TracingProjectRecord } from "../storage/types.js";
+import type { JsonObject, TracingProjectRecord } from "./types.js";
 
 export type { JsonObject, TracingProjectRecord };
 

@@ -7,8 +7,8 @@ import type {
   TracedRunRecord,
   TracingProjectRecord,
   TracingStore,
-} from "../types.js";
-import { FEEDBACK_COLUMNS, RUN_COLUMNS, TOKEN_COLUMNS, USAGE_SELECT } from "./columns.js";
+} from "../tracing-types.js";
+import { FEEDBACK_COLUMNS, RUN_COLUMNS, TOKEN_COLUMNS, USAGE_SELECT } from "../tracing-columns.js";
 
 type Row = Record<string, unknown>;
 

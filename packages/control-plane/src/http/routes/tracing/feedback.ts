@@ -1,11 +1,11 @@
 import { defineRoute } from "@berth/service-kit";
 import type { FastifyRequest } from "fastify";
 import { z } from "zod";
-import { Detail } from "../../http/schemas/common.js";
-import type { RouteContext } from "../../http/routes/context.js";
-import type { FeedbackService } from "../feedback.js";
-import { Feedback, FeedbackToken, TokenFeedbackBody, TokenFeedbackQuery, TokenRequest } from "../schemas.js";
-import { FeedbackCreate } from "../wire.js";
+import { Detail } from "../../schemas/common.js";
+import type { RouteContext } from "../context.js";
+import type { FeedbackService } from "../../../tracing/feedback.js";
+import { Feedback, FeedbackToken, TokenFeedbackBody, TokenFeedbackQuery, TokenRequest } from "../../../tracing/schemas.js";
+import { FeedbackCreate } from "../../../tracing/wire.js";
 
 const tag = "Tracing: feedback";
 const TokenParams = z.object({ token: z.string().min(1).max(256) });

@@ -8,8 +8,8 @@ import type {
   TracedRunRecord,
   TracingProjectRecord,
   TracingStore,
-} from "../types.js";
-import { FEEDBACK_COLUMNS, RUN_COLUMNS, TOKEN_COLUMNS, USAGE_SELECT } from "./columns.js";
+} from "../tracing-types.js";
+import { FEEDBACK_COLUMNS, RUN_COLUMNS, TOKEN_COLUMNS, USAGE_SELECT } from "../tracing-columns.js";
 
 const RUN = RUN_COLUMNS.join(", ");
 const PROJECT = "id, tenant_id, name, deployment_id, created_at";

@@ -1,11 +1,11 @@
 import { defineRoute, RequestValidationError } from "@berth/service-kit";
 import { z } from "zod";
-import { Detail } from "../../http/schemas/common.js";
-import type { RouteContext } from "../../http/routes/context.js";
-import type { TracingIngest } from "../ingest.js";
-import { MultipartBody } from "../multipart.js";
-import { multipartBatch } from "../multipart-ops.js";
-import { RunBatch, RunCreate, RunUpdate, Uuid } from "../wire.js";
+import { Detail } from "../../schemas/common.js";
+import type { RouteContext } from "../context.js";
+import type { TracingIngest } from "../../../tracing/ingest.js";
+import { MultipartBody } from "../../../tracing/multipart.js";
+import { multipartBatch } from "../../../tracing/multipart-ops.js";
+import { RunBatch, RunCreate, RunUpdate, Uuid } from "../../../tracing/wire.js";
 
 const tag = "Tracing: ingestion (LangSmith)";
 const Accepted = { 202: { description: "Stored", schema: z.object({}) }, 404: { description: "session_id of no project of the workspace", schema: Detail } };
