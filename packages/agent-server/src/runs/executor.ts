@@ -2,45 +2,27 @@ import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { StreamEvent } from "@langchain/core/tracers/log_stream";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import type { Logger } from "pino";
-import type { GraphRegistry } from "../graphs/registry.js";
 import { PendingFeedbackUrls } from "../tracing/feedback.js";
-import type { Tracing } from "../tracing/tracing.js";
-import type { QueuedRun, RunLease, Storage } from "../storage/types.js";
+import type { QueuedRun, RunLease } from "../storage/types.js";
 import { EventLoopPacer } from "./event-loop-pacer.js";
+import type { ExecutorDeps } from "./executor-deps.js";
 import { RunEventWriter } from "./event-writer.js";
-import type { RunBroker, RunEndNotice } from "./broker.js";
+import type { RunEndNotice } from "./broker.js";
 import { RunCheckpointer } from "./run-checkpointer.js";
 import { runScope } from "./run-config.js";
-import type { AbortReason, RunControl } from "./run-control.js";
+import type { AbortReason } from "./run-control.js";
 import { isEphemeral, type Outcome, record, settleThread } from "./run-end.js";
 import { asError, endInError, type RunError, runError } from "./run-salvage.js";
 import { StreamEncoder } from "./stream-encoder.js";
 import { graphStreamModes, type StreamMode } from "./stream-modes.js";
-
-export interface ExecutorDeps {
-  storage: Storage;
-  graphs: GraphRegistry;
-  live: RunBroker;
-  control: RunControl;
-  logger: Logger;
-  maxAttempts: number;
-  /** Runs taking longer end as `timeout`; 0 disables the limit. */
-  runTimeoutMs: number;
-  /**
-   * When the broker cannot carry a run's output and events to other processes
-   * (LISTEN/NOTIFY mode), a stateless run is logged like any other and its
-   * thread deleted this long after its end, so followers elsewhere can read it.
-   */
-  statelessKeepMs?: number;
-  /** Traces runs and makes their feedback URLs, when tracing is configured. */
-  tracing?: Tracing;
-}
 
 /**
  * How an execution ended: the run's end was recorded; the run was handed back
  * to the queue (shutdown); another attempt holds it now (nothing recorded); or
  * its end could not be recorded at all (its lease is left to lapse).
  */
+export type { ExecutorDeps };
+
 export type RunEnding = "ended" | "handed_over" | "lease_lost" | "unrecorded";
 
 /** What an execution tells followers, if anything, and how it ended. */

@@ -4,7 +4,7 @@ import { summarizeState, toThreadState } from "../wire/thread-state.js";
 import type { JsonObject, QueuedRun, RunEnd, RunLease, ThreadStateSummary } from "../storage/types.js";
 import type { FeedbackUrls } from "../tracing/feedback.js";
 import type { RunEndNotice } from "./broker.js";
-import type { ExecutorDeps } from "./executor.js";
+import type { ExecutorDeps } from "./executor-deps.js";
 import type { AbortReason } from "./run-control.js";
 import { type RunError, runError } from "./run-salvage.js";
 import { notifyRunWebhook } from "./webhook.js";
