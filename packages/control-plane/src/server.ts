@@ -7,7 +7,7 @@ import { bootstrap } from "./auth/bootstrap.js";
 import { type ControlPlaneSettings, readSettings } from "./config/settings.js";
 import { loadSecretsKey, SecretBox } from "./domain/secret-box.js";
 import { buildApp } from "./http/app.js";
-import { InProcessLink } from "./listener/in-process-link.js";
+import { InProcessLink } from "./embedded-link.js";
 import { type RunningListener, startListener } from "./listener/listener.js";
 import { createServices } from "./services/index.js";
 import { openStorage } from "./storage/open.js";

@@ -1,4 +1,4 @@
-import type { SpawnPlanner } from "../sandbox/spawn-plan.js";
+import type { SpawnPlanner } from "../process/spawn-plan.js";
 
 /**
  * Where a build's commands run when the listener sandboxes them: as the

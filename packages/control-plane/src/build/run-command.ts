@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { type SpawnPlanner, unsandboxed } from "../sandbox/spawn-plan.js";
+import { type SpawnPlanner, unsandboxed } from "../process/spawn-plan.js";
 import { BuildError, type BuildLog } from "./errors.js";
 
 export interface RunCommandOptions {

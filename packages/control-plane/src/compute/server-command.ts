@@ -1,6 +1,5 @@
 import { dirname } from "node:path";
-import { CA_VARIABLES } from "../sandbox/host-view.js";
-import type { SpawnPlan } from "../sandbox/spawn-plan.js";
+import type { SpawnPlan } from "../process/spawn-plan.js";
 import type { ServerSpec } from "./types.js";
 
 /**
@@ -9,6 +8,9 @@ import type { ServerSpec } from "./types.js";
  * listener's environment (its API keys, DATABASE_URL, REDIS_URL, BERTH_*)
  * belongs to the listener, not to the deployments it runs.
  */
+/** Variables naming CA bundles: an install through an intercepting proxy needs them, and their files. */
+export const CA_VARIABLES = ["NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"];
+
 const INHERITED = ["PATH", "HOME", "TMPDIR", ...CA_VARIABLES];
 /** Levels at which the "agent server listening" line (info) is still printed. */
 const VERBOSE_ENOUGH = new Set(["trace", "debug", "info"]);

@@ -1,5 +1,5 @@
 import type { ChildProcess } from "node:child_process";
-import { signalSandboxed } from "../sandbox/process-tree.js";
+import { signalSandboxed } from "../process/process-tree.js";
 import { type OutputLine, OutputTail, onLines, parseStderrLine, parseStdoutLine } from "./process-output.js";
 
 export interface Exit {

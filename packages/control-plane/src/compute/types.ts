@@ -1,4 +1,4 @@
-import type { SpawnPlan } from "../sandbox/spawn-plan.js";
+import type { SpawnPlan } from "../process/spawn-plan.js";
 
 /** What a revision needs to run as a local agent-server process. */
 export interface ServerSpec {

@@ -1,5 +1,5 @@
 import { BadRequestError } from "@berth/service-kit";
-import type { DeploymentSource } from "./statuses.js";
+import type { DeploymentSource } from "../model/statuses.js";
 
 /**
  * `POST /v2/deployments/{id}/push-token`: the official CLI's local build asks

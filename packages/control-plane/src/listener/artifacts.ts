@@ -4,7 +4,7 @@ import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
 import { buildSource } from "../build/build.js";
 import type { Isolation, Owner } from "../sandbox/isolation.js";
-import type { AssignedRevision } from "../services/listener-api.js";
+import type { AssignedRevision } from "../model/listener-protocol.js";
 
 export interface Artifact {
   key: string;

@@ -2,9 +2,8 @@ import { createWriteStream } from "node:fs";
 import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream } from "node:stream/web";
-import type { RevisionStatus } from "../domain/statuses.js";
-import type { Assignment, Authorization } from "../services/listener-api.js";
-import type { DeploymentReport, LogEntry } from "../storage/types.js";
+import type { RevisionStatus } from "../model/statuses.js";
+import type { Assignment, Authorization, DeploymentReport, LogEntry } from "../model/listener-protocol.js";
 import type { ControlPlaneLink } from "./link.js";
 
 export interface HttpLinkOptions {

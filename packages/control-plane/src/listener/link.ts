@@ -1,6 +1,5 @@
-import type { RevisionStatus } from "../domain/statuses.js";
-import type { Assignment, Authorization } from "../services/listener-api.js";
-import type { DeploymentReport, LogEntry } from "../storage/types.js";
+import type { RevisionStatus } from "../model/statuses.js";
+import type { Assignment, Authorization, DeploymentReport, LogEntry } from "../model/listener-protocol.js";
 
 /**
  * How a listener talks to the control plane: in process for the embedded

@@ -1,4 +1,4 @@
-import type { LogEntry, LogKind } from "../storage/types.js";
+import type { LogEntry, LogKind } from "../model/listener-protocol.js";
 import type { ControlPlaneLink } from "./link.js";
 
 /** Most lines kept while the control plane is unreachable; older ones are dropped first. */

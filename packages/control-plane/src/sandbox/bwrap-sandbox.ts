@@ -7,7 +7,7 @@ import { DeployError, type ServerSandbox, type ServerSpec } from "../compute/typ
 import { bwrapArgs, type MountOp, type SandboxTools, type SandboxUser } from "./bwrap-args.js";
 import { etcFiles, INSIDE, INSIDE_BERTH_BIN, insidePath, systemMounts } from "./host-view.js";
 import { handOver, privateDir, seal } from "./ownership.js";
-import type { SpawnPlan } from "./spawn-plan.js";
+import type { SpawnPlan } from "../process/spawn-plan.js";
 import type { SandboxUsers } from "./users.js";
 
 /** Whose code a build or server is: the sandbox's user is the deployment's, the install cache the workspace's. */

@@ -2,6 +2,7 @@ import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { MountOp } from "./bwrap-args.js";
+import { CA_VARIABLES } from "../compute/server-command.js";
 
 /** Where things are inside every sandbox. */
 export const INSIDE = {
@@ -50,9 +51,6 @@ const ETC = [
   "timezone",
   "alternatives",
 ];
-
-/** Variables naming CA bundles: an install through an intercepting proxy needs them, and their files. */
-export const CA_VARIABLES = ["NODE_EXTRA_CA_CERTS", "SSL_CERT_FILE", "SSL_CERT_DIR"];
 
 /**
  * The read-only part of every sandbox: /usr (with the root symlinks into it),

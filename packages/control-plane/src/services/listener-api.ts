@@ -3,49 +3,16 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { apiKeyRecord, hashApiKey, isTracingOnly, TRACING_KEY_NAME_PREFIX } from "../auth/api-keys.js";
 import type { SecretBox } from "../domain/secret-box.js";
-import type { Secret } from "../domain/secrets.js";
-import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../domain/statuses.js";
+import type { AssignedRevision, Assignment, Authorization } from "../model/listener-protocol.js";
+import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
 import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
 import { revisionSecrets } from "./present.js";
 import type { RevisionWatch } from "./revision-watch.js";
 
+export type { AssignedRevision, Assignment, Authorization };
+
 /** Whose work a listener asks for: the embedded listener runs deployments that have no listener. */
 export type ListenerScope = { kind: "embedded" } | { kind: "remote"; listenerId: string; tenantId: string };
-
-/** A revision as a listener needs it to build and run it: its secrets in clear. */
-export interface AssignedRevision {
-  id: string;
-  number: number;
-  status: RevisionStatus;
-  status_message: string;
-  source: string;
-  source_revision_config: Record<string, unknown>;
-  source_config: Record<string, unknown>;
-  secret_references: { name: string; secret_name: string; secret_key: string }[] | null;
-  secrets: Secret[];
-  artifact_revision_id: string | null;
-  /** sha256 of the uploaded tarball, when the revision deploys one. */
-  tarball_sha256: string | null;
-}
-
-/** One deployment a listener runs: what should run (latest), what runs (active), whether to tear it down. */
-export interface Assignment {
-  id: string;
-  tenant_id: string;
-  name: string;
-  source: string;
-  status: string;
-  deleted: boolean;
-  active_revision_id: string | null;
-  latest: AssignedRevision | null;
-  active: AssignedRevision | null;
-  /** Revisions still in progress other than the latest (they end SKIPPED; a listener stops working on them). */
-  in_progress_revision_ids: string[];
-  /** Where the deployment sends its traces: its tracing project, with a key valid for the tracing API only. */
-  tracing: { project: string; api_key: string };
-}
-
-export type Authorization = "allowed" | "denied" | "unknown_key";
 
 /**
  * What listeners call: desired state out, status and logs in. The embedded

@@ -1,11 +1,18 @@
 /**
  * Records and storage interface of the tracing service (LangSmith-compatible
- * traces and feedback), one SQLite and one PostgreSQL implementation under
- * ./storage. Projects are the control plane's `tracing_projects` rows.
+ * traces and feedback): sqlite/tracing.ts and postgres/tracing.ts. Projects
+ * are the control plane's `tracing_projects` rows, one per deployment.
  */
-import type { JsonObject, TracingProjectRecord } from "./types.js";
 
-export type { JsonObject, TracingProjectRecord };
+export type JsonObject = Record<string, unknown>;
+
+export interface TracingProjectRecord {
+  id: string;
+  tenant_id: string;
+  name: string;
+  deployment_id: string | null;
+  created_at: string;
+}
 
 /** One traced run: a post and its patches merged (see run-merge.ts). */
 export interface TracedRunRecord {

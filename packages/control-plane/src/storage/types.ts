@@ -3,8 +3,11 @@
  * implementation, the same black-box tests over both. Records are plain JSON
  * values; every multi-row change is one transaction.
  */
-import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "../domain/statuses.js";
-import type { TracingStore } from "./tracing-types.js";
+import type { DeploymentReport, LogEntry, LogKind } from "../model/listener-protocol.js";
+import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "../model/statuses.js";
+import type { TracingProjectRecord, TracingStore } from "./tracing-types.js";
+
+export type { DeploymentReport, LogEntry, LogKind, TracingProjectRecord };
 
 export type JsonObject = Record<string, unknown>;
 
@@ -119,14 +122,6 @@ export interface UploadRecord {
   sha256: string | null;
 }
 
-export interface TracingProjectRecord {
-  id: string;
-  tenant_id: string;
-  name: string;
-  deployment_id: string | null;
-  created_at: string;
-}
-
 /** One step of a revision's timeline: every status it went through, with the reason. */
 export interface RevisionEventRecord {
   id: number;
@@ -137,16 +132,6 @@ export interface RevisionEventRecord {
   message: string;
 }
 
-export type LogKind = "build" | "deploy";
-
-export interface LogEntry {
-  deployment_id: string;
-  revision_id: string | null;
-  kind: LogKind;
-  timestamp: string;
-  level: string;
-  message: string;
-}
 
 export interface LogRecord extends LogEntry {
   id: number;
@@ -167,12 +152,6 @@ export interface LogFilter {
 }
 
 /** What a listener reports about a deployment it runs. */
-export interface DeploymentReport {
-  status?: DeploymentStatus;
-  active_revision_id?: string | null;
-  custom_url?: string | null;
-  image_version?: string | null;
-}
 
 export interface DeploymentFilter {
   limit: number;

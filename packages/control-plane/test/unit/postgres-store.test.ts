@@ -11,7 +11,7 @@ import { fileURLToPath } from "node:url";
 import { after, before, describe, it } from "node:test";
 import { applyPostgresMigrations, ConflictError } from "@berth/service-kit";
 import pg from "pg";
-import { IN_PROGRESS_REVISION_STATUSES } from "../../src/domain/statuses.js";
+import { IN_PROGRESS_REVISION_STATUSES } from "../../src/model/statuses.js";
 import { createPostgresStorage } from "../../src/storage/postgres/index.js";
 import { createSqliteStorage } from "../../src/storage/sqlite/index.js";
 import type {

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { COMPUTE_TYPES } from "../statuses.js";
+import { COMPUTE_TYPES } from "../../model/statuses.js";
 import { Text } from "./primitives.js";
 
 const ComputeConfig = z.strictObject({

@@ -1,6 +1,6 @@
 import type { Queryable } from "@berth/service-kit";
 import type pg from "pg";
-import type { RevisionStatus } from "../../domain/statuses.js";
+import type { RevisionStatus } from "../../model/statuses.js";
 import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
 import { REVISION, REVISION_EVENT, qualified } from "./rows.js";
 

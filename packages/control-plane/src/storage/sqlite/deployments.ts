@@ -1,5 +1,5 @@
 import { ConflictError, type SqliteDatabase } from "@berth/service-kit";
-import { IN_PROGRESS_REVISION_STATUSES } from "../../domain/statuses.js";
+import { IN_PROGRESS_REVISION_STATUSES } from "../../model/statuses.js";
 import type {
   DeploymentChange,
   DeploymentFilter,

@@ -1,5 +1,5 @@
 import type { SqliteDatabase } from "@berth/service-kit";
-import type { RevisionStatus } from "../../domain/statuses.js";
+import type { RevisionStatus } from "../../model/statuses.js";
 import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
 import { revisionFromRow } from "./rows.js";
 

@@ -1,8 +1,8 @@
 import { copyFile } from "node:fs/promises";
-import type { RevisionStatus } from "../domain/statuses.js";
-import type { ListenerApi, ListenerScope } from "../services/listener-api.js";
-import type { DeploymentReport, LogEntry } from "../storage/types.js";
-import type { ControlPlaneLink } from "./link.js";
+import type { RevisionStatus } from "./model/statuses.js";
+import type { ListenerApi, ListenerScope } from "./services/listener-api.js";
+import type { DeploymentReport, LogEntry } from "./model/listener-protocol.js";
+import type { ControlPlaneLink } from "./listener/link.js";
 
 /** The embedded listener's link: direct calls, scoped to deployments that name no listener. */
 export class InProcessLink implements ControlPlaneLink {

@@ -1,0 +1,61 @@
+import type { DeploymentStatus, RevisionStatus } from "./statuses.js";
+
+/*
+ * What a listener and the control plane exchange (in process for the
+ * embedded listener, over HTTP for `berth listener`): desired state out,
+ * status, reports and logs in.
+ */
+
+/** A revision as a listener needs it to build and run it: its secrets in clear. */
+export interface AssignedRevision {
+  id: string;
+  number: number;
+  status: RevisionStatus;
+  status_message: string;
+  source: string;
+  source_revision_config: Record<string, unknown>;
+  source_config: Record<string, unknown>;
+  secret_references: { name: string; secret_name: string; secret_key: string }[] | null;
+  secrets: { name: string; value: string }[];
+  artifact_revision_id: string | null;
+  /** sha256 of the uploaded tarball, when the revision deploys one. */
+  tarball_sha256: string | null;
+}
+
+/** One deployment a listener runs: what should run (latest), what runs (active), whether to tear it down. */
+export interface Assignment {
+  id: string;
+  tenant_id: string;
+  name: string;
+  source: string;
+  status: string;
+  deleted: boolean;
+  active_revision_id: string | null;
+  latest: AssignedRevision | null;
+  active: AssignedRevision | null;
+  /** Revisions still in progress other than the latest (they end SKIPPED; a listener stops working on them). */
+  in_progress_revision_ids: string[];
+  /** Where the deployment sends its traces: its tracing project, with a key valid for the tracing API only. */
+  tracing: { project: string; api_key: string };
+}
+
+export type Authorization = "allowed" | "denied" | "unknown_key";
+
+
+export type LogKind = "build" | "deploy";
+
+export interface LogEntry {
+  deployment_id: string;
+  revision_id: string | null;
+  kind: LogKind;
+  timestamp: string;
+  level: string;
+  message: string;
+}
+
+export interface DeploymentReport {
+  status?: DeploymentStatus;
+  active_revision_id?: string | null;
+  custom_url?: string | null;
+  image_version?: string | null;
+}
