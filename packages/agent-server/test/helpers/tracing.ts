@@ -48,25 +48,3 @@ export async function outputWhere(berth: BerthProcess, done: (output: string) =>
 export function countLines(output: string, pattern: RegExp): number {
   return output.split("\n").filter((line) => pattern.test(line)).length;
 }
-
-/** The median of `count` sequential stateless `/runs/wait` of `graph` (after a few to warm up), in ms. */
-export async function medianWaitMs(base: string, body: Record<string, unknown>, count: number): Promise<{ median: number; outputs: unknown[] }> {
-  const once = async () => {
-    const response = await fetch(`${base}/runs/wait`, {
-      method: "POST",
-      headers: { "content-type": "application/json" },
-      body: JSON.stringify(body),
-    });
-    return (await response.json()) as unknown;
-  };
-  for (let i = 0; i < 5; i++) await once();
-  const times: number[] = [];
-  const outputs: unknown[] = [];
-  for (let i = 0; i < count; i++) {
-    const started = performance.now();
-    outputs.push(await once());
-    times.push(performance.now() - started);
-  }
-  times.sort((a, b) => a - b);
-  return { median: times[Math.floor(count / 2)], outputs };
-}

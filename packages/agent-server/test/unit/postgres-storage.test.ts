@@ -139,10 +139,10 @@ describe("PostgreSQL storage", { skip: skipWithoutPostgres("PostgreSQL storage t
     try {
       await other.query("BEGIN");
       await other.query("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE", [threadId]);
-      const release = sleep(40).then(() => other.query("COMMIT"));
-      const claimed = await b.runs.claim("w", 60_000);
-      await release;
-      assert.equal(claimed?.thread_id, threadId);
+      // The claim meets the lock (or just misses it) and must wait it out rather than fail.
+      const claiming = b.runs.claim("w", 60_000);
+      await other.query("COMMIT");
+      assert.equal((await claiming)?.thread_id, threadId);
     } finally {
       await other.end();
     }
@@ -152,14 +152,14 @@ describe("PostgreSQL storage", { skip: skipWithoutPostgres("PostgreSQL storage t
     const threadId = await newThread();
     const created = await a.runs.create(newRun(threadId));
     assert.equal(created.kind, "created");
-    const first = await a.runs.claim("owner-1", 100);
+    // Only lower bounds on elapsed time: a 1 ms lease has lapsed after any wait, a 60 s one holds through the test.
+    const first = await a.runs.claim("owner-1", 1);
     assert.equal(first?.thread_id, threadId);
+    await a.runs.heartbeat("owner-1", 60_000); // renewed before any sweep saw it lapse
+    await sleep(20);
     assert.equal(await b.runs.requeueExpired({ all: false }), 0);
-    await sleep(50);
-    await a.runs.heartbeat("owner-1", 100); // renewed: lapses 100 ms from now
-    await sleep(70);
-    assert.equal(await b.runs.requeueExpired({ all: false }), 0);
-    await sleep(100);
+    await a.runs.heartbeat("owner-1", 1);
+    await sleep(20);
     assert.equal(await b.runs.requeueExpired({ all: false }), 1);
     const requeued = await b.runs.get(first?.run_id ?? "");
     assert.equal(requeued?.status, "pending");
