@@ -36,7 +36,12 @@ function start(args, env, msg) {
     });
     child.once("exit", (code) => reject(new Error(`${args[0]} exited ${code}`)));
   });
-  const stop = () => new Promise((resolve) => (child.exitCode !== null ? resolve() : (child.once("exit", resolve), child.kill("SIGTERM"))));
+  const stop = () =>
+    new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve();
+      child.once("exit", resolve);
+      child.kill("SIGTERM");
+    });
   return { url, stop };
 }
 
@@ -68,18 +73,31 @@ async function measure(url, graph) {
   return { p50_ms: at(0.5), p90_ms: at(0.9) };
 }
 
-const cp = start(["control-plane", "--port", "0", "--data-dir", mkdtempSync(join(tmpdir(), "berth-bench-tracing-cp-"))], {
-  BERTH_ADMIN_API_KEY: KEY,
-  BERTH_EMBEDDED_LISTENER: "0",
-  BERTH_ROUTER_PORT: "0",
-}, "control plane listening");
+const cp = start(
+  ["control-plane", "--port", "0", "--data-dir", mkdtempSync(join(tmpdir(), "berth-bench-tracing-cp-"))],
+  {
+    BERTH_ADMIN_API_KEY: KEY,
+    BERTH_EMBEDDED_LISTENER: "0",
+    BERTH_ROUTER_PORT: "0",
+  },
+  "control plane listening",
+);
 const cpUrl = await cp.url;
-const tracing = (endpoint) => ({ LANGSMITH_TRACING: "true", LANGSMITH_ENDPOINT: endpoint, LANGSMITH_API_KEY: KEY, LANGSMITH_PROJECT: "bench" });
+const tracing = (endpoint) => ({
+  LANGSMITH_TRACING: "true",
+  LANGSMITH_ENDPOINT: endpoint,
+  LANGSMITH_API_KEY: KEY,
+  LANGSMITH_PROJECT: "bench",
+});
 const settings = { off: {}, on: tracing(`${cpUrl}/api/v1`), down: tracing(`http://127.0.0.1:${await closedPort()}/api/v1`) };
 
 const results = {};
 for (const [name, env] of Object.entries(settings)) {
-  const server = start(["dev", join(benchDir, "graphs"), "--port", "0", "--data-dir", mkdtempSync(join(tmpdir(), "berth-bench-tracing-"))], env, "agent server listening");
+  const server = start(
+    ["dev", join(benchDir, "graphs"), "--port", "0", "--data-dir", mkdtempSync(join(tmpdir(), "berth-bench-tracing-"))],
+    env,
+    "agent server listening",
+  );
   const url = await server.url;
   for (const graph of Object.keys(GRAPHS)) (results[graph] ??= {})[name] = await measure(url, graph);
   await server.stop();
@@ -94,5 +112,5 @@ for (const [graph, r] of Object.entries(results)) {
 }
 mkdirSync(join(benchDir, "results"), { recursive: true });
 const file = join(benchDir, "results", `tracing-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-writeFileSync(file, JSON.stringify({ runs: RUNS, results }, null, 2) + "\n");
+writeFileSync(file, `${JSON.stringify({ runs: RUNS, results }, null, 2)}\n`);
 console.log(`\n${file}`);

@@ -46,7 +46,11 @@ describe("runs: multitasking, cancellation, scheduling", () => {
 
   /** A slow run that lasts long enough to be caught mid-way. */
   const longRun = (threadId: string, extra: Record<string, unknown> = {}) =>
-    berth.client.runs.create(threadId, "slow", { input: { steps: 40, delay_ms: 100 }, streamMode: ["values", "custom"], ...extra });
+    berth.client.runs.create(threadId, "slow", {
+      input: { steps: 40, delay_ms: 100 },
+      streamMode: ["values", "custom"],
+      ...extra,
+    });
 
   /** Resolves once the run has reported progress 2 (so it is running and has checkpointed step 1). */
   async function midway(threadId: string, runId: string) {
@@ -65,7 +69,10 @@ describe("runs: multitasking, cancellation, scheduling", () => {
    * follows the thread's state: its last checkpoint still has the cut step to run).
    */
   async function assertCutMidStep(threadId: string) {
-    const [thread, state] = await Promise.all([berth.client.threads.get<SlowState>(threadId), berth.client.threads.getState(threadId)]);
+    const [thread, state] = await Promise.all([
+      berth.client.threads.get<SlowState>(threadId),
+      berth.client.threads.getState(threadId),
+    ]);
     assert.deepEqual(state.next, ["step"]);
     assert.equal(thread.status, "interrupted");
     return thread;
@@ -76,7 +83,11 @@ describe("runs: multitasking, cancellation, scheduling", () => {
     const responses = await Promise.all(
       Array.from({ length: 20 }, (_, n) =>
         // The accepted run outlasts all 20 requests, however slowly they are served: the thread stays busy.
-        request(berth.url, "POST", `/threads/${threadId}/runs`, { assistant_id: "slow", input: { steps: 100, delay_ms: 100 }, metadata: { n } }),
+        request(berth.url, "POST", `/threads/${threadId}/runs`, {
+          assistant_id: "slow",
+          input: { steps: 100, delay_ms: 100 },
+          metadata: { n },
+        }),
       ),
     );
     const accepted = responses.filter((response) => response.status === 200);
@@ -87,11 +98,18 @@ describe("runs: multitasking, cancellation, scheduling", () => {
       assert.match(response.headers.get("content-type") ?? "", /^application\/json/);
       const body = response.body as { detail: string };
       assert.deepEqual(Object.keys(body), ["detail"]);
-      assert.equal(body.detail, "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.");
+      assert.equal(
+        body.detail,
+        "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.",
+      );
     }
     const run = accepted[0].body as Run;
     const runs = await berth.client.runs.list(threadId);
-    assert.deepEqual(runs.map((r) => r.run_id), [run.run_id], "rejected runs leave no trace");
+    assert.deepEqual(
+      runs.map((r) => r.run_id),
+      [run.run_id],
+      "rejected runs leave no trace",
+    );
     assert.ok(["pending", "running"].includes(runs[0].status));
     await berth.client.runs.cancel(threadId, run.run_id, true);
     assert.equal((await berth.client.runs.get(threadId, run.run_id)).status, "interrupted");
@@ -102,7 +120,11 @@ describe("runs: multitasking, cancellation, scheduling", () => {
     const created: Run[] = [];
     for (let n = 0; n < 4; n++) {
       created.push(
-        await berth.client.runs.create(threadId, "slow", { input: { steps: 1, delay_ms: 80 }, multitaskStrategy: "enqueue", metadata: { n } }),
+        await berth.client.runs.create(threadId, "slow", {
+          input: { steps: 1, delay_ms: 80 },
+          multitaskStrategy: "enqueue",
+          metadata: { n },
+        }),
       );
     }
     const snapshot = await berth.client.runs.list(threadId);
@@ -111,7 +133,10 @@ describe("runs: multitasking, cancellation, scheduling", () => {
 
     await berth.client.runs.join(threadId, created.at(-1)!.run_id);
     const ended = await Promise.all(created.map((run) => berth.client.runs.get(threadId, run.run_id)));
-    assert.deepEqual(ended.map((run) => run.status), ["success", "success", "success", "success"]);
+    assert.deepEqual(
+      ended.map((run) => run.status),
+      ["success", "success", "success", "success"],
+    );
     for (let i = 1; i < ended.length; i++) assert.ok(ended[i - 1].updated_at <= ended[i].updated_at, "runs ended in order");
     assert.deepEqual(
       (await berth.client.runs.list(threadId)).map((run) => run.metadata?.n),
@@ -121,7 +146,10 @@ describe("runs: multitasking, cancellation, scheduling", () => {
 
     // The checkpoints, oldest first, group by run in the order the runs were created.
     const order = (await runIdsOfHistory(threadId)).reverse().filter((id, i, all) => i === 0 || all[i - 1] !== id);
-    assert.deepEqual(order, created.map((run) => run.run_id));
+    assert.deepEqual(
+      order,
+      created.map((run) => run.run_id),
+    );
     const thread = await berth.client.threads.get<SlowState>(threadId);
     assert.equal(thread.values.done, 4);
     assert.equal(thread.status, "idle");
@@ -145,7 +173,8 @@ describe("runs: multitasking, cancellation, scheduling", () => {
     assert.ok(lastProgress >= 1);
 
     const secondEvents: SseEvent[] = [];
-    for await (const event of berth.client.runs.joinStream(threadId, second.run_id, { lastEventId: "-1" })) secondEvents.push(event);
+    for await (const event of berth.client.runs.joinStream(threadId, second.run_id, { lastEventId: "-1" }))
+      secondEvents.push(event);
     const start = secondEvents.find((event) => event.event === "values")!.data as SlowState;
     assert.ok(start.done >= 1, `the new run starts from the interrupted run's progress (done ${start.done})`);
     assert.ok(start.done >= lastProgress);
@@ -198,7 +227,11 @@ describe("runs: multitasking, cancellation, scheduling", () => {
     const threadId = await newThread();
     const run = await longRun(threadId);
     await midway(threadId, run.run_id).then((stream) => stream.abort());
-    const response = await request(berth.url, "POST", `/threads/${threadId}/runs/${run.run_id}/cancel?wait=true&action=interrupt`);
+    const response = await request(
+      berth.url,
+      "POST",
+      `/threads/${threadId}/runs/${run.run_id}/cancel?wait=true&action=interrupt`,
+    );
     assert.equal(response.status, 204);
     assert.equal(((await getRun(threadId, run.run_id)).body as Run).status, "interrupted");
     await assertCutMidStep(threadId);
@@ -213,9 +246,8 @@ describe("runs: multitasking, cancellation, scheduling", () => {
     assert.deepEqual(await berth.client.threads.getHistory(threadId), []);
     const thread = await berth.client.threads.get(threadId);
     assert.equal(thread.status, "idle");
-    await t.test(
-      "the thread's values are back to what they were before the run (null: it never ran)",
-            () => assert.equal(thread.values, null),
+    await t.test("the thread's values are back to what they were before the run (null: it never ran)", () =>
+      assert.equal(thread.values, null),
     );
   });
 
@@ -236,30 +268,29 @@ describe("runs: multitasking, cancellation, scheduling", () => {
     assert.equal((await berth.client.threads.get(threadId)).status, "idle");
   });
 
-  it(
-    "cancelling a run that already ended answers at once and changes nothing",
-        async () => {
-      const threadId = await newThread();
-      const run = await berth.client.runs.create(threadId, "slow", { input: { steps: 1, delay_ms: 10 } });
-      await berth.client.runs.join(threadId, run.run_id);
-      for (const query of ["?wait=true", "?wait=true&action=rollback"]) {
-        const response = await fetch(`${berth.url}/threads/${threadId}/runs/${run.run_id}/cancel${query}`, {
-          method: "POST",
-          signal: AbortSignal.timeout(2000),
-        }).catch((error: Error) => error);
-        assert.ok(response instanceof Response, `cancel${query} answered (got ${response})`);
-        assert.ok([202, 204, 409].includes(response.status), `cancel${query}: ${response.status}`);
-      }
-      assert.equal((await berth.client.runs.get(threadId, run.run_id)).status, "success");
-    },
-  );
+  it("cancelling a run that already ended answers at once and changes nothing", async () => {
+    const threadId = await newThread();
+    const run = await berth.client.runs.create(threadId, "slow", { input: { steps: 1, delay_ms: 10 } });
+    await berth.client.runs.join(threadId, run.run_id);
+    for (const query of ["?wait=true", "?wait=true&action=rollback"]) {
+      const response = await fetch(`${berth.url}/threads/${threadId}/runs/${run.run_id}/cancel${query}`, {
+        method: "POST",
+        signal: AbortSignal.timeout(2000),
+      }).catch((error: Error) => error);
+      assert.ok(response instanceof Response, `cancel${query} answered (got ${response})`);
+      assert.ok([202, 204, 409].includes(response.status), `cancel${query}: ${response.status}`);
+    }
+    assert.equal((await berth.client.runs.get(threadId, run.run_id)).status, "success");
+  });
 
   it("POST /runs/cancel cancels by run_ids and by thread_id", async () => {
     const [a, b, c, bystander] = await Promise.all([newThread(), newThread(), newThread(), newThread()]);
     const runA = await longRun(a);
     const runB = await longRun(b);
     const bystanderRun = await berth.client.runs.create(bystander, "slow", { input: { steps: 3, delay_ms: 100 } });
-    await Promise.all([midway(a, runA.run_id), midway(b, runB.run_id)]).then((streams) => streams.forEach((s) => s.abort()));
+    await Promise.all([midway(a, runA.run_id), midway(b, runB.run_id)]).then((streams) => {
+      for (const stream of streams) stream.abort();
+    });
 
     const unknown = await request(berth.url, "POST", "/runs/cancel", { run_ids: [runA.run_id, crypto.randomUUID()] });
     assert.equal(unknown.status, 404);
@@ -307,7 +338,12 @@ describe("runs: multitasking, cancellation, scheduling", () => {
     const response = await fetch(`${berth.url}/threads/${threadId}/runs/stream`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ assistant_id: "slow", input: { steps: 40, delay_ms: 100 }, stream_mode: ["custom"], on_disconnect: "cancel" }),
+      body: JSON.stringify({
+        assistant_id: "slow",
+        input: { steps: 40, delay_ms: 100 },
+        stream_mode: ["custom"],
+        on_disconnect: "cancel",
+      }),
       signal: controller.signal,
     });
     const runId = response.headers.get("content-location")!.split("/").at(-1)!;

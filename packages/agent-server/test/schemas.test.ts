@@ -56,9 +56,13 @@ async function assertLogged(berth: BerthProcess, pattern: RegExp): Promise<void>
 
 function assertMessageDefinitions(schema: Schema | null): void {
   const definitions = schema?.definitions ?? {};
-  assert.deepEqual(definitions.BaseMessage?.oneOf, MESSAGE_CLASSES.map((name) => ({ $ref: `#/definitions/${name}` })));
+  assert.deepEqual(
+    definitions.BaseMessage?.oneOf,
+    MESSAGE_CLASSES.map((name) => ({ $ref: `#/definitions/${name}` })),
+  );
   for (const name of MESSAGE_CLASSES) assert.equal(definitions[name]?.type, "object", name);
-  assert.deepEqual((definitions.HumanMessage?.properties as Record<string, unknown>).type, { type: "string", const: "human" });
+  const human = definitions.HumanMessage?.properties as Record<string, unknown> | undefined;
+  assert.deepEqual(human?.type, { type: "string", const: "human" });
 }
 
 describe("schemas from TypeScript types and runtime schemas", () => {
@@ -69,7 +73,8 @@ describe("schemas from TypeScript types and runtime schemas", () => {
     BERTH_SCHEMA_RESOLVE_TIMEOUT_MS: "120000",
   };
   let berth: BerthProcess;
-  const schemasOf = async (graphId: string) => (await request(berth.url, "GET", `/assistants/${graphId}/schemas`)).body as Schemas;
+  const schemasOf = async (graphId: string) =>
+    (await request(berth.url, "GET", `/assistants/${graphId}/schemas`)).body as Schemas;
 
   before(async () => {
     berth = await startBerth({ project: "typed-schemas", dataDir, env });
@@ -182,7 +187,10 @@ describe("schemas when the types cannot be read in time", () => {
     try {
       const schemas = (await request(berth.url, "GET", "/assistants/annotated/schemas")).body as Schemas;
       assert.deepEqual(Object.keys((schemas.state_schema?.properties as object) ?? {}), Object.keys(ANNOTATED_PROPERTIES));
-      assert.deepEqual(schemas.state_schema?.properties, Object.fromEntries(Object.keys(ANNOTATED_PROPERTIES).map((key) => [key, {}])));
+      assert.deepEqual(
+        schemas.state_schema?.properties,
+        Object.fromEntries(Object.keys(ANNOTATED_PROPERTIES).map((key) => [key, {}])),
+      );
       assert.equal(schemas.config_schema, null);
       await assertLogged(berth, /"level":40[^\n]*timed out after 1 ms[^\n]*could not read the graph's schemas from its types/);
     } finally {

@@ -13,3 +13,12 @@ export function closeOnSignals(server: { close(): Promise<void> }): void {
   process.once("SIGINT", stop);
   process.once("SIGTERM", stop);
 }
+
+/** `parse()`'s result, or the error it threw (a bad flag: the command prints it with its usage). */
+export function parsedOrError<T>(parse: () => T): T | Error {
+  try {
+    return parse();
+  } catch (error) {
+    return error instanceof Error ? error : new Error(String(error));
+  }
+}

@@ -81,7 +81,9 @@ export class RedisBroker implements RunBroker {
     } catch (error) {
       for (const connection of connections) connection.disconnect();
       const reason = cause ?? error;
-      throw new Error(`Redis (REDIS_URL) unreachable: ${reason instanceof Error ? reason.message : String(reason)}`, { cause: reason });
+      throw new Error(`Redis (REDIS_URL) unreachable: ${reason instanceof Error ? reason.message : String(reason)}`, {
+        cause: reason,
+      });
     } finally {
       for (const connection of connections) connection.off("error", noted);
     }
@@ -161,10 +163,11 @@ export class RedisBroker implements RunBroker {
       unwatch();
       if (!this.local.hasThreadWatchers(threadId)) this.unlisten(this.threadChannel(threadId));
     };
-    if (first) await this.listen(this.threadChannel(threadId)).catch((error: unknown) => {
-      stop();
-      throw unreachable(error);
-    });
+    if (first)
+      await this.listen(this.threadChannel(threadId)).catch((error: unknown) => {
+        stop();
+        throw unreachable(error);
+      });
     return stop;
   }
 
@@ -306,17 +309,23 @@ export class RedisBroker implements RunBroker {
     const runId = () => channel.slice(`${this.prefix}:run:`.length);
     switch (message.t) {
       case "wake":
-        return this.local.wakeWorkers(message.at);
+        this.local.wakeWorkers(message.at);
+        return;
       case "cancel":
-        return this.local.cancel(message.r, message.why);
+        this.local.cancel(message.r, message.why);
+        return;
       case "start":
-        return this.local.runStarted(message.r, channel.slice(`${this.prefix}:thread:`.length));
+        this.local.runStarted(message.r, channel.slice(`${this.prefix}:thread:`.length));
+        return;
       case "event":
-        return this.local.deliver(runId(), message.e);
+        this.local.deliver(runId(), message.e);
+        return;
       case "logged":
-        return this.local.deliverLogged(runId());
+        this.local.deliverLogged(runId());
+        return;
       case "end":
-        return this.local.end(runId(), message.n);
+        this.local.end(runId(), message.n);
+        return;
     }
   }
 }

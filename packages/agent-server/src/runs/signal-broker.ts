@@ -83,7 +83,8 @@ export class SignalBroker implements RunBroker {
     // Followers in this process may hold live events after a gap until the log has them.
     this.local.deliverLogged(runId);
     const cooling = this.cooldowns.get(runId);
-    if (cooling) cooling.again = true; // sent when the cooldown ends, so the latest batch is announced too
+    if (cooling)
+      cooling.again = true; // sent when the cooldown ends, so the latest batch is announced too
     else this.announceFlushed(runId);
   }
 
@@ -173,18 +174,26 @@ export class SignalBroker implements RunBroker {
     if (typeof message !== "object" || message === null || message.o === this.origin) return;
     switch (message.t) {
       case "wake":
-        return this.local.wakeWorkers(message.at);
+        this.local.wakeWorkers(message.at);
+        return;
       case "cancel":
-        return this.local.cancel(message.r, message.why);
+        this.local.cancel(message.r, message.why);
+        return;
       case "start":
-        return this.local.runStarted(message.r, message.th);
+        this.local.runStarted(message.r, message.th);
+        return;
       case "flushed":
-        return this.followers.flushed(message.r);
+        this.followers.flushed(message.r);
+        return;
       case "end":
         // A stopping process put the run back in the queue: it is not over, followers keep reading
         // its log, which the process that resumes it extends.
-        if (message.s === "running") return this.followers.flushed(message.r);
-        return this.followers.ended(message.r, message.s);
+        if (message.s === "running") {
+          this.followers.flushed(message.r);
+          return;
+        }
+        this.followers.ended(message.r, message.s);
+        return;
     }
   }
 }

@@ -5,7 +5,17 @@ import { followThread, parseThreadEventId } from "../runs/follow-thread.js";
 import type { RunBroker, RunEndNotice } from "../runs/broker.js";
 import type { CancelAction } from "../runs/run-control.js";
 import { toApiRun } from "../storage/run-record.js";
-import type { Assistant, JsonObject, MultitaskStrategy, QueuedRun, Run, RunKwargs, RunStatus, Storage, StoredEvent } from "../storage/types.js";
+import type {
+  Assistant,
+  JsonObject,
+  MultitaskStrategy,
+  QueuedRun,
+  Run,
+  RunKwargs,
+  RunStatus,
+  Storage,
+  StoredEvent,
+} from "../storage/types.js";
 import type { AssistantService } from "./assistants.js";
 import { checkRunInput } from "./run-input.js";
 import { ConflictError, NotFoundError } from "@berth/service-kit";
@@ -120,7 +130,9 @@ export class RunService {
     });
     if (result.kind === "thread_not_found") throw new NotFoundError("Thread not found");
     if (result.kind === "thread_busy") {
-      throw new ConflictError("Thread is already running a task. Wait for it to finish or choose a different multitask strategy.");
+      throw new ConflictError(
+        "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.",
+      );
     }
     if (input.multitask_strategy === "interrupt" || input.multitask_strategy === "rollback") {
       for (const inflight of result.inflight) await this.cancelRun(inflight, input.multitask_strategy);
@@ -171,7 +183,10 @@ export class RunService {
     }
   }
 
-  async cancelMany(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }, action: CancelAction) {
+  async cancelMany(
+    filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" },
+    action: CancelAction,
+  ) {
     const runs = await this.storage.runs.findActive(filter);
     if (filter.run_ids) {
       const found = new Set(runs.map((run) => run.run_id));
@@ -252,14 +267,21 @@ export class RunService {
 
   private async threadSummary(threadId: string) {
     const thread = await this.storage.threads.get(threadId);
-    return { values: thread?.values ?? null, interrupts: thread?.interrupts ?? {}, status: thread?.status === "error" ? ("error" as const) : ("idle" as const) };
+    return {
+      values: thread?.values ?? null,
+      interrupts: thread?.interrupts ?? {},
+      status: thread?.status === "error" ? ("error" as const) : ("idle" as const),
+    };
   }
 
   /** A promise of the run's end notice; subscribe before checking the database to miss nothing. */
   private async watchEnd(runId: string): Promise<EndWatch> {
     let resolve!: (notice: RunEndNotice) => void;
     let reject!: (reason: Error) => void;
-    const promise = new Promise<RunEndNotice>((res, rej) => ((resolve = res), (reject = rej)));
+    const promise = new Promise<RunEndNotice>((res, rej) => {
+      resolve = res;
+      reject = rej;
+    });
     promise.catch(() => {}); // a cancelled watch nobody awaits is fine
     const subscription = await this.live.subscribe(runId, { onEvent: () => {}, onEnd: (notice) => resolve(notice) });
     return {

@@ -12,7 +12,7 @@ import {
 } from "@berth/control-plane";
 import { randomUUID } from "node:crypto";
 import { parseArgs } from "node:util";
-import { closeOnSignals, parsePort } from "../process.js";
+import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
 
 const OPTIONS = {
   port: { type: "string", default: "8000" },
@@ -31,12 +31,8 @@ class UsageError extends Error {}
 
 /** `berth control-plane [admin command]`. */
 export async function controlPlaneCommand(argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: OPTIONS });
-  } catch (error) {
-    return fail((error as Error).message);
-  }
+  const parsed = parsedOrError(() => parseArgs({ args: argv, allowPositionals: true, options: OPTIONS }));
+  if (parsed instanceof Error) return fail(parsed.message);
   const { values, positionals } = parsed;
   const dataDir = values["data-dir"] ?? defaultDataDir();
   if (positionals.length === 0) {
@@ -54,7 +50,7 @@ export async function controlPlaneCommand(argv: string[]): Promise<number> {
   const { storage } = await openControlPlaneState(dataDir, readSettings());
   try {
     const output = await admin(storage, positionals, values);
-    process.stdout.write(JSON.stringify(output, null, 2) + "\n");
+    process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
     return 0;
   } catch (error) {
     if (error instanceof UsageError) return fail(error.message);
@@ -71,7 +67,8 @@ async function serve(host: string, portText: string, dataDir: string, settings: 
     closeOnSignals(await startControlPlane({ host, port, dataDir, settings }));
     return 0;
   } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") return fail(`${host}:${port} is already in use; choose another with --port`);
+    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE")
+      return fail(`${host}:${port} is already in use; choose another with --port`);
     throw error;
   }
 }
@@ -114,7 +111,8 @@ async function admin(storage: ControlPlaneStorage, [group, action, ...rest]: str
     case "integrations add": {
       const [tenantId, ...more] = await tenantIds();
       if (!tenantId || more.length > 0) throw new UsageError("integrations add needs exactly one --tenant <id>");
-      if (!values.name || !values.repo?.length) throw new UsageError("integrations add needs --name and at least one --repo <url>[#<branch>]");
+      if (!values.name || !values.repo?.length)
+        throw new UsageError("integrations add needs --name and at least one --repo <url>[#<branch>]");
       const integration = {
         id: randomUUID(),
         tenant_id: tenantId,
@@ -141,7 +139,10 @@ function repository(spec: string, index: number): RepositoryRecord {
   const [url = "", branch = "main"] = spec.split("#");
   let path: string[];
   try {
-    path = new URL(url).pathname.replace(/\.git$/, "").split("/").filter(Boolean);
+    path = new URL(url).pathname
+      .replace(/\.git$/, "")
+      .split("/")
+      .filter(Boolean);
   } catch {
     throw new UsageError(`--repo ${spec} is not a URL`);
   }

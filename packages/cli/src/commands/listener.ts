@@ -2,13 +2,12 @@ import { HttpLink, startListener } from "@berth/control-plane";
 import { createServiceLogger } from "@berth/service-kit";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { closeOnSignals, parsePort } from "../process.js";
+import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
 
 /** `berth listener`: a listener on its own machine, talking to the control plane over HTTP. */
 export async function listenerCommand(argv: string[]): Promise<number> {
-  let values;
-  try {
-    ({ values } = parseArgs({
+  const parsed = parsedOrError(() =>
+    parseArgs({
       args: argv,
       options: {
         "control-plane": { type: "string" },
@@ -21,10 +20,10 @@ export async function listenerCommand(argv: string[]): Promise<number> {
         "router-public-url": { type: "string" },
         "trust-all-code": { type: "boolean" },
       },
-    }));
-  } catch (error) {
-    return fail((error as Error).message);
-  }
+    }),
+  );
+  if (parsed instanceof Error) return fail(parsed.message);
+  const { values } = parsed;
   const controlPlaneUrl = values["control-plane"] ?? process.env.BERTH_CONTROL_PLANE_URL;
   const apiKey = values["api-key"] ?? process.env.BERTH_LISTENER_API_KEY;
   const listenerId = values["listener-id"];
@@ -32,14 +31,21 @@ export async function listenerCommand(argv: string[]): Promise<number> {
   const routerPort = parsePort(values["router-port"]);
   if (routerPort === undefined) return fail("--router-port must be a port number");
   const logger = createServiceLogger("listener");
-  closeOnSignals(await startListener({
-    link: new HttpLink({ controlPlaneUrl, apiKey, listenerId, tenantId: values.tenant }),
-    dataDir: values["data-dir"] ?? join(process.cwd(), ".berth", "listener"),
-    router: { host: values["router-host"], port: routerPort, publicUrl: values["router-public-url"] ?? process.env.BERTH_ROUTER_PUBLIC_URL },
-    logger,
-    // Without a sandbox, run every workspace's code anyway (docs/security.md).
-    trustAllCode: values["trust-all-code"] || ["1", "true", "yes"].includes((process.env.BERTH_TRUST_ALL_CODE ?? "").toLowerCase()),
-  }));
+  closeOnSignals(
+    await startListener({
+      link: new HttpLink({ controlPlaneUrl, apiKey, listenerId, tenantId: values.tenant }),
+      dataDir: values["data-dir"] ?? join(process.cwd(), ".berth", "listener"),
+      router: {
+        host: values["router-host"],
+        port: routerPort,
+        publicUrl: values["router-public-url"] ?? process.env.BERTH_ROUTER_PUBLIC_URL,
+      },
+      logger,
+      // Without a sandbox, run every workspace's code anyway (docs/security.md).
+      trustAllCode:
+        values["trust-all-code"] || ["1", "true", "yes"].includes((process.env.BERTH_TRUST_ALL_CODE ?? "").toLowerCase()),
+    }),
+  );
   return 0;
 }
 

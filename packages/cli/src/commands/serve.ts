@@ -1,6 +1,6 @@
 import { ConfigError, GraphLoadError, startServer } from "@berth/agent-server";
 import { parseArgs } from "node:util";
-import { closeOnSignals, parsePort } from "../process.js";
+import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
 
 const ROLES = ["api", "worker", "all"] as const;
 const LOOPBACK = ["127.0.0.1", "::1", "localhost"];
@@ -10,9 +10,8 @@ const LOOPBACK = ["127.0.0.1", "::1", "localhost"];
  * (api, worker or all) and a worker count, for scale-out on PostgreSQL + Redis.
  */
 export async function serveCommand(command: "dev" | "serve", argv: string[]): Promise<number> {
-  let parsed;
-  try {
-    parsed = parseArgs({
+  const parsed = parsedOrError(() =>
+    parseArgs({
       args: argv,
       allowPositionals: true,
       options: {
@@ -22,16 +21,18 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
         "allow-unenforced-auth": { type: "boolean", default: false },
         ...(command === "serve" ? { role: { type: "string", default: "all" }, workers: { type: "string" } } : {}),
       },
-    });
-  } catch (error) {
-    return usageError(command, (error as Error).message);
-  }
+    }),
+  );
+  if (parsed instanceof Error) return usageError(command, parsed.message);
   const { "allow-unenforced-auth": allowUnenforcedAuth, ...options } = parsed.values;
   const values = options as Record<string, string | undefined>;
   const port = parsePort(values.port!);
   if (port === undefined) return usageError(command, `--port must be a port number, got "${values.port}"`);
   if (command === "dev" && !LOOPBACK.includes(values.host!)) {
-    return usageError(command, `dev serves without authentication, on loopback only (${LOOPBACK.join(", ")}); use berth serve with BERTH_API_KEY to listen on ${values.host}`);
+    return usageError(
+      command,
+      `dev serves without authentication, on loopback only (${LOOPBACK.join(", ")}); use berth serve with BERTH_API_KEY to listen on ${values.host}`,
+    );
   }
   const role = (values.role ?? "all") as (typeof ROLES)[number];
   if (!ROLES.includes(role)) return usageError(command, `--role must be one of ${ROLES.join(", ")}, got "${values.role}"`);

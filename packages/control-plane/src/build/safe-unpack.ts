@@ -34,7 +34,12 @@ const TAR_OVERHEAD_PER_ENTRY = 4096;
  * is unchanged between passes). Decompression is ours, counted against the
  * limits, so a gzip bomb stops at the limit instead of filling memory or disk.
  */
-export async function safeUnpack(tarball: string, root: string, limits: UnpackLimits = {}, signal?: AbortSignal): Promise<UnpackResult> {
+export async function safeUnpack(
+  tarball: string,
+  root: string,
+  limits: UnpackLimits = {},
+  signal?: AbortSignal,
+): Promise<UnpackResult> {
   const bounds = { maxBytes: limits.maxBytes ?? DEFAULT_MAX_BYTES, maxEntries: limits.maxEntries ?? DEFAULT_MAX_ENTRIES };
   if ((await readdir(root)).length > 0) throw new Error(`safeUnpack needs an empty directory, and ${root} is not empty`);
   await checkGzipMagic(tarball);
@@ -94,7 +99,12 @@ async function checkGzipMagic(tarball: string): Promise<void> {
  * waits for it to close. Any failure, wherever it happens, becomes one
  * rejection: refusals stay BuildErrors, corruption becomes a BuildError too.
  */
-function feed(tarball: string, parser: Parser, limits: { maxBytes: number; maxEntries: number }, signal?: AbortSignal): Promise<void> {
+function feed(
+  tarball: string,
+  parser: Parser,
+  limits: { maxBytes: number; maxEntries: number },
+  signal?: AbortSignal,
+): Promise<void> {
   const maxTarBytes = limits.maxBytes + (limits.maxEntries + 2) * TAR_OVERHEAD_PER_ENTRY;
   return new Promise<void>((resolve, reject) => {
     const file = createReadStream(tarball);
@@ -125,7 +135,10 @@ function feed(tarball: string, parser: Parser, limits: { maxBytes: number; maxEn
     gunzip.on("error", fail);
     counter.on("error", fail);
     // node-tar's Parser is a writable-like emitter (write/end/drain), which pipe() supports.
-    file.pipe(gunzip).pipe(counter).pipe(parser as unknown as NodeJS.WritableStream);
+    file
+      .pipe(gunzip)
+      .pipe(counter)
+      .pipe(parser as unknown as NodeJS.WritableStream);
   });
 }
 
@@ -141,7 +154,10 @@ class ByteCounter extends Transform {
 
   override _transform(chunk: Buffer, _encoding: BufferEncoding, callback: TransformCallback): void {
     this.seen += chunk.length;
-    if (this.seen > this.max) return callback(new TooLarge());
+    if (this.seen > this.max) {
+      callback(new TooLarge());
+      return;
+    }
     callback(null, chunk);
   }
 }

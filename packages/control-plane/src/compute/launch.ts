@@ -41,7 +41,11 @@ export async function launch(options: LaunchOptions): Promise<ServerProcess> {
         options.healthTimeoutMs,
       );
       settled.signal.addEventListener("abort", () => clearTimeout(timer));
-      void server.exited.then((exit) => reject(new DeployError(`The agent server ${describeExit(exit)} before it was healthy${reasonOf(server)}${lastLines(server)}`)));
+      void server.exited.then((exit) =>
+        reject(
+          new DeployError(`The agent server ${describeExit(exit)} before it was healthy${reasonOf(server)}${lastLines(server)}`),
+        ),
+      );
       signal?.addEventListener("abort", () => reject(signal.reason), { once: true, signal: settled.signal });
       void server.listening.then((url) => untilHealthy(url, settled.signal)).then(resolve, reject);
     });
@@ -72,7 +76,11 @@ async function untilHealthy(url: string, signal: AbortSignal): Promise<void> {
     if (await probe(`${url}/ok`)) return;
     await new Promise<void>((resolve) => {
       const timer = setTimeout(resolve, PROBE_INTERVAL_MS);
-      signal.addEventListener("abort", () => (clearTimeout(timer), resolve()), { once: true });
+      const stop = () => {
+        clearTimeout(timer);
+        resolve();
+      };
+      signal.addEventListener("abort", stop, { once: true });
     });
   }
 }

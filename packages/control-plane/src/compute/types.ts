@@ -20,9 +20,7 @@ export interface ServerSpec {
   resources?: { memoryLimitMb?: number | null; cpu?: number | null; workers?: number | null };
 }
 
-export interface LogSink {
-  (entry: { level: "info" | "warn" | "error"; message: string; revisionId: string }): void;
-}
+export type LogSink = (entry: { level: "info" | "warn" | "error"; message: string; revisionId: string }) => void;
 
 export interface ComputeEvent {
   deploymentId: string;

@@ -72,7 +72,7 @@ export function systemMounts(env: NodeJS.ProcessEnv = process.env): MountOp[] {
   for (const name of CA_VARIABLES) {
     const path = env[name];
     const covered = path !== undefined && ["/usr/", "/etc/ssl/certs/"].some((dir) => `${path}/`.startsWith(dir));
-    if (path && path.startsWith("/") && !covered && existsSync(path)) ops.push({ ...readOnly(path), optional: true });
+    if (path?.startsWith("/") && !covered && existsSync(path)) ops.push({ ...readOnly(path), optional: true });
   }
   ops.push(readOnly(join(BERTH_ROOT, "packages"), join(INSIDE.berth, "packages")));
   ops.push(readOnly(join(BERTH_ROOT, "node_modules"), join(INSIDE.berth, "node_modules")));

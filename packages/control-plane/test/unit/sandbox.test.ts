@@ -49,7 +49,13 @@ describe("sandboxed agent servers", { skip: process.getuid?.() !== 0 && "the lis
   let compute: LocalCompute;
 
   before(async () => {
-    isolation = await startIsolation({ dataDir: root, ...dirs, trustAllCode: false, tenantOf: () => "workspace", logger: pino({ level: "silent" }) });
+    isolation = await startIsolation({
+      dataDir: root,
+      ...dirs,
+      trustAllCode: false,
+      tenantOf: () => "workspace",
+      logger: pino({ level: "silent" }),
+    });
     assert.equal(isolation.sandboxed, true, "root with bubblewrap installed: the sandbox is on");
     compute = new LocalCompute({
       sandbox: isolation.server,
@@ -62,7 +68,9 @@ describe("sandboxed agent servers", { skip: process.getuid?.() !== 0 && "the lis
   });
   after(() => compute?.stopAll());
 
-  test("stop() sends SIGTERM to the server inside: a run streaming then finishes (graceful shutdown)", { timeout: 120_000 }, async () => {
+  test("stop() sends SIGTERM to the server inside: a run streaming then finishes (graceful shutdown)", {
+    timeout: 120_000,
+  }, async () => {
     const instance = await compute.start(specOf(randomUUID()));
     const client = new Client({ apiUrl: instance.url });
     let stopping: Promise<void> | undefined;
@@ -79,14 +87,17 @@ describe("sandboxed agent servers", { skip: process.getuid?.() !== 0 && "the lis
     assert.deepEqual(events, [], "a stop is not a crash");
   });
 
-  test("SIGKILL to the recorded pid (orphan cleanup) ends the whole sandbox, the server inside too", { timeout: 120_000 }, async () => {
+  test("SIGKILL to the recorded pid (orphan cleanup) ends the whole sandbox, the server inside too", {
+    timeout: 120_000,
+  }, async () => {
     const spec = specOf(randomUUID());
     const instance = await compute.start(spec);
     try {
       const bwrap = instance.pid;
       const inside = childrenOf(bwrap).flatMap(childrenOf);
       assert.equal(inside.length, 1, "bwrap → its pid 1 → the server");
-      assert.match(readFileSync(`/proc/${inside[0]}/cmdline`, "utf8"), /berth\.mjs\u0000serve\u0000/);
+      // /proc/<pid>/cmdline separates arguments with NUL characters.
+      assert.match(readFileSync(`/proc/${inside[0]}/cmdline`, "utf8").replaceAll("\u0000", " "), /berth\.mjs serve /);
       await recordPid(join(dirs.deployments, spec.deploymentId), bwrap);
       const crashed = new Promise<ComputeEvent>((resolve) => waiting.push(resolve));
       assert.equal(killOrphans(dirs.deployments), 1);
