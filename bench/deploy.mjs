@@ -18,10 +18,14 @@ const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const key = "berth_bench_admin_key";
 
 const dataDir = mkdtempSync(join(tmpdir(), "berth-bench-deploy-"));
-const cp = spawn(process.execPath, [join(root, "packages/cli/bin/berth.mjs"), "control-plane", "--port", "0", "--data-dir", dataDir], {
-  env: { ...process.env, BERTH_ADMIN_API_KEY: key, BERTH_ROUTER_PORT: "0", LOG_LEVEL: "info", DATABASE_URL: "" },
-  stdio: ["ignore", "pipe", "inherit"],
-});
+const cp = spawn(
+  process.execPath,
+  [join(root, "packages/cli/bin/berth.mjs"), "control-plane", "--port", "0", "--data-dir", dataDir],
+  {
+    env: { ...process.env, BERTH_ADMIN_API_KEY: key, BERTH_ROUTER_PORT: "0", LOG_LEVEL: "info", DATABASE_URL: "" },
+    stdio: ["ignore", "pipe", "inherit"],
+  },
+);
 const url = await new Promise((resolve, reject) => {
   let text = "";
   cp.stdout.on("data", (chunk) => {
@@ -82,8 +86,14 @@ async function upload(deploymentId, bytes) {
 }
 
 async function installLine(deploymentId, revisionId) {
-  const { logs } = await call("POST", `/v1/projects/${deploymentId}/revisions/${revisionId}/build_logs`, { order: "asc", limit: 1000 });
-  return logs.map((line) => line.message).filter((message) => /install|cache/i.test(message) && /\(\d/.test(message)).join("; ");
+  const { logs } = await call("POST", `/v1/projects/${deploymentId}/revisions/${revisionId}/build_logs`, {
+    order: "asc",
+    limit: 1000,
+  });
+  return logs
+    .map((line) => line.message)
+    .filter((message) => /install|cache/i.test(message) && /\(\d/.test(message))
+    .join("; ");
 }
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
@@ -98,12 +108,16 @@ try {
       secrets: [{ name: "GREETING", value: "one" }],
     });
     // A fresh listener cache each round would need a fresh control plane; instead the first round is the cold one.
-    const first = await timedPatch(deployment.id, { source_revision_config: { source_tarball_path: await upload(deployment.id, await pack(`round ${round}`)) } });
+    const first = await timedPatch(deployment.id, {
+      source_revision_config: { source_tarball_path: await upload(deployment.id, await pack(`round ${round}`)) },
+    });
     if (round === 0) {
       results.first.push(first.seconds);
       results.notes.first = await installLine(deployment.id, first.revisionId);
     }
-    const again = await timedPatch(deployment.id, { source_revision_config: { source_tarball_path: await upload(deployment.id, await pack(`round ${round} again`)) } });
+    const again = await timedPatch(deployment.id, {
+      source_revision_config: { source_tarball_path: await upload(deployment.id, await pack(`round ${round} again`)) },
+    });
     results.redeploy.push(again.seconds);
     results.notes.redeploy = await installLine(deployment.id, again.revisionId);
     results.secrets.push((await timedPatch(deployment.id, { secrets: [{ name: "GREETING", value: `v${round}` }] })).seconds);
@@ -122,4 +136,7 @@ console.log("\n| PATCH → DEPLOYED | seconds |\n|---|---:|");
 for (const [label, seconds] of rows) console.log(`| ${label} | ${seconds.toFixed(1)} |`);
 console.log(`\nfirst deploy install: ${results.notes.first}\nre-deploy install: ${results.notes.redeploy}`);
 mkdirSync(join(benchDir, "results"), { recursive: true });
-writeFileSync(join(benchDir, "results", `deploy-${new Date().toISOString().replace(/[:.]/g, "-")}.json`), JSON.stringify(results, null, 2));
+writeFileSync(
+  join(benchDir, "results", `deploy-${new Date().toISOString().replace(/[:.]/g, "-")}.json`),
+  JSON.stringify(results, null, 2),
+);

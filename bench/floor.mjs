@@ -26,4 +26,4 @@ const result = {
     trivial.invoke({ text: "hi" }, { configurable: { thread_id: `t${i}`, __pregel_checkpointer: checkpointer } }),
   ),
 };
-process.stdout.write(JSON.stringify(result) + "\n");
+process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -79,7 +79,12 @@ async function timedStream(path, body) {
 const scenarios = {
   async ok() {
     const result = await autocannon({ url: `${baseUrl}/ok`, connections: options.concurrency, duration: options.seconds });
-    return { per_second: result.requests.average, p50_ms: result.latency.p50, p99_ms: result.latency.p99, failures: result.errors + result.non2xx };
+    return {
+      per_second: result.requests.average,
+      p50_ms: result.latency.p50,
+      p99_ms: result.latency.p99,
+      failures: result.errors + result.non2xx,
+    };
   },
   statelessWait() {
     return closedLoop(() => post("/runs/wait", { assistant_id: "trivial", input: { text: "hi" } }), options);
@@ -159,4 +164,4 @@ scenarios.fanOut = async () => {
 };
 
 const result = await scenarios[scenario]();
-process.stdout.write(JSON.stringify(result) + "\n");
+process.stdout.write(`${JSON.stringify(result)}\n`);

@@ -75,14 +75,26 @@ const SERVERS = [
   {
     name: "reference",
     label: "reference (@langchain/langgraph-api 1.5.1, langgraphjs dev)",
-    command: (port) => [join(benchDir, "node_modules", ".bin", "langgraphjs"), ["dev", "--no-browser", "--no-reload", "-p", String(port), "-c", join(benchDir, "graphs", "langgraph.json")], { cwd: benchDir }],
+    command: (port) => [
+      join(benchDir, "node_modules", ".bin", "langgraphjs"),
+      ["dev", "--no-browser", "--no-reload", "-p", String(port), "-c", join(benchDir, "graphs", "langgraph.json")],
+      { cwd: benchDir },
+    ],
   },
   {
     name: "berth",
     label: "Berth embedded (SQLite)",
     command: (port) => [
       process.execPath,
-      [join(root, "packages", "cli", "bin", "berth.mjs"), "dev", join(benchDir, "graphs"), "--port", String(port), "--data-dir", mkdtempSync(join(tmpdir(), "berth-bench-"))],
+      [
+        join(root, "packages", "cli", "bin", "berth.mjs"),
+        "dev",
+        join(benchDir, "graphs"),
+        "--port",
+        String(port),
+        "--data-dir",
+        mkdtempSync(join(tmpdir(), "berth-bench-")),
+      ],
       { cwd: root, env: { ...process.env, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "warn" } },
     ],
   },
@@ -199,4 +211,4 @@ mkdirSync(join(benchDir, "results"), { recursive: true });
 const file = join(benchDir, "results", `${results.date.replace(/[:.]/g, "-")}.json`);
 writeFileSync(file, JSON.stringify(results, null, 2));
 const { renderTable } = await import("./table.mjs");
-process.stdout.write(renderTable(results) + `\nJSON: ${file}\n`);
+process.stdout.write(`${renderTable(results)}\nJSON: ${file}\n`);

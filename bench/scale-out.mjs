@@ -40,7 +40,9 @@ function ready(child, pattern) {
 }
 
 function load(url, scenario, options) {
-  const result = spawnSync(process.execPath, [join(benchDir, "load.mjs"), url, scenario, JSON.stringify(options)], { encoding: "utf8" });
+  const result = spawnSync(process.execPath, [join(benchDir, "load.mjs"), url, scenario, JSON.stringify(options)], {
+    encoding: "utf8",
+  });
   if (result.status !== 0) throw new Error(result.stderr);
   return JSON.parse(result.stdout.trim().split("\n").at(-1));
 }
@@ -52,7 +54,12 @@ function median(values) {
 export async function scaleOut({ port, repeats, requests }) {
   const results = {};
   for (const workerCount of [1, 2]) {
-    const env = { ...process.env, DATABASE_URL: await freshDatabase(process.env.DATABASE_URL), BERTH_REDIS_PREFIX: `bench${workerCount}`, LOG_LEVEL: "info" };
+    const env = {
+      ...process.env,
+      DATABASE_URL: await freshDatabase(process.env.DATABASE_URL),
+      BERTH_REDIS_PREFIX: `bench${workerCount}`,
+      LOG_LEVEL: "info",
+    };
     const api = start("api", port, env);
     const workers = Array.from({ length: workerCount }, () => start("worker", 0, env));
     try {
@@ -67,7 +74,11 @@ export async function scaleOut({ port, repeats, requests }) {
       if (workerCount === 1) results.fan_out = load(url, "fanOut", { joiners: 100 });
     } finally {
       for (const child of [api, ...workers]) child.kill("SIGTERM");
-      await Promise.all([api, ...workers].map((child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", resolve)))));
+      await Promise.all(
+        [api, ...workers].map(
+          (child) => new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", resolve))),
+        ),
+      );
     }
   }
   return results;

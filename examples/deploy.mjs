@@ -36,7 +36,9 @@ async function call(method, path, body) {
 }
 
 // 1. The deployment, created once (its first revision waits for the source).
-const existing = (await call("GET", `/v2/deployments?name_contains=${encodeURIComponent(name)}`)).resources.find((d) => d.name === name);
+const existing = (await call("GET", `/v2/deployments?name_contains=${encodeURIComponent(name)}`)).resources.find(
+  (d) => d.name === name,
+);
 const deployment =
   existing ??
   (await call("POST", "/v2/deployments", {
@@ -56,7 +58,9 @@ const put = await fetch(upload_url, { method: "PUT", body: tarball, headers: { "
 if (!put.ok) throw new Error(`upload failed with status ${put.status}: ${await put.text()}`);
 
 // 3. A new revision with that source; wait (long poll) until it is final.
-const patched = await call("PATCH", `/v2/deployments/${deployment.id}`, { source_revision_config: { source_tarball_path: object_path } });
+const patched = await call("PATCH", `/v2/deployments/${deployment.id}`, {
+  source_revision_config: { source_tarball_path: object_path },
+});
 const revisionPath = `/v2/deployments/${deployment.id}/revisions/${patched.latest_revision_id}`;
 let revision;
 do {

@@ -8,7 +8,11 @@ import pg from "pg";
 
 const root = new URL("..", import.meta.url).pathname;
 const testsIn = (dir) =>
-  existsSync(join(root, dir)) ? readdirSync(join(root, dir)).filter((f) => f.endsWith(".test.ts")).map((f) => join(dir, f)) : [];
+  existsSync(join(root, dir))
+    ? readdirSync(join(root, dir))
+        .filter((f) => f.endsWith(".test.ts"))
+        .map((f) => join(dir, f))
+    : [];
 const packages = readdirSync(join(root, "packages"));
 const blackBox = packages.flatMap((p) => testsIn(`packages/${p}/test`));
 const unit = packages.flatMap((p) => testsIn(`packages/${p}/test/unit`));
@@ -36,9 +40,9 @@ if (process.env.DATABASE_URL && process.env.REDIS_URL) {
   failed = run(blackBox, "postgres") !== 0 || failed;
   await dropTestDatabases();
 } else {
-  console.log("\n" + "!".repeat(78));
+  console.log(`\n${"!".repeat(78)}`);
   console.log("!! SKIPPED: the black-box suite against PostgreSQL + Redis.");
   console.log("!! Set DATABASE_URL (postgres://...) and REDIS_URL (redis://...) to run it.");
-  console.log("!".repeat(78) + "\n");
+  console.log(`${"!".repeat(78)}\n`);
 }
 process.exit(failed ? 1 : 0);

@@ -81,7 +81,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   const dataDir = options.dataDir ?? join(project.projectDir, ".berth");
   useSchemaCacheDir(join(dataDir, "schema-cache"));
-  const { storage, broker, exclusive, workerPollMs, readsRunsFromDatabase, describe } = await openBackends(settings, dataDir, logger);
+  const { storage, broker, exclusive, workerPollMs, readsRunsFromDatabase, describe } = await openBackends(
+    settings,
+    dataDir,
+    logger,
+  );
   try {
     const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer, logger);
     const control = new RunControl();
@@ -129,7 +133,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       });
       url = await app.listen({ host: options.host, port: options.port });
       logger.info({ url, role, graphs: graphs.ids(), storage: describe }, "agent server listening");
-      if (settings.internalTruncate) logger.warn("POST /internal/truncate is enabled (BERTH_INTERNAL_TRUNCATE): any client can empty the database");
+      if (settings.internalTruncate)
+        logger.warn("POST /internal/truncate is enabled (BERTH_INTERNAL_TRUNCATE): any client can empty the database");
     } else {
       logger.info({ role, graphs: graphs.ids(), storage: describe, owner: worker?.owner }, "worker ready");
     }

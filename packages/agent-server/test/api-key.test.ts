@@ -46,9 +46,13 @@ describe("BERTH_API_KEY", () => {
 });
 
 test("berth dev refuses to listen beyond loopback", async () => {
-  const child = spawn(process.execPath, [join(REPO_ROOT, "packages/cli/bin/berth.mjs"), "dev", "--host", "0.0.0.0", "--port", "0"], {
-    stdio: ["ignore", "pipe", "pipe"],
-  });
+  const child = spawn(
+    process.execPath,
+    [join(REPO_ROOT, "packages/cli/bin/berth.mjs"), "dev", "--host", "0.0.0.0", "--port", "0"],
+    {
+      stdio: ["ignore", "pipe", "pipe"],
+    },
+  );
   let stderr = "";
   child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
   const [code] = (await once(child, "exit")) as [number];

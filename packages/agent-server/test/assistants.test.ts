@@ -18,10 +18,21 @@ describe("assistants", () => {
     assert.equal(byGraphId.graph_id, "agent");
     assert.deepEqual(byGraphId.metadata, { created_by: "system" });
     const system = await berth.client.assistants.search({ metadata: { created_by: "system" }, limit: 100 });
-    assert.deepEqual(
-      system.map((assistant) => assistant.graph_id).sort(),
-      ["agent", "blocking", "chat", "default_export", "factory", "failing", "hitl", "nested", "plain_js", "promised", "slow", "uncompiled", "zod_state"],
-    );
+    assert.deepEqual(system.map((assistant) => assistant.graph_id).sort(), [
+      "agent",
+      "blocking",
+      "chat",
+      "default_export",
+      "factory",
+      "failing",
+      "hitl",
+      "nested",
+      "plain_js",
+      "promised",
+      "slow",
+      "uncompiled",
+      "zod_state",
+    ]);
     const described = system.find((assistant) => assistant.graph_id === "plain_js");
     assert.equal(described?.description, "A graph written in plain JavaScript");
   });
@@ -70,9 +81,15 @@ describe("assistants", () => {
     assert.deepEqual(helpers.map((a) => a.name).sort(), ["Alpha helper", "beta helper"]);
 
     const byNameAsc = await berth.client.assistants.search({ metadata: { marker }, sortBy: "name", sortOrder: "asc" });
-    assert.deepEqual(byNameAsc.map((a) => a.name), ["Alpha helper", "Gamma", "beta helper"]);
+    assert.deepEqual(
+      byNameAsc.map((a) => a.name),
+      ["Alpha helper", "Gamma", "beta helper"],
+    );
     const byNameDesc = await berth.client.assistants.search({ metadata: { marker }, sortBy: "name", sortOrder: "desc" });
-    assert.deepEqual(byNameDesc.map((a) => a.name), ["beta helper", "Gamma", "Alpha helper"]);
+    assert.deepEqual(
+      byNameDesc.map((a) => a.name),
+      ["beta helper", "Gamma", "Alpha helper"],
+    );
 
     const page = await request(berth.url, "POST", "/assistants/search", {
       metadata: { marker },
@@ -84,8 +101,17 @@ describe("assistants", () => {
     assert.equal(page.headers.get("x-pagination-total"), "3");
     assert.equal(page.headers.get("x-pagination-next"), "2");
     assert.equal((page.body as unknown[]).length, 2);
-    const last = await berth.client.assistants.search({ metadata: { marker }, limit: 2, offset: 2, sortBy: "name", sortOrder: "asc" });
-    assert.deepEqual(last.map((a) => a.name), ["beta helper"]);
+    const last = await berth.client.assistants.search({
+      metadata: { marker },
+      limit: 2,
+      offset: 2,
+      sortBy: "name",
+      sortOrder: "asc",
+    });
+    assert.deepEqual(
+      last.map((a) => a.name),
+      ["beta helper"],
+    );
 
     assert.equal(await berth.client.assistants.count({ metadata: { marker } }), 3);
     assert.equal(await berth.client.assistants.count({ metadata: { marker }, name: "gamma" }), 1);
@@ -98,9 +124,19 @@ describe("assistants", () => {
     await berth.client.assistants.update(assistant.assistant_id, { name: "v2", metadata: { step: 2 } });
     await berth.client.assistants.update(assistant.assistant_id, { name: "v3" });
     const versions = await berth.client.assistants.getVersions(assistant.assistant_id);
-    assert.deepEqual(versions.map((v) => [v.version, v.name]), [[3, "v3"], [2, "v2"], [1, "v1"]]);
+    assert.deepEqual(
+      versions.map((v) => [v.version, v.name]),
+      [
+        [3, "v3"],
+        [2, "v2"],
+        [1, "v1"],
+      ],
+    );
     const filtered = await berth.client.assistants.getVersions(assistant.assistant_id, { metadata: { step: 1 } });
-    assert.deepEqual(filtered.map((v) => v.version), [1]);
+    assert.deepEqual(
+      filtered.map((v) => v.version),
+      [1],
+    );
 
     const restored = await berth.client.assistants.setLatest(assistant.assistant_id, 1);
     assert.equal(restored.version, 1);
@@ -113,10 +149,16 @@ describe("assistants", () => {
 
   it("draws the graph", async () => {
     const drawing = await berth.client.assistants.getGraph("agent");
-    assert.deepEqual(drawing.nodes.map((node) => node.id), ["__start__", "respond", "__end__"]);
+    assert.deepEqual(
+      drawing.nodes.map((node) => node.id),
+      ["__start__", "respond", "__end__"],
+    );
     assert.deepEqual(
       drawing.edges.map((edge) => [edge.source, edge.target]),
-      [["__start__", "respond"], ["respond", "__end__"]],
+      [
+        ["__start__", "respond"],
+        ["respond", "__end__"],
+      ],
     );
     const xray = await berth.client.assistants.getGraph("nested", { xray: 1 });
     assert.ok(xray.nodes.some((node) => node.id === "child"));

@@ -73,14 +73,17 @@ function expected(loc: (string | number)[], type: string, received: string) {
 }
 
 function oneOf(loc: (string | number)[], ...values: string[]) {
-  return invalid(loc, `Invalid option: expected one of ${values.map((value) => JSON.stringify(value)).join("|")}`, "invalid_value");
+  return invalid(
+    loc,
+    `Invalid option: expected one of ${values.map((value) => JSON.stringify(value)).join("|")}`,
+    "invalid_value",
+  );
 }
 
 const tooSmall = (loc: (string | number)[], min: number) =>
   invalid(loc, `Too small: expected number to be >=${min}`, "too_small");
 const tooBig = (loc: (string | number)[], max: number) => invalid(loc, `Too big: expected number to be <=${max}`, "too_big");
-const emptyString = (loc: (string | number)[]) =>
-  invalid(loc, "Too small: expected string to have >=1 characters", "too_small");
+const emptyString = (loc: (string | number)[]) => invalid(loc, "Too small: expected string to have >=1 characters", "too_small");
 const notUuid = (loc: (string | number)[]) => invalid(loc, "must be a UUID", "invalid_format");
 const notInt = (loc: (string | number)[]) => invalid(loc, "Invalid input: expected int, received number", "invalid_type");
 /** Query booleans (zod lists the enum with integer-like keys first). */
@@ -187,6 +190,7 @@ const seedSuperstep = (graphId: string) => ({
 // ---- the table -------------------------------------------------------------
 
 /** Endpoints that read a JSON body: each gets malformed JSON, a non-object body, and an unsupported content type. */
+// biome-ignore format: a table, one case per line
 const BODY_ENDPOINTS: { method: Method; path: string; objectBody: boolean }[] = [
   { method: "POST", path: "/assistants", objectBody: true },
   { method: "POST", path: "/assistants/search", objectBody: true },
@@ -205,6 +209,7 @@ const BODY_ENDPOINTS: { method: Method; path: string; objectBody: boolean }[] = 
   { method: "POST", path: `/threads/${GRAPH_THREAD}/history`, objectBody: true },
 ];
 
+// biome-ignore format: a table, one case per line
 const genericRows: Row[] = BODY_ENDPOINTS.flatMap(({ method, path, objectBody }): Row[] => [
   { name: "malformed JSON", method, path, body: MALFORMED, status: 422, expected: malformedJson },
   ...(objectBody
@@ -239,6 +244,7 @@ const genericRows: Row[] = BODY_ENDPOINTS.flatMap(({ method, path, objectBody })
   },
 ]);
 
+// biome-ignore format: a table, one case per line
 const assistantRows: Row[] = [
   // POST /assistants
   { name: "no body", method: "POST", path: "/assistants", status: 422, expected: expected(["body"], "object", "undefined") },
@@ -363,6 +369,7 @@ const assistantRows: Row[] = [
   { name: "invalid recurse boolean", method: "GET", path: "/assistants/nested/subgraphs?recurse=maybe", status: 422, expected: notQueryBoolean(["query", "recurse"]) },
 ];
 
+// biome-ignore format: a table, one case per line
 const threadRows: Row[] = [
   // POST /threads
   { name: "thread_id not a UUID", method: "POST", path: "/threads", body: { thread_id: "not-a-uuid" }, status: 422, expected: notUuid(["body", "thread_id"]) },
@@ -587,6 +594,7 @@ const threadRows: Row[] = [
 const noAssistantForRun = (id: string) =>
   detail(`No assistant found for "${id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`);
 
+// biome-ignore format: a table, one case per line
 const runRows: Row[] = [
   { name: "unknown assistant", method: "POST", path: "/runs/wait", body: { assistant_id: UNKNOWN }, status: 404, expected: noAssistantForRun(UNKNOWN) },
   { name: "unknown graph as assistant", method: "POST", path: `/threads/${THREAD}/runs`, body: { assistant_id: "no_such_graph" }, status: 404, expected: noAssistantForRun("no_such_graph") },
@@ -683,7 +691,10 @@ describe("bad input: exact status and body per endpoint", () => {
         ],
       });
       assert.equal(created.status, 422);
-      assert.deepEqual(created.body, invalid(["body", "supersteps"], 'InvalidUpdateError: Node "ghost" does not exist', "value_error"));
+      assert.deepEqual(
+        created.body,
+        invalid(["body", "supersteps"], 'InvalidUpdateError: Node "ghost" does not exist', "value_error"),
+      );
       const got = await call("GET", `/threads/${threadId}`);
       assert.deepEqual([got.status, got.body], [404, noThreadWithId(threadId)]);
       const history = await call("POST", `/threads/${threadId}/history`, {});
@@ -754,20 +765,17 @@ describe("bad input: exact status and body per endpoint", () => {
       await assertUnchanged(threadId, seeded);
     });
 
-    it(
-      "a state update from a checkpoint that does not exist writes nothing",
-      async () => {
-        const threadId = "4a1f0000-0000-4000-8000-000000000007";
-        const seeded = await seededThread(threadId);
-        const update = await call("POST", `/threads/${threadId}/state`, {
-          values: { messages: [] },
-          as_node: "respond",
-          checkpoint_id: "no-such-checkpoint",
-        });
-        assert.deepEqual([update.status, update.body], [404, detail("Checkpoint no-such-checkpoint not found")]);
-        await assertUnchanged(threadId, seeded);
-      },
-    );
+    it("a state update from a checkpoint that does not exist writes nothing", async () => {
+      const threadId = "4a1f0000-0000-4000-8000-000000000007";
+      const seeded = await seededThread(threadId);
+      const update = await call("POST", `/threads/${threadId}/state`, {
+        values: { messages: [] },
+        as_node: "respond",
+        checkpoint_id: "no-such-checkpoint",
+      });
+      assert.deepEqual([update.status, update.body], [404, detail("Checkpoint no-such-checkpoint not found")]);
+      await assertUnchanged(threadId, seeded);
+    });
 
     it("a conflicting thread create (409) leaves the existing thread and its state untouched", async () => {
       const threadBefore = await call("GET", `/threads/${GRAPH_THREAD}`);

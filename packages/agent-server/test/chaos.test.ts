@@ -32,7 +32,12 @@ async function answersAgain(url: string): Promise<number> {
   while (Date.now() - started < ANSWERS_WITHIN_MS) {
     const signal = AbortSignal.timeout(10_000); // a wait that hangs counts as no answer
     const body = JSON.stringify({ assistant_id: "plain_js", input: { text: "probe" } });
-    const answer = await fetch(`${url}/runs/wait`, { method: "POST", headers: { "content-type": "application/json" }, body, signal })
+    const answer = await fetch(`${url}/runs/wait`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body,
+      signal,
+    })
       .then(async (response) => (response.ok ? ((await response.json()) as { text?: string }) : undefined))
       .catch(() => undefined);
     if (answer?.text === "PROBE") return Date.now() - started;
@@ -74,7 +79,9 @@ async function finalStatus(url: string, threadId: string, runId: string, deadlin
     const { status } = (await request(url, "GET", `/threads/${threadId}/runs/${runId}`)).body as { status: string };
     if (FINAL.has(status) || Date.now() >= deadline) return status;
     const signal = AbortSignal.timeout(Math.max(1, deadline - Date.now()));
-    await fetch(`${url}/threads/${threadId}/runs/${runId}/join`, { signal }).then((r) => r.text()).catch(() => undefined);
+    await fetch(`${url}/threads/${threadId}/runs/${runId}/join`, { signal })
+      .then((r) => r.text())
+      .catch(() => undefined);
   }
 }
 
@@ -96,14 +103,17 @@ describe(`chaos: runs under load while processes, the database, Redis and the di
   const timings: { setupMs?: number; drainMs?: number } = {};
   let failed = false;
 
-  before(async () => {
-    try {
-      await underLoad();
-    } catch (error) {
-      failed = true;
-      throw error;
-    }
-  }, { timeout: 300_000 });
+  before(
+    async () => {
+      try {
+        await underLoad();
+      } catch (error) {
+        failed = true;
+        throw error;
+      }
+    },
+    { timeout: 300_000 },
+  );
 
   /** Starts the load, makes every outage in turn while it runs, stops it. */
   async function underLoad(): Promise<void> {
@@ -133,7 +143,9 @@ describe(`chaos: runs under load while processes, the database, Redis and the di
         const thread = (await request(topology.url, "POST", "/threads", {})).body as { thread_id: string };
         const run = { assistant_id: "slow", input: { steps: 8, delay_ms: 500 } };
         assert.equal((await request(topology.url, "POST", `/threads/${thread.thread_id}/runs/wait`, run)).status, 200);
-        const [{ run_id: runId }] = (await request(topology.url, "GET", `/threads/${thread.thread_id}/runs`)).body as { run_id: string }[];
+        const [{ run_id: runId }] = (await request(topology.url, "GET", `/threads/${thread.thread_id}/runs`)).body as {
+          run_id: string;
+        }[];
         leaseAttempts = await attemptsOf(topology.url, thread.thread_id, runId);
       }
       await inject("Redis restart", () => topology.restartRedis());
@@ -207,7 +219,9 @@ describe(`chaos: runs under load while processes, the database, Redis and the di
 
   /** Where a stream came in the chaos, and how its run ended: to tell a failure's cause. */
   async function whence(stream: FollowedStream): Promise<string> {
-    const run = (await request(topology.url, "GET", `/threads/${stream.threadId}/runs/${stream.runId}`)).body as { status: string };
+    const run = (await request(topology.url, "GET", `/threads/${stream.threadId}/runs/${stream.runId}`)).body as {
+      status: string;
+    };
     const after = outages.filter((outage) => outage.at <= stream.startedAt).at(-1);
     const since = after ? `${stream.startedAt - after.at} ms after the start of "${after.outage}"` : "before any outage";
     return `run ${stream.runId} (${run.status}; streamed ${since}; ${stream.reconnections} reconnections)`;
@@ -228,23 +242,26 @@ describe(`chaos: runs under load while processes, the database, Redis and the di
       if (found.length > 0) problems.push(`${await whence(stream)}: ${found.join("; ")}`);
     }
     const reconnected = completed.filter((stream) => stream.reconnections > 0).length;
-    console.log("chaos:", JSON.stringify({ streams: load.streams.length, completed: completed.length, reconnected, events_checked: events }));
+    console.log(
+      "chaos:",
+      JSON.stringify({ streams: load.streams.length, completed: completed.length, reconnected, events_checked: events }),
+    );
     assert.ok(completed.length > 0, "some streams completed");
     assert.deepEqual(problems, []);
   });
 
-  check(
-    "every stream that completed has at least one event (its metadata, or the error it ended with)",
-    async () => {
-      const empty = load.streams.filter((stream) => stream.completed && stream.ids.length === 0);
-      assert.deepEqual(await Promise.all(empty.map(whence)), []);
-    },
-  );
+  check("every stream that completed has at least one event (its metadata, or the error it ended with)", async () => {
+    const empty = load.streams.filter((stream) => stream.completed && stream.ids.length === 0);
+    assert.deepEqual(await Promise.all(empty.map(whence)), []);
+  });
 
   check("outages answer 503 (with Retry-After) or 507 with a reason, never 500", () => {
     const failures = load.failures.map(({ status, detail, retryAfter, request }) => ({ status, detail, retryAfter, request }));
     console.log("chaos:", JSON.stringify({ failures: failures.length, by_status: Object.fromEntries(load.responses) }));
-    assert.deepEqual(failures.filter((failure) => failure.status === 500 || failure.status === 502), []);
+    assert.deepEqual(
+      failures.filter((failure) => failure.status === 500 || failure.status === 502),
+      [],
+    );
     for (const failure of failures) {
       assert.equal(typeof failure.detail, "string", `a reason in ${JSON.stringify(failure)}`);
       if (failure.status === 503) assert.ok(failure.retryAfter, `Retry-After in ${JSON.stringify(failure)}`);
@@ -256,7 +273,11 @@ describe(`chaos: runs under load while processes, the database, Redis and the di
     assert.ok(refusal, "a write was refused");
     assert.equal(refusal.status, 507, JSON.stringify(refusal.body));
     assert.match((refusal.body as { detail: string }).detail, /^Insufficient storage: /);
-    assert.equal((await request(topology.url, "GET", `/threads/${refusal.threadId}`)).status, 404, "the refused thread was not created");
+    assert.equal(
+      (await request(topology.url, "GET", `/threads/${refusal.threadId}`)).status,
+      404,
+      "the refused thread was not created",
+    );
     await answersAgain(topology.url);
     const integrity = topology.integrity();
     if (integrity !== undefined) assert.equal(integrity, "ok");

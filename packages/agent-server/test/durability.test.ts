@@ -144,7 +144,12 @@ describe("durability across restarts on the same data directory", () => {
 
       // Its record was updated with the state, in the same acknowledged write.
       const { updated_at: _updatedAt, values, status, ...unchanged } = after.seededThread;
-      const { updated_at: _updatedBefore, values: _valuesBefore, status: _statusBefore, ...unchangedBefore } = before.seededThread;
+      const {
+        updated_at: _updatedBefore,
+        values: _valuesBefore,
+        status: _statusBefore,
+        ...unchangedBefore
+      } = before.seededThread;
       assert.deepEqual(unchanged, unchangedBefore);
       assert.deepEqual(values, after.state.values);
       assert.equal(status, "idle");

@@ -54,7 +54,9 @@ describe("POST /internal/truncate", () => {
     assert.equal((await request(berth.url, "GET", `/assistants/${custom.assistant_id}`)).status, 404);
     // The server works as new afterwards.
     const thread = await client.threads.create();
-    const values = await client.runs.wait(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "again" }] } });
+    const values = await client.runs.wait(thread.thread_id, "agent", {
+      input: { messages: [{ type: "human", content: "again" }] },
+    });
     assert.equal((values as { messages: unknown[] }).messages.length, 2);
   });
 

@@ -65,7 +65,10 @@ describe("a project that fails to load", () => {
   it("reports an error thrown while the module loads", async () => {
     const { code, output } = await runBerthExpectingFailure({ project: "broken-module" });
     assert.equal(code, 1);
-    assert.match(output, /failed to load graph "explodes" from .*broken-module\/graph\.mjs \(export "graph"\): this module fails on purpose/);
+    assert.match(
+      output,
+      /failed to load graph "explodes" from .*broken-module\/graph\.mjs \(export "graph"\): this module fails on purpose/,
+    );
   });
 
   it("reports a missing langgraph.json", async () => {
@@ -107,7 +110,13 @@ describe("a project with its own copies of LangGraph and LangChain core", () => 
       ],
     });
     const messages = (thread.values as { messages: { type: string; content: string }[] }).messages;
-    assert.deepEqual(messages.map((m) => [m.type, m.content]), [["human", "one"], ["ai", "two"]]);
+    assert.deepEqual(
+      messages.map((m) => [m.type, m.content]),
+      [
+        ["human", "one"],
+        ["ai", "two"],
+      ],
+    );
   });
 });
 
@@ -139,4 +148,3 @@ describe("a project that logs with the SDK's getLogger()", () => {
     assert.equal(line.langgraph_node, "speak");
   });
 });
-

@@ -21,7 +21,11 @@ describe("shapes as the reference server gives them", () => {
     const response = await fetch(`${berth.url}/threads/${thread.thread_id}/runs/stream`, {
       method: "POST",
       headers: { "content-type": "application/json" },
-      body: JSON.stringify({ assistant_id: assistant, input: { messages: [{ type: "human", content: "hi" }] }, stream_mode: streamMode }),
+      body: JSON.stringify({
+        assistant_id: assistant,
+        input: { messages: [{ type: "human", content: "hi" }] },
+        stream_mode: streamMode,
+      }),
     });
     const events: { event: string; data: unknown }[] = [];
     for await (const { event, data } of sseEvents(response.body!)) events.push({ event, data });
@@ -82,7 +86,10 @@ describe("shapes as the reference server gives them", () => {
 
   it("config.recursion_limit (the API's snake_case) reaches LangGraph: a two-step graph with a limit of 1 fails", async () => {
     const thread = await berth.client.threads.create();
-    const run = await berth.client.runs.create(thread.thread_id, "two_steps", { input: { messages: [] }, config: { recursion_limit: 1 } });
+    const run = await berth.client.runs.create(thread.thread_id, "two_steps", {
+      input: { messages: [] },
+      config: { recursion_limit: 1 },
+    });
     const output = (await berth.client.runs.join(thread.thread_id, run.run_id)) as { __error__?: { error: string } };
     assert.equal(output.__error__?.error, "GraphRecursionError");
     assert.equal((await berth.client.runs.get(thread.thread_id, run.run_id)).status, "error");
@@ -93,7 +100,11 @@ describe("shapes as the reference server gives them", () => {
 
   it("a run's metadata carries what the reference adds: run_attempt, langgraph_version, langgraph_plan, langgraph_host", async () => {
     const thread = await berth.client.threads.create();
-    await berth.client.runs.wait(thread.thread_id, "two_steps", { input: { messages: [] }, config: { tags: ["t1"] }, metadata: { m: 1 } });
+    await berth.client.runs.wait(thread.thread_id, "two_steps", {
+      input: { messages: [] },
+      config: { tags: ["t1"] },
+      metadata: { m: 1 },
+    });
     const state = await berth.client.threads.getState(thread.thread_id);
     const metadata = state.metadata as Dict;
     assert.equal(metadata.run_attempt, 1);
@@ -105,17 +116,29 @@ describe("shapes as the reference server gives them", () => {
     const thread = await berth.client.threads.create();
     const response = await fetch(`${berth.url}/threads/${thread.thread_id}/runs/wait`, {
       method: "POST",
-      headers: { "content-type": "application/json", "x-team": "blue", "x-api-key": "secret", "x-tenant-id": "t1", "user-agent": "probe/1" },
+      headers: {
+        "content-type": "application/json",
+        "x-team": "blue",
+        "x-api-key": "secret",
+        "x-tenant-id": "t1",
+        "user-agent": "probe/1",
+      },
       body: JSON.stringify({ assistant_id: "config_echo", input: {}, config: { configurable: { model: "m1" } } }),
     });
     assert.equal(response.status, 200);
     const { seen } = (await response.json()) as { seen: { metadata: Dict; configurable: Dict } };
-    assert.deepEqual([seen.configurable["x-team"], seen.configurable["user-agent"], seen.configurable.model], ["blue", "probe/1", "m1"]);
+    assert.deepEqual(
+      [seen.configurable["x-team"], seen.configurable["user-agent"], seen.configurable.model],
+      ["blue", "probe/1", "m1"],
+    );
     assert.equal(seen.configurable["x-api-key"], undefined);
     assert.equal(seen.configurable["x-tenant-id"], undefined);
     assert.equal(seen.metadata.ls_integration, "langgraph");
     const metadata = (await berth.client.threads.getState(thread.thread_id)).metadata as Dict;
-    assert.deepEqual([metadata["x-team"], metadata["user-agent"], metadata.model, metadata.ls_integration], ["blue", "probe/1", "m1", "langgraph"]);
+    assert.deepEqual(
+      [metadata["x-team"], metadata["user-agent"], metadata.model, metadata.ls_integration],
+      ["blue", "probe/1", "m1", "langgraph"],
+    );
     assert.equal(metadata["x-api-key"], undefined);
   });
 });

@@ -73,7 +73,12 @@ describe("a failure anywhere in a run ends it in error and leaves its thread usa
   it("input a reducer rejects is a 422 naming the key, and creates no run", BOUND, async () => {
     const thread = await berth.client.threads.create();
     const alien = { assistant_id: "echo", input: { messages: [{ type: "alien", content: "x" }] } };
-    for (const path of [`/threads/${thread.thread_id}/runs/wait`, `/threads/${thread.thread_id}/runs/stream`, `/threads/${thread.thread_id}/runs`, "/runs/wait"]) {
+    for (const path of [
+      `/threads/${thread.thread_id}/runs/wait`,
+      `/threads/${thread.thread_id}/runs/stream`,
+      `/threads/${thread.thread_id}/runs`,
+      "/runs/wait",
+    ]) {
       const response = await request(berth.url, "POST", path, alien);
       assert.equal(response.status, 422, `${path}: ${JSON.stringify(response.body)}`);
       const [detail] = (response.body as { detail: { loc: string[]; msg: string; type: string }[] }).detail;
@@ -83,8 +88,13 @@ describe("a failure anywhere in a run ends it in error and leaves its thread usa
     }
     assert.deepEqual(await berth.client.runs.list(thread.thread_id), []);
     assert.equal((await berth.client.threads.get(thread.thread_id)).status, "idle");
-    const values = (await berth.client.runs.wait(thread.thread_id, "echo", { input: { messages: [{ type: "human", content: "hi" }] } })) as Messages;
-    assert.deepEqual(values.messages.map((message) => message.content), ["hi", "echo: hi"]);
+    const values = (await berth.client.runs.wait(thread.thread_id, "echo", {
+      input: { messages: [{ type: "human", content: "hi" }] },
+    })) as Messages;
+    assert.deepEqual(
+      values.messages.map((message) => message.content),
+      ["hi", "echo: hi"],
+    );
   });
 
   it("before the graph: its factory throws", BOUND, async () => {
@@ -111,7 +121,11 @@ describe("a failure anywhere in a run ends it in error and leaves its thread usa
     const state = await request(berth.url, "GET", `/threads/${thread.thread_id}/state`);
     assert.equal(state.status, 409, JSON.stringify(state.body));
     assert.match((state.body as { detail: string }).detail, /state cannot be restored by its graph: .*item "a" is already there/);
-    assert.deepEqual((await berth.client.threads.get(thread.thread_id)).values, { items: ["a", "#1"] }, "the values it last recorded");
+    assert.deepEqual(
+      (await berth.client.threads.get(thread.thread_id)).values,
+      { items: ["a", "#1"] },
+      "the values it last recorded",
+    );
     const values = (await assertUsable(berth, thread.thread_id, runId, "unique_items", { items: ["b"] })) as { items: string[] };
     assert.deepEqual(values.items.slice(0, 3), ["a", "#1", "b"]);
   });
@@ -119,8 +133,18 @@ describe("a failure anywhere in a run ends it in error and leaves its thread usa
   it("while reading the final state: its checkpoint cannot be restored", BOUND, async () => {
     const thread = await berth.client.threads.create();
     const { runId, events } = await runStreamed(berth, thread.thread_id, "fragile_state", {});
-    assert.deepEqual(events.filter((event) => event.event === "values").at(-1)?.data, { note: "fragile" }, "the graph itself ran");
-    await assertEndedInError(berth, thread.thread_id, runId, events, /^Reading the run's final state failed: the fragile value could not be restored$/);
+    assert.deepEqual(
+      events.filter((event) => event.event === "values").at(-1)?.data,
+      { note: "fragile" },
+      "the graph itself ran",
+    );
+    await assertEndedInError(
+      berth,
+      thread.thread_id,
+      runId,
+      events,
+      /^Reading the run's final state failed: the fragile value could not be restored$/,
+    );
     assert.deepEqual(await assertUsable(berth, thread.thread_id, runId, "fragile_state", { note: "again" }), { note: "sturdy" });
   });
 });
@@ -130,10 +154,22 @@ describe("failures of Berth's own writes (test-only fault injection: BERTH_TEST_
     const berth = await startBerth({ project: PROJECT, env: { BERTH_TEST_FAULTS: "append:once" } });
     try {
       const thread = await berth.client.threads.create();
-      const { runId, events } = await runStreamed(berth, thread.thread_id, "echo", { messages: [{ type: "human", content: "log" }] });
-      await assertEndedInError(berth, thread.thread_id, runId, events, /^Writing the run's event log failed: test fault injected at append/);
+      const { runId, events } = await runStreamed(berth, thread.thread_id, "echo", {
+        messages: [{ type: "human", content: "log" }],
+      });
+      await assertEndedInError(
+        berth,
+        thread.thread_id,
+        runId,
+        events,
+        /^Writing the run's event log failed: test fault injected at append/,
+      );
       const logged = await replay(berth, thread.thread_id, runId);
-      assert.deepEqual(logged.map(({ id, event }) => [id, event]), events.map(({ id, event }) => [id, event]), "every event reached the log");
+      assert.deepEqual(
+        logged.map(({ id, event }) => [id, event]),
+        events.map(({ id, event }) => [id, event]),
+        "every event reached the log",
+      );
       await assertUsable(berth, thread.thread_id, runId, "echo", { messages: [{ type: "human", content: "next" }] });
     } finally {
       await berth.stop();
@@ -145,8 +181,13 @@ describe("failures of Berth's own writes (test-only fault injection: BERTH_TEST_
     const berth = await startBerth({ project: PROJECT, env: { BERTH_TEST_FAULTS: "finish:3" } });
     try {
       const thread = await berth.client.threads.create();
-      const { runId, events } = await runStreamed(berth, thread.thread_id, "echo", { messages: [{ type: "human", content: "end" }] });
-      assert.ok(events.some((event) => event.event === "values"), "the graph ran");
+      const { runId, events } = await runStreamed(berth, thread.thread_id, "echo", {
+        messages: [{ type: "human", content: "end" }],
+      });
+      assert.ok(
+        events.some((event) => event.event === "values"),
+        "the graph ran",
+      );
       await assertEndedInError(berth, thread.thread_id, runId, events, /^test fault injected at finish/);
       await assertUsable(berth, thread.thread_id, runId, "echo", { messages: [{ type: "human", content: "next" }] });
     } finally {

@@ -92,7 +92,10 @@ async function assertFinished(observer: BerthProcess, threadId: string, runId: s
   assert.deepEqual(await observer.client.runs.join(threadId, runId), { gate, passed: true });
   assert.equal((await observer.client.runs.get(threadId, runId)).status, "success");
   const events = await collect(observer.client.runs.joinStream(threadId, runId, { lastEventId: "-1" }));
-  assert.deepEqual(attemptsOf(events).filter((attempt) => attempt >= attempts[0]), attempts);
+  assert.deepEqual(
+    attemptsOf(events).filter((attempt) => attempt >= attempts[0]),
+    attempts,
+  );
   assert.equal((await observer.client.threads.get(threadId)).status, "idle");
 }
 
@@ -106,7 +109,11 @@ async function killAndResume(
   options: { env: Record<string, string>; survivorEnv?: Record<string, string>; restart?: boolean; boundMs?: number },
 ): Promise<void> {
   const dataDir = newDataDir();
-  const { observer, executor, survivor, threadId, runId, gate, open } = await runUnderWay(dataDir, options.env, options.survivorEnv);
+  const { observer, executor, survivor, threadId, runId, gate, open } = await runUnderWay(
+    dataDir,
+    options.env,
+    options.survivorEnv,
+  );
   let restarted: BerthProcess | undefined;
   try {
     await executor.kill();
@@ -122,7 +129,9 @@ async function killAndResume(
 }
 
 describe("handing runs over and resuming them", () => {
-  it("SIGTERM hands a run over without spending an attempt (BERTH_MAX_ATTEMPTS=1, stopped twice, still succeeds)", { timeout: 90_000 }, async () => {
+  it("SIGTERM hands a run over without spending an attempt (BERTH_MAX_ATTEMPTS=1, stopped twice, still succeeds)", {
+    timeout: 90_000,
+  }, async () => {
     const dataDir = newDataDir();
     const env = { BERTH_MAX_ATTEMPTS: "1", BERTH_SHUTDOWN_GRACE_SECONDS: "0.2" };
     let berth = await startBerth({ project: PROJECT, dataDir, env });
@@ -152,12 +161,17 @@ describe("handing runs over and resuming them", () => {
     killAndResume(t, { env: LONG_LEASE, survivorEnv: LONG_LEASE }),
   );
 
-  it("kill -9: a worker that cannot judge the dead one's pid (another host) resumes the run once the default lease lapsed", { timeout: 90_000 }, (t) =>
-    // The bound is the lease: 10 s by default, plus a sweep (2 s) and a claim; it was 30 s (+ up to 15 s) before.
-    killAndResume(t, { env: DEFAULT_LEASE, survivorEnv: { ...DEFAULT_LEASE, ...OTHER_HOST }, boundMs: 25_000 }),
+  it(
+    "kill -9: a worker that cannot judge the dead one's pid (another host) resumes the run once the default lease lapsed",
+    { timeout: 90_000 },
+    (t) =>
+      // The bound is the lease: 10 s by default, plus a sweep (2 s) and a claim; it was 30 s (+ up to 15 s) before.
+      killAndResume(t, { env: DEFAULT_LEASE, survivorEnv: { ...DEFAULT_LEASE, ...OTHER_HOST }, boundMs: 25_000 }),
   );
 
-  it("cancel of a run whose process died: wait=true returns once the run ended, then it can be deleted", { timeout: 90_000 }, async () => {
+  it("cancel of a run whose process died: wait=true returns once the run ended, then it can be deleted", {
+    timeout: 90_000,
+  }, async () => {
     const dataDir = newDataDir();
     const { observer, executor, threadId, runId } = await runUnderWay(dataDir, LONG_LEASE);
     let next: BerthProcess | undefined;
@@ -173,12 +187,20 @@ describe("handing runs over and resuming them", () => {
       assert.equal((await observer.client.runs.get(threadId, runId)).status, "interrupted");
       const events = await collect(observer.client.runs.joinStream(threadId, runId, { lastEventId: "-1" }));
       // (Attempt 1's last events may have died with its process before they were logged.)
-      const second = events.slice(events.findIndex((event) => event.event === "metadata" && (event.data as { attempt: number }).attempt === 2));
+      const second = events.slice(
+        events.findIndex((event) => event.event === "metadata" && (event.data as { attempt: number }).attempt === 2),
+      );
       assert.deepEqual(attemptsOf(second), [2]);
-      assert.deepEqual(second.filter((event) => event.event === "custom"), [], "attempt 2 did not run the graph");
+      assert.deepEqual(
+        second.filter((event) => event.event === "custom"),
+        [],
+        "attempt 2 did not run the graph",
+      );
       assert.notEqual((await observer.client.threads.get(threadId)).status, "busy");
       assert.equal((await request(observer.url, "DELETE", `/threads/${threadId}/runs/${runId}`)).status, 204);
-      const values = (await observer.client.runs.wait(threadId, "echo", { input: { messages: [{ type: "human", content: "after" }] } })) as {
+      const values = (await observer.client.runs.wait(threadId, "echo", {
+        input: { messages: [{ type: "human", content: "after" }] },
+      })) as {
         messages: { content: string }[];
       };
       assert.equal(values.messages.at(-1)?.content, "echo: after");

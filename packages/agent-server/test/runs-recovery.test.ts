@@ -23,7 +23,12 @@ async function crashMidRun(berth: BerthProcess, steps: number) {
       headers: { "content-type": "application/json" },
       // durability "sync": a step's checkpoint is written before the next step starts, so the progress a client saw
       // tells which checkpoints exist (with LangGraph's default "async", the last one may still be in flight).
-      body: JSON.stringify({ assistant_id: "slow", input: { steps, delay_ms: 250 }, stream_mode: ["values", "custom"], durability: "sync" }),
+      body: JSON.stringify({
+        assistant_id: "slow",
+        input: { steps, delay_ms: 250 },
+        stream_mode: ["values", "custom"],
+        durability: "sync",
+      }),
       signal: controller.signal,
     });
     assert.equal(response.status, 200);
@@ -73,13 +78,21 @@ describe("runs survive a crash of the server", () => {
 
       // Attempt 2 picks up after the last checkpoint of attempt 1: it neither restarts from step 1
       // nor re-applies the run's input, and at most the step cut by the crash is executed twice.
-      const secondAttempt = log.slice(log.findIndex((event) => event.event === "metadata" && (event.data as { attempt: number }).attempt === 2));
+      const secondAttempt = log.slice(
+        log.findIndex((event) => event.event === "metadata" && (event.data as { attempt: number }).attempt === 2),
+      );
       const resumed = progressOf(secondAttempt);
       assert.ok(resumed[0] >= 2 && resumed[0] <= 3, `attempt 2 started at progress ${resumed[0]}`);
-      assert.deepEqual(resumed, Array.from({ length: steps - resumed[0] + 1 }, (_, i) => resumed[0] + i));
+      assert.deepEqual(
+        resumed,
+        Array.from({ length: steps - resumed[0] + 1 }, (_, i) => resumed[0] + i),
+      );
       const executed = [...progressOf(received), ...resumed];
       assert.ok(executed.length <= steps + 1, `steps executed across both attempts: ${executed}`);
-      assert.deepEqual([...new Set(executed)].sort((a, b) => a - b), Array.from({ length: steps }, (_, i) => i + 1));
+      assert.deepEqual(
+        [...new Set(executed)].sort((a, b) => a - b),
+        Array.from({ length: steps }, (_, i) => i + 1),
+      );
       const firstValues = secondAttempt.find((event) => event.event === "values")?.data as SlowState;
       assert.ok(firstValues.done >= 1, "attempt 2 starts from the checkpointed progress");
 
@@ -91,24 +104,22 @@ describe("runs survive a crash of the server", () => {
         "one input checkpoint, then one checkpoint per step: nothing restarted",
       );
 
-      await t.test(
-        "a client resuming with the last id it saw before the crash gets the new attempt's events",
-                async () => {
-          const byId = new Map(log.map((event) => [event.id, event]));
-          // Events delivered live in the last moments before the crash may be missing from the log, but an id the
-          // client saw never names another event.
-          for (const event of received) {
-            if (byId.has(event.id)) assert.deepEqual(byId.get(event.id), event, `event id ${event.id} kept its meaning`);
-          }
-          const lastSeen = received.at(-1)!.id!;
-          const resumedStream: SseEvent[] = [];
-          for await (const chunk of berth.client.runs.joinStream(threadId, runId, { lastEventId: lastSeen })) resumedStream.push(chunk);
-          assert.ok(
-            resumedStream.some((event) => event.event === "metadata" && (event.data as { attempt: number }).attempt === 2),
-            "the resumed stream announces attempt 2",
-          );
-        },
-      );
+      await t.test("a client resuming with the last id it saw before the crash gets the new attempt's events", async () => {
+        const byId = new Map(log.map((event) => [event.id, event]));
+        // Events delivered live in the last moments before the crash may be missing from the log, but an id the
+        // client saw never names another event.
+        for (const event of received) {
+          if (byId.has(event.id)) assert.deepEqual(byId.get(event.id), event, `event id ${event.id} kept its meaning`);
+        }
+        const lastSeen = received.at(-1)!.id!;
+        const resumedStream: SseEvent[] = [];
+        for await (const chunk of berth.client.runs.joinStream(threadId, runId, { lastEventId: lastSeen }))
+          resumedStream.push(chunk);
+        assert.ok(
+          resumedStream.some((event) => event.event === "metadata" && (event.data as { attempt: number }).attempt === 2),
+          "the resumed stream announces attempt 2",
+        );
+      });
     } finally {
       await berth.stop();
     }

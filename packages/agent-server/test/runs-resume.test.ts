@@ -68,7 +68,9 @@ async function openStream(url: string, init: RequestInit = {}): Promise<OpenedSt
 }
 
 /** Every frame until the server ends the response, and when it ended (client clock). */
-async function collect(frames: AsyncGenerator<SseFrame>): Promise<{ events: SseEvent[]; comments: SseComment[]; endedAt: number }> {
+async function collect(
+  frames: AsyncGenerator<SseFrame>,
+): Promise<{ events: SseEvent[]; comments: SseComment[]; endedAt: number }> {
   const events: SseEvent[] = [];
   const comments: SseComment[] = [];
   for await (const frame of frames) (frame.kind === "event" ? events : comments).push(frame as never);
@@ -98,9 +100,11 @@ async function takeUntil(frames: AsyncGenerator<SseFrame>, predicate: (event: Ss
   }
 }
 
-const wire = (events: { id?: string; event: string; data: unknown }[]) => events.map(({ id, event, data }) => ({ id, event, data }));
+const wire = (events: { id?: string; event: string; data: unknown }[]) =>
+  events.map(({ id, event, data }) => ({ id, event, data }));
 
-const isCustom = (n: number) => (event: SseEvent) => event.event === "custom" && (event.data as { progress: number }).progress === n;
+const isCustom = (n: number) => (event: SseEvent) =>
+  event.event === "custom" && (event.data as { progress: number }).progress === n;
 
 describe("run streams: resumption, joining, framing", () => {
   let berth: BerthProcess;
@@ -207,7 +211,10 @@ describe("run streams: resumption, joining, framing", () => {
     assert.ok(lateResult.events.length > 0, "the late joiner gets the rest of the run");
     const firstLate = Number(lateResult.events[0].id);
     assert.ok(firstLate > seenBeforeJoin, `first event of the late joiner (${firstLate}) is after ${seenBeforeJoin}`);
-    assert.ok(lateResult.events.every((event) => event.event !== "metadata"), "no replay of the metadata event");
+    assert.ok(
+      lateResult.events.every((event) => event.event !== "metadata"),
+      "no replay of the metadata event",
+    );
     assert.deepEqual(
       wire(lateResult.events),
       wire(observed.filter((event) => Number(event.id) >= firstLate)),
@@ -271,7 +278,10 @@ describe("run streams: resumption, joining, framing", () => {
     const runId = runIdOf(opened.response);
     const joiner = await join(threadId, runId, "-1");
     const [posted, joined] = await Promise.all([collect(opened.frames), collect(joiner.frames)]);
-    for (const [name, result] of [["POST stream", posted], ["join", joined]] as const) {
+    for (const [name, result] of [
+      ["POST stream", posted],
+      ["join", joined],
+    ] as const) {
       const tail = result.endedAt - result.events.at(-1)!.at;
       assert.ok(tail < 300, `${name} ended ${tail} ms after its last event`);
     }

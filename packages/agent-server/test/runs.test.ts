@@ -6,7 +6,6 @@ import { collect } from "./helpers/streams.js";
 
 type Message = { type: string; content: string; id?: string };
 
-
 describe("runs", () => {
   let berth: BerthProcess;
   before(async () => {
@@ -27,12 +26,31 @@ describe("runs", () => {
     assert.equal(run.thread_id, thread.thread_id);
     assert.equal(response.headers.get("content-location"), `/threads/${thread.thread_id}/runs/${run.run_id}`);
     assert.deepEqual(Object.keys(run.kwargs).sort(), [
-      "checkpoint", "command", "config", "context", "durability", "feedback_keys", "input", "interrupt_after",
-      "interrupt_before", "on_completion", "on_disconnect", "stream_mode", "stream_resumable", "stream_subgraphs",
-      "temporary", "webhook",
+      "checkpoint",
+      "command",
+      "config",
+      "context",
+      "durability",
+      "feedback_keys",
+      "input",
+      "interrupt_after",
+      "interrupt_before",
+      "on_completion",
+      "on_disconnect",
+      "stream_mode",
+      "stream_resumable",
+      "stream_subgraphs",
+      "temporary",
+      "webhook",
     ]);
     const values = (await berth.client.runs.join(thread.thread_id, run.run_id)) as { messages: Message[] };
-    assert.deepEqual(values.messages.map((m) => [m.type, m.content]), [["human", "hi"], ["ai", "Hello from fixture.env: hi"]]);
+    assert.deepEqual(
+      values.messages.map((m) => [m.type, m.content]),
+      [
+        ["human", "hi"],
+        ["ai", "Hello from fixture.env: hi"],
+      ],
+    );
     const done = await berth.client.runs.get(thread.thread_id, run.run_id);
     assert.equal(done.status, "success");
     const threadAfter = await berth.client.threads.get(thread.thread_id);
@@ -51,9 +69,10 @@ describe("runs", () => {
     const second = (await berth.client.runs.wait(thread.thread_id, "agent", {
       input: { messages: [{ type: "human", content: "two" }] },
     })) as { messages: Message[] };
-    assert.deepEqual(second.messages.map((m) => m.content), [
-      "one", "Hello from fixture.env: one", "two", "Hello from fixture.env: two",
-    ]);
+    assert.deepEqual(
+      second.messages.map((m) => m.content),
+      ["one", "Hello from fixture.env: one", "two", "Hello from fixture.env: two"],
+    );
     const runs = await berth.client.runs.list(thread.thread_id);
     assert.equal(runs.length, 2);
     assert.ok(runs.every((run) => run.status === "success"));
@@ -73,7 +92,10 @@ describe("runs", () => {
     assert.equal(parts[0].event, "metadata");
     const metadata = parts[0].data as unknown as { run_id: string; attempt: number };
     assert.equal(metadata.attempt, 1);
-    assert.deepEqual(parts.slice(1).map((p) => p.event), ["values", "values"]);
+    assert.deepEqual(
+      parts.slice(1).map((p) => p.event),
+      ["values", "values"],
+    );
     const last = parts.at(-1)!.data as { messages: Message[] };
     assert.equal(last.messages.at(-1)!.content, "Hello from fixture.env: yo");
   });
@@ -86,7 +108,10 @@ describe("runs", () => {
         streamMode: ["updates", "custom"],
       }),
     );
-    assert.deepEqual(parts.map((p) => p.event), ["metadata", "custom", "updates", "custom", "updates"]);
+    assert.deepEqual(
+      parts.map((p) => p.event),
+      ["metadata", "custom", "updates", "custom", "updates"],
+    );
     assert.deepEqual(parts[1].data, { progress: 1 });
     assert.deepEqual(parts[2].data, { step: { done: 1 } });
   });
@@ -121,7 +146,10 @@ describe("runs", () => {
     assert.ok(names.has("messages/partial"));
     assert.ok(names.has("messages/complete"));
     const partials = parts.filter((p) => p.event === "messages/partial") as { data: Message[] }[];
-    assert.ok(partials.some((p) => p.data[0].content === ANSWER), "the accumulated partial reaches the full answer");
+    assert.ok(
+      partials.some((p) => p.data[0].content === ANSWER),
+      "the accumulated partial reaches the full answer",
+    );
   });
 
   it("names subgraph events mode|namespace with stream_subgraphs", async () => {
@@ -130,7 +158,10 @@ describe("runs", () => {
       berth.client.runs.stream(thread.thread_id, "nested", { input: { log: [] }, streamMode: ["values"], streamSubgraphs: true }),
     );
     const names = parts.map((p) => String(p.event));
-    assert.ok(names.some((name) => /^values\|child:/.test(name)), names.join(","));
+    assert.ok(
+      names.some((name) => /^values\|child:/.test(name)),
+      names.join(","),
+    );
     assert.ok(parts.some((p) => p.event === "values"));
   });
 
@@ -155,10 +186,7 @@ describe("runs", () => {
     const [run] = await berth.client.runs.list(thread.thread_id);
     assert.equal(run.status, "error");
     assert.equal((await berth.client.threads.get(thread.thread_id)).status, "error");
-    await assert.rejects(
-      berth.client.runs.wait(thread.thread_id, "failing", { input: { reason: "again" } }),
-      /Boom: again/,
-    );
+    await assert.rejects(berth.client.runs.wait(thread.thread_id, "failing", { input: { reason: "again" } }), /Boom: again/);
     const raw = await request(berth.url, "POST", `/threads/${thread.thread_id}/runs/wait`, {
       assistant_id: "failing",
       input: { reason: "raw" },
@@ -169,7 +197,10 @@ describe("runs", () => {
 
   it("stops at interrupt(), shows it on the thread, and resumes with a command", async () => {
     const thread = await berth.client.threads.create();
-    const interrupted = (await berth.client.runs.wait(thread.thread_id, "hitl", { input: { question: "ok?" } })) as Record<string, unknown>;
+    const interrupted = (await berth.client.runs.wait(thread.thread_id, "hitl", { input: { question: "ok?" } })) as Record<
+      string,
+      unknown
+    >;
     assert.ok("__interrupt__" in interrupted, JSON.stringify(interrupted));
     const paused = await berth.client.threads.get(thread.thread_id);
     assert.equal(paused.status, "interrupted");
@@ -181,7 +212,9 @@ describe("runs", () => {
     const [run] = await berth.client.runs.list(thread.thread_id);
     assert.equal(run.status, "interrupted");
 
-    const resumed = (await berth.client.runs.wait(thread.thread_id, "hitl", { command: { resume: "yes" } })) as { answer: string };
+    const resumed = (await berth.client.runs.wait(thread.thread_id, "hitl", { command: { resume: "yes" } })) as {
+      answer: string;
+    };
     assert.equal(resumed.answer, "yes!");
     const finished = await berth.client.threads.get(thread.thread_id);
     assert.equal(finished.status, "idle");
@@ -205,7 +238,10 @@ describe("runs", () => {
 
   it("puts run metadata into checkpoint metadata, so the history filter finds a run's checkpoints", async () => {
     const thread = await berth.client.threads.create();
-    const run = await berth.client.runs.create(thread.thread_id, "plain_js", { input: { text: "a" }, metadata: { tag: "first" } });
+    const run = await berth.client.runs.create(thread.thread_id, "plain_js", {
+      input: { text: "a" },
+      metadata: { tag: "first" },
+    });
     await berth.client.runs.join(thread.thread_id, run.run_id);
     await berth.client.runs.wait(thread.thread_id, "plain_js", { input: { text: "b" }, metadata: { tag: "second" } });
     const first = await berth.client.threads.getHistory(thread.thread_id, { metadata: { tag: "first" } });
@@ -217,7 +253,10 @@ describe("runs", () => {
   });
 
   it("merges config assistant < thread < run and passes the run's ids in configurable", async () => {
-    const assistant = await berth.client.assistants.create({ graphId: "factory", config: { configurable: { node_name: "from_assistant" } } });
+    const assistant = await berth.client.assistants.create({
+      graphId: "factory",
+      config: { configurable: { node_name: "from_assistant" } },
+    });
     const thread = await berth.client.threads.create();
     const run = await berth.client.runs.create(thread.thread_id, assistant.assistant_id, {
       input: {},
@@ -243,9 +282,10 @@ describe("runs", () => {
       input: { messages: [{ type: "human", content: "three" }] },
       checkpointId: afterFirst.checkpoint.checkpoint_id!,
     })) as { messages: Message[] };
-    assert.deepEqual(forked.messages.map((m) => m.content), [
-      "one", "Hello from fixture.env: one", "three", "Hello from fixture.env: three",
-    ]);
+    assert.deepEqual(
+      forked.messages.map((m) => m.content),
+      ["one", "Hello from fixture.env: one", "three", "Hello from fixture.env: three"],
+    );
   });
 
   it("runs statelessly: wait, stream, background and batch, with /runs/{id} locations", async () => {

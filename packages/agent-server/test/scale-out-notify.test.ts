@@ -10,8 +10,6 @@ if (skip) console.warn(`SKIPPED scale-out-notify.test.ts: ${skip}`);
 /** No Redis: the processes coordinate through PostgreSQL LISTEN/NOTIFY (an empty REDIS_URL counts as unset). */
 const NO_REDIS = { REDIS_URL: "" };
 
-
-
 /** A stream's events as compared with a replay of the log (ids, names and data). */
 function comparable(events: { id?: string; event: string; data: unknown }[]) {
   return events.map(({ id, event, data }) => ({ id, event, data }));
@@ -49,7 +47,10 @@ describe("scale-out without Redis: API and worker processes through PostgreSQL L
     const waited = await request(apiA.url, "POST", "/runs/wait", { assistant_id: "plain_js", input: { text: "far" } });
     assert.deepEqual(waited.body, { text: "FAR" });
     const parts = await collect(apiB.client.runs.stream(null, "plain_js", { input: { text: "streamed" } }));
-    assert.deepEqual(parts.map((part) => part.event), ["metadata", "values", "values"]);
+    assert.deepEqual(
+      parts.map((part) => part.event),
+      ["metadata", "values", "values"],
+    );
     assert.deepEqual(parts.at(-1)!.data, { text: "STREAMED" });
   });
 

@@ -83,7 +83,10 @@ describe("scale-out: Redis restarted during a stream", { skip }, () => {
       // A client resumes from the last event it saw when its connection fails (the SDK would too).
       for (let attempt = 0; ; attempt++) {
         try {
-          const stream = api.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: lastId, signal: stalled.signal });
+          const stream = api.client.runs.joinStream(thread.thread_id, run.run_id, {
+            lastEventId: lastId,
+            signal: stalled.signal,
+          });
           for await (const part of stream) {
             clearTimeout(watchdog);
             watchdog = setTimeout(() => stalled.abort(), STALL_MS);
@@ -109,13 +112,19 @@ describe("scale-out: Redis restarted during a stream", { skip }, () => {
     try {
       await Promise.all([follow().finally(() => progress.end()), chaos()]);
     } catch (error) {
-      console.log(`worker (${worker.alive() ? "running" : "exited"}):\n${worker.output().slice(-8000)}\napi:\n${api.output().slice(-8000)}`);
+      console.log(
+        `worker (${worker.alive() ? "running" : "exited"}):\n${worker.output().slice(-8000)}\napi:\n${api.output().slice(-8000)}`,
+      );
       throw stalled.signal.aborted ? new Error(`no event for ${STALL_MS} ms after id ${received.at(-1)?.id}`) : error;
     } finally {
       clearTimeout(watchdog);
     }
 
-    assert.equal(restarts.length, OUTAGES_MS.length, `every restart happened while the run streamed (at progress ${restarts.join(", ")})`);
+    assert.equal(
+      restarts.length,
+      OUTAGES_MS.length,
+      `every restart happened while the run streamed (at progress ${restarts.join(", ")})`,
+    );
     const replay: Seen[] = [];
     for await (const part of api.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" })) {
       replay.push({ id: part.id, event: part.event });

@@ -6,8 +6,6 @@ import { collect, progressOf } from "./helpers/streams.js";
 
 const skip = TEST_BACKEND !== "postgres" ? "needs PostgreSQL + Redis (BERTH_TEST_BACKEND=postgres)" : false;
 
-
-
 describe("scale-out: API and worker processes on PostgreSQL + Redis", { skip }, () => {
   const dataDir = newDataDir();
   let apiA: BerthProcess;
@@ -89,8 +87,15 @@ describe("scale-out: API and worker processes on PostgreSQL + Redis", { skip }, 
     // The test backend's lease is 3 s; the lease is renewed from a worker thread meanwhile.
     const values = (await apiA.client.runs.wait(thread.thread_id, "blocking", { input: { ms: 5000 } })) as { spins: number };
     assert.ok(values.spins > 0);
-    const events = await collect(apiA.client.runs.joinStream(thread.thread_id, (await apiA.client.runs.list(thread.thread_id))[0].run_id, { lastEventId: "-1" }));
-    assert.deepEqual(events.filter((e) => e.event === "metadata").map((e) => (e.data as { attempt: number }).attempt), [1]);
+    const events = await collect(
+      apiA.client.runs.joinStream(thread.thread_id, (await apiA.client.runs.list(thread.thread_id))[0].run_id, {
+        lastEventId: "-1",
+      }),
+    );
+    assert.deepEqual(
+      events.filter((e) => e.event === "metadata").map((e) => (e.data as { attempt: number }).attempt),
+      [1],
+    );
   });
 
   it("a worker killed mid-run: another worker resumes the run after its lease lapses", async () => {
@@ -117,7 +122,11 @@ describe("scale-out: API and worker processes on PostgreSQL + Redis", { skip }, 
   });
 
   it("a worker stopping gracefully finishes its runs within the grace period", async () => {
-    const graceful = await startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "1", BERTH_SHUTDOWN_GRACE_SECONDS: "30" } });
+    const graceful = await startBerth({
+      dataDir,
+      role: "worker",
+      env: { BERTH_WORKERS: "1", BERTH_SHUTDOWN_GRACE_SECONDS: "30" },
+    });
     const others = workers;
     await Promise.all(others.map((worker) => worker.stop()));
     workers = [graceful];

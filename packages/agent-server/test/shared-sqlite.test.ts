@@ -79,7 +79,12 @@ describe("shared SQLite: two processes on one data directory (BERTH_SQLITE_SHARE
   after(async () => {
     await Promise.all(Object.values(servers).map((server) => server.stop()));
     // SQLITE_BUSY ("database is locked") included: every writing transaction waits for the other process's instead.
-    const errors = started.flatMap((server) => server.output().split("\n").filter((line) => /"level":[56]0/.test(line)));
+    const errors = started.flatMap((server) =>
+      server
+        .output()
+        .split("\n")
+        .filter((line) => /"level":[56]0/.test(line)),
+    );
     assert.deepEqual(errors, [], "no process logged an error");
   });
 
@@ -116,9 +121,7 @@ describe("shared SQLite: two processes on one data directory (BERTH_SQLITE_SHARE
       input: { steps: 8, delay_ms: 50 },
       streamMode: ["values", "custom", "updates"],
     });
-    const [onA, onB] = await Promise.all(
-      [servers.A, servers.B].map((server) => joinOnce(server, thread.thread_id, run.run_id)),
-    );
+    const [onA, onB] = await Promise.all([servers.A, servers.B].map((server) => joinOnce(server, thread.thread_id, run.run_id)));
     const values = onA.at(-1)!.data as Tagged;
     assert.equal(values.ran_in.length, 8);
     const replay = await collect(servers.B.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" }));
@@ -150,7 +153,10 @@ describe("shared SQLite: two processes on one data directory (BERTH_SQLITE_SHARE
         assert.equal(waited.status, 200);
         assert.equal((waited.body as Tagged).ran_in.length, 2);
         const parts = await collect(servers[name].client.runs.stream(null, "tagged", { input, streamMode: ["values"] }));
-        assert.deepEqual(parts.map((part) => part.event), ["metadata", "values", "values", "values"]);
+        assert.deepEqual(
+          parts.map((part) => part.event),
+          ["metadata", "values", "values", "values"],
+        );
         assert.equal((parts.at(-1)!.data as Tagged).ran_in.length, 2);
       }),
     );
@@ -162,7 +168,10 @@ describe("shared SQLite: two processes on one data directory (BERTH_SQLITE_SHARE
     const values = (await servers.A.client.runs.wait(thread.thread_id, "blocking", { input: { ms: 5000 } })) as { spins: number };
     assert.ok(values.spins > 0);
     const [run] = await servers.B.client.runs.list(thread.thread_id);
-    assert.deepEqual(attemptsOf(await collect(servers.B.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" }))), [1]);
+    assert.deepEqual(
+      attemptsOf(await collect(servers.B.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" }))),
+      [1],
+    );
   });
 
   it("kill -9 of the process executing a run: the other resumes it once its lease lapsed", async () => {
@@ -186,7 +195,9 @@ describe("shared SQLite: two processes on one data directory (BERTH_SQLITE_SHARE
     assert.deepEqual(attemptsOf(events), [1, 2]);
     assert.deepEqual(events.at(-1)!.data, values);
     assert.equal((await survivor.client.runs.get(thread.thread_id, run.run_id)).status, "success");
-    const steps = (await survivor.client.threads.getHistory(thread.thread_id, { limit: 100 })).map((state) => state.metadata?.step);
+    const steps = (await survivor.client.threads.getHistory(thread.thread_id, { limit: 100 })).map(
+      (state) => state.metadata?.step,
+    );
     assert.equal(new Set(steps).size, steps.length, `duplicated steps in ${steps.join(",")}`);
   });
 

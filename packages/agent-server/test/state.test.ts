@@ -89,7 +89,10 @@ describe("thread state and history", () => {
   it("lists history newest first with limit, before and a metadata filter", async () => {
     const thread = await threadWithHistory();
     const history = await berth.client.threads.getHistory<{ text?: string }>(thread.thread_id, { limit: 10 });
-    assert.deepEqual(history.slice(0, 3).map((s) => s.values.text), ["c", "b", "a"]);
+    assert.deepEqual(
+      history.slice(0, 3).map((s) => s.values.text),
+      ["c", "b", "a"],
+    );
     for (let i = 1; i < history.length; i++) {
       assert.equal(history[i - 1].parent_checkpoint?.checkpoint_id, history[i].checkpoint.checkpoint_id);
     }
@@ -98,9 +101,15 @@ describe("thread state and history", () => {
     const beforeNewest = await berth.client.threads.getHistory<{ text?: string }>(thread.thread_id, {
       before: { configurable: { checkpoint_id: history[0].checkpoint.checkpoint_id } },
     });
-    assert.deepEqual(beforeNewest.map((s) => s.checkpoint.checkpoint_id), history.slice(1).map((s) => s.checkpoint.checkpoint_id));
+    assert.deepEqual(
+      beforeNewest.map((s) => s.checkpoint.checkpoint_id),
+      history.slice(1).map((s) => s.checkpoint.checkpoint_id),
+    );
     const step1 = await berth.client.threads.getHistory(thread.thread_id, { metadata: { step: history[1].metadata?.step } });
-    assert.deepEqual(step1.map((s) => s.checkpoint.checkpoint_id), [history[1].checkpoint.checkpoint_id]);
+    assert.deepEqual(
+      step1.map((s) => s.checkpoint.checkpoint_id),
+      [history[1].checkpoint.checkpoint_id],
+    );
     const viaGet = await request(berth.url, "GET", `/threads/${thread.thread_id}/history?limit=1`);
     assert.equal(viaGet.status, 200);
     assert.deepEqual(viaGet.body, [history[0]]);
@@ -118,7 +127,10 @@ describe("thread state and history", () => {
   });
 
   it("a factory graph's state is read and updated with the config of the thread's assistant", async () => {
-    const assistant = await berth.client.assistants.create({ graphId: "factory", config: { configurable: { node_name: "chosen" } } });
+    const assistant = await berth.client.assistants.create({
+      graphId: "factory",
+      config: { configurable: { node_name: "chosen" } },
+    });
     const thread = await berth.client.threads.create();
     await berth.client.runs.wait(thread.thread_id, assistant.assistant_id, { input: { count: 1 } });
     const updated = await berth.client.threads.updateState(thread.thread_id, { values: { count: 5 }, asNode: "chosen" });
@@ -127,7 +139,10 @@ describe("thread state and history", () => {
     assert.equal(state.values.count, 7);
     assert.equal(state.metadata?.source, "update");
     const history = await berth.client.threads.getHistory(thread.thread_id);
-    assert.ok(history.some((snapshot) => snapshot.next.includes("chosen")), "the run's step names the assistant's node");
+    assert.ok(
+      history.some((snapshot) => snapshot.next.includes("chosen")),
+      "the run's step names the assistant's node",
+    );
   });
 
   it("an update before a node leaves the thread waiting for it", async () => {
@@ -154,7 +169,10 @@ describe("thread state and history", () => {
     const forked = await berth.client.threads.getState<{ text: string }>(thread.thread_id, fork.configurable!.checkpoint_id!);
     assert.equal(forked.values.text, "fork");
     assert.equal(forked.parent_checkpoint?.checkpoint_id, atA.checkpoint.checkpoint_id);
-    const original = await berth.client.threads.getState<{ text: string }>(thread.thread_id, history[0].checkpoint.checkpoint_id!);
+    const original = await berth.client.threads.getState<{ text: string }>(
+      thread.thread_id,
+      history[0].checkpoint.checkpoint_id!,
+    );
     assert.equal(original.values.text, "c");
   });
 

@@ -46,7 +46,10 @@ describe("threads", () => {
     const values = thread.values as { messages: { type: string; content: string; id: string }[] };
     assert.deepEqual(
       values.messages.map((m) => [m.type, m.content, m.id]),
-      [["human", "hi", "m1"], ["ai", "hello", "m2"]],
+      [
+        ["human", "hi", "m1"],
+        ["ai", "hello", "m2"],
+      ],
     );
     const history = await berth.client.threads.getHistory(thread.thread_id, { limit: 10 });
     assert.ok(history.length >= 3);
@@ -80,15 +83,28 @@ describe("threads", () => {
       created.push(await berth.client.threads.create({ metadata: { marker, n } }));
     }
     const all = await berth.client.threads.search({ metadata: { marker } });
-    assert.deepEqual(all.map((t) => t.metadata?.n), [3, 2, 1], "newest first by default");
+    assert.deepEqual(
+      all.map((t) => t.metadata?.n),
+      [3, 2, 1],
+      "newest first by default",
+    );
     const asc = await berth.client.threads.search({ metadata: { marker }, sortBy: "created_at", sortOrder: "asc" });
-    assert.deepEqual(asc.map((t) => t.metadata?.n), [1, 2, 3]);
+    assert.deepEqual(
+      asc.map((t) => t.metadata?.n),
+      [1, 2, 3],
+    );
     const byId = await berth.client.threads.search({ metadata: { marker }, sortBy: "thread_id", sortOrder: "asc" });
-    assert.deepEqual(byId.map((t) => t.thread_id), created.map((t) => t.thread_id).sort());
+    assert.deepEqual(
+      byId.map((t) => t.thread_id),
+      created.map((t) => t.thread_id).sort(),
+    );
     const ids = await berth.client.threads.search({ ids: [created[0].thread_id, created[2].thread_id] });
     assert.deepEqual(ids.map((t) => t.metadata?.n).sort(), [1, 3]);
     const page = await request(berth.url, "POST", "/threads/search", { metadata: { marker }, limit: 2, offset: 1 });
-    assert.deepEqual((page.body as { metadata: { n: number } }[]).map((t) => t.metadata?.n), [2, 1]);
+    assert.deepEqual(
+      (page.body as { metadata: { n: number } }[]).map((t) => t.metadata?.n),
+      [2, 1],
+    );
     assert.equal(page.headers.get("x-pagination-total"), "3");
     const idle = await berth.client.threads.search({ metadata: { marker }, status: "idle" });
     assert.equal(idle.length, 3);
@@ -103,7 +119,10 @@ describe("threads", () => {
       supersteps: [{ updates: [{ values: { text: "stored" }, asNode: "shout" }] }],
     });
     const byValues = await berth.client.threads.search({ values: { text: "stored" } });
-    assert.deepEqual(byValues.map((t) => t.thread_id), [withValues.thread_id]);
+    assert.deepEqual(
+      byValues.map((t) => t.thread_id),
+      [withValues.thread_id],
+    );
     assert.equal(await berth.client.threads.count({ values: { text: "stored" } }), 1);
   });
 

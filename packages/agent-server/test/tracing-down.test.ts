@@ -21,8 +21,14 @@ describe("tracing: a tracing service that is down", () => {
   // First, while the process has not yet seen the service fail: the token request itself finds it down.
   it("feedback_keys: the run ends at once, without a feedback event and with the failure logged", async () => {
     const thread = await down.client.threads.create();
-    const events = await streamRun(down.url, `/threads/${thread.thread_id}/runs/stream`, { ...NESTED_RUN, feedback_keys: ["thumbs"] });
-    assert.deepEqual(events.map((event) => event.event), ["metadata", "values", "values", "values"]);
+    const events = await streamRun(down.url, `/threads/${thread.thread_id}/runs/stream`, {
+      ...NESTED_RUN,
+      feedback_keys: ["thumbs"],
+    });
+    assert.deepEqual(
+      events.map((event) => event.event),
+      ["metadata", "values", "values", "values"],
+    );
     const runId = (events[0].data as { run_id: string }).run_id;
     const run = (await request(down.url, "GET", `/threads/${thread.thread_id}/runs/${runId}`)).body as {
       status: string;
@@ -44,7 +50,9 @@ describe("tracing: a tracing service that is down", () => {
     for (let i = 0; i < 5; i++) {
       assert.deepEqual(await down.client.runs.wait(null, "nested", { input: { log: [] } }), { log: ["inner", "after"] });
     }
-    const output = await outputWhere(down, (text) => /tracing service unreachable: traces are lost and runs get no feedback URLs while it is/.test(text));
+    const output = await outputWhere(down, (text) =>
+      /tracing service unreachable: traces are lost and runs get no feedback URLs while it is/.test(text),
+    );
     assert.match(output, /"tracing_endpoint":"http:\/\/127\.0\.0\.1:\d+\/api\/v1"[^\n]*"error":"ECONNREFUSED"/);
   });
 
@@ -73,11 +81,20 @@ describe("tracing off: feedback_keys", () => {
   it("are kept but make no URL and no event; a warning is logged once", async () => {
     const runIds: string[] = [];
     for (let i = 0; i < 2; i++) {
-      const events = await streamRun(berth.url, "/runs/stream", { ...NESTED_RUN, feedback_keys: ["thumbs"], on_completion: "keep" });
-      assert.deepEqual(events.map((event) => event.event), ["metadata", "values", "values", "values"]);
+      const events = await streamRun(berth.url, "/runs/stream", {
+        ...NESTED_RUN,
+        feedback_keys: ["thumbs"],
+        on_completion: "keep",
+      });
+      assert.deepEqual(
+        events.map((event) => event.event),
+        ["metadata", "values", "values", "values"],
+      );
       const { run_id, thread_id } = events[0].data as { run_id: string; thread_id: string };
       runIds.push(run_id);
-      const run = (await request(berth.url, "GET", `/threads/${thread_id}/runs/${run_id}`)).body as { kwargs: Record<string, unknown> };
+      const run = (await request(berth.url, "GET", `/threads/${thread_id}/runs/${run_id}`)).body as {
+        kwargs: Record<string, unknown>;
+      };
       assert.deepEqual(run.kwargs.feedback_keys, ["thumbs"]);
       assert.equal(run.kwargs.feedback_urls, undefined);
     }

@@ -128,7 +128,9 @@ describe("tracing: each run is a trace rooted at its run_id, every traced run ca
       CHAT_TREE,
     );
     assert.deepEqual(
-      flatten(statelessTree).filter((run) => run.name === "FakeListChatModel").map((run) => run.run_type),
+      flatten(statelessTree)
+        .filter((run) => run.name === "FakeListChatModel")
+        .map((run) => run.run_type),
       ["llm", "llm"],
     );
 
@@ -155,12 +157,19 @@ describe("tracing: feedback URLs", () => {
   });
 
   it("a stateless run and a failed run get their URLs too (before the error, which stays last)", async () => {
-    const stateless = await streamRun(berth.url, "/runs/stream", { assistant_id: "agent", input: { messages: [] }, feedback_keys: ["k"] });
+    const stateless = await streamRun(berth.url, "/runs/stream", {
+      assistant_id: "agent",
+      input: { messages: [] },
+      feedback_keys: ["k"],
+    });
     assert.equal(stateless.at(-1)!.event, "feedback");
     assert.deepEqual(Object.keys(stateless.at(-1)!.data as object), ["k"]);
 
     const failed = await streamRun(berth.url, "/runs/stream", { assistant_id: "failing", input: {}, feedback_keys: ["k"] });
-    assert.deepEqual(failed.slice(-2).map((event) => event.event), ["feedback", "error"]);
+    assert.deepEqual(
+      failed.slice(-2).map((event) => event.event),
+      ["feedback", "error"],
+    );
 
     const info = (await request(berth.url, "GET", "/info")).body as { flags: { langsmith: boolean } };
     assert.equal(info.flags.langsmith, true);
@@ -175,13 +184,18 @@ describe("tracing: feedback URLs", () => {
       feedback_keys: ["thumbs", "rating"],
     });
     const runId = (events[0].data as { run_id: string }).run_id;
-    assert.deepEqual(events.map((event) => event.event), ["metadata", "values", "values", "values", "feedback"]);
+    assert.deepEqual(
+      events.map((event) => event.event),
+      ["metadata", "values", "values", "values", "feedback"],
+    );
     const urls = events.at(-1)!.data as Record<string, string>;
     assert.deepEqual(Object.keys(urls).sort(), ["rating", "thumbs"]);
     for (const url of Object.values(urls)) assert.ok(url.startsWith(`${cp.url}/api/v1/feedback/tokens/`), url);
     assert.notEqual(urls.thumbs, urls.rating);
 
-    const run = (await request(berth.url, "GET", `/threads/${thread.thread_id}/runs/${runId}`)).body as { kwargs: Record<string, unknown> };
+    const run = (await request(berth.url, "GET", `/threads/${thread.thread_id}/runs/${runId}`)).body as {
+      kwargs: Record<string, unknown>;
+    };
     assert.deepEqual(run.kwargs.feedback_urls, urls, "the run keeps its URLs");
     assert.deepEqual(run.kwargs.feedback_keys, ["thumbs", "rating"]);
     // The event is in the run's log: a join from the start replays it.
@@ -205,7 +219,10 @@ describe("tracing: feedback URLs", () => {
     const feedback = await feedbackOf(reader, runId);
     const byKey = Object.fromEntries(feedback.map((entry) => [entry.key, entry]));
     assert.deepEqual(Object.keys(byKey).sort(), ["rating", "thumbs"]);
-    assert.ok(feedback.every((entry) => entry.run_id === runId), "feedback is on the run's trace");
+    assert.ok(
+      feedback.every((entry) => entry.run_id === runId),
+      "feedback is on the run's trace",
+    );
     assert.equal(byKey.thumbs.score, 1);
     assert.equal(byKey.thumbs.comment, "helpful");
     assert.deepEqual(byKey.thumbs.correction, { log: ["better"] });

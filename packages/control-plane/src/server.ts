@@ -72,11 +72,16 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
   let url: string | undefined;
   try {
     const first = await bootstrap(storage, settings, join(dataDir, "admin.key"), logger);
-    const services = createServices(storage, box, {
-      dir: join(dataDir, "uploads"),
-      ttlSeconds: settings.uploadTtlSeconds,
-      maxBytes: settings.uploadMaxBytes,
-    }, { tokenTtlSeconds: settings.feedbackTokenTtlSeconds });
+    const services = createServices(
+      storage,
+      box,
+      {
+        dir: join(dataDir, "uploads"),
+        ttlSeconds: settings.uploadTtlSeconds,
+        maxBytes: settings.uploadMaxBytes,
+      },
+      { tokenTtlSeconds: settings.feedbackTokenTtlSeconds },
+    );
     listener = settings.embeddedListener
       ? await startListener({
           link: new InProcessLink(services.listenerApi, () => settings.publicUrl ?? url),

@@ -62,7 +62,12 @@ describe("authentication and workspaces", () => {
   });
 
   test("no key: 401", async () => {
-    for (const path of ["/v2/deployments", "/v2/listeners", "/v1/integrations/repo_host/install", `/v2/deployments/${randomUUID()}`]) {
+    for (const path of [
+      "/v2/deployments",
+      "/v2/listeners",
+      "/v1/integrations/repo_host/install",
+      `/v2/deployments/${randomUUID()}`,
+    ]) {
       assertError(await api(cp.url).get(path), 401, MISSING);
     }
     assertError(await api(cp.url).post("/v2/deployments", externalImageBody(uniqueName("anon"))), 401, MISSING);
@@ -75,7 +80,9 @@ describe("authentication and workspaces", () => {
   });
 
   test("Authorization: Bearer is the same key; X-Api-Key wins when both are sent", async () => {
-    const bearer = await request<Page<Deployment>>(`${cp.url}/v2/deployments`, "GET", undefined, { Authorization: `Bearer ${keyA.key}` });
+    const bearer = await request<Page<Deployment>>(`${cp.url}/v2/deployments`, "GET", undefined, {
+      Authorization: `Bearer ${keyA.key}`,
+    });
     assert.equal(bearer.status, 200);
     assert.ok(bearer.body.resources.every((d) => d.tenant_id === a.id));
     const bad = await request(`${cp.url}/v2/deployments`, "GET", undefined, { Authorization: `Bearer berth_${"y".repeat(43)}` });
@@ -98,7 +105,10 @@ describe("authentication and workspaces", () => {
     assert.equal(deployment.tenant_id, a.id);
     const list = await client.get<Page<Deployment>>("/v2/deployments");
     assert.equal(list.status, 200);
-    assert.deepEqual(list.body.resources.map((d) => d.id), [deployment.id]);
+    assert.deepEqual(
+      list.body.resources.map((d) => d.id),
+      [deployment.id],
+    );
     const withHeader = await api(cp.url, keyA.key, a.id).get<Deployment>(`/v2/deployments/${deployment.id}`);
     assert.equal(withHeader.status, 200);
     assert.equal(withHeader.body.id, deployment.id);
@@ -202,11 +212,17 @@ describe("first start without BERTH_ADMIN_API_KEY", () => {
       const keys = [...new Set(cp.output().match(KEY) ?? [])];
       assert.equal(keys.length, 1, `one key printed:\n${cp.output()}`);
       const tenants = await cp.cli<Tenant[]>(["tenants", "list"]);
-      assert.deepEqual(tenants.map((t) => t.name), ["default"]);
+      assert.deepEqual(
+        tenants.map((t) => t.name),
+        ["default"],
+      );
       const tenant = tenants[0].id;
       assert.ok(cp.output().includes(tenant), "the workspace id is printed");
       const listed = await cp.cli<{ all_tenants: boolean; prefix: string }[]>(["keys", "list"]);
-      assert.deepEqual(listed.map((k) => [k.all_tenants, k.prefix]), [[true, keys[0].slice(0, 12)]]);
+      assert.deepEqual(
+        listed.map((k) => [k.all_tenants, k.prefix]),
+        [[true, keys[0].slice(0, 12)]],
+      );
       const response = await api(cp.url, keys[0], tenant).get<Page<Deployment>>("/v2/deployments");
       assert.equal(response.status, 200);
       await cp.stop();
@@ -214,7 +230,10 @@ describe("first start without BERTH_ADMIN_API_KEY", () => {
       cp = await startControlPlane({ dataDir, env });
       assert.deepEqual(cp.output().match(KEY) ?? [], [], "the key is printed only on the first start");
       assert.equal((await api(cp.url, keys[0], tenant).get("/v2/deployments")).status, 200);
-      assert.deepEqual((await cp.cli<Tenant[]>(["tenants", "list"])).map((t) => t.id), [tenant]);
+      assert.deepEqual(
+        (await cp.cli<Tenant[]>(["tenants", "list"])).map((t) => t.id),
+        [tenant],
+      );
     } finally {
       await cp.stop();
     }
@@ -223,7 +242,10 @@ describe("first start without BERTH_ADMIN_API_KEY", () => {
   test("BERTH_ADMIN_API_KEY and BERTH_DEFAULT_TENANT_ID are used instead", async () => {
     const cp = await startControlPlane();
     try {
-      assert.deepEqual((await cp.cli<Tenant[]>(["tenants", "list"])).map((t) => [t.id, t.name]), [[cp.defaultTenantId, "default"]]);
+      assert.deepEqual(
+        (await cp.cli<Tenant[]>(["tenants", "list"])).map((t) => [t.id, t.name]),
+        [[cp.defaultTenantId, "default"]],
+      );
       assert.equal((await api(cp.url, cp.adminKey, cp.defaultTenantId).get("/v2/deployments")).status, 200);
     } finally {
       await cp.stop();

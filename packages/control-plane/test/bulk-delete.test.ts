@@ -41,7 +41,9 @@ describe("bulk delete", () => {
 
   test("ids repeated as query parameters work the same", async () => {
     const ids = (await make(2)).map((d) => d.id);
-    const response = await cp.admin.delete<BulkDeleteBody>(`/v2/deployments?${ids.map((id) => `deployment_ids=${id}`).join("&")}`);
+    const response = await cp.admin.delete<BulkDeleteBody>(
+      `/v2/deployments?${ids.map((id) => `deployment_ids=${id}`).join("&")}`,
+    );
     assert.equal(response.status, 200, JSON.stringify(response.body));
     assert.deepEqual(response.body.results.map((r) => r.deployment_id).sort(), [...ids].sort());
     for (const id of ids) assert.equal(await exists(id), false);

@@ -82,7 +82,9 @@ describe("concurrent writes", () => {
   test("an image PATCH and a resource_spec PATCH at once: the deployment has both", async () => {
     const deployment = await createDeployment(cp.admin, externalImageBody(uniqueName("pair")));
     const [imagePatch, specPatch] = await Promise.all([
-      cp.admin.patch<Deployment>(`/v2/deployments/${deployment.id}`, { source_revision_config: { image_uri: "registry.local/agent:X" } }),
+      cp.admin.patch<Deployment>(`/v2/deployments/${deployment.id}`, {
+        source_revision_config: { image_uri: "registry.local/agent:X" },
+      }),
       cp.admin.patch<Deployment>(`/v2/deployments/${deployment.id}`, { resource_spec: { cpu: 1 } }),
     ]);
     assert.equal(imagePatch.status, 200, JSON.stringify(imagePatch.body));
@@ -131,7 +133,10 @@ describe("concurrent writes", () => {
     }
     const created = responses.find((r) => r.status === 201)!.body as Deployment;
     const listed = await cp.admin.get<Page<Deployment>>(`/v2/deployments?name_contains=${name}`);
-    assert.deepEqual(listed.body.resources.map((d) => d.id), [created.id]);
+    assert.deepEqual(
+      listed.body.resources.map((d) => d.id),
+      [created.id],
+    );
     assert.equal((await revisionsOf(cp.admin, created.id)).length, 1, "the refused creates left no revision behind");
   });
 
@@ -146,7 +151,10 @@ describe("concurrent writes", () => {
     assert.ok([201, 409].includes(again.status), JSON.stringify(again.body));
     const live = await cp.admin.get<Page<Deployment>>(`/v2/deployments?name_contains=${name}`);
     if (again.status === 201) {
-      assert.deepEqual(live.body.resources.map((d) => d.id), [(again.body as Deployment).id]);
+      assert.deepEqual(
+        live.body.resources.map((d) => d.id),
+        [(again.body as Deployment).id],
+      );
     } else {
       assert.deepEqual(live.body.resources, []);
       const retry = await cp.admin.post<Deployment>("/v2/deployments", externalImageBody(name));
@@ -210,6 +218,10 @@ describe("two control-plane processes on one data directory", () => {
     const responses = await Promise.all(
       Array.from({ length: 6 }, (_, i) => (i % 2 === 0 ? one : two).admin.post("/v2/deployments", externalImageBody(name))),
     );
-    assert.deepEqual(responses.map((r) => r.status).sort(), [201, 409, 409, 409, 409, 409], JSON.stringify(responses.map((r) => r.body)));
+    assert.deepEqual(
+      responses.map((r) => r.status).sort(),
+      [201, 409, 409, 409, 409, 409],
+      JSON.stringify(responses.map((r) => r.body)),
+    );
   });
 });

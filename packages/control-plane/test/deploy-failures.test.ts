@@ -17,7 +17,10 @@ describe("revisions that do not deploy", () => {
     assert.equal(revision.status, "BUILD_FAILED");
     assert.match(revision.status_message ?? "", /agent/);
     const log = await logsOf(cp.admin, deployment.id, revisionId, "build");
-    assert.ok(log.some((line) => line.message.includes("the model key is missing")), log.map((line) => line.message).join("\n"));
+    assert.ok(
+      log.some((line) => line.message.includes("the model key is missing")),
+      log.map((line) => line.message).join("\n"),
+    );
     const current = await cp.admin.get<Deployment>(`/v2/deployments/${deployment.id}`);
     assert.equal(current.body.active_revision_id, null);
     assert.equal(current.body.status, "UNUSED");

@@ -27,9 +27,14 @@ test("a control-plane restart during a build: the revision starts over and deplo
     );
     assert.ok(
       events.body.resources.some((event) => /restarted while the revision was BUILDING/.test(event.message)) ||
-        (await cp.admin.post<{ logs: { message: string }[] }>(`/v1/projects/${deployment.id}/revisions/${revisionId}/build_logs`, {
-          limit: 1000,
-        })).body.logs.some((line) => /restarted while the revision was BUILDING/.test(line.message)),
+        (
+          await cp.admin.post<{ logs: { message: string }[] }>(
+            `/v1/projects/${deployment.id}/revisions/${revisionId}/build_logs`,
+            {
+              limit: 1000,
+            },
+          )
+        ).body.logs.some((line) => /restarted while the revision was BUILDING/.test(line.message)),
       "the restart is recorded",
     );
   } finally {
@@ -60,7 +65,11 @@ test("a listener on its own: it pulls work over HTTP, and its deployments keep s
   const cp = await startControlPlane();
   let listener: Awaited<ReturnType<typeof startRemoteListener>> | undefined;
   try {
-    const registered = await cp.admin.post<{ id: string }>("/v2/listeners", { compute_type: "local", compute_id: "machine-2", default: true });
+    const registered = await cp.admin.post<{ id: string }>("/v2/listeners", {
+      compute_type: "local",
+      compute_id: "machine-2",
+      default: true,
+    });
     assert.equal(registered.status, 201);
     listener = await startRemoteListener([
       "--control-plane",

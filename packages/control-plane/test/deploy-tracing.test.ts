@@ -42,7 +42,9 @@ describe("a deployment's runs are traced into its project", () => {
 
   test("every run of the tree carries thread_id, run_id, graph_id and assistant_id", async () => {
     const thread = await client.threads.create();
-    const run = await client.runs.create(thread.thread_id, "agent", { input: { messages: [{ type: "human", content: "trace me" }] } });
+    const run = await client.runs.create(thread.thread_id, "agent", {
+      input: { messages: [{ type: "human", content: "trace me" }] },
+    });
     await client.runs.join(thread.thread_id, run.run_id);
     const runs = await traceOf(run.run_id);
     assert.ok(runs.length >= 2, `a tree, not a lone run: ${runs.length}`);
@@ -56,7 +58,10 @@ describe("a deployment's runs are traced into its project", () => {
     const listed = await cp.admin.get<{ resources: TracedRun[] }>(
       `/api/v1/projects/${deployment.name}/runs?thread_id=${thread.thread_id}&root_only=true`,
     );
-    assert.deepEqual(listed.body.resources.map((traced) => traced.id), [run.run_id]);
+    assert.deepEqual(
+      listed.body.resources.map((traced) => traced.id),
+      [run.run_id],
+    );
   });
 
   test("feedback_keys: a feedback event with one URL per key, and feedback lands on the run by POST and GET", async () => {
@@ -82,12 +87,9 @@ describe("a deployment's runs are traced into its project", () => {
     const got = await fetch(`${urls.correct}?score=0&comment=${encodeURIComponent("wrong answer")}`);
     assert.equal(got.status, 200, await got.clone().text());
     const feedback = await cp.admin.get<{ resources: Feedback[] }>(`/api/v1/runs/${runId}/feedback`);
-    assert.deepEqual(
-      feedback.body.resources.map(({ key, score, comment }) => [key, score, comment]).sort(),
-      [
-        ["correct", 0, "wrong answer"],
-        ["helpful", 1, "great"],
-      ],
-    );
+    assert.deepEqual(feedback.body.resources.map(({ key, score, comment }) => [key, score, comment]).sort(), [
+      ["correct", 0, "wrong answer"],
+      ["helpful", 1, "great"],
+    ]);
   });
 });

@@ -1,7 +1,14 @@
 import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type ControlPlane, type Deployment, type Revision, api, revisionsOf, startControlPlane } from "./helpers/control-plane.js";
+import {
+  type ControlPlane,
+  type Deployment,
+  type Revision,
+  api,
+  revisionsOf,
+  startControlPlane,
+} from "./helpers/control-plane.js";
 import { deployTarball, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
 
 /** The text of the last message of a run's output. */
@@ -65,7 +72,11 @@ describe("deploying an uploaded project", () => {
 
   test("requests need a key of the deployment's workspace; /ok does not", async () => {
     assert.equal((await fetch(`${url}/ok`)).status, 200);
-    const anonymous = await fetch(`${url}/assistants/search`, { method: "POST", body: "{}", headers: { "content-type": "application/json" } });
+    const anonymous = await fetch(`${url}/assistants/search`, {
+      method: "POST",
+      body: "{}",
+      headers: { "content-type": "application/json" },
+    });
     assert.equal(anonymous.status, 401);
     assert.ok(((await anonymous.json()) as { detail: string }).detail);
     const unknown = await fetch(`${url}/threads`, { method: "POST", headers: { "x-api-key": "berth_nobody" } });
@@ -104,9 +115,15 @@ describe("deploying an uploaded project", () => {
 
   test("build and server logs of the revision", async () => {
     const build = await logsOf(cp.admin, deployment.id, firstRevision, "build");
-    assert.ok(build.some((line) => /check|graph/i.test(line.message)), build.map((line) => line.message).join("\n"));
+    assert.ok(
+      build.some((line) => /check|graph/i.test(line.message)),
+      build.map((line) => line.message).join("\n"),
+    );
     const server = await logsOf(cp.admin, deployment.id, firstRevision, "deploy");
-    assert.ok(server.some((line) => line.message.includes("agent server listening")), server.map((line) => line.message).join("\n"));
+    assert.ok(
+      server.some((line) => line.message.includes("agent server listening")),
+      server.map((line) => line.message).join("\n"),
+    );
   });
 
   test("the agent server answers only the router: called directly on its loopback port (as another deployment could), it is a 401", async () => {
@@ -114,11 +131,23 @@ describe("deploying an uploaded project", () => {
     const line = server.find((entry) => entry.message.includes("agent server listening"));
     const listening = line && /http:\/\/127\.0\.0\.1:\d+/.exec(line.message)?.[0];
     assert.ok(listening, server.map((line) => line.message).join("\n"));
-    const direct = await fetch(`${listening}/threads`, { method: "POST", headers: { "content-type": "application/json" }, body: "{}" });
+    const direct = await fetch(`${listening}/threads`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: "{}",
+    });
     assert.equal(direct.status, 401);
-    const withWorkspaceKey = await fetch(`${listening}/threads`, { method: "POST", headers: { "x-api-key": cp.adminKey }, body: "{}" });
+    const withWorkspaceKey = await fetch(`${listening}/threads`, {
+      method: "POST",
+      headers: { "x-api-key": cp.adminKey },
+      body: "{}",
+    });
     assert.equal(withWorkspaceKey.status, 401, "a platform key is not the server's key");
-    const routed = await fetch(`${url}/threads`, { method: "POST", headers: { "x-api-key": cp.adminKey, "content-type": "application/json" }, body: "{}" });
+    const routed = await fetch(`${url}/threads`, {
+      method: "POST",
+      headers: { "x-api-key": cp.adminKey, "content-type": "application/json" },
+      body: "{}",
+    });
     assert.equal(routed.status, 200);
   });
 
@@ -164,7 +193,8 @@ describe("deploying an uploaded project", () => {
     assert.match(replaced.body.status_message ?? "", replacedBy);
     // Traffic keeps flowing to the new revision for a while after the switch.
     const before = completed;
-    while (completed < before + 20) await client.runs.wait(null, "agent", { input: { messages: [{ type: "human", content: "x" }] } });
+    while (completed < before + 20)
+      await client.runs.wait(null, "agent", { input: { messages: [{ type: "human", content: "x" }] } });
     stop = true;
     await Promise.all(clients);
     const streamed = await longStream;
@@ -187,7 +217,9 @@ describe("deploying an uploaded project", () => {
     const rollback = redeployed.body.latest_revision_id!;
     const revision = await finalRevision(cp.admin, deployment.id, rollback);
     assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
-    const timeline = await cp.admin.get<{ resources: { status: string }[] }>(`/v2/deployments/${deployment.id}/revisions/${rollback}/events`);
+    const timeline = await cp.admin.get<{ resources: { status: string }[] }>(
+      `/v2/deployments/${deployment.id}/revisions/${rollback}/events`,
+    );
     assert.ok(!timeline.body.resources.some((event) => event.status === "BUILDING"));
     const client = new Client({ apiUrl: url, apiKey: cp.adminKey });
     const output = await client.runs.wait(null, "agent", { input: { messages: [{ type: "human", content: "back" }] } });
@@ -238,7 +270,8 @@ describe("a deployment URL and another workspace", () => {
       await cp.revokeKey(key.id);
       // A revoked key stops working once the router's short cache lapses (1 s here, 5 s by default).
       let status = 200;
-      while (status === 200) status = (await fetch(`${url}/threads`, { method: "POST", headers: { "x-api-key": key.key } })).status;
+      while (status === 200)
+        status = (await fetch(`${url}/threads`, { method: "POST", headers: { "x-api-key": key.key } })).status;
       assert.equal(status, 403);
     } finally {
       await cp.stop();

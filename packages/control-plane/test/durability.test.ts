@@ -151,7 +151,10 @@ describe("durability across a crash (SIGKILL) and restart", () => {
       ],
     });
     assert.equal(response.status, 200, JSON.stringify(response.body));
-    assert.deepEqual(response.body.secrets.map((s) => s.value), ["********", "********", "********"]);
+    assert.deepEqual(
+      response.body.secrets.map((s) => s.value),
+      ["********", "********", "********"],
+    );
     assert.equal((await revisionsOf(cp.admin, written.ext.id)).length, 3);
     assert.equal(response.body.source_revision_config.image_uri, "registry.local/agent:2");
     assert.equal(response.body.source_config.resource_spec?.cpu, 0.5);
@@ -184,7 +187,8 @@ describe("durability across a crash (SIGKILL) and restart", () => {
   test("secret values and API keys are not stored in clear; the default secrets key file is private", async () => {
     const text = await storedText(dataDir);
     assert.ok(text.includes(written.ext.name), "the scan sees what was stored (control)");
-    for (const value of ["sk-durable-plaintext-1", "other-plaintext-2", "new-plaintext-3"]) assert.ok(!leaks(text, value), `secret value ${value} is stored in clear`);
+    for (const value of ["sk-durable-plaintext-1", "other-plaintext-2", "new-plaintext-3"])
+      assert.ok(!leaks(text, value), `secret value ${value} is stored in clear`);
     assert.ok(!leaks(text, written.tenantKey), "an API key is stored in clear");
     assert.ok(!leaks(text, cp.adminKey), "the admin key is stored in clear");
     const mode = statSync(join(dataDir, "secrets.key")).mode & 0o777;

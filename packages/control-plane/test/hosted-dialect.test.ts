@@ -62,16 +62,24 @@ describe("the hosted dialect", () => {
     assert.equal(patched.body.source_revision_config.graph_config_path, "langgraph.json", "answers keep the spec's names");
     assert.equal("langgraph_config_path" in patched.body.source_revision_config, false);
     const revisions = await revisionsOf(cp.admin, created.id);
-    assert.deepEqual(revisions.map((revision) => revision.status), ["QUEUED", "SKIPPED"]);
+    assert.deepEqual(
+      revisions.map((revision) => revision.status),
+      ["QUEUED", "SKIPPED"],
+    );
 
     const listed = await cp.admin.get<Page<Deployment>>("/v2/deployments?deployment_type=dev");
-    assert.ok(listed.body.resources.some((deployment) => deployment.id === created.id), "the list filters on it");
+    assert.ok(
+      listed.body.resources.some((deployment) => deployment.id === created.id),
+      "the list filters on it",
+    );
   });
 
   test("a tarball without a config path, for a deployment created without one, is a 400", async () => {
     const created = await createDeployment(cp.admin, cliCreate(uniqueName("nopath"), "internal_source"));
     const objectPath = await uploadSource(cp.admin, created.id);
-    const spec = await cp.admin.patch(`/v2/deployments/${created.id}`, { source_revision_config: { source_tarball_path: objectPath } });
+    const spec = await cp.admin.patch(`/v2/deployments/${created.id}`, {
+      source_revision_config: { source_tarball_path: objectPath },
+    });
     assertError(spec, 400, [/source_revision_config\.graph_config_path is required/]);
     const hosted = await cp.admin.patch(`/v2/deployments/${created.id}`, {
       revision_source: "internal_source",
@@ -96,7 +104,13 @@ describe("the hosted dialect", () => {
     assert.equal(patched.status, 200, JSON.stringify(patched.body));
     assert.equal(patched.body.source_revision_config.image_uri, IMAGE);
     const revisions = await revisionsOf(cp.admin, created.id);
-    assert.deepEqual(revisions.map((revision) => [revision.status, revision.source]), [["QUEUED", "internal_image"], ["SKIPPED", "internal_image"]]);
+    assert.deepEqual(
+      revisions.map((revision) => [revision.status, revision.source]),
+      [
+        ["QUEUED", "internal_image"],
+        ["SKIPPED", "internal_image"],
+      ],
+    );
   });
 
   test("github and langgraph_config_path create a repo_host deployment", async () => {
@@ -138,7 +152,9 @@ describe("the hosted dialect", () => {
       ...cliCreate(uniqueName("mix"), "internal_source"),
       source_revision_config: { graph_config_path: "langgraph.json", langgraph_config_path: "langgraph.json" },
     });
-    assertError(both, 400, [/mixes the hosted platform's names \(source_revision_config\.langgraph_config_path\) with the spec's \(source_revision_config\.graph_config_path\)/]);
+    assertError(both, 400, [
+      /mixes the hosted platform's names \(source_revision_config\.langgraph_config_path\) with the spec's \(source_revision_config\.graph_config_path\)/,
+    ]);
     const sourceAndPath = await cp.admin.post("/v2/deployments", {
       name: uniqueName("mix"),
       source: "github",
@@ -147,8 +163,17 @@ describe("the hosted dialect", () => {
       secrets: [],
     });
     assertError(sourceAndPath, 400, [/mixes/, /source github/, /graph_config_path/]);
-    const ext = await createDeployment(cp.admin, { name: uniqueName("ext"), source: "external_image", source_config: {}, source_revision_config: { image_uri: IMAGE }, secrets: [] });
-    const patch = await cp.admin.patch(`/v2/deployments/${ext.id}`, { revision_source: "external_image", source_revision_config: { langgraph_config_path: "a.json" } });
+    const ext = await createDeployment(cp.admin, {
+      name: uniqueName("ext"),
+      source: "external_image",
+      source_config: {},
+      source_revision_config: { image_uri: IMAGE },
+      secrets: [],
+    });
+    const patch = await cp.admin.patch(`/v2/deployments/${ext.id}`, {
+      revision_source: "external_image",
+      source_revision_config: { langgraph_config_path: "a.json" },
+    });
     assertError(patch, 400, [/mixes/]);
   });
 
@@ -158,11 +183,20 @@ describe("the hosted dialect", () => {
       source_revision_config: { graph_config_path: "langgraph.json" },
     });
     assertError(specPathAndType, 400, "source_config.deployment_type only applies to source repo_host, not internal_source");
-    const noPath = await cp.admin.post("/v2/deployments", { ...cliCreate(uniqueName("spec"), "internal_source"), source_config: {} });
+    const noPath = await cp.admin.post("/v2/deployments", {
+      ...cliCreate(uniqueName("spec"), "internal_source"),
+      source_config: {},
+    });
     assertError(noPath, 400, "source_revision_config.graph_config_path is required for source internal_source");
-    const image = await cp.admin.post("/v2/deployments", { ...cliCreate(uniqueName("spec"), "internal_source"), source: "internal_image" });
+    const image = await cp.admin.post("/v2/deployments", {
+      ...cliCreate(uniqueName("spec"), "internal_source"),
+      source: "internal_image",
+    });
     assertError(image, 400, "source_config.deployment_type only applies to source repo_host, not internal_image");
-    const unknown = await cp.admin.post("/v2/deployments", { ...cliCreate(uniqueName("spec"), "internal_source"), source: "external_docker" });
+    const unknown = await cp.admin.post("/v2/deployments", {
+      ...cliCreate(uniqueName("spec"), "internal_source"),
+      source: "external_docker",
+    });
     assertValidationError(unknown, ["body", "source"]);
   });
 
@@ -171,7 +205,10 @@ describe("the hosted dialect", () => {
       const created = await createDeployment(cp.admin, cliCreate(uniqueName("push"), "internal_docker"));
       for (const prefix of ["", "/api-host"]) {
         const response = await cp.admin.post(`${prefix}/v2/deployments/${created.id}/push-token`);
-        assertError(response, 400, [/^Push tokens need an image registry and a listener with container compute/, /langgraphjs deploy --remote/]);
+        assertError(response, 400, [
+          /^Push tokens need an image registry and a listener with container compute/,
+          /langgraphjs deploy --remote/,
+        ]);
       }
     });
 

@@ -4,7 +4,14 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test, type TestContext } from "node:test";
-import { type ControlPlane, type Deployment, type Page, revisionsOf, startControlPlane, uniqueName } from "./helpers/control-plane.js";
+import {
+  type ControlPlane,
+  type Deployment,
+  type Page,
+  revisionsOf,
+  startControlPlane,
+  uniqueName,
+} from "./helpers/control-plane.js";
 import { FIXTURES, type LogLine } from "./helpers/deploy.js";
 import { cliEnv, ensureLangGraphCli, langgraphjs, LANGGRAPH_CLI_VERSION, type Run, shown } from "./helpers/langgraph-cli.js";
 
@@ -94,7 +101,9 @@ describe(`the official LangGraph CLI ${LANGGRAPH_CLI_VERSION} deploys to Berth`,
   );
   after(() => cp?.stop());
 
-  test("deploy --remote creates the deployment, builds it, and prints its URL, which the official SDK answers", { timeout: 600_000 }, async (t: TestContext) => {
+  test("deploy --remote creates the deployment, builds it, and prints its URL, which the official SDK answers", {
+    timeout: 600_000,
+  }, async (t: TestContext) => {
     const { result, seconds } = await deploy([], /^\s*URL: \S+/m);
     assert.equal(result.code, 0, shown(result));
     assert.match(result.stdout, /Creating deployment/, shown(result));
@@ -113,12 +122,18 @@ describe(`the official LangGraph CLI ${LANGGRAPH_CLI_VERSION} deploys to Berth`,
     assert.equal(deployment.source_revision_config.graph_config_path, "langgraph.json");
     assert.deepEqual(deployment.secrets, [{ name: "GREETING", value: "********" }]);
     const revisions = await revisionsOf(cp.admin, deployment.id);
-    assert.deepEqual(revisions.map((revision) => revision.status), ["DEPLOYED", "SKIPPED"], "the created revision waited for the source, then the upload's revision deployed");
+    assert.deepEqual(
+      revisions.map((revision) => revision.status),
+      ["DEPLOYED", "SKIPPED"],
+      "the created revision waited for the source, then the upload's revision deployed",
+    );
 
     assert.equal(await ask("hi"), "v1 from-cli: hi");
   });
 
-  test("a second deploy of changed code (--json) makes a new revision that serves the change", { timeout: 600_000 }, async (t: TestContext) => {
+  test("a second deploy of changed code (--json) makes a new revision that serves the change", {
+    timeout: 600_000,
+  }, async (t: TestContext) => {
     const agent = join(project, "agent.ts");
     const source = readFileSync(agent, "utf8");
     assert.ok(source.includes('export const VERSION = "v1";'));
@@ -140,10 +155,15 @@ describe(`the official LangGraph CLI ${LANGGRAPH_CLI_VERSION} deploys to Berth`,
       { event: "result", status: "succeeded", deployment_id: deployment.id, url },
       result.stdout,
     );
-    t.diagnostic(`langgraphjs deploy --remote --json (re-deploy of changed code): ${seconds!.toFixed(1)} s from start to the result with the URL`);
+    t.diagnostic(
+      `langgraphjs deploy --remote --json (re-deploy of changed code): ${seconds!.toFixed(1)} s from start to the result with the URL`,
+    );
 
     const revisions = await revisionsOf(cp.admin, deployment.id);
-    assert.deepEqual(revisions.map((revision) => revision.status), ["DEPLOYED", "DEPLOYED", "SKIPPED"]);
+    assert.deepEqual(
+      revisions.map((revision) => revision.status),
+      ["DEPLOYED", "DEPLOYED", "SKIPPED"],
+    );
     assert.match(revisions[1]!.status_message ?? "", new RegExp(`^Replaced by revision 3 \\(${revisions[0]!.id}\\)`));
     assert.equal(await ask("again"), "v2 from-cli: again");
   });
@@ -191,7 +211,10 @@ describe(`the official LangGraph CLI ${LANGGRAPH_CLI_VERSION} deploys to Berth`,
     assert.equal(infoRun.code, 0, shown(infoRun));
     const printed = infoRun.stdout.split("\n").filter((text) => text.startsWith("["));
     assert.ok(printed.length > 0, shown(infoRun));
-    assert.ok(printed.every((text) => / \[info\] /.test(text)), shown(infoRun));
+    assert.ok(
+      printed.every((text) => / \[info\] /.test(text)),
+      shown(infoRun),
+    );
   });
 
   test("deploy delete removes the deployment", async () => {

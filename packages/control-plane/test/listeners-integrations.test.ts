@@ -14,7 +14,16 @@ import {
   uniqueName,
 } from "./helpers/control-plane.js";
 
-const LISTENER_FIELDS = ["id", "tenant_id", "compute_type", "compute_id", "compute_config", "version", "created_at", "updated_at"];
+const LISTENER_FIELDS = [
+  "id",
+  "tenant_id",
+  "compute_type",
+  "compute_id",
+  "compute_config",
+  "version",
+  "created_at",
+  "updated_at",
+];
 
 describe("listeners", () => {
   let cp: ControlPlane;
@@ -71,11 +80,18 @@ describe("listeners", () => {
     assert.equal(second.status, 200);
     const seen = [...first.body.resources, ...second.body.resources].map((l) => l.id);
     assert.equal(new Set(seen).size, seen.length, "pages do not overlap");
-    assert.deepEqual(seen, all.body.resources.slice(0, seen.length).map((l) => l.id));
+    assert.deepEqual(
+      seen,
+      all.body.resources.slice(0, seen.length).map((l) => l.id),
+    );
   });
 
   test("PATCH compute_config and version: 200; compute_type or compute_id: 400", async () => {
-    const listener = await createListener({ compute_type: "cluster", compute_id: "gke-1", compute_config: { cluster_namespaces: ["a"] } });
+    const listener = await createListener({
+      compute_type: "cluster",
+      compute_id: "gke-1",
+      compute_config: { cluster_namespaces: ["a"] },
+    });
     const patched = await cp.admin.patch<Listener>(`/v2/listeners/${listener.id}`, {
       compute_config: { cluster_namespaces: ["a", "b"] },
       version: "0.2.0",
@@ -103,7 +119,11 @@ describe("listeners", () => {
   });
 
   test("a namespace the cluster listener gains by PATCH can be deployed to", async () => {
-    const listener = await createListener({ compute_type: "cluster", compute_id: "aks-1", compute_config: { cluster_namespaces: ["one"] } });
+    const listener = await createListener({
+      compute_type: "cluster",
+      compute_id: "aks-1",
+      compute_config: { cluster_namespaces: ["one"] },
+    });
     const body = externalImageBody(uniqueName("ns"), {
       source_config: { listener_id: listener.id, listener_config: { cluster_namespace: "two" } },
     });
@@ -203,7 +223,12 @@ describe("integrations", () => {
     const created = await cp.admin.post<Deployment>("/v2/deployments", {
       name: uniqueName("from-repo"),
       source: "repo_host",
-      source_config: { integration_id: integration.id, repo_url: "https://github.com/acme/tools", deployment_type: "dev", build_on_push: true },
+      source_config: {
+        integration_id: integration.id,
+        repo_url: "https://github.com/acme/tools",
+        deployment_type: "dev",
+        build_on_push: true,
+      },
       source_revision_config: { repo_ref: "develop", graph_config_path: "agents/langgraph.json" },
       secrets: [],
     });
@@ -230,7 +255,10 @@ describe("integrations", () => {
     const other = await cp.createTenant("elsewhere");
     const foreign = await cp.addIntegration(other.id, "gh-elsewhere", ["https://github.com/else/agent"]);
     const listed = await cp.admin.get<{ id: string }[]>("/v1/integrations/repo_host/install");
-    assert.deepEqual(listed.body.map((i) => i.id), [integration.id]);
+    assert.deepEqual(
+      listed.body.map((i) => i.id),
+      [integration.id],
+    );
     assert.equal((await cp.admin.get(`/v1/integrations/repo_host/${foreign.id}/repos`)).status, 404);
   });
 });

@@ -145,7 +145,10 @@ describe("listing revisions", () => {
 
   test("newest first, each carrying its own image", async () => {
     const page = await list("");
-    assert.deepEqual(page.resources.map((r) => r.id), ids);
+    assert.deepEqual(
+      page.resources.map((r) => r.id),
+      ids,
+    );
     assert.deepEqual(
       page.resources.map((r) => r.source_revision_config.image_uri),
       ["registry.local/agent:3", "registry.local/agent:2", "registry.local/agent:1"],
@@ -155,16 +158,31 @@ describe("listing revisions", () => {
 
   test("limit and offset", async () => {
     const first = await list("limit=1");
-    assert.deepEqual(first.resources.map((r) => r.id), [ids[0]]);
+    assert.deepEqual(
+      first.resources.map((r) => r.id),
+      [ids[0]],
+    );
     assert.equal(first.offset, 1);
     const rest = await list(`limit=5&offset=${first.offset}`);
-    assert.deepEqual(rest.resources.map((r) => r.id), ids.slice(1));
+    assert.deepEqual(
+      rest.resources.map((r) => r.id),
+      ids.slice(1),
+    );
   });
 
   test("status filter, one value or CSV", async () => {
-    assert.deepEqual((await list("status=QUEUED")).resources.map((r) => r.id), [ids[0]]);
-    assert.deepEqual((await list("status=SKIPPED")).resources.map((r) => r.id), ids.slice(1));
-    assert.deepEqual((await list("status=SKIPPED,QUEUED")).resources.map((r) => r.id), ids);
+    assert.deepEqual(
+      (await list("status=QUEUED")).resources.map((r) => r.id),
+      [ids[0]],
+    );
+    assert.deepEqual(
+      (await list("status=SKIPPED")).resources.map((r) => r.id),
+      ids.slice(1),
+    );
+    assert.deepEqual(
+      (await list("status=SKIPPED,QUEUED")).resources.map((r) => r.id),
+      ids,
+    );
     assert.deepEqual((await list("status=DEPLOYED")).resources, []);
   });
 });

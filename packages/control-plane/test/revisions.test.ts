@@ -46,7 +46,9 @@ describe("when a PATCH makes a revision", () => {
     const bop = await patch(repo.id, { source_config: { build_on_push: true } });
     assert.equal(bop.source_config.build_on_push, true);
     assert.equal(bop.latest_revision_id, repo.latest_revision_id);
-    const commands = await patch(repo.id, { source_config: { install_command: "npm ci && npm run prepare", build_command: "npm run build" } });
+    const commands = await patch(repo.id, {
+      source_config: { install_command: "npm ci && npm run prepare", build_command: "npm run build" },
+    });
     assert.equal(commands.source_config.install_command, "npm ci && npm run prepare", "&& is allowed");
     assert.equal(commands.source_config.build_command, "npm run build");
     assert.equal(commands.latest_revision_id, repo.latest_revision_id);
@@ -72,7 +74,12 @@ describe("when a PATCH makes a revision", () => {
   test("secrets, resource_spec, secret_references and source_revision_config each make one", async () => {
     const deployment = await createDeployment(cp.admin, externalImageBody(uniqueName("each")));
     const bodies = [
-      { secrets: [{ name: "OPENAI_API_KEY", value: "********" }, { name: "B", value: "b" }] },
+      {
+        secrets: [
+          { name: "OPENAI_API_KEY", value: "********" },
+          { name: "B", value: "b" },
+        ],
+      },
       { resource_spec: { cpu: 1 } },
       { source_config: { resource_spec: { cpu: 2 } } },
       { secret_references: [{ name: "DB_PASSWORD", secret_name: "db", secret_key: "password" }] },
@@ -123,7 +130,10 @@ describe("when a PATCH makes a revision", () => {
     const patched = await patch(deployment.id, { source_revision_config: { image_uri: "registry.local/built:1" } });
     assert.equal(patched.source_revision_config.image_uri, "registry.local/built:1");
     const revisions = await revisionsOf(cp.admin, deployment.id);
-    assert.deepEqual(revisions.map((r) => r.status), ["QUEUED", "SKIPPED"]);
+    assert.deepEqual(
+      revisions.map((r) => r.status),
+      ["QUEUED", "SKIPPED"],
+    );
   });
 
   test("a new revision copies what it does not set from the previous one", async () => {
@@ -157,7 +167,10 @@ describe("when a PATCH makes a revision", () => {
   });
 
   test("repo_host: a new ref makes a revision whose commit is not resolved yet", async () => {
-    const repo = await createDeployment(cp.admin, repoHostBody(uniqueName("ref"), integration.id, "https://github.com/acme/agent"));
+    const repo = await createDeployment(
+      cp.admin,
+      repoHostBody(uniqueName("ref"), integration.id, "https://github.com/acme/agent"),
+    );
     const patched = await patch(repo.id, { source_revision_config: { repo_ref: "feature/x" } });
     assert.equal(patched.source_revision_config.repo_ref, "feature/x");
     assert.equal(patched.source_revision_config.graph_config_path, "langgraph.json");
@@ -201,7 +214,16 @@ describe("resource_spec", () => {
       cp.admin,
       externalImageBody(uniqueName("spec"), {
         source_config: {
-          resource_spec: { min_scale: 1, max_scale: 3, cpu: 1, memory_mb: 512, cache_cpu: 0.5, cache_memory_mb: 256, db_cpu: 0.5, db_memory_mb: 1024 },
+          resource_spec: {
+            min_scale: 1,
+            max_scale: 3,
+            cpu: 1,
+            memory_mb: 512,
+            cache_cpu: 0.5,
+            cache_memory_mb: 256,
+            db_cpu: 0.5,
+            db_memory_mb: 1024,
+          },
         },
       }),
     );
@@ -235,7 +257,9 @@ describe("resource_spec", () => {
   test("CPU values are rounded to one decimal; given limits are kept", async () => {
     const deployment = await createDeployment(
       cp.admin,
-      externalImageBody(uniqueName("round"), { source_config: { resource_spec: { cpu: 1.04, cpu_limit: 2.26, queue_cpu: 0.71, queue_cpu_limit: 3 } } }),
+      externalImageBody(uniqueName("round"), {
+        source_config: { resource_spec: { cpu: 1.04, cpu_limit: 2.26, queue_cpu: 0.71, queue_cpu_limit: 3 } },
+      }),
     );
     const spec = deployment.source_config.resource_spec!;
     assert.equal(spec.cpu, 1);
@@ -249,7 +273,9 @@ describe("resource_spec", () => {
       cp.admin,
       externalImageBody(uniqueName("overwrite"), { source_config: { resource_spec: { cpu: 1, memory_mb: 512 } } }),
     );
-    const top = await cp.admin.patch<Deployment>(`/v2/deployments/${deployment.id}`, { resource_spec: { min_scale: 2, max_scale: 2 } });
+    const top = await cp.admin.patch<Deployment>(`/v2/deployments/${deployment.id}`, {
+      resource_spec: { min_scale: 2, max_scale: 2 },
+    });
     assert.equal(top.status, 200, JSON.stringify(top.body));
     const spec = top.body.source_config.resource_spec!;
     assert.equal(spec.min_scale, 2);
@@ -268,7 +294,17 @@ describe("resource_spec", () => {
     const response = await cp.admin.post<Deployment>(
       "/v2/deployments",
       externalImageBody(uniqueName("bounds"), {
-        source_config: { resource_spec: { cpu: 8, cpu_limit: 16, queue_cpu: 0.1, queue_cpu_limit: 0.1, cache_cpu: 0.1, min_scale: 0, max_scale: 0 } },
+        source_config: {
+          resource_spec: {
+            cpu: 8,
+            cpu_limit: 16,
+            queue_cpu: 0.1,
+            queue_cpu_limit: 0.1,
+            cache_cpu: 0.1,
+            min_scale: 0,
+            max_scale: 0,
+          },
+        },
       }),
     );
     assert.equal(response.status, 201, JSON.stringify(response.body));

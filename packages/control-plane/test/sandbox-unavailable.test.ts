@@ -35,14 +35,20 @@ describe("a listener without a sandbox", () => {
   test("says why at start, runs the first workspace's deployments, and fails another workspace's revision saying why", async () => {
     const cp = await startControlPlane({ listener: true, env: FORCED });
     running.push(cp);
-    assert.match(sandboxLine(cp.output()), /^NO SANDBOX \(BERTH_TEST_SANDBOX_UNAVAILABLE is set, a switch for tests\): .*ONE workspace only.*--trust-all-code/);
+    assert.match(
+      sandboxLine(cp.output()),
+      /^NO SANDBOX \(BERTH_TEST_SANDBOX_UNAVAILABLE is set, a switch for tests\): .*ONE workspace only.*--trust-all-code/,
+    );
     const first = await deployTarball(cp.admin, "first", packFixture("deploy-app"));
     const deployed = await finalRevision(cp.admin, first.deployment.id, first.revisionId);
     assert.equal(deployed.status, "DEPLOYED", deployed.status_message ?? undefined);
 
     const refused = await deployInNewWorkspace(cp, "other");
     assert.equal(refused.status, "BUILD_FAILED");
-    assert.match(refused.status_message ?? "", /^This listener runs code without a sandbox \(BERTH_TEST_SANDBOX_UNAVAILABLE is set/);
+    assert.match(
+      refused.status_message ?? "",
+      /^This listener runs code without a sandbox \(BERTH_TEST_SANDBOX_UNAVAILABLE is set/,
+    );
     assert.match(refused.status_message ?? "", new RegExp(`one workspace only \\(${cp.defaultTenantId}\\)`));
     assert.match(refused.status_message ?? "", /--trust-all-code \(BERTH_TRUST_ALL_CODE=1\)/);
 
@@ -67,7 +73,17 @@ describe("a listener without a sandbox", () => {
       const args =
         command === "control-plane"
           ? ["control-plane", "--port", "0", "--data-dir", dataDir]
-          : ["listener", "--control-plane", "http://127.0.0.1:9", "--api-key", "unused", "--listener-id", randomUUID(), "--data-dir", dataDir];
+          : [
+              "listener",
+              "--control-plane",
+              "http://127.0.0.1:9",
+              "--api-key",
+              "unused",
+              "--listener-id",
+              randomUUID(),
+              "--data-dir",
+              dataDir,
+            ];
       const child = spawn(process.execPath, [`${REPO_ROOT}/packages/cli/bin/berth.mjs`, ...args, "--trust-all-code"], {
         env: { ...process.env, ...(await backendEnv(dataDir)), ...FORCED, BERTH_ROUTER_PORT: "0", LOG_LEVEL: "info" },
         stdio: ["ignore", "pipe", "pipe"],

@@ -47,7 +47,22 @@ interface Tenant {
 }
 
 /** What the root of a sandbox may hold: the system, Berth's install, the deployment's own directories. */
-const ROOT_ENTRIES = new Set(["bin", "sbin", "lib", "lib32", "lib64", "libx32", "usr", "etc", "dev", "proc", "tmp", "opt", "app", "data"]);
+const ROOT_ENTRIES = new Set([
+  "bin",
+  "sbin",
+  "lib",
+  "lib32",
+  "lib64",
+  "libx32",
+  "usr",
+  "etc",
+  "dev",
+  "proc",
+  "tmp",
+  "opt",
+  "app",
+  "data",
+]);
 /** Every variable a deployment's server may see, besides its own secrets. */
 const SERVER_VARIABLES = new Set([
   "PWD", // bwrap's, of its --chdir
@@ -81,7 +96,7 @@ describe("the local compute is a sandbox", { skip: process.getuid?.() !== 0 && "
     dataDir = newDataDir();
     chmodSync(dataDir, 0o755);
     writeFileSync(join(dataDir, "admin.key"), "stale\n", { mode: 0o644 });
-    writeFileSync(join(dataDir, "secrets.key"), randomBytes(32).toString("base64") + "\n", { mode: 0o644 });
+    writeFileSync(join(dataDir, "secrets.key"), `${randomBytes(32).toString("base64")}\n`, { mode: 0o644 });
     chmodSync(join(dataDir, "admin.key"), 0o644);
     chmodSync(join(dataDir, "secrets.key"), 0o644);
     // No BERTH_ADMIN_API_KEY: the control plane writes its admin key to admin.key, which the probes then go after.
@@ -95,14 +110,22 @@ describe("the local compute is a sandbox", { skip: process.getuid?.() !== 0 && "
     ];
     const tarball = packFixture("sandbox-probe");
     for (const { client, key, name } of clients) {
-      const { deployment, revisionId } = await deployTarball(client, name, tarball, { secrets: [{ name: "PROBE_SECRET", value: name }] });
+      const { deployment, revisionId } = await deployTarball(client, name, tarball, {
+        secrets: [{ name: "PROBE_SECRET", value: name }],
+      });
       const revision = await finalRevision(client, deployment.id, revisionId);
       if (revision.status !== "DEPLOYED") {
         const log = await logsOf(client, deployment.id, revisionId, "build");
         assert.fail(`${name}: ${revision.status} ${revision.status_message}\n${log.map((line) => line.message).join("\n")}`);
       }
       const current = (await client.get<Deployment>(`/v2/deployments/${deployment.id}`)).body;
-      tenants.push({ client, key, deployment: current, url: current.source_config.custom_url!, report: undefined as unknown as Report });
+      tenants.push({
+        client,
+        key,
+        deployment: current,
+        url: current.source_config.custom_url!,
+        report: undefined as unknown as Report,
+      });
     }
     const [a, b] = tenants as [Tenant, Tenant];
     a.report = await probe(a, b);
@@ -115,7 +138,10 @@ describe("the local compute is a sandbox", { skip: process.getuid?.() !== 0 && "
     const response = await fetch(`${self.url}/runs/wait`, {
       method: "POST",
       headers: { "content-type": "application/json", "x-api-key": self.key },
-      body: JSON.stringify({ assistant_id: "probe", input: { request: { reads: secretPaths(other), lists: [dataDir, artifactsOf(other)] } } }),
+      body: JSON.stringify({
+        assistant_id: "probe",
+        input: { request: { reads: secretPaths(other), lists: [dataDir, artifactsOf(other)] } },
+      }),
     });
     assert.equal(response.status, 200, await response.clone().text());
     return ((await response.json()) as { report: Report }).report;
@@ -178,7 +204,11 @@ describe("the local compute is a sandbox", { skip: process.getuid?.() !== 0 && "
       for (const path of [admin!, secrets!, database!]) {
         assert.equal(report.reads[path]!.ok, false, `${path} was read`);
       }
-      assert.equal(report.lists[dataDir]!.ok, false, `the control plane's data directory was listed: ${JSON.stringify(report.lists[dataDir])}`);
+      assert.equal(
+        report.lists[dataDir]!.ok,
+        false,
+        `the control plane's data directory was listed: ${JSON.stringify(report.lists[dataDir])}`,
+      );
     }
     // The attempts are meaningful: those files are there, outside the sandbox.
     assert.ok(existsSync(join(dataDir, "admin.key")) && existsSync(join(dataDir, "secrets.key")));
@@ -235,8 +265,19 @@ describe("the local compute is a sandbox", { skip: process.getuid?.() !== 0 && "
       assert.equal(build.uid, report.uid);
       assert.deepEqual(failed(build.keys), []);
       assert.ok(build.root.ok);
-      assert.deepEqual((build.root.value as string[]).filter((name) => !ROOT_ENTRIES.has(name)), []);
-      for (const name of [SENTINEL, "BERTH_ADMIN_API_KEY", "BERTH_DEFAULT_TENANT_ID", "BERTH_ROUTER_PORT", "DATABASE_URL", "REDIS_URL", "PROBE_SECRET"]) {
+      assert.deepEqual(
+        (build.root.value as string[]).filter((name) => !ROOT_ENTRIES.has(name)),
+        [],
+      );
+      for (const name of [
+        SENTINEL,
+        "BERTH_ADMIN_API_KEY",
+        "BERTH_DEFAULT_TENANT_ID",
+        "BERTH_ROUTER_PORT",
+        "DATABASE_URL",
+        "REDIS_URL",
+        "PROBE_SECRET",
+      ]) {
         assert.ok(!build.env.includes(name), `the install script saw ${name}`);
       }
       const log = await logsOf(client, deployment.id, deployment.latest_revision_id!, "build");

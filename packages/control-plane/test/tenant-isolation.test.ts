@@ -58,11 +58,17 @@ describe("tenant isolation", () => {
   after(() => cp.stop());
 
   /** A 404 whose detail reads exactly like the one for an id that never existed. */
-  async function assertHidden(foreign: Response<unknown>, foreignId: string, missing: () => Promise<Response<unknown>>, missingId: string) {
+  async function assertHidden(
+    foreign: Response<unknown>,
+    foreignId: string,
+    missing: () => Promise<Response<unknown>>,
+    missingId: string,
+  ) {
     assert.equal(foreign.status, 404, JSON.stringify(foreign.body));
     const unknown = await missing();
     assert.equal(unknown.status, 404);
-    const detail = (response: Response<unknown>, id: string) => String((response.body as ErrorBody).detail).replaceAll(id, "<id>");
+    const detail = (response: Response<unknown>, id: string) =>
+      String((response.body as ErrorBody).detail).replaceAll(id, "<id>");
     assert.equal(detail(foreign, foreignId), detail(unknown, missingId), "a foreign id answers like an unknown one");
   }
 
@@ -71,8 +77,18 @@ describe("tenant isolation", () => {
     const missing = randomUUID();
     await assertHidden(await clientB.get(`/v2/deployments/${id}`), id, () => clientB.get(`/v2/deployments/${missing}`), missing);
     const patch = { source_revision_config: { image_uri: "registry.local/hijack:1" } };
-    await assertHidden(await clientB.patch(`/v2/deployments/${id}`, patch), id, () => clientB.patch(`/v2/deployments/${missing}`, patch), missing);
-    await assertHidden(await clientB.delete(`/v2/deployments/${id}`), id, () => clientB.delete(`/v2/deployments/${missing}`), missing);
+    await assertHidden(
+      await clientB.patch(`/v2/deployments/${id}`, patch),
+      id,
+      () => clientB.patch(`/v2/deployments/${missing}`, patch),
+      missing,
+    );
+    await assertHidden(
+      await clientB.delete(`/v2/deployments/${id}`),
+      id,
+      () => clientB.delete(`/v2/deployments/${missing}`),
+      missing,
+    );
     const still = await clientA.get<Deployment>(`/v2/deployments/${id}`);
     assert.equal(still.status, 200);
     assert.deepEqual(still.body, a.ext);
@@ -83,7 +99,12 @@ describe("tenant isolation", () => {
     const id = a.ext.id;
     const revision = a.ext.latest_revision_id!;
     const missing = randomUUID();
-    await assertHidden(await clientB.get(`/v2/deployments/${id}/revisions`), id, () => clientB.get(`/v2/deployments/${missing}/revisions`), missing);
+    await assertHidden(
+      await clientB.get(`/v2/deployments/${id}/revisions`),
+      id,
+      () => clientB.get(`/v2/deployments/${missing}/revisions`),
+      missing,
+    );
     const foreign = await clientB.get(`/v2/deployments/${id}/revisions/${revision}`);
     assert.equal(foreign.status, 404);
     assert.equal((await clientA.get(`/v2/deployments/${id}/revisions/${revision}`)).status, 200);
@@ -107,8 +128,18 @@ describe("tenant isolation", () => {
     const missing = randomUUID();
     await assertHidden(await clientB.get(`/v2/listeners/${id}`), id, () => clientB.get(`/v2/listeners/${missing}`), missing);
     const patch = { version: "9.9.9" };
-    await assertHidden(await clientB.patch(`/v2/listeners/${id}`, patch), id, () => clientB.patch(`/v2/listeners/${missing}`, patch), missing);
-    await assertHidden(await clientB.delete(`/v2/listeners/${id}`), id, () => clientB.delete(`/v2/listeners/${missing}`), missing);
+    await assertHidden(
+      await clientB.patch(`/v2/listeners/${id}`, patch),
+      id,
+      () => clientB.patch(`/v2/listeners/${missing}`, patch),
+      missing,
+    );
+    await assertHidden(
+      await clientB.delete(`/v2/listeners/${id}`),
+      id,
+      () => clientB.delete(`/v2/listeners/${missing}`),
+      missing,
+    );
     const still = await clientA.get<Listener>(`/v2/listeners/${id}`);
     assert.equal(still.status, 200);
     assert.deepEqual(still.body, a.listener);
@@ -129,7 +160,10 @@ describe("tenant isolation", () => {
   test("bulk delete of A's id from B: 404, and A's deployment still exists", async () => {
     const response = await clientB.delete<{ results: { deployment_id: string }[] }>(`/v2/deployments?deployment_ids=${a.ext.id}`);
     assert.equal(response.status, 404, JSON.stringify(response.body));
-    assert.deepEqual(response.body.results.map((r) => r.deployment_id), [a.ext.id]);
+    assert.deepEqual(
+      response.body.results.map((r) => r.deployment_id),
+      [a.ext.id],
+    );
     assert.equal((await clientA.get(`/v2/deployments/${a.ext.id}`)).status, 200);
   });
 
@@ -159,7 +193,10 @@ describe("tenant isolation", () => {
     assert.equal(integrations.status, 200);
     assert.deepEqual(integrations.body, []);
     const ofA = await clientA.get<{ id: string }[]>("/v1/integrations/repo_host/install");
-    assert.deepEqual(ofA.body.map((i) => i.id), [a.integration.id]);
+    assert.deepEqual(
+      ofA.body.map((i) => i.id),
+      [a.integration.id],
+    );
   });
 
   test("names and listener compute ids are per workspace", async () => {

@@ -11,13 +11,17 @@ interface Answer<T = unknown> {
 }
 
 /** A feedback URL followed as a browser or a chat UI would: plain fetch, no headers at all. */
-async function follow<T = Feedback>(url: string, init: { method: "GET" | "POST"; body?: string } = { method: "GET" }): Promise<Answer<T>> {
+async function follow<T = Feedback>(
+  url: string,
+  init: { method: "GET" | "POST"; body?: string } = { method: "GET" },
+): Promise<Answer<T>> {
   const response = await fetch(url, init);
   const text = await response.text();
   return { status: response.status, body: (text ? JSON.parse(text) : null) as T };
 }
 
-const post = (url: string, body: unknown) => follow(url, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body) });
+const post = (url: string, body: unknown) =>
+  follow(url, { method: "POST", body: typeof body === "string" ? body : JSON.stringify(body) });
 
 function assertDetail(answer: Answer, status: number, pattern?: RegExp) {
   assert.equal(answer.status, status, JSON.stringify(answer.body));
@@ -52,18 +56,43 @@ describe("tracing: feedback and pre-signed feedback URLs", () => {
     const lifetime = Date.parse(token.expires_at) - Date.now();
     assert.ok(lifetime > 2.9 * 3600_000 && lifetime <= 3 * 3600_000, "the client's default: 3 hours");
 
-    const byPost = await post(token.url, { score: 1, comment: "great", value: "up", correction: { answer: "b" }, metadata: { ui: "chat" } });
+    const byPost = await post(token.url, {
+      score: 1,
+      comment: "great",
+      value: "up",
+      correction: { answer: "b" },
+      metadata: { ui: "chat" },
+    });
     assert.equal(byPost.status, 200, JSON.stringify(byPost.body));
     assert.deepEqual(
-      [byPost.body.run_id, byPost.body.key, byPost.body.score, byPost.body.comment, byPost.body.value, byPost.body.correction, byPost.body.metadata, byPost.body.source, byPost.body.trace_id],
+      [
+        byPost.body.run_id,
+        byPost.body.key,
+        byPost.body.score,
+        byPost.body.comment,
+        byPost.body.value,
+        byPost.body.correction,
+        byPost.body.metadata,
+        byPost.body.source,
+        byPost.body.trace_id,
+      ],
       [runId, "thumbs", 1, "great", "up", { answer: "b" }, { ui: "chat" }, "token", traceId],
     );
     assert.ok(byPost.body.id);
 
-    const query = new URLSearchParams({ score: "0.5", value: JSON.stringify({ stars: 3 }), comment: "meh", correction: JSON.stringify({ fix: 1 }), metadata: JSON.stringify({ via: "link" }) });
+    const query = new URLSearchParams({
+      score: "0.5",
+      value: JSON.stringify({ stars: 3 }),
+      comment: "meh",
+      correction: JSON.stringify({ fix: 1 }),
+      metadata: JSON.stringify({ via: "link" }),
+    });
     const byGet = await follow(`${token.url}?${query}`);
     assert.equal(byGet.status, 200, JSON.stringify(byGet.body));
-    assert.deepEqual([byGet.body.score, byGet.body.value, byGet.body.comment, byGet.body.correction, byGet.body.metadata], [0.5, { stars: 3 }, "meh", { fix: 1 }, { via: "link" }]);
+    assert.deepEqual(
+      [byGet.body.score, byGet.body.value, byGet.body.comment, byGet.body.correction, byGet.body.metadata],
+      [0.5, { stars: 3 }, "meh", { fix: 1 }, { via: "link" }],
+    );
     const bare = await follow(`${token.url}?score=1`);
     assert.equal(bare.status, 200);
     const empty = await follow(token.url, { method: "POST" });
@@ -72,11 +101,17 @@ describe("tracing: feedback and pre-signed feedback URLs", () => {
     const recorded = await runFeedback(cp.admin, runId);
     const ids = recorded.map((feedback) => feedback.id);
     for (const answer of [byPost, byGet, bare, empty]) assert.ok(ids.includes(answer.body.id));
-    assert.ok(recorded.filter((feedback) => ids.includes(feedback.id)).every((feedback) => feedback.key === "thumbs" && feedback.run_id === runId));
+    assert.ok(
+      recorded
+        .filter((feedback) => ids.includes(feedback.id))
+        .every((feedback) => feedback.key === "thumbs" && feedback.run_id === runId),
+    );
   });
 
   test("expired (an expiration in the past), forged and invalid submissions are refused with JSON", async () => {
-    const expired = await client().createPresignedFeedbackToken(runId, "late", { expiration: new Date(Date.now() - 60_000).toISOString() });
+    const expired = await client().createPresignedFeedbackToken(runId, "late", {
+      expiration: new Date(Date.now() - 60_000).toISOString(),
+    });
     assertDetail(await post(expired.url, { score: 1 }), 410, /expired/);
     assertDetail(await follow(`${expired.url}?score=1`), 410, /expired/);
 
@@ -94,7 +129,11 @@ describe("tracing: feedback and pre-signed feedback URLs", () => {
     assertDetail(await post(token.url, { metadata: "text" }), 422);
     assertDetail(await follow(`${token.url}?metadata=notjson`), 422);
     assertDetail(await follow(`${token.url}?metadata=${encodeURIComponent("[1]")}`), 422);
-    assert.equal((await runFeedback(cp.admin, runId)).filter((feedback) => feedback.key === "strict").length, 0, "nothing recorded");
+    assert.equal(
+      (await runFeedback(cp.admin, runId)).filter((feedback) => feedback.key === "strict").length,
+      0,
+      "nothing recorded",
+    );
   });
 
   test("feedback_config bounds the score; a token works before its run is ingested", async () => {
@@ -107,34 +146,62 @@ describe("tracing: feedback and pre-signed feedback URLs", () => {
     const answer = await post(token.url, { score: 0.25 });
     assert.equal(answer.status, 200);
     assert.equal(answer.body.trace_id, null, "the run is not ingested yet");
-    const lifetime = Date.parse((await client().createPresignedFeedbackToken(pending, "x", { expiration: { hours: 2, minutes: 30 } })).expires_at) - Date.now();
+    const lifetime =
+      Date.parse(
+        (await client().createPresignedFeedbackToken(pending, "x", { expiration: { hours: 2, minutes: 30 } })).expires_at,
+      ) - Date.now();
     assert.ok(lifetime > 2.4 * 3600_000 && lifetime <= 2.5 * 3600_000);
   });
 
   test("default lifetime: BERTH_FEEDBACK_TOKEN_TTL_SECONDS (1 day)", async () => {
-    const token = expectStatus(await cp.admin.post<{ expires_at: string }>("/api/v1/feedback/tokens", { run_id: runId, feedback_key: "day" }), 200);
+    const token = expectStatus(
+      await cp.admin.post<{ expires_at: string }>("/api/v1/feedback/tokens", { run_id: runId, feedback_key: "day" }),
+      200,
+    );
     const lifetime = Date.parse(token.expires_at) - Date.now();
     assert.ok(lifetime > 86_300_000 && lifetime <= 86_400_000, `${lifetime} ms`);
     assertDetail(await cp.admin.post("/api/v1/feedback/tokens", { run_id: "nope", feedback_key: "k" }), 422);
-    assertDetail(await cp.admin.post("/api/v1/feedback/tokens", { run_id: runId, feedback_key: "k", expires_at: "tomorrow" }), 422);
-    const noKey = await fetch(`${cp.url}/api/v1/feedback/tokens`, { method: "POST", body: JSON.stringify({ run_id: runId, feedback_key: "k" }) });
+    assertDetail(
+      await cp.admin.post("/api/v1/feedback/tokens", { run_id: runId, feedback_key: "k", expires_at: "tomorrow" }),
+      422,
+    );
+    const noKey = await fetch(`${cp.url}/api/v1/feedback/tokens`, {
+      method: "POST",
+      body: JSON.stringify({ run_id: runId, feedback_key: "k" }),
+    });
     assert.equal(noKey.status, 401, "issuing a token needs an API key");
   });
 
   test("the token URL keeps the /api-host prefix the token was requested under", async () => {
-    const token = await tracingClient(cp.url, cp.adminKey, { prefix: "/api-host" }).createPresignedFeedbackToken(runId, "prefixed");
+    const token = await tracingClient(cp.url, cp.adminKey, { prefix: "/api-host" }).createPresignedFeedbackToken(
+      runId,
+      "prefixed",
+    );
     assert.ok(token.url.startsWith(`${cp.url}/api-host/api/v1/feedback/tokens/`), token.url);
     assert.equal((await post(token.url, { score: 1 })).status, 200);
   });
 
   test("createFeedback with an API key: directly (POST /feedback) and batched with the trace (multipart)", async () => {
-    const direct = await client().createFeedback(runId, "correctness", { score: true, comment: "right", sourceInfo: { judge: "human" } });
+    const direct = await client().createFeedback(runId, "correctness", {
+      score: true,
+      comment: "right",
+      sourceInfo: { judge: "human" },
+    });
     const batching = client();
     const batched = await batching.createFeedback(runId, "helpfulness", { score: 0.8, traceId, feedbackSourceType: "app" });
     await batching.awaitPendingTraceBatches();
     const recorded = await runFeedback(cp.admin, runId);
     const find = (id: string) => recorded.find((feedback) => feedback.id === id);
-    assert.deepEqual([find(direct.id)?.key, find(direct.id)?.score, find(direct.id)?.comment, find(direct.id)?.source, find(direct.id)?.metadata], ["correctness", 1, "right", "api", { judge: "human" }]);
+    assert.deepEqual(
+      [
+        find(direct.id)?.key,
+        find(direct.id)?.score,
+        find(direct.id)?.comment,
+        find(direct.id)?.source,
+        find(direct.id)?.metadata,
+      ],
+      ["correctness", 1, "right", "api", { judge: "human" }],
+    );
     assert.deepEqual([find(batched.id)?.key, find(batched.id)?.score, find(batched.id)?.source], ["helpfulness", 0.8, "app"]);
     assert.equal((await cp.admin.get(`/api/v1/runs/${randomUUID()}/feedback`)).status, 404);
   });
@@ -144,12 +211,17 @@ describe("tracing: feedback tokens with BERTH_FEEDBACK_TOKEN_TTL_SECONDS=0 and B
   let cp: ControlPlane;
 
   before(async () => {
-    cp = await startControlPlane({ env: { BERTH_FEEDBACK_TOKEN_TTL_SECONDS: "0", BERTH_CONTROL_PLANE_URL: "https://berth.example.com/api-host/" } });
+    cp = await startControlPlane({
+      env: { BERTH_FEEDBACK_TOKEN_TTL_SECONDS: "0", BERTH_CONTROL_PLANE_URL: "https://berth.example.com/api-host/" },
+    });
   });
   after(() => cp.stop());
 
   test("a token issued without expiry is expired at once; its URL is built on the public URL", async () => {
-    const token = expectStatus(await cp.admin.post<{ id: string; url: string }>("/api/v1/feedback/tokens", { run_id: randomUUID(), feedback_key: "k" }), 200);
+    const token = expectStatus(
+      await cp.admin.post<{ id: string; url: string }>("/api/v1/feedback/tokens", { run_id: randomUUID(), feedback_key: "k" }),
+      200,
+    );
     assert.equal(token.url, `https://berth.example.com/api-host/api/v1/feedback/tokens/${token.id}`);
     assertDetail(await post(`${cp.url}/api/v1/feedback/tokens/${token.id}`, { score: 1 }), 410);
     assertDetail(await follow(`${cp.url}/api/v1/feedback/tokens/${token.id}?score=1`), 410);

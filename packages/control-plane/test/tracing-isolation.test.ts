@@ -24,7 +24,14 @@ describe("tracing: workspaces are isolated", () => {
     clientA = api(cp.url, keyA);
     clientB = api(cp.url, keyB);
     const tracer = tracingClient(cp.url, keyA);
-    runA = new RunTree({ name: "secret-agent", run_type: "llm", inputs: { secret: "a" }, project_name: project, client: tracer, extra: { metadata: { thread_id: threadId } } });
+    runA = new RunTree({
+      name: "secret-agent",
+      run_type: "llm",
+      inputs: { secret: "a" },
+      project_name: project,
+      client: tracer,
+      extra: { metadata: { thread_id: threadId } },
+    });
     await runA.postRun();
     await runA.end({ usage_metadata: { input_tokens: 5, output_tokens: 5, total_tokens: 10 } });
     await runA.patchRun();
@@ -56,22 +63,45 @@ describe("tracing: workspaces are isolated", () => {
 
   test("B tracing into a project of the same name gets its own project; nothing of A shows", async () => {
     const tracer = tracingClient(cp.url, keyB);
-    const runB = new RunTree({ name: "b-agent", run_type: "llm", inputs: {}, project_name: project, client: tracer, extra: { metadata: { thread_id: threadId } } });
+    const runB = new RunTree({
+      name: "b-agent",
+      run_type: "llm",
+      inputs: {},
+      project_name: project,
+      client: tracer,
+      extra: { metadata: { thread_id: threadId } },
+    });
     await runB.postRun();
     await runB.end({ usage_metadata: { input_tokens: 1, output_tokens: 1, total_tokens: 2 } });
     await runB.patchRun();
     await tracer.awaitPendingTraceBatches();
     const projectB = expectStatus(await clientB.get<{ id: string }>(`/api/v1/projects/${project}`), 200);
     assert.notEqual(projectB.id, projectA.id);
-    assert.deepEqual((await listRuns(clientB, project, `?thread_id=${threadId}`)).map((run) => run.id), [runB.id]);
-    assert.deepEqual((await listRuns(clientA, project, `?thread_id=${threadId}`)).map((run) => run.id), [runA.id]);
-    const usageB = expectStatus(await clientB.get<{ total_tokens: number }>(`/api/v1/projects/${project}/threads/${threadId}/usage`), 200);
+    assert.deepEqual(
+      (await listRuns(clientB, project, `?thread_id=${threadId}`)).map((run) => run.id),
+      [runB.id],
+    );
+    assert.deepEqual(
+      (await listRuns(clientA, project, `?thread_id=${threadId}`)).map((run) => run.id),
+      [runA.id],
+    );
+    const usageB = expectStatus(
+      await clientB.get<{ total_tokens: number }>(`/api/v1/projects/${project}/threads/${threadId}/usage`),
+      200,
+    );
     assert.equal(usageB.total_tokens, 2);
   });
 
   test("B cannot write into A's run or project", async () => {
     // The same run id from B is B's own run; A's stays as it was.
-    const hijack = { id: runA.id, trace_id: runA.id, name: "hijacked", run_type: "chain", outputs: { stolen: true }, session_name: "b-project" };
+    const hijack = {
+      id: runA.id,
+      trace_id: runA.id,
+      name: "hijacked",
+      run_type: "chain",
+      outputs: { stolen: true },
+      session_name: "b-project",
+    };
     assert.equal((await clientB.post("/api/v1/runs", hijack)).status, 202);
     assert.equal((await clientB.patch(`/api/v1/runs/${runA.id}`, { outputs: { stolen: true }, error: "x" })).status, 202);
     const stillA = expectStatus(await clientA.get<TracedRun>(`/api/v1/runs/${runA.id}`), 200);
@@ -87,9 +117,15 @@ describe("tracing: workspaces are isolated", () => {
 
     // Feedback from B (directly or by B's token) lands in B's workspace only.
     assert.equal((await clientB.post("/api/v1/feedback", { run_id: runA.id, key: "b-says", score: 0 })).status, 200);
-    const token = expectStatus(await clientB.post<{ url: string }>("/api/v1/feedback/tokens", { run_id: runA.id, feedback_key: "b-token" }), 200);
+    const token = expectStatus(
+      await clientB.post<{ url: string }>("/api/v1/feedback/tokens", { run_id: runA.id, feedback_key: "b-token" }),
+      200,
+    );
     assert.equal((await fetch(token.url, { method: "POST", body: JSON.stringify({ score: 0 }) })).status, 200);
-    assert.deepEqual((await runFeedback(clientA, runA.id)).map((feedback) => feedback.key), ["private"]);
+    assert.deepEqual(
+      (await runFeedback(clientA, runA.id)).map((feedback) => feedback.key),
+      ["private"],
+    );
     assert.deepEqual((await runFeedback(clientB, runA.id)).map((feedback) => feedback.key).sort(), ["b-says", "b-token"]);
   });
 });

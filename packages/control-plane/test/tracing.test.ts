@@ -9,12 +9,27 @@ import { flatten, listRuns, runTree, threadUsage, tracingClient, type RunTree as
  * A trace as an instrumented app makes it: a chain with an LLM call (reporting
  * its tokens as `traceable` does) and a tool that calls a retriever.
  */
-async function traceConversationTurn(client: Client, project: string, threadId: string, tokens: { input: number; output: number }) {
-  const root = new RunTree({ name: "agent", run_type: "chain", inputs: { question: "hi" }, project_name: project, client, extra: { metadata: { thread_id: threadId } } });
+async function traceConversationTurn(
+  client: Client,
+  project: string,
+  threadId: string,
+  tokens: { input: number; output: number },
+) {
+  const root = new RunTree({
+    name: "agent",
+    run_type: "chain",
+    inputs: { question: "hi" },
+    project_name: project,
+    client,
+    extra: { metadata: { thread_id: threadId } },
+  });
   await root.postRun();
   const llm = root.createChild({ name: "model", run_type: "llm", inputs: { messages: ["hi"] } });
   await llm.postRun();
-  await llm.end({ answer: "hello", usage_metadata: { input_tokens: tokens.input, output_tokens: tokens.output, total_tokens: tokens.input + tokens.output } });
+  await llm.end({
+    answer: "hello",
+    usage_metadata: { input_tokens: tokens.input, output_tokens: tokens.output, total_tokens: tokens.input + tokens.output },
+  });
   await llm.patchRun();
   const tool = root.createChild({ name: "search", run_type: "tool", inputs: { query: "x" } });
   await tool.postRun();
@@ -71,7 +86,9 @@ describe("tracing: what the langsmith client sends", () => {
   test("GET /api/v1/info is open and steers the client to multipart ingestion", async () => {
     const response = await fetch(`${cp.url}/api/v1/info`);
     assert.equal(response.status, 200);
-    const info = (await response.json()) as { batch_ingest_config: { use_multipart_endpoint: boolean; size_limit_bytes: number } };
+    const info = (await response.json()) as {
+      batch_ingest_config: { use_multipart_endpoint: boolean; size_limit_bytes: number };
+    };
     assert.equal(info.batch_ingest_config.use_multipart_endpoint, true);
     assert.ok(info.batch_ingest_config.size_limit_bytes > 0);
     assert.equal((await fetch(`${cp.url}/api-host/api/v1/info`)).status, 200);
@@ -88,7 +105,10 @@ describe("tracing: what the langsmith client sends", () => {
       assertTurnTree(await runTree(cp.admin, ids.root.id), ids, threadId);
       // Any run's tree is its subtree.
       const sub = await runTree(cp.admin, ids.tool.id);
-      assert.deepEqual(flatten(sub).map((run) => run.name), ["search", "retriever"]);
+      assert.deepEqual(
+        flatten(sub).map((run) => run.name),
+        ["search", "retriever"],
+      );
       const single = await cp.admin.get<Tree>(`/api/v1/runs/${ids.llm.id}`);
       assert.equal(single.status, 200);
       assert.equal(single.body.prompt_tokens, 7);
@@ -110,28 +130,43 @@ describe("tracing: what the langsmith client sends", () => {
     assert.equal(inA.length, 8, "4 runs per turn");
     assert.ok(inA.every((run) => run.thread_id === threadA));
     const roots = await listRuns(cp.admin, project, `?thread_id=${threadA}&root_only=true&order=asc`);
-    assert.deepEqual(roots.map((run) => run.id), [first.root.id, second.root.id]);
+    assert.deepEqual(
+      roots.map((run) => run.id),
+      [first.root.id, second.root.id],
+    );
     const page = await listRuns(cp.admin, project, `?thread_id=${threadA}&limit=3&offset=6`);
     assert.equal(page.length, 2);
-    assert.deepEqual((await listRuns(cp.admin, project, `?thread_id=${threadB}&root_only=1`)).map((run) => run.id), [other.root.id]);
+    assert.deepEqual(
+      (await listRuns(cp.admin, project, `?thread_id=${threadB}&root_only=1`)).map((run) => run.id),
+      [other.root.id],
+    );
 
     const usage = await threadUsage(cp.admin, project, threadA);
     assert.deepEqual(
-      { prompt: usage.prompt_tokens, completion: usage.completion_tokens, total: usage.total_tokens, runs: usage.runs, traces: usage.traces },
+      {
+        prompt: usage.prompt_tokens,
+        completion: usage.completion_tokens,
+        total: usage.total_tokens,
+        runs: usage.runs,
+        traces: usage.traces,
+      },
       { prompt: 30, completion: 13, total: 43, runs: 2, traces: 2 },
     );
     // By project id too; an unknown thread counts nothing.
     const project_id = inA[0]!.project_id;
     assert.equal((await threadUsage(cp.admin, project_id, threadB)).total_tokens, 2);
-    assert.deepEqual({ ...(await threadUsage(cp.admin, project, "nobody")), project_id: undefined, thread_id: undefined }, {
-      project_id: undefined,
-      thread_id: undefined,
-      prompt_tokens: 0,
-      completion_tokens: 0,
-      total_tokens: 0,
-      runs: 0,
-      traces: 0,
-    });
+    assert.deepEqual(
+      { ...(await threadUsage(cp.admin, project, "nobody")), project_id: undefined, thread_id: undefined },
+      {
+        project_id: undefined,
+        thread_id: undefined,
+        prompt_tokens: 0,
+        completion_tokens: 0,
+        total_tokens: 0,
+        runs: 0,
+        traces: 0,
+      },
+    );
   });
 
   test("the /api-host prefix serves the same API", async () => {
@@ -148,7 +183,9 @@ describe("tracing: what the langsmith client sends", () => {
     const client = tracingClient(cp.url, cp.adminKey, { autoBatchTracing: false });
     const project = `fresh-${randomUUID().slice(0, 8)}`;
     await traceConversationTurn(client, project, "t", { input: 1, output: 1 });
-    const byName = await cp.admin.get<{ id: string; name: string; tenant_id: string; deployment_id: string | null }>(`/api/v1/projects/${project}`);
+    const byName = await cp.admin.get<{ id: string; name: string; tenant_id: string; deployment_id: string | null }>(
+      `/api/v1/projects/${project}`,
+    );
     assert.equal(byName.status, 200);
     assert.equal(byName.body.name, project);
     assert.equal(byName.body.tenant_id, cp.defaultTenantId);

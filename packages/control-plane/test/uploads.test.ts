@@ -49,7 +49,10 @@ describe("uploads", () => {
     const before = Date.now();
     const { deployment, issued } = await issue(cp);
     assert.match(issued.object_path, new RegExp(`^deployments/${deployment}/sources/[A-Za-z0-9_-]+\\.tar\\.gz$`));
-    const uploadId = issued.object_path.split("/").pop()!.replace(/\.tar\.gz$/, "");
+    const uploadId = issued.object_path
+      .split("/")
+      .pop()!
+      .replace(/\.tar\.gz$/, "");
     const url = new URL(issued.upload_url);
     assert.equal(`${url.origin}${url.pathname}`, `${cp.url}/v2/uploads/${uploadId}`);
     assert.match(url.searchParams.get("expires") ?? "", /^\d+$/);
@@ -69,7 +72,10 @@ describe("uploads", () => {
     const stored = readdirSync(join(cp.dataDir, "uploads"), { recursive: true, withFileTypes: true })
       .filter((entry) => entry.isFile())
       .map((entry) => readFileSync(join(entry.parentPath, entry.name)));
-    assert.ok(stored.some((bytes) => bytes.equals(tarball)), "the tarball is a file under <data-dir>/uploads/");
+    assert.ok(
+      stored.some((bytes) => bytes.equals(tarball)),
+      "the tarball is a file under <data-dir>/uploads/",
+    );
   });
 
   test("a PUT may be repeated until the path is used, then the PATCH takes the last one", async () => {

@@ -89,10 +89,14 @@ function createBody(
   };
 }
 const create = (source: Source, merge: Parameters<typeof createBody>[2]) => (s: Setup) => createBody(s, source, merge);
-const dep = (pick: (s: Setup) => Deployment, suffix = "") => (s: Setup) => `/v2/deployments/${pick(s).id}${suffix}`;
+const dep =
+  (pick: (s: Setup) => Deployment, suffix = "") =>
+  (s: Setup) =>
+    `/v2/deployments/${pick(s).id}${suffix}`;
 
 // ---- 422: shape and types ---------------------------------------------------------------------------------------------
 const C = "/v2/deployments";
+// biome-ignore format: a table, one case per line
 const spec422: [string, Lazy<unknown>, (string | number)[], boolean?][] = [
   ["unknown top-level field", create("external_image", { top: { colour: "red" } }), ["body"], true],
   ["unknown source_config field", create("external_image", { sc: { colour: "red" } }), ["body", "source_config"], true],
@@ -120,8 +124,10 @@ const spec422: [string, Lazy<unknown>, (string | number)[], boolean?][] = [
   ["name with a space", create("external_image", { top: { name: "my agent" } }), ["body", "name"]],
   ["name starting with -", create("external_image", { top: { name: "-agent" } }), ["body", "name"]],
 ];
-for (const [name, body, loc, prefix] of spec422) rows.push({ name: `create: ${name}`, method: "POST", path: C, body, status: 422, loc, prefix });
+for (const [name, body, loc, prefix] of spec422)
+  rows.push({ name: `create: ${name}`, method: "POST", path: C, body, status: 422, loc, prefix });
 
+// biome-ignore format: a table, one case per line
 const bounds: [string, unknown][] = [
   ["cpu", 0.05], ["cpu", 8.5], ["cpu", "1"], ["cpu_limit", 16.5], ["cpu_limit", 0.05],
   ["queue_cpu", 0.05], ["queue_cpu", 9], ["queue_cpu_limit", 17], ["cache_cpu", 8.5], ["cache_cpu", 0.01],
@@ -139,12 +145,42 @@ for (const [field, value] of bounds) {
 }
 const ext = (s: Setup) => s.ext;
 rows.push(
-  { name: "patch: top-level resource_spec.cpu = 9", method: "PATCH", path: dep(ext), body: { resource_spec: { cpu: 9 } }, status: 422, loc: ["body", "resource_spec", "cpu"] },
-  { name: "patch: unknown top-level field", method: "PATCH", path: dep(ext), body: { colour: "red" }, status: 422, loc: ["body"], prefix: true },
-  { name: "patch: secrets is a string", method: "PATCH", path: dep(ext), body: { secrets: "x" }, status: 422, loc: ["body", "secrets"] },
+  {
+    name: "patch: top-level resource_spec.cpu = 9",
+    method: "PATCH",
+    path: dep(ext),
+    body: { resource_spec: { cpu: 9 } },
+    status: 422,
+    loc: ["body", "resource_spec", "cpu"],
+  },
+  {
+    name: "patch: unknown top-level field",
+    method: "PATCH",
+    path: dep(ext),
+    body: { colour: "red" },
+    status: 422,
+    loc: ["body"],
+    prefix: true,
+  },
+  {
+    name: "patch: secrets is a string",
+    method: "PATCH",
+    path: dep(ext),
+    body: { secrets: "x" },
+    status: 422,
+    loc: ["body", "secrets"],
+  },
   { name: "patch: invalid JSON", method: "PATCH", path: dep(ext), body: "{not json", status: 422, loc: ["body"], prefix: true },
-  { name: "patch: image_uri is a list", method: "PATCH", path: dep(ext), body: { source_revision_config: { image_uri: ["a"] } }, status: 422, loc: ["body", "source_revision_config", "image_uri"] },
+  {
+    name: "patch: image_uri is a list",
+    method: "PATCH",
+    path: dep(ext),
+    body: { source_revision_config: { image_uri: ["a"] } },
+    status: 422,
+    loc: ["body", "source_revision_config", "image_uri"],
+  },
 );
+// biome-ignore format: a table, one case per line
 const badPaths: [string, "GET" | "POST" | "PATCH" | "DELETE", Lazy<string>, (string | number)[], boolean?][] = [
   ["get deployment", "GET", "/v2/deployments/not-a-uuid", ["path", "deployment_id"]],
   ["patch deployment", "PATCH", "/v2/deployments/not-a-uuid", ["path", "deployment_id"]],
@@ -160,8 +196,17 @@ const badPaths: [string, "GET" | "POST" | "PATCH" | "DELETE", Lazy<string>, (str
   ["integration repos", "GET", "/v1/integrations/repo_host/not-a-uuid/repos", ["path"], true],
 ];
 for (const [name, method, path, loc, prefix] of badPaths) {
-  rows.push({ name: `${name}: path id not a uuid`, method, path, body: method === "PATCH" ? {} : undefined, status: 422, loc, prefix });
+  rows.push({
+    name: `${name}: path id not a uuid`,
+    method,
+    path,
+    body: method === "PATCH" ? {} : undefined,
+    status: 422,
+    loc,
+    prefix,
+  });
 }
+// biome-ignore format: a table, one case per line
 const badQueries: [string, (string | number)[], boolean?][] = [
   ["/v2/deployments?limit=0", ["query", "limit"]],
   ["/v2/deployments?limit=101", ["query", "limit"]],
@@ -177,29 +222,100 @@ const badQueries: [string, (string | number)[], boolean?][] = [
 for (const [path, loc, prefix] of badQueries) rows.push({ name: `GET ${path}`, method: "GET", path, status: 422, loc, prefix });
 rows.push(
   { name: "GET revisions?limit=0", method: "GET", path: dep(ext, "/revisions?limit=0"), status: 422, loc: ["query", "limit"] },
-  { name: "GET revisions?limit=101", method: "GET", path: dep(ext, "/revisions?limit=101"), status: 422, loc: ["query", "limit"] },
-  { name: "GET revisions?status=BOGUS", method: "GET", path: dep(ext, "/revisions?status=BOGUS"), status: 422, loc: ["query", "status"], prefix: true },
-  { name: "bulk delete of 101 ids", method: "DELETE", path: () => `/v2/deployments?deployment_ids=${Array.from({ length: 101 }, uuid).join(",")}`, status: 422, loc: ["query", "deployment_ids"], prefix: true },
-  { name: "bulk delete of a non-uuid", method: "DELETE", path: "/v2/deployments?deployment_ids=nope", status: 422, loc: ["query", "deployment_ids"], prefix: true },
-  { name: "listener create: compute_type not in the enum", method: "POST", path: "/v2/listeners", body: { compute_type: "vm", compute_id: "vm-1" }, status: 422, loc: ["body", "compute_type"] },
-  { name: "listener create: no compute_id", method: "POST", path: "/v2/listeners", body: { compute_type: "local" }, status: 422, loc: ["body", "compute_id"] },
+  {
+    name: "GET revisions?limit=101",
+    method: "GET",
+    path: dep(ext, "/revisions?limit=101"),
+    status: 422,
+    loc: ["query", "limit"],
+  },
+  {
+    name: "GET revisions?status=BOGUS",
+    method: "GET",
+    path: dep(ext, "/revisions?status=BOGUS"),
+    status: 422,
+    loc: ["query", "status"],
+    prefix: true,
+  },
+  {
+    name: "bulk delete of 101 ids",
+    method: "DELETE",
+    path: () => `/v2/deployments?deployment_ids=${Array.from({ length: 101 }, uuid).join(",")}`,
+    status: 422,
+    loc: ["query", "deployment_ids"],
+    prefix: true,
+  },
+  {
+    name: "bulk delete of a non-uuid",
+    method: "DELETE",
+    path: "/v2/deployments?deployment_ids=nope",
+    status: 422,
+    loc: ["query", "deployment_ids"],
+    prefix: true,
+  },
+  {
+    name: "listener create: compute_type not in the enum",
+    method: "POST",
+    path: "/v2/listeners",
+    body: { compute_type: "vm", compute_id: "vm-1" },
+    status: 422,
+    loc: ["body", "compute_type"],
+  },
+  {
+    name: "listener create: no compute_id",
+    method: "POST",
+    path: "/v2/listeners",
+    body: { compute_type: "local" },
+    status: 422,
+    loc: ["body", "compute_id"],
+  },
 );
 
 // ---- 400: read-only fields ----------------------------------------------------------------------------------------------
+// biome-ignore format: a table, one case per line
 const readOnly: [string, unknown][] = [
   ["id", uuid()], ["tenant_id", uuid()], ["created_at", "2024-01-01T00:00:00Z"], ["updated_at", "2024-01-01T00:00:00Z"],
   ["status", "READY"], ["latest_revision_id", uuid()], ["active_revision_id", uuid()], ["image_version", "1.2.3"],
 ];
 for (const [field, value] of readOnly) {
-  rows.push({ name: `create: read-only ${field}`, method: "POST", path: C, body: create("external_image", { top: { [field]: value } }), status: 400, detail: words(field) });
-  rows.push({ name: `patch: read-only ${field}`, method: "PATCH", path: dep(ext), body: { [field]: value }, status: 400, detail: words(field) });
+  rows.push({
+    name: `create: read-only ${field}`,
+    method: "POST",
+    path: C,
+    body: create("external_image", { top: { [field]: value } }),
+    status: 400,
+    detail: words(field),
+  });
+  rows.push({
+    name: `patch: read-only ${field}`,
+    method: "PATCH",
+    path: dep(ext),
+    body: { [field]: value },
+    status: 400,
+    detail: words(field),
+  });
 }
 rows.push(
-  { name: "create: read-only repo_commit_sha", method: "POST", path: C, body: create("repo_host", { src: { repo_commit_sha: "abc123" } }), status: 400, detail: words("repo_commit_sha") },
-  { name: "patch: read-only repo_commit_sha", method: "PATCH", path: dep((s) => s.repo), body: { source_revision_config: { repo_commit_sha: "abc123" } }, status: 400, detail: words("repo_commit_sha") },
+  {
+    name: "create: read-only repo_commit_sha",
+    method: "POST",
+    path: C,
+    body: create("repo_host", { src: { repo_commit_sha: "abc123" } }),
+    status: 400,
+    detail: words("repo_commit_sha"),
+  },
+  {
+    name: "patch: read-only repo_commit_sha",
+    method: "PATCH",
+    path: dep((s) => s.repo),
+    body: { source_revision_config: { repo_commit_sha: "abc123" } },
+    status: 400,
+    detail: words("repo_commit_sha"),
+  },
 );
 
 // ---- 400: a field for a source it does not apply to -------------------------------------------------------------------
+// biome-ignore format: a table, one case per line
 const perSource: [string, "sc" | "src" | "top", (s: Setup) => unknown, Source[]][] = [
   ["integration_id", "sc", (s) => s.integration.id, ["repo_host"]],
   ["repo_url", "sc", () => REPO_URL, ["repo_host"]],
@@ -228,6 +344,7 @@ for (const [field, where, value, allowed] of perSource) {
     });
   }
 }
+// biome-ignore format: a table, one case per line
 const patchWrongSource: [string, (s: Setup) => Deployment, string, Record<string, unknown>][] = [
   ["external_image", ext, "source_tarball_path", { source_revision_config: { source_tarball_path: "deployments/x/sources/y.tar.gz" } }],
   ["external_image", ext, "install_command", { source_config: { install_command: "npm ci" } }],
@@ -239,35 +356,175 @@ const patchWrongSource: [string, (s: Setup) => Deployment, string, Record<string
   ["internal_image", (s) => s.img, "secret_references", { secret_references: [{ name: "A", secret_name: "s", secret_key: "k" }] }],
 ];
 for (const [source, pick, field, body] of patchWrongSource) {
-  rows.push({ name: `patch ${source}: ${field} does not apply`, method: "PATCH", path: dep(pick), body, status: 400, detail: words(field) });
+  rows.push({
+    name: `patch ${source}: ${field} does not apply`,
+    method: "PATCH",
+    path: dep(pick),
+    body,
+    status: 400,
+    detail: words(field),
+  });
 }
 
 // ---- 400: create rules --------------------------------------------------------------------------------------------------
 rows.push(
-  { name: "create repo_host: graph_config_path missing", method: "POST", path: C, body: create("repo_host", { src: { graph_config_path: null } }), status: 400, detail: words("graph_config_path") },
-  { name: "create internal_source: graph_config_path missing", method: "POST", path: C, body: create("internal_source", { src: { graph_config_path: null } }), status: 400, detail: words("graph_config_path") },
-  { name: "create external_image: graph_config_path given", method: "POST", path: C, body: create("external_image", { src: { graph_config_path: "langgraph.json" } }), status: 400, detail: words("graph_config_path") },
-  { name: "create internal_image: graph_config_path given", method: "POST", path: C, body: create("internal_image", { src: { graph_config_path: "langgraph.json" } }), status: 400, detail: words("graph_config_path") },
-  { name: "create: graph_config_path leaves the source (..)", method: "POST", path: C, body: create("internal_source", { src: { graph_config_path: "../langgraph.json" } }), status: 400, detail: words("graph_config_path") },
-  { name: "create: graph_config_path leaves the source (a/../../)", method: "POST", path: C, body: create("internal_source", { src: { graph_config_path: "a/../../langgraph.json" } }), status: 400, detail: words("graph_config_path") },
-  { name: "create: graph_config_path absolute", method: "POST", path: C, body: create("repo_host", { src: { graph_config_path: "/etc/langgraph.json" } }), status: 400, detail: words("graph_config_path") },
-  { name: "create: graph_config_path not .json", method: "POST", path: C, body: create("internal_source", { src: { graph_config_path: "langgraph.yaml" } }), status: 400, detail: words("graph_config_path") },
-  { name: "create repo_host: without integration_id", method: "POST", path: C, body: create("repo_host", { sc: { integration_id: null } }), status: 400, detail: words("integration_id") },
-  { name: "create repo_host: without repo_url", method: "POST", path: C, body: create("repo_host", { sc: { repo_url: null } }), status: 400, detail: words("repo_url") },
-  { name: "create repo_host: without repo_ref", method: "POST", path: C, body: create("repo_host", { src: { repo_ref: null } }), status: 400, detail: words("repo_ref") },
-  { name: "create repo_host: integration of another workspace", method: "POST", path: C, body: (s: Setup) => createBody(s, "repo_host", { sc: { integration_id: s.foreignIntegration.id } }), status: 400, detail: [/integration/i] },
-  { name: "create repo_host: repository the integration does not list", method: "POST", path: C, body: create("repo_host", { sc: { repo_url: "https://github.com/acme/secret" } }), status: 400, detail: words("https://github.com/acme/secret") },
-  { name: "create external_image: without image_uri", method: "POST", path: C, body: create("external_image", { src: { image_uri: null } }), status: 400, detail: words("image_uri") },
-  { name: "create internal_source: source_tarball_path can never be valid", method: "POST", path: C, body: (s: Setup) => createBody(s, "internal_source", { src: { source_tarball_path: s.uploadedPath } }), status: 400, detail: words("source_tarball_path") },
+  {
+    name: "create repo_host: graph_config_path missing",
+    method: "POST",
+    path: C,
+    body: create("repo_host", { src: { graph_config_path: null } }),
+    status: 400,
+    detail: words("graph_config_path"),
+  },
+  {
+    name: "create internal_source: graph_config_path missing",
+    method: "POST",
+    path: C,
+    body: create("internal_source", { src: { graph_config_path: null } }),
+    status: 400,
+    detail: words("graph_config_path"),
+  },
+  {
+    name: "create external_image: graph_config_path given",
+    method: "POST",
+    path: C,
+    body: create("external_image", { src: { graph_config_path: "langgraph.json" } }),
+    status: 400,
+    detail: words("graph_config_path"),
+  },
+  {
+    name: "create internal_image: graph_config_path given",
+    method: "POST",
+    path: C,
+    body: create("internal_image", { src: { graph_config_path: "langgraph.json" } }),
+    status: 400,
+    detail: words("graph_config_path"),
+  },
+  {
+    name: "create: graph_config_path leaves the source (..)",
+    method: "POST",
+    path: C,
+    body: create("internal_source", { src: { graph_config_path: "../langgraph.json" } }),
+    status: 400,
+    detail: words("graph_config_path"),
+  },
+  {
+    name: "create: graph_config_path leaves the source (a/../../)",
+    method: "POST",
+    path: C,
+    body: create("internal_source", { src: { graph_config_path: "a/../../langgraph.json" } }),
+    status: 400,
+    detail: words("graph_config_path"),
+  },
+  {
+    name: "create: graph_config_path absolute",
+    method: "POST",
+    path: C,
+    body: create("repo_host", { src: { graph_config_path: "/etc/langgraph.json" } }),
+    status: 400,
+    detail: words("graph_config_path"),
+  },
+  {
+    name: "create: graph_config_path not .json",
+    method: "POST",
+    path: C,
+    body: create("internal_source", { src: { graph_config_path: "langgraph.yaml" } }),
+    status: 400,
+    detail: words("graph_config_path"),
+  },
+  {
+    name: "create repo_host: without integration_id",
+    method: "POST",
+    path: C,
+    body: create("repo_host", { sc: { integration_id: null } }),
+    status: 400,
+    detail: words("integration_id"),
+  },
+  {
+    name: "create repo_host: without repo_url",
+    method: "POST",
+    path: C,
+    body: create("repo_host", { sc: { repo_url: null } }),
+    status: 400,
+    detail: words("repo_url"),
+  },
+  {
+    name: "create repo_host: without repo_ref",
+    method: "POST",
+    path: C,
+    body: create("repo_host", { src: { repo_ref: null } }),
+    status: 400,
+    detail: words("repo_ref"),
+  },
+  {
+    name: "create repo_host: integration of another workspace",
+    method: "POST",
+    path: C,
+    body: (s: Setup) => createBody(s, "repo_host", { sc: { integration_id: s.foreignIntegration.id } }),
+    status: 400,
+    detail: [/integration/i],
+  },
+  {
+    name: "create repo_host: repository the integration does not list",
+    method: "POST",
+    path: C,
+    body: create("repo_host", { sc: { repo_url: "https://github.com/acme/secret" } }),
+    status: 400,
+    detail: words("https://github.com/acme/secret"),
+  },
+  {
+    name: "create external_image: without image_uri",
+    method: "POST",
+    path: C,
+    body: create("external_image", { src: { image_uri: null } }),
+    status: 400,
+    detail: words("image_uri"),
+  },
+  {
+    name: "create internal_source: source_tarball_path can never be valid",
+    method: "POST",
+    path: C,
+    body: (s: Setup) => createBody(s, "internal_source", { src: { source_tarball_path: s.uploadedPath } }),
+    status: 400,
+    detail: words("source_tarball_path"),
+  },
 );
 
 // ---- 400: build_on_push with a tag ----------------------------------------------------------------------------------------
 const tagged = [/build_on_push/, /tag/i];
 rows.push(
-  { name: "create repo_host: build_on_push with refs/tags/", method: "POST", path: C, body: create("repo_host", { sc: { build_on_push: true }, src: { repo_ref: "refs/tags/v1" } }), status: 400, detail: tagged },
-  { name: "patch: build_on_push on and a tag ref together", method: "PATCH", path: dep((s) => s.repo), body: { source_config: { build_on_push: true }, source_revision_config: { repo_ref: "refs/tags/v1" } }, status: 400, detail: tagged },
-  { name: "patch: a tag ref while build_on_push is on", method: "PATCH", path: dep((s) => s.repoBop), body: { source_revision_config: { repo_ref: "refs/tags/v2" } }, status: 400, detail: tagged },
-  { name: "patch: build_on_push on while the ref is a tag", method: "PATCH", path: dep((s) => s.repoTag), body: { source_config: { build_on_push: true } }, status: 400, detail: tagged },
+  {
+    name: "create repo_host: build_on_push with refs/tags/",
+    method: "POST",
+    path: C,
+    body: create("repo_host", { sc: { build_on_push: true }, src: { repo_ref: "refs/tags/v1" } }),
+    status: 400,
+    detail: tagged,
+  },
+  {
+    name: "patch: build_on_push on and a tag ref together",
+    method: "PATCH",
+    path: dep((s) => s.repo),
+    body: { source_config: { build_on_push: true }, source_revision_config: { repo_ref: "refs/tags/v1" } },
+    status: 400,
+    detail: tagged,
+  },
+  {
+    name: "patch: a tag ref while build_on_push is on",
+    method: "PATCH",
+    path: dep((s) => s.repoBop),
+    body: { source_revision_config: { repo_ref: "refs/tags/v2" } },
+    status: 400,
+    detail: tagged,
+  },
+  {
+    name: "patch: build_on_push on while the ref is a tag",
+    method: "PATCH",
+    path: dep((s) => s.repoTag),
+    body: { source_config: { build_on_push: true } },
+    status: 400,
+    detail: tagged,
+  },
 );
 
 // ---- 400: immutable fields on PATCH -----------------------------------------------------------------------------------------
@@ -275,86 +532,380 @@ const extL = (s: Setup) => s.extL;
 const repo = (s: Setup) => s.repo;
 rows.push(
   { name: "patch: name changes", method: "PATCH", path: dep(ext), body: { name: "renamed" }, status: 400, detail: words("name") },
-  { name: "patch: source changes", method: "PATCH", path: dep(ext), body: { source: "internal_image" }, status: 400, detail: words("source") },
-  { name: "patch: integration_id changes", method: "PATCH", path: dep(repo), body: (s: Setup) => ({ source_config: { integration_id: s.integration2.id } }), status: 400, detail: words("integration_id") },
-  { name: "patch: repo_url changes", method: "PATCH", path: dep(repo), body: { source_config: { repo_url: "https://github.com/acme/tools" } }, status: 400, detail: words("repo_url") },
-  { name: "patch: deployment_type changes", method: "PATCH", path: dep(repo), body: { source_config: { deployment_type: "prod" } }, status: 400, detail: words("deployment_type") },
-  { name: "patch: listener_id changes", method: "PATCH", path: dep(extL), body: (s: Setup) => ({ source_config: { listener_id: s.local.id } }), status: 400, detail: words("listener_id") },
-  { name: "patch: listener_config changes", method: "PATCH", path: dep(extL), body: { source_config: { listener_config: { cluster_namespace: "team-b" } } }, status: 400, detail: words("listener_config") },
-  { name: "patch: revision_source differs from the source", method: "PATCH", path: dep(ext), body: { revision_source: "internal_image" }, status: 400, detail: words("revision_source") },
-  { name: "patch: resource_spec at both places", method: "PATCH", path: dep(ext), body: { resource_spec: { cpu: 1 }, source_config: { resource_spec: { cpu: 2 } } }, status: 400, detail: words("resource_spec") },
+  {
+    name: "patch: source changes",
+    method: "PATCH",
+    path: dep(ext),
+    body: { source: "internal_image" },
+    status: 400,
+    detail: words("source"),
+  },
+  {
+    name: "patch: integration_id changes",
+    method: "PATCH",
+    path: dep(repo),
+    body: (s: Setup) => ({ source_config: { integration_id: s.integration2.id } }),
+    status: 400,
+    detail: words("integration_id"),
+  },
+  {
+    name: "patch: repo_url changes",
+    method: "PATCH",
+    path: dep(repo),
+    body: { source_config: { repo_url: "https://github.com/acme/tools" } },
+    status: 400,
+    detail: words("repo_url"),
+  },
+  {
+    name: "patch: deployment_type changes",
+    method: "PATCH",
+    path: dep(repo),
+    body: { source_config: { deployment_type: "prod" } },
+    status: 400,
+    detail: words("deployment_type"),
+  },
+  {
+    name: "patch: listener_id changes",
+    method: "PATCH",
+    path: dep(extL),
+    body: (s: Setup) => ({ source_config: { listener_id: s.local.id } }),
+    status: 400,
+    detail: words("listener_id"),
+  },
+  {
+    name: "patch: listener_config changes",
+    method: "PATCH",
+    path: dep(extL),
+    body: { source_config: { listener_config: { cluster_namespace: "team-b" } } },
+    status: 400,
+    detail: words("listener_config"),
+  },
+  {
+    name: "patch: revision_source differs from the source",
+    method: "PATCH",
+    path: dep(ext),
+    body: { revision_source: "internal_image" },
+    status: 400,
+    detail: words("revision_source"),
+  },
+  {
+    name: "patch: resource_spec at both places",
+    method: "PATCH",
+    path: dep(ext),
+    body: { resource_spec: { cpu: 1 }, source_config: { resource_spec: { cpu: 2 } } },
+    status: 400,
+    detail: words("resource_spec"),
+  },
 );
 
 // ---- 400: source_tarball_path ------------------------------------------------------------------------------------------------
 const src = (s: Setup) => s.src;
 rows.push(
-  { name: "patch: source_tarball_path arbitrary", method: "PATCH", path: dep(src), body: { source_revision_config: { source_tarball_path: "uploads/evil.tar.gz" } }, status: 400, detail: words("source_tarball_path") },
-  { name: "patch: source_tarball_path traversal", method: "PATCH", path: dep(src), body: { source_revision_config: { source_tarball_path: "../../../etc/passwd" } }, status: 400, detail: words("source_tarball_path") },
-  { name: "patch: source_tarball_path well-formed but never issued", method: "PATCH", path: dep(src), body: (s: Setup) => ({ source_revision_config: { source_tarball_path: `deployments/${s.src.id}/sources/${uuid()}.tar.gz` } }), status: 400, detail: words("source_tarball_path") },
-  { name: "patch: source_tarball_path of another deployment", method: "PATCH", path: dep((s) => s.src2), body: (s: Setup) => ({ source_revision_config: { source_tarball_path: s.uploadedPath } }), status: 400, detail: words("source_tarball_path") },
-  { name: "patch: source_tarball_path issued but not uploaded", method: "PATCH", path: dep(src), body: (s: Setup) => ({ source_revision_config: { source_tarball_path: s.issuedPath } }), status: 400, detail: words("source_tarball_path") },
-  { name: "upload-url on an external_image deployment", method: "POST", path: dep(ext, "/upload-url"), status: 400, detail: words("internal_source") },
+  {
+    name: "patch: source_tarball_path arbitrary",
+    method: "PATCH",
+    path: dep(src),
+    body: { source_revision_config: { source_tarball_path: "uploads/evil.tar.gz" } },
+    status: 400,
+    detail: words("source_tarball_path"),
+  },
+  {
+    name: "patch: source_tarball_path traversal",
+    method: "PATCH",
+    path: dep(src),
+    body: { source_revision_config: { source_tarball_path: "../../../etc/passwd" } },
+    status: 400,
+    detail: words("source_tarball_path"),
+  },
+  {
+    name: "patch: source_tarball_path well-formed but never issued",
+    method: "PATCH",
+    path: dep(src),
+    body: (s: Setup) => ({ source_revision_config: { source_tarball_path: `deployments/${s.src.id}/sources/${uuid()}.tar.gz` } }),
+    status: 400,
+    detail: words("source_tarball_path"),
+  },
+  {
+    name: "patch: source_tarball_path of another deployment",
+    method: "PATCH",
+    path: dep((s) => s.src2),
+    body: (s: Setup) => ({ source_revision_config: { source_tarball_path: s.uploadedPath } }),
+    status: 400,
+    detail: words("source_tarball_path"),
+  },
+  {
+    name: "patch: source_tarball_path issued but not uploaded",
+    method: "PATCH",
+    path: dep(src),
+    body: (s: Setup) => ({ source_revision_config: { source_tarball_path: s.issuedPath } }),
+    status: 400,
+    detail: words("source_tarball_path"),
+  },
+  {
+    name: "upload-url on an external_image deployment",
+    method: "POST",
+    path: dep(ext, "/upload-url"),
+    status: 400,
+    detail: words("internal_source"),
+  },
 );
 
 // ---- 400: listeners -----------------------------------------------------------------------------------------------------------
 rows.push(
-  { name: "create: listener_id of an unknown listener", method: "POST", path: C, body: create("external_image", { sc: { listener_id: uuid() } }), status: 400, detail: [/listener/i] },
-  { name: "create: listener_config for a local listener", method: "POST", path: C, body: (s: Setup) => createBody(s, "external_image", { sc: { listener_id: s.local.id, listener_config: { cluster_namespace: "team-a" } } }), status: 400, detail: [/listener_config|cluster/] },
-  { name: "create: cluster listener without cluster_namespace", method: "POST", path: C, body: (s: Setup) => createBody(s, "external_image", { sc: { listener_id: s.cluster.id } }), status: 400, detail: words("cluster_namespace") },
-  { name: "create: cluster namespace the listener may not deploy to", method: "POST", path: C, body: (s: Setup) => createBody(s, "external_image", { sc: { listener_id: s.cluster.id, listener_config: { cluster_namespace: "team-z" } } }), status: 400, detail: words("team-z") },
-  { name: "listener create: cluster_namespaces for a local listener", method: "POST", path: "/v2/listeners", body: { compute_type: "local", compute_id: "laptop-9", compute_config: { cluster_namespaces: ["x"] } }, status: 400, detail: words("cluster_namespaces") },
-  { name: "listener patch: compute_type", method: "PATCH", path: (s: Setup) => `/v2/listeners/${s.local.id}`, body: { compute_type: "docker" }, status: 400, detail: words("compute_type") },
-  { name: "listener patch: compute_id", method: "PATCH", path: (s: Setup) => `/v2/listeners/${s.local.id}`, body: { compute_id: "other" }, status: 400, detail: words("compute_id") },
+  {
+    name: "create: listener_id of an unknown listener",
+    method: "POST",
+    path: C,
+    body: create("external_image", { sc: { listener_id: uuid() } }),
+    status: 400,
+    detail: [/listener/i],
+  },
+  {
+    name: "create: listener_config for a local listener",
+    method: "POST",
+    path: C,
+    body: (s: Setup) =>
+      createBody(s, "external_image", { sc: { listener_id: s.local.id, listener_config: { cluster_namespace: "team-a" } } }),
+    status: 400,
+    detail: [/listener_config|cluster/],
+  },
+  {
+    name: "create: cluster listener without cluster_namespace",
+    method: "POST",
+    path: C,
+    body: (s: Setup) => createBody(s, "external_image", { sc: { listener_id: s.cluster.id } }),
+    status: 400,
+    detail: words("cluster_namespace"),
+  },
+  {
+    name: "create: cluster namespace the listener may not deploy to",
+    method: "POST",
+    path: C,
+    body: (s: Setup) =>
+      createBody(s, "external_image", { sc: { listener_id: s.cluster.id, listener_config: { cluster_namespace: "team-z" } } }),
+    status: 400,
+    detail: words("team-z"),
+  },
+  {
+    name: "listener create: cluster_namespaces for a local listener",
+    method: "POST",
+    path: "/v2/listeners",
+    body: { compute_type: "local", compute_id: "laptop-9", compute_config: { cluster_namespaces: ["x"] } },
+    status: 400,
+    detail: words("cluster_namespaces"),
+  },
+  {
+    name: "listener patch: compute_type",
+    method: "PATCH",
+    path: (s: Setup) => `/v2/listeners/${s.local.id}`,
+    body: { compute_type: "docker" },
+    status: 400,
+    detail: words("compute_type"),
+  },
+  {
+    name: "listener patch: compute_id",
+    method: "PATCH",
+    path: (s: Setup) => `/v2/listeners/${s.local.id}`,
+    body: { compute_id: "other" },
+    status: 400,
+    detail: words("compute_id"),
+  },
 );
 
 // ---- 400: ResourceSpec rules ------------------------------------------------------------------------------------------------------
-const reserved = ["orchestrator_cpu", "orchestrator_cpu_limit", "orchestrator_memory_mb", "orchestrator_memory_limit_mb", "orchestrator_min_scale", "orchestrator_max_scale", "executor_cpu", "executor_cpu_limit", "executor_memory_mb", "executor_memory_limit_mb"];
+const reserved = [
+  "orchestrator_cpu",
+  "orchestrator_cpu_limit",
+  "orchestrator_memory_mb",
+  "orchestrator_memory_limit_mb",
+  "orchestrator_min_scale",
+  "orchestrator_max_scale",
+  "executor_cpu",
+  "executor_cpu_limit",
+  "executor_memory_mb",
+  "executor_memory_limit_mb",
+];
 for (const field of reserved) {
-  rows.push({ name: `create: reserved resource_spec.${field}`, method: "POST", path: C, body: create("external_image", { sc: { resource_spec: { [field]: 1 } } }), status: 400, detail: words(field) });
+  rows.push({
+    name: `create: reserved resource_spec.${field}`,
+    method: "POST",
+    path: C,
+    body: create("external_image", { sc: { resource_spec: { [field]: 1 } } }),
+    status: 400,
+    detail: words(field),
+  });
 }
-rows.push({ name: "patch: reserved resource_spec.executor_cpu", method: "PATCH", path: dep(ext), body: { resource_spec: { executor_cpu: 1 } }, status: 400, detail: words("executor_cpu") });
+rows.push({
+  name: "patch: reserved resource_spec.executor_cpu",
+  method: "PATCH",
+  path: dep(ext),
+  body: { resource_spec: { executor_cpu: 1 } },
+  status: 400,
+  detail: words("executor_cpu"),
+});
+// biome-ignore format: a table, one case per line
 const belowRequest: [string, number, string, number][] = [
   ["cpu", 2, "cpu_limit", 1], ["memory_mb", 1024, "memory_limit_mb", 512], ["queue_cpu", 2, "queue_cpu_limit", 1],
   ["queue_memory_mb", 1024, "queue_memory_limit_mb", 512], ["cache_cpu", 2, "cache_cpu_limit", 1], ["cache_memory_mb", 1024, "cache_memory_limit_mb", 512],
 ];
 for (const [request, requested, limit, limited] of belowRequest) {
-  rows.push({ name: `create: ${limit} below ${request}`, method: "POST", path: C, body: create("external_image", { sc: { resource_spec: { [request]: requested, [limit]: limited } } }), status: 400, detail: words(limit) });
+  rows.push({
+    name: `create: ${limit} below ${request}`,
+    method: "POST",
+    path: C,
+    body: create("external_image", { sc: { resource_spec: { [request]: requested, [limit]: limited } } }),
+    status: 400,
+    detail: words(limit),
+  });
 }
 rows.push(
-  { name: "create: min_scale above max_scale", method: "POST", path: C, body: create("external_image", { sc: { resource_spec: { min_scale: 3, max_scale: 1 } } }), status: 400, detail: words("min_scale", "max_scale") },
-  { name: "patch: min_scale above max_scale", method: "PATCH", path: dep(ext), body: { resource_spec: { min_scale: 5, max_scale: 2 } }, status: 400, detail: words("min_scale", "max_scale") },
+  {
+    name: "create: min_scale above max_scale",
+    method: "POST",
+    path: C,
+    body: create("external_image", { sc: { resource_spec: { min_scale: 3, max_scale: 1 } } }),
+    status: 400,
+    detail: words("min_scale", "max_scale"),
+  },
+  {
+    name: "patch: min_scale above max_scale",
+    method: "PATCH",
+    path: dep(ext),
+    body: { resource_spec: { min_scale: 5, max_scale: 2 } },
+    status: 400,
+    detail: words("min_scale", "max_scale"),
+  },
 );
 
 // ---- 400: secrets ---------------------------------------------------------------------------------------------------------------------
 for (const bad of ["1ABC", "MY-VAR", "MY VAR", "É"]) {
-  rows.push({ name: `create: secret name ${JSON.stringify(bad)}`, method: "POST", path: C, body: create("external_image", { top: { secrets: [{ name: bad, value: "v" }] } }), status: 400, detail: words(bad) });
+  rows.push({
+    name: `create: secret name ${JSON.stringify(bad)}`,
+    method: "POST",
+    path: C,
+    body: create("external_image", { top: { secrets: [{ name: bad, value: "v" }] } }),
+    status: 400,
+    detail: words(bad),
+  });
 }
-rows.push({ name: "create: duplicate secret names", method: "POST", path: C, body: create("external_image", { top: { secrets: [{ name: "TOKEN", value: "a" }, { name: "TOKEN", value: "b" }] } }), status: 400, detail: words("TOKEN") });
-rows.push({ name: "patch: duplicate secret names", method: "PATCH", path: dep(ext), body: { secrets: [{ name: "TOKEN", value: "a" }, { name: "TOKEN", value: "b" }] }, status: 400, detail: words("TOKEN") });
-for (const reservedName of ["PORT", "HOST", "DATABASE_URL", "REDIS_URL", "BERTH_ANYTHING", "LANGSMITH_API_KEY", "LANGCHAIN_TRACING_V2", "NODE_OPTIONS", "PATH"]) {
-  rows.push({ name: `create: reserved secret name ${reservedName}`, method: "POST", path: C, body: create("external_image", { top: { secrets: [{ name: reservedName, value: "v" }] } }), status: 400, detail: words(reservedName) });
+rows.push({
+  name: "create: duplicate secret names",
+  method: "POST",
+  path: C,
+  body: create("external_image", {
+    top: {
+      secrets: [
+        { name: "TOKEN", value: "a" },
+        { name: "TOKEN", value: "b" },
+      ],
+    },
+  }),
+  status: 400,
+  detail: words("TOKEN"),
+});
+rows.push({
+  name: "patch: duplicate secret names",
+  method: "PATCH",
+  path: dep(ext),
+  body: {
+    secrets: [
+      { name: "TOKEN", value: "a" },
+      { name: "TOKEN", value: "b" },
+    ],
+  },
+  status: 400,
+  detail: words("TOKEN"),
+});
+for (const reservedName of [
+  "PORT",
+  "HOST",
+  "DATABASE_URL",
+  "REDIS_URL",
+  "BERTH_ANYTHING",
+  "LANGSMITH_API_KEY",
+  "LANGCHAIN_TRACING_V2",
+  "NODE_OPTIONS",
+  "PATH",
+]) {
+  rows.push({
+    name: `create: reserved secret name ${reservedName}`,
+    method: "POST",
+    path: C,
+    body: create("external_image", { top: { secrets: [{ name: reservedName, value: "v" }] } }),
+    status: 400,
+    detail: words(reservedName),
+  });
 }
-rows.push({ name: "create: masked value (nothing is stored yet)", method: "POST", path: C, body: create("external_image", { top: { secrets: [{ name: "FRESH", value: "********" }] } }), status: 400, detail: words("FRESH") });
-rows.push({ name: "patch: masked value for a secret with no stored value", method: "PATCH", path: dep(ext), body: { secrets: [{ name: "OPENAI_API_KEY", value: "********" }, { name: "NEVER_STORED", value: "********" }] }, status: 400, detail: words("NEVER_STORED") });
+rows.push({
+  name: "create: masked value (nothing is stored yet)",
+  method: "POST",
+  path: C,
+  body: create("external_image", { top: { secrets: [{ name: "FRESH", value: "********" }] } }),
+  status: 400,
+  detail: words("FRESH"),
+});
+rows.push({
+  name: "patch: masked value for a secret with no stored value",
+  method: "PATCH",
+  path: dep(ext),
+  body: {
+    secrets: [
+      { name: "OPENAI_API_KEY", value: "********" },
+      { name: "NEVER_STORED", value: "********" },
+    ],
+  },
+  status: 400,
+  detail: words("NEVER_STORED"),
+});
 
 // ---- 400: shell characters in commands ----------------------------------------------------------------------------------------------
+// biome-ignore format: a table, one case per line
 const shell: [string, string][] = [
   ["double quote", 'npm ci "x"'], ["backtick", "npm ci `id`"], ["backslash", "npm ci \\x"], ["newline", "npm ci\nrm -rf /"],
   ["tab", "npm\tci"], ["pipe", "npm ci | tee log"], ["semicolon", "npm ci; rm -rf /"], ["dollar", "npm ci $HOME"],
   ["less-than", "npm ci < in"], ["greater-than", "npm ci > out"], ["lone ampersand", "npm ci & rm -rf /"],
 ];
 for (const [what, command] of shell) {
-  rows.push({ name: `create: install_command with a ${what}`, method: "POST", path: C, body: create("internal_source", { sc: { install_command: command } }), status: 400, detail: words("install_command") });
+  rows.push({
+    name: `create: install_command with a ${what}`,
+    method: "POST",
+    path: C,
+    body: create("internal_source", { sc: { install_command: command } }),
+    status: 400,
+    detail: words("install_command"),
+  });
 }
 rows.push(
-  { name: "create: build_command with a semicolon", method: "POST", path: C, body: create("repo_host", { sc: { build_command: "npm run build; curl x" } }), status: 400, detail: words("build_command") },
-  { name: "create: build_command with $()", method: "POST", path: C, body: create("internal_source", { sc: { build_command: "npm run $(whoami)" } }), status: 400, detail: words("build_command") },
-  { name: "patch: install_command with a pipe", method: "PATCH", path: dep(src), body: { source_config: { install_command: "npm ci | sh" } }, status: 400, detail: words("install_command") },
+  {
+    name: "create: build_command with a semicolon",
+    method: "POST",
+    path: C,
+    body: create("repo_host", { sc: { build_command: "npm run build; curl x" } }),
+    status: 400,
+    detail: words("build_command"),
+  },
+  {
+    name: "create: build_command with $()",
+    method: "POST",
+    path: C,
+    body: create("internal_source", { sc: { build_command: "npm run $(whoami)" } }),
+    status: 400,
+    detail: words("build_command"),
+  },
+  {
+    name: "patch: install_command with a pipe",
+    method: "PATCH",
+    path: dep(src),
+    body: { source_config: { install_command: "npm ci | sh" } },
+    status: 400,
+    detail: words("install_command"),
+  },
 );
 
 // ---- 404: unknown ids ---------------------------------------------------------------------------------------------------------------------
 const unknown = uuid();
 const mentions = new RegExp(unknown);
+// biome-ignore format: a table, one case per line
 const notFound: [string, "GET" | "POST" | "PATCH" | "DELETE", Lazy<string>, Lazy<DetailMatcher>][] = [
   ["get deployment", "GET", `/v2/deployments/${unknown}`, [mentions]],
   ["patch deployment", "PATCH", `/v2/deployments/${unknown}`, [mentions]],
@@ -371,15 +922,49 @@ const notFound: [string, "GET" | "POST" | "PATCH" | "DELETE", Lazy<string>, Lazy
   ["integration repos", "GET", `/v1/integrations/repo_host/${unknown}/repos`, [mentions]],
 ];
 for (const [name, method, path, detail] of notFound) {
-  rows.push({ name: `${name}: unknown id`, method, path, body: method === "PATCH" ? (path.toString().includes("listeners") ? { version: "1" } : { secrets: [] }) : undefined, status: 404, detail });
+  rows.push({
+    name: `${name}: unknown id`,
+    method,
+    path,
+    body: method === "PATCH" ? (path.toString().includes("listeners") ? { version: "1" } : { secrets: [] }) : undefined,
+    status: 404,
+    detail,
+  });
 }
 
 // ---- 409 ------------------------------------------------------------------------------------------------------------------------------------
 rows.push(
-  { name: "create: name taken", method: "POST", path: C, body: (s: Setup) => ({ ...createBody(s, "external_image"), name: s.ext.name }), status: 409, detail: (s: Setup) => `A deployment named "${s.ext.name}" already exists` },
-  { name: "create internal_image: name taken by an external_image", method: "POST", path: C, body: (s: Setup) => ({ ...createBody(s, "internal_image"), name: s.ext.name }), status: 409, detail: (s: Setup) => `A deployment named "${s.ext.name}" already exists` },
-  { name: "listener create: compute_id taken", method: "POST", path: "/v2/listeners", body: { compute_type: "cluster", compute_id: "cluster-1", compute_config: { cluster_namespaces: ["x"] } }, status: 409, detail: words("cluster-1") },
-  { name: "listener delete: in use by a live deployment", method: "DELETE", path: (s: Setup) => `/v2/listeners/${s.cluster.id}`, status: 409, detail: [/listener/i] },
+  {
+    name: "create: name taken",
+    method: "POST",
+    path: C,
+    body: (s: Setup) => ({ ...createBody(s, "external_image"), name: s.ext.name }),
+    status: 409,
+    detail: (s: Setup) => `A deployment named "${s.ext.name}" already exists`,
+  },
+  {
+    name: "create internal_image: name taken by an external_image",
+    method: "POST",
+    path: C,
+    body: (s: Setup) => ({ ...createBody(s, "internal_image"), name: s.ext.name }),
+    status: 409,
+    detail: (s: Setup) => `A deployment named "${s.ext.name}" already exists`,
+  },
+  {
+    name: "listener create: compute_id taken",
+    method: "POST",
+    path: "/v2/listeners",
+    body: { compute_type: "cluster", compute_id: "cluster-1", compute_config: { cluster_namespaces: ["x"] } },
+    status: 409,
+    detail: words("cluster-1"),
+  },
+  {
+    name: "listener delete: in use by a live deployment",
+    method: "DELETE",
+    path: (s: Setup) => `/v2/listeners/${s.cluster.id}`,
+    status: 409,
+    detail: [/listener/i],
+  },
 );
 
 describe("validation", () => {
@@ -409,7 +994,11 @@ describe("validation", () => {
       assert.equal(response.status, 201, JSON.stringify(response.body));
       return response.body;
     };
-    const cluster = await listener({ compute_type: "cluster", compute_id: "cluster-1", compute_config: { cluster_namespaces: ["team-a", "team-b"] } });
+    const cluster = await listener({
+      compute_type: "cluster",
+      compute_id: "cluster-1",
+      compute_config: { cluster_namespaces: ["team-a", "team-b"] },
+    });
     const local = await listener({ compute_type: "local", compute_id: "machine-1" });
     const partial = { tenant, integration, integration2, foreignIntegration, cluster, local } as Setup;
     const make = (source: Source, merge: Parameters<typeof createBody>[2] = {}) =>
@@ -450,7 +1039,10 @@ describe("validation", () => {
       now.deployments.map((d) => d.name).sort(),
       [s.ext, s.extL, s.img, s.src, s.src2, s.repo, s.repoBop, s.repoTag].map((d) => d.name).sort(),
     );
-    assert.ok(now.revisions.every((list) => list.length === 1), "every deployment still has its one revision");
+    assert.ok(
+      now.revisions.every((list) => list.length === 1),
+      "every deployment still has its one revision",
+    );
     assert.deepEqual(now, snapshot);
   });
 });

@@ -67,10 +67,14 @@ function* causes(error: unknown): Generator<Error> {
 export function outageOf(error: unknown): OutageResponse | undefined {
   for (const cause of causes(error)) {
     if (cause instanceof InsufficientStorageError) return { status: 507, detail: cause.message };
-    if (cause instanceof ServiceUnavailableError) return { status: 503, detail: cause.message, retryAfter: cause.retryAfterSeconds };
+    if (cause instanceof ServiceUnavailableError)
+      return { status: 503, detail: cause.message, retryAfter: cause.retryAfterSeconds };
     const code = codeOf(cause);
     if (code && DISK_FULL_CODES.has(code)) return { status: 507, detail: `Insufficient storage: ${cause.message}` };
-    if ((code && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) || UNAVAILABLE_MESSAGES.some((m) => m.test(cause.message))) {
+    if (
+      (code && (UNAVAILABLE_CODES.has(code) || code.startsWith("08"))) ||
+      UNAVAILABLE_MESSAGES.some((m) => m.test(cause.message))
+    ) {
       return { status: 503, detail: `Database unavailable: ${cause.message}`, retryAfter: RETRY_AFTER_SECONDS };
     }
   }

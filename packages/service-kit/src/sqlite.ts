@@ -64,7 +64,10 @@ export function applySqliteMigrations(db: SqliteDatabase, migrationsDir: string)
       "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
     );
     const applied = new Set(
-      db.prepare("SELECT version FROM schema_migrations").all().map((row) => (row as { version: number }).version),
+      db
+        .prepare("SELECT version FROM schema_migrations")
+        .all()
+        .map((row) => (row as { version: number }).version),
     );
     for (const { version, name, sql } of migrations) {
       if (applied.has(version)) continue;

@@ -22,7 +22,9 @@ export function systemAssistantDefaults(raw: string | undefined): SystemAssistan
   }
   const result = LangGraphConfigEnv.safeParse(parsed);
   if (!result.success) {
-    throw new ConfigError('LANGGRAPH_CONFIG must be a JSON object of graph ids to configs: {"<graph id>": {"configurable": {...}}}');
+    throw new ConfigError(
+      'LANGGRAPH_CONFIG must be a JSON object of graph ids to configs: {"<graph id>": {"configurable": {...}}}',
+    );
   }
   const defaults: SystemAssistantDefaults = {};
   for (const [graphId, entry] of Object.entries(result.data)) {

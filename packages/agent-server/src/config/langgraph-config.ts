@@ -3,10 +3,7 @@ import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
 
-const GraphEntry = z.union([
-  z.string().min(1),
-  z.object({ path: z.string().min(1), description: z.string().optional() }),
-]);
+const GraphEntry = z.union([z.string().min(1), z.object({ path: z.string().min(1), description: z.string().optional() })]);
 
 const LangGraphJson = z.object({
   graphs: z.record(z.string().min(1), GraphEntry).refine((graphs) => Object.keys(graphs).length > 0, {
@@ -90,9 +87,7 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
         ? `${configFile}: "${key}" is ignored (${UNAPPLIED_KEYS[key]})`
         : `${configFile}: unknown key "${key}" is ignored`,
     );
-  const graphs = Object.entries(parsed.data.graphs).map(([graphId, entry]) =>
-    parseGraphSpec(graphId, entry, projectDir),
-  );
+  const graphs = Object.entries(parsed.data.graphs).map(([graphId, entry]) => parseGraphSpec(graphId, entry, projectDir));
   const declaresAuth = (raw as Record<string, unknown>).auth !== undefined && (raw as Record<string, unknown>).auth !== null;
   return { configFile, projectDir, graphs, env: loadEnv(parsed.data.env, projectDir), warnings, declaresAuth };
 }

@@ -59,7 +59,8 @@ function number(name: string, fallback: number, min = 0): number {
 function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
   const raw = process.env[name]?.toLowerCase();
   if (raw === undefined || raw === "") return fallback;
-  if (!(allowed as readonly string[]).includes(raw)) throw new Error(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
+  if (!(allowed as readonly string[]).includes(raw))
+    throw new Error(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
   return raw as T;
 }
 

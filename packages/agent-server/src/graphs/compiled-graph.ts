@@ -28,9 +28,7 @@ export async function toCompiledGraph(exported: unknown): Promise<CompiledGraph>
     const compiled = await wrapper.compile();
     if (isCompiledGraph(compiled)) return compiled;
   }
-  throw new TypeError(
-    `expected a compiled graph, a StateGraph, a Promise of one, or a factory function; got ${describe(value)}`,
-  );
+  throw new TypeError(`expected a compiled graph, a StateGraph, a Promise of one, or a factory function; got ${describe(value)}`);
 }
 
 function describe(value: unknown): string {

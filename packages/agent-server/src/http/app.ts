@@ -1,5 +1,11 @@
 import cors from "@fastify/cors";
-import { buildOpenApiDocument, installErrorHandlers, installJsonParser, type RouteCatalog, serveApiDocs } from "@berth/service-kit";
+import {
+  buildOpenApiDocument,
+  installErrorHandlers,
+  installJsonParser,
+  type RouteCatalog,
+  serveApiDocs,
+} from "@berth/service-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { Services } from "../services/index.js";

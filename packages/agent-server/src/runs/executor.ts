@@ -55,7 +55,12 @@ export async function executeRun(run: QueuedRun, lease: RunLease, deps: Executor
     log.error({ err: error }, "the run failed outside its graph");
     const writer = attemptLog.writer && { instance: attemptLog.writer, emitted: attemptLog.errorEmitted };
     const salvaged = await endInError(run, lease, runError(error), deps, writer);
-    conclusion = salvaged === "lost" ? { ending: "lease_lost" } : salvaged ? { ending: "ended", notice: salvaged } : { ending: "unrecorded" };
+    conclusion =
+      salvaged === "lost"
+        ? { ending: "lease_lost" }
+        : salvaged
+          ? { ending: "ended", notice: salvaged }
+          : { ending: "unrecorded" };
   } finally {
     clearTimeout(timeout);
     deps.control.release(run.run_id, controller);
@@ -129,7 +134,13 @@ function logFailure(failure: Error): RunError {
  * attempt does not count against the limit. Should handing it back fail, the
  * worker releases its runs once more as it stops.
  */
-async function handOver(run: QueuedRun, lease: RunLease, writer: RunEventWriter, deps: ExecutorDeps, log: Logger): Promise<Conclusion> {
+async function handOver(
+  run: QueuedRun,
+  lease: RunLease,
+  writer: RunEventWriter,
+  deps: ExecutorDeps,
+  log: Logger,
+): Promise<Conclusion> {
   await writer.flush();
   try {
     await deps.storage.runs.release(lease.owner, { run_id: run.run_id, attempt: lease.attempt });

@@ -9,7 +9,12 @@ import { SignalBroker } from "./signal-broker.js";
  * `channelPrefix`, events are read back from the log.
  */
 export class PostgresBroker extends SignalBroker {
-  static async connect(databaseUrl: string, runs: RunRepository, channelPrefix: string, logger?: Logger): Promise<PostgresBroker> {
+  static async connect(
+    databaseUrl: string,
+    runs: RunRepository,
+    channelPrefix: string,
+    logger?: Logger,
+  ): Promise<PostgresBroker> {
     const broker = new PostgresBroker(new PgNotifyTransport(databaseUrl, channelName(channelPrefix), logger), runs, logger);
     await broker.listen();
     return broker;

@@ -52,7 +52,9 @@ export class RunCheckpointer extends BaseCheckpointSaver<number> {
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
-    return this.track(this.inner.put(config, checkpoint, { ...configurableMetadata(config), ...this.runMetadata, ...metadata }, newVersions));
+    return this.track(
+      this.inner.put(config, checkpoint, { ...configurableMetadata(config), ...this.runMetadata, ...metadata }, newVersions),
+    );
   }
 
   putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {

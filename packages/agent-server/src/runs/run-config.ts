@@ -28,7 +28,14 @@ export function runScope(run: Run, assistant: Assistant, thread: Thread, attempt
     assistant_id: assistant.assistant_id,
   };
   const checkpoint = run.kwargs.checkpoint ?? {};
-  const metadata: JsonObject = { ls_integration: "langgraph", ...assistant.metadata, ...thread.metadata, ...run.metadata, ...platformMetadata(attempt), ...ids };
+  const metadata: JsonObject = {
+    ls_integration: "langgraph",
+    ...assistant.metadata,
+    ...thread.metadata,
+    ...run.metadata,
+    ...platformMetadata(attempt),
+    ...ids,
+  };
   const config: RunnableConfig = {
     ...camelCased(assistant.config),
     ...camelCased(thread.config),

@@ -31,13 +31,18 @@ export async function settleThread(
   outcome: Outcome,
   deps: ExecutorDeps,
 ): Promise<{ outcome: Outcome; thread: ThreadStateSummary }> {
-  if (outcome.kind === "aborted" && outcome.reason === "rollback") await deps.storage.checkpointer.deleteRun(run.thread_id, run.run_id);
+  if (outcome.kind === "aborted" && outcome.reason === "rollback")
+    await deps.storage.checkpointer.deleteRun(run.thread_id, run.run_id);
   if (isEphemeral(run)) return { outcome, thread: { values: null, interrupts: {} } };
   try {
     return { outcome, thread: await threadAfter(run, deps, outcome.kind === "failed") };
   } catch (error) {
     const stored = await deps.storage.threads.get(run.thread_id);
-    const thread = { values: (stored?.values ?? null) as JsonObject | null, interrupts: stored?.interrupts ?? {}, status: "error" as const };
+    const thread = {
+      values: (stored?.values ?? null) as JsonObject | null,
+      interrupts: stored?.interrupts ?? {},
+      status: "error" as const,
+    };
     if (outcome.kind === "failed") return { outcome, thread };
     return { outcome: { kind: "failed", error: runError(error, "Reading the run's final state failed: ") }, thread };
   }
@@ -94,7 +99,11 @@ async function threadAfter(run: QueuedRun, deps: ExecutorDeps, failed: boolean):
   const graphId = thread?.metadata.graph_id;
   let summary: ThreadStateSummary = { values: (thread?.values ?? null) as JsonObject | null, interrupts: {}, status: "idle" };
   if (thread && typeof graphId === "string" && deps.graphs.has(graphId)) {
-    const configurable = { ...(thread.config.configurable as JsonObject | undefined), thread_id: run.thread_id, checkpoint_ns: "" };
+    const configurable = {
+      ...(thread.config.configurable as JsonObject | undefined),
+      thread_id: run.thread_id,
+      checkpoint_ns: "",
+    };
     const graph = await deps.graphs.get(graphId, { configurable });
     summary = summarizeState(toThreadState(await graph.getState({ configurable })));
   }

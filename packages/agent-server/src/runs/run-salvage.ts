@@ -58,7 +58,11 @@ export async function endInError(
   for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
     try {
       const thread = ephemeral ? { values: null, interrupts: {} } : await lastRecordedState(run.thread_id, deps.storage);
-      const ended = await deps.storage.runs.finish(run.run_id, { status: "error", output, thread, deleteThread: ephemeral }, lease);
+      const ended = await deps.storage.runs.finish(
+        run.run_id,
+        { status: "error", output, thread, deleteThread: ephemeral },
+        lease,
+      );
       if (ended) {
         log.warn({ error }, "run ended in error after a failure outside its graph");
         notifyRunWebhook(run, { status: "error", output, error }, log);

@@ -46,7 +46,10 @@ export class SqliteSignalTransport implements SignalTransport {
     this.handlers = handlers;
     this.lastId = (this.statements.last.get() as { id: number }).id; // no replay of older signals
     this.readAt = Date.now();
-    this.timers.push(setInterval(() => this.read(), POLL_MS), setInterval(() => this.prune(), PRUNE_EVERY_MS));
+    this.timers.push(
+      setInterval(() => this.read(), POLL_MS),
+      setInterval(() => this.prune(), PRUNE_EVERY_MS),
+    );
     for (const timer of this.timers) timer.unref();
   }
 

@@ -52,8 +52,7 @@ export class StreamEncoder {
 
   /** Encodes one `[namespace, mode, chunk]` item of `graph.stream(..., { streamMode: [...] })`. */
   encode(namespace: string[], mode: string, chunk: unknown): EncodedEvent[] {
-    const name = (base: string) =>
-      this.subgraphs && namespace.length > 0 ? `${base}|${namespace.join("|")}` : base;
+    const name = (base: string) => (this.subgraphs && namespace.length > 0 ? `${base}|${namespace.join("|")}` : base);
     const events: EncodedEvent[] = [];
     switch (mode) {
       case "messages":

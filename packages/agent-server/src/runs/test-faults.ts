@@ -17,7 +17,10 @@ class TestFaults {
   private readonly remaining = new Map<string, number>();
 
   constructor(spec: string | undefined) {
-    for (const item of (spec ?? "").split(",").map((part) => part.trim()).filter(Boolean)) {
+    for (const item of (spec ?? "")
+      .split(",")
+      .map((part) => part.trim())
+      .filter(Boolean)) {
       const [point, times = "once"] = item.split(":");
       const count = times === "always" || times === "off" ? Infinity : times === "once" ? 1 : Number(times);
       if (!Number.isFinite(count) && count !== Infinity) throw new Error(`BERTH_TEST_FAULTS: bad count in "${item}"`);

@@ -178,7 +178,8 @@ export class RunWorker {
       if (notice && notice !== "lost") this.deps.live.end(run.run_id, notice);
       ending = notice ? "ended" : "unrecorded";
     }
-    if (ending === "unrecorded") this.log.error({ run_id: run.run_id }, "run left unrecorded: a sweep will requeue it once its lease lapsed");
+    if (ending === "unrecorded")
+      this.log.error({ run_id: run.run_id }, "run left unrecorded: a sweep will requeue it once its lease lapsed");
   }
 
   /** Another attempt holds these runs now: their executions here stop without recording anything. */
@@ -195,11 +196,14 @@ export class RunWorker {
     if (this.stopped || (this.delayTimer && this.delayedUntil <= at)) return;
     clearTimeout(this.delayTimer);
     this.delayedUntil = at;
-    this.delayTimer = setTimeout(() => {
-      this.delayTimer = undefined;
-      this.wake();
-      void this.scheduleNextDelayed();
-    }, Math.max(0, at - Date.now()) + 1);
+    this.delayTimer = setTimeout(
+      () => {
+        this.delayTimer = undefined;
+        this.wake();
+        void this.scheduleNextDelayed();
+      },
+      Math.max(0, at - Date.now()) + 1,
+    );
     this.delayTimer.unref();
   }
 

@@ -53,7 +53,10 @@ export class AssistantService {
       });
       if (created || !wanted) continue;
       const existing = await this.storage.assistants.get(assistantId);
-      if (existing && !(isDeepStrictEqual(existing.config, wanted.config) && isDeepStrictEqual(existing.context, wanted.context))) {
+      if (
+        existing &&
+        !(isDeepStrictEqual(existing.config, wanted.config) && isDeepStrictEqual(existing.context, wanted.context))
+      ) {
         await this.storage.assistants.patch(assistantId, { config: wanted.config, context: wanted.context });
       }
     }

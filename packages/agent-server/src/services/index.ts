@@ -15,11 +15,7 @@ export interface Services {
   maintenance: MaintenanceService;
 }
 
-export function createServices(
-  storage: Storage,
-  graphs: GraphRegistry,
-  broker: RunBroker,
-): Services {
+export function createServices(storage: Storage, graphs: GraphRegistry, broker: RunBroker): Services {
   const assistants = new AssistantService(storage, graphs);
   return {
     assistants,

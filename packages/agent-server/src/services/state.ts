@@ -4,7 +4,14 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, Storage, Thread } from "../storage/types.js";
 import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
 import { readingGraphState, withGraphInput } from "./graph-errors.js";
-import { type CheckpointRef, checkpointRef, emptyThreadState, summarizeState, type ThreadState, toThreadState } from "../wire/thread-state.js";
+import {
+  type CheckpointRef,
+  checkpointRef,
+  emptyThreadState,
+  summarizeState,
+  type ThreadState,
+  toThreadState,
+} from "../wire/thread-state.js";
 
 /** A checkpoint as clients address it: all fields optional but the ones they know. */
 export interface CheckpointSelector {
@@ -67,15 +74,15 @@ export class StateService {
   }
 
   /** Applies an update as if `as_node` wrote it; refused while a run is active on the thread. */
-  async update(threadId: string, update: StateUpdate): Promise<{ checkpoint: CheckpointRef | null; configurable: CheckpointRef | null }> {
+  async update(
+    threadId: string,
+    update: StateUpdate,
+  ): Promise<{ checkpoint: CheckpointRef | null; configurable: CheckpointRef | null }> {
     const thread = await this.thread(threadId);
     if (thread.status === "busy") throw new ConflictError("Thread is busy");
     const graph = await this.graphOf(thread);
     if (!graph) {
-      throw new UnprocessableError(
-        `Thread ${threadId} has no graph: create it with metadata.graph_id or run it first`,
-        ["body"],
-      );
+      throw new UnprocessableError(`Thread ${threadId} has no graph: create it with metadata.graph_id or run it first`, ["body"]);
     }
     const selector = update.checkpoint ?? (update.checkpoint_id ? { checkpoint_id: update.checkpoint_id } : undefined);
     if (selector?.checkpoint_id && !(await this.storage.checkpointer.getTuple(this.config(thread, selector)))) {
@@ -113,7 +120,11 @@ export class StateService {
     return this.graphs.get(graphId, {
       ...assistantConfig,
       ...own,
-      configurable: { ...assistantConfig.configurable, ...(assistant ? { assistant_id: assistant.assistant_id } : {}), ...own.configurable },
+      configurable: {
+        ...assistantConfig.configurable,
+        ...(assistant ? { assistant_id: assistant.assistant_id } : {}),
+        ...own.configurable,
+      },
     });
   }
 

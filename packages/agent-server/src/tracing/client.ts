@@ -89,14 +89,22 @@ function reportingFetch(
       health.answered();
       // 404 is how the client learns an optional endpoint (/info, /runs/multipart) is missing: it falls back by itself.
       if (!response.ok && response.status !== 404) {
-        warn(`${method} ${path} ${response.status}`, { method, path, status: response.status }, "tracing service refused a request; traces or feedback URLs are lost");
+        warn(
+          `${method} ${path} ${response.status}`,
+          { method, path, status: response.status },
+          "tracing service refused a request; traces or feedback URLs are lost",
+        );
       }
       return response;
     } catch (error) {
       const cause = (error as { cause?: { code?: string; message?: string } }).cause;
       const reason = cause?.code ?? cause?.message ?? (error as Error).message;
       health.unreachable();
-      warn(`${method} ${path} ${reason}`, { method, path, error: reason }, "tracing service unreachable; traces or feedback URLs are lost");
+      warn(
+        `${method} ${path} ${reason}`,
+        { method, path, error: reason },
+        "tracing service unreachable; traces or feedback URLs are lost",
+      );
       if (options.retryUnreachable) throw error;
       throw new UnreachableError(`tracing service unreachable: ${reason}`, { cause: error });
     }

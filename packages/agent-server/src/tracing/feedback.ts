@@ -20,13 +20,20 @@ export class PendingFeedbackUrls {
   private constructor(private readonly creating: Promise<FeedbackUrls>) {}
 
   /** Starts creating the run's feedback URLs; undefined when it asked for none or tracing is off. */
-  static start(runId: string, keys: readonly string[] | null, tracing: Tracing | undefined, log: Logger): PendingFeedbackUrls | undefined {
+  static start(
+    runId: string,
+    keys: readonly string[] | null,
+    tracing: Tracing | undefined,
+    log: Logger,
+  ): PendingFeedbackUrls | undefined {
     if (!keys || keys.length === 0) return undefined;
     if (!tracing) {
       // Without a tracing service there is no trace to attach feedback to.
       if (!warnedWithoutTracing) {
         warnedWithoutTracing = true;
-        log.warn("a run asked for feedback_keys but tracing is off (set LANGSMITH_TRACING=true and LANGSMITH_ENDPOINT): no feedback URLs");
+        log.warn(
+          "a run asked for feedback_keys but tracing is off (set LANGSMITH_TRACING=true and LANGSMITH_ENDPOINT): no feedback URLs",
+        );
       }
       return undefined;
     }
@@ -47,7 +54,8 @@ export class PendingFeedbackUrls {
     const late = new Promise<undefined>((resolve) => (timer = setTimeout(() => resolve(undefined), FEEDBACK_URL_WAIT_MS)));
     try {
       const urls = await Promise.race([this.creating, late]);
-      if (urls === undefined) log.warn({ waited_ms: FEEDBACK_URL_WAIT_MS }, "feedback URLs not ready in time: the run ends without them");
+      if (urls === undefined)
+        log.warn({ waited_ms: FEEDBACK_URL_WAIT_MS }, "feedback URLs not ready in time: the run ends without them");
       else if (Object.keys(urls).length === 0) log.warn("no feedback URL could be created");
       return urls && Object.keys(urls).length > 0 ? urls : undefined;
     } finally {

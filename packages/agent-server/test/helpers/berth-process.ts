@@ -44,7 +44,12 @@ async function spawnBerth(options: StartOptions): Promise<{ child: ChildProcess;
   const project = options.project?.startsWith("/") ? options.project : join(FIXTURES, options.project ?? "graphs");
   const dataDir = options.dataDir ?? newDataDir();
   const command = options.role ? ["serve", "--role", options.role] : ["dev"];
-  const env: Record<string, string | undefined> = { ...process.env, LOG_LEVEL: "info", ...(await backendEnv(dataDir)), ...options.env };
+  const env: Record<string, string | undefined> = {
+    ...process.env,
+    LOG_LEVEL: "info",
+    ...(await backendEnv(dataDir)),
+    ...options.env,
+  };
   for (const [key, value] of Object.entries(env)) if (value === undefined) delete env[key];
   const child = spawn(
     process.execPath,

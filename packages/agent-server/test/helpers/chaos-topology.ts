@@ -78,7 +78,10 @@ async function sqliteTopology(): Promise<ChaosTopology> {
 }
 
 /** A tablespace on a small tmpfs owned by PostgreSQL's user, the test database inside it. */
-async function createDatabaseOnSmallDisk(adminUrl: string, database: string): Promise<{ disk: SizeLimitedDir | string; drop(): Promise<void> }> {
+async function createDatabaseOnSmallDisk(
+  adminUrl: string,
+  database: string,
+): Promise<{ disk: SizeLimitedDir | string; drop(): Promise<void> }> {
   const tablespace = `${database}_ts`;
   const admin = new pg.Client({ connectionString: adminUrl });
   await admin.connect();
@@ -159,7 +162,9 @@ async function postgresTopology(): Promise<ChaosTopology> {
     async loseDatabase() {
       const terminated = await terminateConnections(adminUrl, database);
       const notifyTerminated = await terminateConnections(adminUrl, testDatabaseName(notifyDir));
-      return { done: `pg_terminate_backend of the servers' ${terminated} connections (and ${notifyTerminated} of the LISTEN/NOTIFY pair)` };
+      return {
+        done: `pg_terminate_backend of the servers' ${terminated} connections (and ${notifyTerminated} of the LISTEN/NOTIFY pair)`,
+      };
     },
     async restartRedis() {
       await redis.restart(1_000);
@@ -171,7 +176,12 @@ async function postgresTopology(): Promise<ChaosTopology> {
     },
     integrity: () => undefined,
     outputs: () =>
-      [tail(api, "api"), ...[...killed, ...workers].map((p, i) => tail(p, `worker #${i + 1}`)), tail(notifyApi, "api (LISTEN/NOTIFY)"), tail(notifyWorker, "worker (LISTEN/NOTIFY)")].join("\n"),
+      [
+        tail(api, "api"),
+        ...[...killed, ...workers].map((p, i) => tail(p, `worker #${i + 1}`)),
+        tail(notifyApi, "api (LISTEN/NOTIFY)"),
+        tail(notifyWorker, "worker (LISTEN/NOTIFY)"),
+      ].join("\n"),
     async close() {
       await replacing.catch(() => {});
       await Promise.all([api, notifyApi, notifyWorker, ...workers].map((p) => p.stop()));

@@ -133,7 +133,14 @@ export class RunLoad {
     this.acknowledged.push({ threadId, runId, streamed: false });
     while (!this.givingUp()) {
       const joined = await this.send("GET", `/threads/${threadId}/runs/${runId}/join`);
-      if (joined?.ok && (await joined.text().then(() => true, () => false))) return this.sawEnd();
+      if (
+        joined?.ok &&
+        (await joined.text().then(
+          () => true,
+          () => false,
+        ))
+      )
+        return this.sawEnd();
       await pause(RETRY_MS);
     }
   }
@@ -155,7 +162,9 @@ export class RunLoad {
       while (!resumed && !this.givingUp()) {
         stream.reconnections++;
         const lastEventId = String(stream.ids.at(-1) ?? -1);
-        resumed = await this.send("GET", `/threads/${threadId}/runs/${runId}/stream`, undefined, { "last-event-id": lastEventId });
+        resumed = await this.send("GET", `/threads/${threadId}/runs/${runId}/stream`, undefined, {
+          "last-event-id": lastEventId,
+        });
         if (!resumed?.ok) {
           resumed = undefined;
           await pause(RETRY_MS);
@@ -188,7 +197,12 @@ export class RunLoad {
   }
 
   /** One request; undefined when no answer came. Answers of 500 or more are recorded with their reason. */
-  private async send(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<Response | undefined> {
+  private async send(
+    method: string,
+    path: string,
+    body?: unknown,
+    headers: Record<string, string> = {},
+  ): Promise<Response | undefined> {
     let response: Response;
     try {
       response = await fetch(`${this.baseUrl()}${path}`, {
@@ -203,8 +217,16 @@ export class RunLoad {
     }
     this.count(String(response.status));
     if (response.status >= 500) {
-      const detail = await response.json().then((json: { detail?: unknown }) => json.detail, () => undefined);
-      this.failures.push({ status: response.status, detail, retryAfter: response.headers.get("retry-after"), request: `${method} ${path}` });
+      const detail = await response.json().then(
+        (json: { detail?: unknown }) => json.detail,
+        () => undefined,
+      );
+      this.failures.push({
+        status: response.status,
+        detail,
+        retryAfter: response.headers.get("retry-after"),
+        request: `${method} ${path}`,
+      });
     }
     return response;
   }

@@ -51,9 +51,7 @@ describe("PostgreSQL storage", { skip: skipWithoutPostgres("PostgreSQL storage t
   it("creates exactly one of 20 concurrent reject runs on an existing thread", async () => {
     const threadId = await newThread();
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) =>
-        (i % 2 ? a : b).runs.create(newRun(threadId, { multitask_strategy: "reject" })),
-      ),
+      Array.from({ length: 20 }, (_, i) => (i % 2 ? a : b).runs.create(newRun(threadId, { multitask_strategy: "reject" }))),
     );
     assert.equal(results.filter((result) => result.kind === "created").length, 1);
     assert.equal(results.filter((result) => result.kind === "thread_busy").length, 19);

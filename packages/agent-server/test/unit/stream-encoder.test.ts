@@ -163,7 +163,11 @@ describe("StreamEncoder over graph.stream", () => {
       const last = dataOf(events.at(-1)!).messages as Dict[];
       assert.deepEqual(
         last.map((message) => [message.type, message.content]),
-        [["human", "hi"], ["ai", ANSWER], ["ai", "from child"]],
+        [
+          ["human", "hi"],
+          ["ai", ANSWER],
+          ["ai", "from child"],
+        ],
       );
       assertJsonSafe(events);
     }
@@ -172,7 +176,10 @@ describe("StreamEncoder over graph.stream", () => {
   it("updates: one event per node, internal values swallowed", async () => {
     const events = await encodeStream(fullGraph(), ["updates"]);
     assert.deepEqual(names(events), ["updates", "updates", "updates"]);
-    assert.deepEqual(events.map((event) => Object.keys(dataOf(event))), [["agent"], ["writer"], ["child"]]);
+    assert.deepEqual(
+      events.map((event) => Object.keys(dataOf(event))),
+      [["agent"], ["writer"], ["child"]],
+    );
     const agent = dataOf(events[0]).agent as { messages: Dict[] };
     assert.equal(agent.messages[0].content, ANSWER);
     assertJsonSafe(events);
@@ -192,7 +199,10 @@ describe("StreamEncoder over graph.stream", () => {
   for (const call of ["stream", "invoke"] as const) {
     it(`messages-tuple: token chunks with metadata (model called with .${call})`, async () => {
       const events = await encodeStream(chatGraph(call), ["messages-tuple"]);
-      assert.deepEqual(names(events), TOKENS.map(() => "messages"));
+      assert.deepEqual(
+        names(events),
+        TOKENS.map(() => "messages"),
+      );
       const tuples = events.map((event) => event.data as [Dict, Dict]);
       assert.equal(tuples.map(([chunk]) => chunk.content).join(""), ANSWER);
       for (const [chunk, metadata] of tuples) {
@@ -220,7 +230,10 @@ describe("StreamEncoder over graph.stream", () => {
     assert.equal(metadata.langgraph_node, "agent");
     const partials = ofName(events, "messages/partial").map((event) => (event.data as Dict[])[0]);
     const expected = TOKENS.map((_, i) => TOKENS.slice(0, i + 1).join(""));
-    assert.deepEqual(partials.map((message) => message.content), expected);
+    assert.deepEqual(
+      partials.map((message) => message.content),
+      expected,
+    );
     for (const message of partials) {
       // As the reference's toDict() of an accumulated chunk: typed "ai", with its tool_call_chunks.
       assert.deepEqual([message.type, message.id, message.tool_call_chunks], ["ai", id, []]);
@@ -267,8 +280,14 @@ describe("StreamEncoder over graph.stream", () => {
     assert.ok(events.every((event) => event.event === "tasks"));
     const starts = events.filter((event) => "input" in dataOf(event)).map(dataOf);
     const results = events.filter((event) => "result" in dataOf(event)).map(dataOf);
-    assert.deepEqual(starts.map((task) => task.name), ["agent", "writer", "child"]);
-    assert.deepEqual(results.map((task) => task.name), ["agent", "writer", "child"]);
+    assert.deepEqual(
+      starts.map((task) => task.name),
+      ["agent", "writer", "child"],
+    );
+    assert.deepEqual(
+      results.map((task) => task.name),
+      ["agent", "writer", "child"],
+    );
     for (const task of starts) {
       const keys = Object.keys(task).filter((key) => key !== "metadata");
       assert.deepEqual(keys.sort(), ["id", "input", "interrupts", "name", "triggers"]);
@@ -280,7 +299,10 @@ describe("StreamEncoder over graph.stream", () => {
   it("checkpoints: values, next, config, metadata, tasks for each checkpoint", async () => {
     const events = await encodeStream(fullGraph(), ["checkpoints"], true);
     const root = ofName(events, "checkpoints").map(dataOf);
-    assert.deepEqual(root.map((checkpoint) => checkpoint.next), [["__start__"], ["agent"], ["writer"], ["child"], []]);
+    assert.deepEqual(
+      root.map((checkpoint) => checkpoint.next),
+      [["__start__"], ["agent"], ["writer"], ["child"], []],
+    );
     for (const checkpoint of root) {
       for (const key of ["values", "next", "config", "metadata", "tasks", "parent_config", "checkpoint"]) {
         assert.ok(key in checkpoint, key);
@@ -330,7 +352,10 @@ describe("StreamEncoder over graph.streamEvents", () => {
     assert.ok(alone.events.every((event) => event.event === "events"));
     const mixed = await encodeStreamEvents(chatGraph("invoke"), ["events", "messages-tuple", "updates"]);
     assert.equal(ofName(mixed.events, "messages").length, TOKENS.length);
-    assert.deepEqual(ofName(mixed.events, "updates").map((event) => Object.keys(dataOf(event))), [["agent"]]);
+    assert.deepEqual(
+      ofName(mixed.events, "updates").map((event) => Object.keys(dataOf(event))),
+      [["agent"]],
+    );
   });
 
   it("events with subgraphs: namespaced modes, no checkpoint envelopes", async () => {

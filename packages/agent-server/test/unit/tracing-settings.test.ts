@@ -34,7 +34,10 @@ describe("tracing settings from the environment", () => {
 
   it("refuse a feedback URL lifetime that is not a positive number", () => {
     for (const ttl of ["0", "-5", "soon"]) {
-      assert.throws(() => tracingSettingsFromEnv({ LANGSMITH_TRACING: "true", BERTH_FEEDBACK_URL_TTL_SECONDS: ttl }), /BERTH_FEEDBACK_URL_TTL_SECONDS/);
+      assert.throws(
+        () => tracingSettingsFromEnv({ LANGSMITH_TRACING: "true", BERTH_FEEDBACK_URL_TTL_SECONDS: ttl }),
+        /BERTH_FEEDBACK_URL_TTL_SECONDS/,
+      );
     }
   });
 });

@@ -42,7 +42,5 @@ export async function authenticate(storage: ControlPlaneStorage, request: Fastif
   }
   if (reachable.length === 1) return { tenantId: reachable[0]!, apiKeyId: record.id, tracingOnly };
   if (reachable.length === 0) throw new ForbiddenError("API key has no access to any workspace");
-  throw new ForbiddenError(
-    "This API key is valid for several workspaces and requires workspace specification: send X-Tenant-Id",
-  );
+  throw new ForbiddenError("This API key is valid for several workspaces and requires workspace specification: send X-Tenant-Id");
 }

@@ -34,12 +34,14 @@ export async function bootstrap(
       await storage.apiKeys.create(apiKeyRecord(key, { name: "admin", allTenants: true, tenantIds: [] }));
       // A new file, so that `mode` applies (it does not to an existing one, left by an older data directory).
       rmSync(keyFile, { force: true });
-      writeFileSync(keyFile, key + "\n", { mode: 0o600, flag: "wx" });
+      writeFileSync(keyFile, `${key}\n`, { mode: 0o600, flag: "wx" });
       return { tenantId: tenant.id, createdKey: key };
     }
   }
   if (settings.adminApiKey) {
-    await storage.apiKeys.create(apiKeyRecord(settings.adminApiKey, { name: "admin (BERTH_ADMIN_API_KEY)", allTenants: true, tenantIds: [] }));
+    await storage.apiKeys.create(
+      apiKeyRecord(settings.adminApiKey, { name: "admin (BERTH_ADMIN_API_KEY)", allTenants: true, tenantIds: [] }),
+    );
   }
   return { tenantId: tenants[0]!.id };
 }

@@ -59,7 +59,8 @@ export class ArchiveIndex {
       throw refused(`entry "${entry.path}" is a ${entry.type}; only files, directories and links are allowed`);
     }
     const path = checkEntryPath(entry.path, `entry "${entry.path}"`);
-    if (path === "" && entry.type !== "Directory") throw refused(`entry "${entry.path}" would replace the project directory itself`);
+    if (path === "" && entry.type !== "Directory")
+      throw refused(`entry "${entry.path}" would replace the project directory itself`);
     if (FILE_TYPES.has(entry.type)) {
       this.bytes += entry.size;
       if (this.bytes > this.limits.maxBytes) {

@@ -98,7 +98,8 @@ export async function buildSource(request: BuildRequest): Promise<BuildResult> {
         timeoutMs: limits.timeoutMs,
         sandbox,
       }),
-    ({ plan, cacheHit }) => (!plan ? "Nothing to install" : cacheHit ? "Dependencies restored from the install cache" : "Dependencies installed"),
+    ({ plan, cacheHit }) =>
+      !plan ? "Nothing to install" : cacheHit ? "Dependencies restored from the install cache" : "Dependencies installed",
   );
   const buildCommand = request.buildCommand?.trim();
   if (buildCommand) {

@@ -16,14 +16,17 @@ const SUGGEST_MAX = 10;
 export async function locateConfig(root: string, graphConfigPath: string): Promise<string> {
   const relative = graphConfigPath.trim().replace(/^\.\//, "");
   if (relative === "" || relative.startsWith("/") || relative.split(/[\\/]/).includes("..")) {
-    throw new BuildError(`graph_config_path "${graphConfigPath}" must be a relative path inside the tarball, like "langgraph.json"`);
+    throw new BuildError(
+      `graph_config_path "${graphConfigPath}" must be a relative path inside the tarball, like "langgraph.json"`,
+    );
   }
   let candidate = join(root, relative);
   // A folder holding langgraph.json is accepted, as `berth dev <dir>` accepts it.
   if (existsSync(candidate) && (await stat(candidate)).isDirectory()) candidate = join(candidate, "langgraph.json");
   if (!existsSync(candidate) || !(await stat(candidate)).isFile()) {
     const found = await jsonFilesNear(root);
-    const hint = found.length > 0 ? `JSON files near the tarball's root: ${found.join(", ")}` : "the tarball has no JSON file near its root";
+    const hint =
+      found.length > 0 ? `JSON files near the tarball's root: ${found.join(", ")}` : "the tarball has no JSON file near its root";
     throw new BuildError(`graph_config_path "${graphConfigPath}" was not found in the tarball; ${hint}`);
   }
   // The archive's links were checked when unpacking; this is the last look before the file is read.

@@ -86,7 +86,12 @@ async function isDirectory(path: string): Promise<boolean> {
 }
 
 /** Recreates the tree `source` at `target`: directories made, files hard-linked (copied across devices), symlinks recreated verbatim. */
-async function linkTree(source: string, target: string, include: (name: string, depth: number) => boolean = () => true, depth = 0): Promise<void> {
+async function linkTree(
+  source: string,
+  target: string,
+  include: (name: string, depth: number) => boolean = () => true,
+  depth = 0,
+): Promise<void> {
   await mkdir(target, { recursive: true });
   const entries = await readdir(source, { withFileTypes: true });
   // One directory's entries at a time in parallel: the fs work queues on libuv's small thread pool anyway.

@@ -55,7 +55,8 @@ export function planInstall(root: string, installCommand?: string | null): Insta
     return { command: installCommand, label: "install_command", lockfile: lock?.file };
   }
   if (lock) return { command: lock.command, label: `install (from ${lock.file})`, lockfile: lock.file };
-  if (existsSync(join(root, "package.json"))) return { command: "npm install", label: "install (package.json without a lockfile)" };
+  if (existsSync(join(root, "package.json")))
+    return { command: "npm install", label: "install (package.json without a lockfile)" };
   return undefined;
 }
 
@@ -67,7 +68,8 @@ export function planInstall(root: string, installCommand?: string | null): Insta
  */
 export async function installCacheKey(root: string, plan: InstallPlan & { lockfile: string }): Promise<string> {
   const key = createHash("sha256");
-  const part = (label: string, value: string | Buffer) => key.update(`${label}\0${createHash("sha256").update(value).digest("hex")}\n`);
+  const part = (label: string, value: string | Buffer) =>
+    key.update(`${label}\0${createHash("sha256").update(value).digest("hex")}\n`);
   part("format", CACHE_FORMAT);
   part(`lockfile:${plan.lockfile}`, await readFile(join(root, plan.lockfile)));
   for (const file of ["package.json", ...INSTALL_SETTINGS]) {
@@ -170,7 +172,10 @@ async function publish(cache: InstallCache, key: string, root: string, log: Buil
   }
   const published = await cache.publish(key, nodeModules);
   if (published) await sandbox?.seal(cache.entry(key));
-  log({ level: "info", message: published ? `Cached the install as ${key.slice(0, 12)}` : "Another build cached the same install first" });
+  log({
+    level: "info",
+    message: published ? `Cached the install as ${key.slice(0, 12)}` : "Another build cached the same install first",
+  });
 }
 
 /** The first node_modules directory below the root (other than the root's own), if any. */

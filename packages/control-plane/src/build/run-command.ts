@@ -46,7 +46,12 @@ export function runCommand(options: RunCommandOptions): Promise<void> {
     const plan = (options.spawnPlan ?? unsandboxed)(["/bin/sh", "-c", command], cwd, env);
     // detached: the child leads a new process group, so -pid reaches all of its descendants. In a
     // sandbox, bwrap leads it: killing it takes down the sandbox's pid namespace, whatever runs there.
-    const child = spawn(plan.file, plan.args, { cwd: plan.cwd, env: plan.env, detached: true, stdio: ["ignore", "pipe", "pipe"] });
+    const child = spawn(plan.file, plan.args, {
+      cwd: plan.cwd,
+      env: plan.env,
+      detached: true,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     const tail: string[] = [];
     let stopReason: string | undefined;
     let killTimer: NodeJS.Timeout | undefined;

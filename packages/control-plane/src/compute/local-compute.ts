@@ -1,7 +1,14 @@
 import { fileURLToPath } from "node:url";
 import { launch } from "./launch.js";
 import { DEFAULT_RESTART_POLICY, type RestartPolicy, SupervisedInstance } from "./supervised-instance.js";
-import { type ComputeEvent, DeployError, type LogSink, type ServerInstance, type ServerSandbox, type ServerSpec } from "./types.js";
+import {
+  type ComputeEvent,
+  DeployError,
+  type LogSink,
+  type ServerInstance,
+  type ServerSandbox,
+  type ServerSpec,
+} from "./types.js";
 
 export { DeployError, type ComputeEvent, type LogSink, type ServerInstance, type ServerSandbox, type ServerSpec };
 export type { RestartPolicy };
@@ -73,7 +80,10 @@ export class LocalCompute {
         signal: launchSignal,
       });
     const launching = launchOnce(abort.signal);
-    this.starting.set(abort, launching.catch(() => {}));
+    this.starting.set(
+      abort,
+      launching.catch(() => {}),
+    );
     try {
       const first = await launching;
       if (this.closed) {

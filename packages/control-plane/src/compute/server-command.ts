@@ -50,22 +50,18 @@ export function serverEnv(spec: ServerSpec, parent: NodeJS.ProcessEnv = process.
 export function serverArgs(berthBin: string, spec: ServerSpec): string[] {
   const nodeFlags: string[] = [];
   const memory = spec.resources?.memoryLimitMb;
-  if (memory != null && memory > 0) nodeFlags.push(`--max-old-space-size=${Math.max(MIN_HEAP_MB, Math.floor(memory * HEAP_SHARE))}`);
-  return [
-    ...nodeFlags,
-    berthBin,
-    "serve",
-    spec.configFile,
-    "--port",
-    "0",
-    "--host",
-    "127.0.0.1",
-    "--data-dir",
-    spec.dataDir,
-  ];
+  if (memory != null && memory > 0)
+    nodeFlags.push(`--max-old-space-size=${Math.max(MIN_HEAP_MB, Math.floor(memory * HEAP_SHARE))}`);
+  return [...nodeFlags, berthBin, "serve", spec.configFile, "--port", "0", "--host", "127.0.0.1", "--data-dir", spec.dataDir];
 }
 
 /** The agent server of `spec` as a plain child process of the listener (no sandbox). */
 export function plainServerPlan(spec: ServerSpec, berthBin: string): SpawnPlan {
-  return { file: process.execPath, args: serverArgs(berthBin, spec), env: serverEnv(spec), cwd: dirname(spec.configFile), sandboxed: false };
+  return {
+    file: process.execPath,
+    args: serverArgs(berthBin, spec),
+    env: serverEnv(spec),
+    cwd: dirname(spec.configFile),
+    sandboxed: false,
+  };
 }

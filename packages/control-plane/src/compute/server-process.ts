@@ -77,7 +77,8 @@ export class ServerProcess {
   async terminate(graceMs: number): Promise<Exit> {
     if (this.gone) return this.exited;
     // Sandboxed, SIGTERM goes to the server inside; a sandbox still being set up has none yet, and bwrap's own SIGTERM ends it.
-    if (!this.sandboxed || this.child.pid === undefined || !signalSandboxed(this.child.pid, "SIGTERM")) this.child.kill("SIGTERM");
+    if (!this.sandboxed || this.child.pid === undefined || !signalSandboxed(this.child.pid, "SIGTERM"))
+      this.child.kill("SIGTERM");
     const timer = setTimeout(() => this.child.kill("SIGKILL"), graceMs);
     try {
       return await this.exited;

@@ -26,7 +26,10 @@ const SOURCE_CONFIG_SOURCES: Record<keyof SourceConfigInput, readonly Deployment
   build_command: BUILT,
 };
 
-const REVISION_CONFIG_SOURCES: Record<Exclude<keyof SourceRevisionConfigInput, "repo_commit_sha">, readonly DeploymentSource[]> = {
+const REVISION_CONFIG_SOURCES: Record<
+  Exclude<keyof SourceRevisionConfigInput, "repo_commit_sha">,
+  readonly DeploymentSource[]
+> = {
   repo_ref: ["repo_host"],
   graph_config_path: BUILT,
   image_uri: ["external_image", "internal_image"],
@@ -81,7 +84,8 @@ export function refuseFieldsOfOtherSources(
   }
   for (const [field, sources] of Object.entries(REVISION_CONFIG_SOURCES)) {
     if (isSet(revisionConfig[field as keyof SourceRevisionConfigInput]) && !sources.includes(source)) {
-      if (field === "graph_config_path") throw new BadRequestError(`source_revision_config.graph_config_path must be null for source ${source}`);
+      if (field === "graph_config_path")
+        throw new BadRequestError(`source_revision_config.graph_config_path must be null for source ${source}`);
       throw new BadRequestError(`source_revision_config.${field} only applies to ${describe(sources)}, not ${source}`);
     }
   }
@@ -92,8 +96,15 @@ export function refuseFieldsOfOtherSources(
 
 export function checkGraphConfigPath(path: string): void {
   const normalized = posix.normalize(path);
-  if (path.startsWith("/") || normalized.startsWith("..") || normalized !== path.replace(/^\.\//, "") || !path.endsWith(".json")) {
-    throw new BadRequestError("source_revision_config.graph_config_path must be a relative path to a .json file inside the source");
+  if (
+    path.startsWith("/") ||
+    normalized.startsWith("..") ||
+    normalized !== path.replace(/^\.\//, "") ||
+    !path.endsWith(".json")
+  ) {
+    throw new BadRequestError(
+      "source_revision_config.graph_config_path must be a relative path to a .json file inside the source",
+    );
   }
 }
 
@@ -110,11 +121,17 @@ export function checkCommand(field: "install_command" | "build_command", command
 
 export function checkBuildOnPush(buildOnPush: unknown, repoRef: unknown): void {
   if (buildOnPush === true && typeof repoRef === "string" && repoRef.startsWith("refs/tags/")) {
-    throw new BadRequestError("source_config.build_on_push cannot be enabled when source_revision_config.repo_ref is a tag (refs/tags/...)");
+    throw new BadRequestError(
+      "source_config.build_on_push cannot be enabled when source_revision_config.repo_ref is a tag (refs/tags/...)",
+    );
   }
 }
 
-export function checkListener(listenerId: unknown, listenerConfig: { cluster_namespace?: string | null } | null | undefined, listener: ListenerRecord | undefined): void {
+export function checkListener(
+  listenerId: unknown,
+  listenerConfig: { cluster_namespace?: string | null } | null | undefined,
+  listener: ListenerRecord | undefined,
+): void {
   if (!isSet(listenerId)) {
     if (isSet(listenerConfig)) throw new BadRequestError("source_config.listener_config needs source_config.listener_id");
     return;
@@ -123,18 +140,28 @@ export function checkListener(listenerId: unknown, listenerConfig: { cluster_nam
   const namespace = listenerConfig?.cluster_namespace ?? null;
   if (listener.compute_type !== "cluster") {
     if (isSet(listenerConfig)) {
-      throw new BadRequestError(`source_config.listener_config only applies to listeners of compute type cluster, not ${listener.compute_type}`);
+      throw new BadRequestError(
+        `source_config.listener_config only applies to listeners of compute type cluster, not ${listener.compute_type}`,
+      );
     }
     return;
   }
-  if (namespace === null) throw new BadRequestError("source_config.listener_config.cluster_namespace is required for a cluster listener");
+  if (namespace === null)
+    throw new BadRequestError("source_config.listener_config.cluster_namespace is required for a cluster listener");
   const allowed = listener.compute_config.cluster_namespaces ?? [];
   if (!allowed.includes(namespace)) {
-    throw new BadRequestError(`source_config.listener_config.cluster_namespace "${namespace}" is not a namespace listener ${listener.id} may deploy to`);
+    throw new BadRequestError(
+      `source_config.listener_config.cluster_namespace "${namespace}" is not a namespace listener ${listener.id} may deploy to`,
+    );
   }
 }
 
-const normalizeRepoUrl = (url: string) => url.trim().replace(/\/+$/, "").replace(/\.git$/, "").toLowerCase();
+const normalizeRepoUrl = (url: string) =>
+  url
+    .trim()
+    .replace(/\/+$/, "")
+    .replace(/\.git$/, "")
+    .toLowerCase();
 
 export function checkRepository(integrationId: unknown, repoUrl: unknown, integration: IntegrationRecord | undefined): void {
   if (!integration) throw new BadRequestError(`source_config.integration_id: integration ${integrationId} not found`);
@@ -150,7 +177,8 @@ export function checkTarballPath(path: string, deploymentId: string | undefined,
       "source_revision_config.source_tarball_path must be an object path issued by upload-url for this deployment",
     );
   }
-  if (!upload.uploaded_at) throw new BadRequestError(`source_revision_config.source_tarball_path: nothing has been uploaded to ${path} yet`);
+  if (!upload.uploaded_at)
+    throw new BadRequestError(`source_revision_config.source_tarball_path: nothing has been uploaded to ${path} yet`);
 }
 
 /**
@@ -206,7 +234,10 @@ export function checkSourceComplete(source: DeploymentSource, revisionConfig: Re
 }
 
 /** The status and reason a new revision starts with: CREATING while it lacks what it deploys. */
-export function initialRevisionStatus(source: DeploymentSource, revisionConfig: Record<string, unknown>): { status: RevisionStatus; message: string } {
+export function initialRevisionStatus(
+  source: DeploymentSource,
+  revisionConfig: Record<string, unknown>,
+): { status: RevisionStatus; message: string } {
   if (source === "internal_source" && !isSet(revisionConfig.source_tarball_path)) {
     const withPath = isSet(revisionConfig.graph_config_path) ? "" : " and source_revision_config.graph_config_path";
     return {

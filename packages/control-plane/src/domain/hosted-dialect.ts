@@ -92,7 +92,9 @@ export function readPatch(body: DeploymentPatchInput): ReadRequest<SpecPatch> {
       ...body,
       source: toSpecSource(body.source),
       revision_source: body.revision_source ? toSpecSource(body.revision_source) : body.revision_source,
-      source_revision_config: body.source_revision_config ? specRevisionConfig(body.source_revision_config) : body.source_revision_config,
+      source_revision_config: body.source_revision_config
+        ? specRevisionConfig(body.source_revision_config)
+        : body.source_revision_config,
     },
     hosted,
   };

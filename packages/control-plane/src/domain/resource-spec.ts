@@ -6,7 +6,9 @@ export type ResourceSpec = Record<string, unknown>;
 const CPU_FIELDS = ["cpu", "cpu_limit", "queue_cpu", "queue_cpu_limit", "cache_cpu", "cache_cpu_limit", "db_cpu", "db_cpu_limit"];
 
 /** Every field a stored spec has (null when not given), reserved ones excepted. */
-export const RESOURCE_SPEC_FIELDS = Object.keys(ResourceSpecSchema.shape).filter((key) => !(RESERVED_RESOURCE_FIELDS as readonly string[]).includes(key));
+export const RESOURCE_SPEC_FIELDS = Object.keys(ResourceSpecSchema.shape).filter(
+  (key) => !(RESERVED_RESOURCE_FIELDS as readonly string[]).includes(key),
+);
 
 const roundCpu = (value: number) => Math.round(value * 10) / 10;
 

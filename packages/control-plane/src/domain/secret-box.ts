@@ -21,12 +21,15 @@ export class SecretBox {
     const iv = randomBytes(12);
     const cipher = createCipheriv("aes-256-gcm", this.encryptionKey, iv);
     const data = Buffer.concat([cipher.update(plaintext, "utf8"), cipher.final()]);
-    return ["v1", iv, cipher.getAuthTag(), data].map((part) => (typeof part === "string" ? part : part.toString("base64url"))).join(".");
+    return ["v1", iv, cipher.getAuthTag(), data]
+      .map((part) => (typeof part === "string" ? part : part.toString("base64url")))
+      .join(".");
   }
 
   decrypt(ciphertext: string): string {
     const [version, iv, tag, data] = ciphertext.split(".");
-    if (version !== "v1" || iv === undefined || tag === undefined || data === undefined) throw new Error("unknown ciphertext format");
+    if (version !== "v1" || iv === undefined || tag === undefined || data === undefined)
+      throw new Error("unknown ciphertext format");
     const decipher = createDecipheriv("aes-256-gcm", this.encryptionKey, Buffer.from(iv, "base64url"));
     decipher.setAuthTag(Buffer.from(tag, "base64url"));
     return Buffer.concat([decipher.update(Buffer.from(data, "base64url")), decipher.final()]).toString("utf8");
@@ -52,6 +55,6 @@ export function loadSecretsKey(configured: string | undefined, file: string): Bu
   if (existsSync(file)) return Buffer.from(readFileSync(file, "utf8").trim(), "base64");
   mkdirSync(dirname(file), { recursive: true });
   const key = randomBytes(32);
-  writeFileSync(file, key.toString("base64") + "\n", { mode: 0o600, flag: "wx" });
+  writeFileSync(file, `${key.toString("base64")}\n`, { mode: 0o600, flag: "wx" });
   return key;
 }

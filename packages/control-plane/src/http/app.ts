@@ -41,7 +41,9 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
     return503OnClosing: false,
     rewriteUrl: (request) => {
       const url = request.url ?? "/";
-      return url === PREFIX || url.startsWith(`${PREFIX}/`) || url.startsWith(`${PREFIX}?`) ? url.slice(PREFIX.length) || "/" : url;
+      return url === PREFIX || url.startsWith(`${PREFIX}/`) || url.startsWith(`${PREFIX}?`)
+        ? url.slice(PREFIX.length) || "/"
+        : url;
     },
   });
   installErrorHandlers(app, options.logger);

@@ -48,7 +48,9 @@ export class ArtifactStore {
     const { graph_config_path: configPath } = revision.source_revision_config;
     const { install_command: install, build_command: build } = revision.source_config;
     const hash = createHash("sha256")
-      .update(JSON.stringify([owner.tenantId, owner.deploymentId, revision.tarball_sha256, configPath, install ?? null, build ?? null]))
+      .update(
+        JSON.stringify([owner.tenantId, owner.deploymentId, revision.tarball_sha256, configPath, install ?? null, build ?? null]),
+      )
       .digest("hex")
       .slice(0, 32);
     return `${owner.deploymentId}/${hash}`;
@@ -68,7 +70,14 @@ export class ArtifactStore {
    * workspace's own (`<cacheDir>/ws-<hash of its id>`): an install script of
    * one workspace can never plant code in another's builds.
    */
-  build(key: string, revision: AssignedRevision, tarball: string, cacheDir: string, log: LogLine, signal: AbortSignal): Promise<Artifact> {
+  build(
+    key: string,
+    revision: AssignedRevision,
+    tarball: string,
+    cacheDir: string,
+    log: LogLine,
+    signal: AbortSignal,
+  ): Promise<Artifact> {
     const running = this.building.get(key);
     if (running) return running;
     const promise = (async () => {
@@ -78,7 +87,10 @@ export class ArtifactStore {
       await mkdir(dirname(workDir), { recursive: true, mode: 0o700 });
       await mkdir(workDir, { mode: 0o700 });
       const sandbox = await this.options.isolation.forBuild(owner, workDir);
-      const workspaceCache = join(cacheDir, WORKSPACE_CACHE_PREFIX + createHash("sha256").update(owner.tenantId).digest("hex").slice(0, 32));
+      const workspaceCache = join(
+        cacheDir,
+        WORKSPACE_CACHE_PREFIX + createHash("sha256").update(owner.tenantId).digest("hex").slice(0, 32),
+      );
       await mkdir(workspaceCache, { recursive: true, mode: 0o700 });
       const result = await buildSource({
         tarball,

@@ -75,7 +75,8 @@ export class DeploymentRunner {
     }
     if (this.job || !latest) return;
     if (latest.status === "QUEUED" || RESUMABLE.includes(latest.status)) {
-      const note = latest.status === "QUEUED" ? undefined : `The listener restarted while the revision was ${latest.status}; starting over`;
+      const note =
+        latest.status === "QUEUED" ? undefined : `The listener restarted while the revision was ${latest.status}; starting over`;
       this.startJob(assignment, latest, { restore: false, note });
     } else if (!this.active && assignment.active?.status === "DEPLOYED") {
       // After a listener restart: the deployed revision runs again, with no status change.
@@ -97,7 +98,10 @@ export class DeploymentRunner {
     void this.run(assignment, revision, options, job.abort.signal)
       .catch((error: unknown) => {
         if (error instanceof Abandoned || job.abort.signal.aborted) return;
-        this.context.logger.error({ err: error, deployment_id: this.deploymentId, revision_id: revision.id }, "deploying a revision failed");
+        this.context.logger.error(
+          { err: error, deployment_id: this.deploymentId, revision_id: revision.id },
+          "deploying a revision failed",
+        );
       })
       .finally(() => {
         if (this.job === job) this.job = undefined;
@@ -182,7 +186,8 @@ export class DeploymentRunner {
       );
     } catch (error) {
       if (signal.aborted) throw new Abandoned();
-      const reason = error instanceof DeployError ? error.message : `Starting the agent server failed: ${(error as Error).message}`;
+      const reason =
+        error instanceof DeployError ? error.message : `Starting the agent server failed: ${(error as Error).message}`;
       await move("DEPLOY_FAILED", reason);
       return this.reportIdle(assignment);
     }

@@ -112,7 +112,10 @@ export class HttpLink implements ControlPlaneLink {
       throw new ControlPlaneError(`${method} ${path}: the control plane is unreachable (${(error as Error).message})`);
     }
     if (!response.ok) {
-      throw new ControlPlaneError(`${method} ${path} failed with status ${response.status}: ${await response.text()}`, response.status);
+      throw new ControlPlaneError(
+        `${method} ${path} failed with status ${response.status}: ${await response.text()}`,
+        response.status,
+      );
     }
     return response;
   }

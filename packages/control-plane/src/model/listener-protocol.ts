@@ -41,7 +41,6 @@ export interface Assignment {
 
 export type Authorization = "allowed" | "denied" | "unknown_key";
 
-
 export type LogKind = "build" | "deploy";
 
 export interface LogEntry {

@@ -20,7 +20,15 @@ export interface Forwarding {
 }
 
 /** Failures where the upstream never produced a response: the request may go elsewhere. */
-const CONNECTION_ERRORS = new Set(["ECONNREFUSED", "ECONNRESET", "EPIPE", "ECONNABORTED", "ENOTCONN", "EHOSTUNREACH", "ETIMEDOUT"]);
+const CONNECTION_ERRORS = new Set([
+  "ECONNREFUSED",
+  "ECONNRESET",
+  "EPIPE",
+  "ECONNABORTED",
+  "ENOTCONN",
+  "EHOSTUNREACH",
+  "ETIMEDOUT",
+]);
 
 /**
  * Forwards one request to `target` and streams the answer back. Before any
@@ -79,7 +87,12 @@ export function forward(forwarding: Forwarding, target: string): void {
       }
       body.detach();
       forwarding.logger?.warn({ deployment_id: forwarding.deploymentId, target: to, err: error }, "upstream request failed");
-      replyJson(client, reply, 502, detail(`Deployment ${forwarding.deploymentId} could not be reached: ${error.code ?? error.message}`));
+      replyJson(
+        client,
+        reply,
+        502,
+        detail(`Deployment ${forwarding.deploymentId} could not be reached: ${error.code ?? error.message}`),
+      );
     });
     body.sendTo(outgoing);
   };

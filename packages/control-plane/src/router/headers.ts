@@ -37,7 +37,11 @@ function droppedBy(headers: IncomingHttpHeaders): Set<string> {
  * deployment's business), plus X-Forwarded-*. An X-Forwarded-Proto/-Host from
  * a TLS terminator in front is kept; the prefix is appended to its own.
  */
-export function upstreamHeaders(request: IncomingMessage, prefix: string, credential: Credential | undefined): OutgoingHttpHeaders {
+export function upstreamHeaders(
+  request: IncomingMessage,
+  prefix: string,
+  credential: Credential | undefined,
+): OutgoingHttpHeaders {
   const incoming = request.headers;
   const dropped = droppedBy(incoming);
   // Node already answered `100 Continue` to the client; Host is the target's.

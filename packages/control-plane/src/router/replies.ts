@@ -4,7 +4,13 @@ import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from "node:
 const DRAIN_LIMIT = 64 * 1024;
 
 /** The router's own answers: JSON `{detail}` like the agent server's and the control plane's errors. */
-export function replyJson(request: IncomingMessage, response: ServerResponse, status: number, body: unknown, headers: OutgoingHttpHeaders = {}): void {
+export function replyJson(
+  request: IncomingMessage,
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: OutgoingHttpHeaders = {},
+): void {
   if (response.headersSent) {
     response.destroy();
     return;
@@ -13,7 +19,10 @@ export function replyJson(request: IncomingMessage, response: ServerResponse, st
   const extra: OutgoingHttpHeaders = { ...headers };
   // Node reads and discards what the client still sends; a large upload refused
   // (say, without a key) is cut short instead of being received for nothing.
-  if (!request.readableEnded && (Number(request.headers["content-length"] ?? 0) > DRAIN_LIMIT || request.headers["transfer-encoding"])) {
+  if (
+    !request.readableEnded &&
+    (Number(request.headers["content-length"] ?? 0) > DRAIN_LIMIT || request.headers["transfer-encoding"])
+  ) {
     extra.connection = "close";
   }
   response.writeHead(status, { "content-type": "application/json", "content-length": Buffer.byteLength(text), ...extra });

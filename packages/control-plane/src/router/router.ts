@@ -85,7 +85,10 @@ export class Router {
    */
   setTarget(deploymentId: string, target: string | null, upstreamKey?: string): void {
     const key = upstreamKey ?? this.deployments.get(deploymentId)?.upstreamKey;
-    this.deployments.set(deploymentId, { target: target === null ? null : normalize(target), ...(key ? { upstreamKey: key } : {}) });
+    this.deployments.set(deploymentId, {
+      target: target === null ? null : normalize(target),
+      ...(key ? { upstreamKey: key } : {}),
+    });
   }
 
   /** Forgets the deployment: its URL answers 404. Requests already forwarded finish. */
@@ -134,17 +137,25 @@ export class Router {
     let credential: Credential | undefined;
     if (request.method !== "OPTIONS" && !servedWithoutKey(request.method ?? "GET", rest)) {
       const found = apiKeyOf(request.headers);
-      if (!found) return replyJson(request, response, 401, detail("Missing API key: send X-Api-Key (or Authorization: Bearer <key>)"));
+      if (!found)
+        return replyJson(request, response, 401, detail("Missing API key: send X-Api-Key (or Authorization: Bearer <key>)"));
       let answer: Authorization;
       try {
         answer = await this.auth.check(deploymentId, found.key);
       } catch (error) {
         this.options.logger?.error({ err: error, deployment_id: deploymentId }, "checking an API key failed");
-        return replyJson(request, response, 503, detail("The API key could not be checked right now; try again"), { "retry-after": "1" });
+        return replyJson(request, response, 503, detail("The API key could not be checked right now; try again"), {
+          "retry-after": "1",
+        });
       }
       if (answer === "unknown_key") return replyJson(request, response, 401, detail("Invalid API key"));
       if (answer !== "allowed") {
-        return replyJson(request, response, 403, detail(`This API key is revoked or has no access to deployment ${deploymentId}`));
+        return replyJson(
+          request,
+          response,
+          403,
+          detail(`This API key is revoked or has no access to deployment ${deploymentId}`),
+        );
       }
       credential = found.from;
     }
@@ -162,7 +173,10 @@ export class Router {
         response,
         deploymentId,
         path: `${rest}${query}`,
-        headers: { ...upstreamHeaders(request, `/d/${match[1]}`, credential), ...(deployment.upstreamKey ? { "x-api-key": deployment.upstreamKey } : {}) },
+        headers: {
+          ...upstreamHeaders(request, `/d/${match[1]}`, credential),
+          ...(deployment.upstreamKey ? { "x-api-key": deployment.upstreamKey } : {}),
+        },
         currentTarget: () => this.deployments.get(deploymentId)?.target ?? null,
         open: this.open,
         agent: this.agent,

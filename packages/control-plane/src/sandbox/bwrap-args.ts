@@ -36,7 +36,13 @@ const SWITCH_CAPS = ["CAP_SETUID", "CAP_SETGID", "CAP_SETPCAP", "CAP_DAC_OVERRID
  * bwrap is spawned with (see SpawnPlan), never put on this command line,
  * which any local user can read in /proc.
  */
-export function bwrapArgs(tools: SandboxTools, user: SandboxUser, mounts: readonly MountOp[], cwd: string, argv: readonly string[]): string[] {
+export function bwrapArgs(
+  tools: SandboxTools,
+  user: SandboxUser,
+  mounts: readonly MountOp[],
+  cwd: string,
+  argv: readonly string[],
+): string[] {
   return [
     "--unshare-pid",
     "--unshare-ipc",

@@ -77,7 +77,13 @@ export class BwrapSandbox {
     return this.plan(user, mounts, dirname(configFile), [process.execPath, ...args], env);
   }
 
-  private plan(user: SandboxUser, mounts: readonly MountOp[], cwd: string, argv: string[], env: Record<string, string>): SpawnPlan {
+  private plan(
+    user: SandboxUser,
+    mounts: readonly MountOp[],
+    cwd: string,
+    argv: string[],
+    env: Record<string, string>,
+  ): SpawnPlan {
     return { file: this.tools.bwrap, args: bwrapArgs(this.tools, user, mounts, cwd, argv), env, cwd: "/", sandboxed: true };
   }
 

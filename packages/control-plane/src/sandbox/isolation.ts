@@ -40,7 +40,9 @@ export async function startIsolation(options: IsolationOptions): Promise<Isolati
   const users = await SandboxUsers.open(stateDir, options.deployments);
   const support = await probeSandbox(users.probeUid);
   if (support.available) {
-    logger.info("builds and deployments run sandboxed (bubblewrap): each deployment as a user of its own, seeing only its own files");
+    logger.info(
+      "builds and deployments run sandboxed (bubblewrap): each deployment as a user of its own, seeing only its own files",
+    );
     const sandbox = new BwrapSandbox(support.tools, users, options);
     return { sandboxed: true, forBuild: (owner, workDir) => sandbox.forBuild(owner, workDir), server: sandbox.server };
   }

@@ -26,7 +26,8 @@ export async function probeSandbox(probeUid: number, env: NodeJS.ProcessEnv = pr
     return unavailable(`${FORCE_UNAVAILABLE} is set, a switch for tests`);
   }
   if (process.platform !== "linux") return unavailable("sandboxes need Linux");
-  if (process.getuid?.() !== 0) return unavailable("the listener does not run as root, so it cannot run each deployment as a user of its own");
+  if (process.getuid?.() !== 0)
+    return unavailable("the listener does not run as root, so it cannot run each deployment as a user of its own");
   const bwrap = findProgram("bwrap", env.PATH);
   if (!bwrap) return unavailable("bubblewrap (bwrap) is not installed");
   const setpriv = findProgram("setpriv", env.PATH);
@@ -34,7 +35,11 @@ export async function probeSandbox(probeUid: number, env: NodeJS.ProcessEnv = pr
   const tools = { bwrap, setpriv };
   const user = { uid: probeUid, gid: probeUid };
   const check = `process.exit(process.getuid() === ${probeUid} && process.getgid() === ${probeUid} ? 0 : 3)`;
-  const args = bwrapArgs(tools, user, [...systemMounts(env), { kind: "tmpfs", path: INSIDE.tmp }], INSIDE.tmp, [process.execPath, "-e", check]);
+  const args = bwrapArgs(tools, user, [...systemMounts(env), { kind: "tmpfs", path: INSIDE.tmp }], INSIDE.tmp, [
+    process.execPath,
+    "-e",
+    check,
+  ]);
   const failure = await new Promise<string | undefined>((resolve) => {
     execFile(bwrap, args, { env: {}, cwd: "/", timeout: PROBE_TIMEOUT_MS }, (error, _stdout, stderr) => {
       if (!error) return resolve(undefined);

@@ -58,7 +58,8 @@ export class SandboxUsers {
     }
     let uid = this.probeUid + 1;
     while (used.has(uid)) uid += 1;
-    if (uid >= this.probeUid + BLOCK_SIZE) throw new Error(`this listener has no free sandbox uid left (${BLOCK_SIZE - 1} deployments)`);
+    if (uid >= this.probeUid + BLOCK_SIZE)
+      throw new Error(`this listener has no free sandbox uid left (${BLOCK_SIZE - 1} deployments)`);
     await mkdir(dir, { recursive: true, mode: 0o700 });
     await writeFile(join(dir, UID_FILE), `${uid}\n`, { mode: 0o600 });
     return { uid, gid: uid };

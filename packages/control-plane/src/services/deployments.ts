@@ -186,7 +186,9 @@ export class DeploymentService {
     const target = await this.storage.revisions.get(tenantId, id, revisionId);
     if (!target) throw new NotFoundError(`Revision ${revisionId} not found`);
     if (target.status !== "DEPLOYED") {
-      throw new BadRequestError(`Only a revision that was deployed can be redeployed; revision ${revisionId} is ${target.status}`);
+      throw new BadRequestError(
+        `Only a revision that was deployed can be redeployed; revision ${revisionId} is ${target.status}`,
+      );
     }
     const result = await this.storage.deployments.update(tenantId, id, (deployment) => {
       const now = new Date().toISOString();

@@ -53,7 +53,9 @@ export class ListenerApi {
     report?: DeploymentReport,
   ) {
     const revision = await this.revisionInScope(scope, revisionId);
-    const serving = report?.active_revision_id ? (await this.storage.deployments.getAny(revision.deployment_id))?.active_revision_id : null;
+    const serving = report?.active_revision_id
+      ? (await this.storage.deployments.getAny(revision.deployment_id))?.active_revision_id
+      : null;
     const now = new Date().toISOString();
     const moved = await this.storage.revisions.transition(revision.id, from, to, message, now);
     if (moved && report) {
@@ -70,7 +72,8 @@ export class ListenerApi {
    */
   private async noteReplaced(replacedId: string, by: RevisionRecord, at: string): Promise<void> {
     const message = `Replaced by revision ${by.number} (${by.id}) at ${at}: no longer serving`;
-    if (await this.storage.revisions.transition(replacedId, ["DEPLOYED"], "DEPLOYED", message, at)) this.watch.changed(replacedId);
+    if (await this.storage.revisions.transition(replacedId, ["DEPLOYED"], "DEPLOYED", message, at))
+      this.watch.changed(replacedId);
   }
 
   async report(scope: ListenerScope, deploymentId: string, report: DeploymentReport): Promise<void> {
@@ -95,7 +98,8 @@ export class ListenerApi {
   }
 
   async appendLogs(scope: ListenerScope, entries: LogEntry[]): Promise<void> {
-    for (const deploymentId of new Set(entries.map((entry) => entry.deployment_id))) await this.deploymentInScope(scope, deploymentId);
+    for (const deploymentId of new Set(entries.map((entry) => entry.deployment_id)))
+      await this.deploymentInScope(scope, deploymentId);
     if (entries.length > 0) await this.storage.logs.append(entries);
   }
 
@@ -116,7 +120,11 @@ export class ListenerApi {
     const key = `berth_${this.box.derive(`tracing:${deployment.id}`)}`;
     if (!this.tracingKeys.has(deployment.id)) {
       await this.storage.apiKeys.create(
-        apiKeyRecord(key, { name: `${TRACING_KEY_NAME_PREFIX}${deployment.id}`, allTenants: false, tenantIds: [deployment.tenant_id] }),
+        apiKeyRecord(key, {
+          name: `${TRACING_KEY_NAME_PREFIX}${deployment.id}`,
+          allTenants: false,
+          tenantIds: [deployment.tenant_id],
+        }),
       );
       this.tracingKeys.add(deployment.id);
     }

@@ -51,7 +51,9 @@ export class ListenerService {
       }
     }
     const updated = await this.storage.listeners.update(tenantId, id, {
-      compute_config: body.compute_config ? checkComputeConfig(current.compute_type, body.compute_config) : current.compute_config,
+      compute_config: body.compute_config
+        ? checkComputeConfig(current.compute_type, body.compute_config)
+        : current.compute_config,
       version: body.version === undefined ? current.version : body.version,
       default: body.default ?? current.default,
       updated_at: new Date().toISOString(),

@@ -24,7 +24,13 @@ export class RevisionService {
    * is another) or `waitSeconds` have passed: a long poll, so clients need
    * not invent polling loops.
    */
-  async wait(tenantId: string, deploymentId: string, revisionId: string, waitSeconds: number, whileStatus?: string): Promise<Revision> {
+  async wait(
+    tenantId: string,
+    deploymentId: string,
+    revisionId: string,
+    waitSeconds: number,
+    whileStatus?: string,
+  ): Promise<Revision> {
     const deadline = Date.now() + waitSeconds * 1000;
     for (;;) {
       const revision = await this.get(tenantId, deploymentId, revisionId);
@@ -52,7 +58,8 @@ export class RevisionService {
       "Interrupted on request",
       new Date().toISOString(),
     );
-    if (!moved) throw new ConflictError(`Revision ${revisionId} is ${revision.status}: only a revision in progress can be interrupted`);
+    if (!moved)
+      throw new ConflictError(`Revision ${revisionId} is ${revision.status}: only a revision in progress can be interrupted`);
     this.watch.changed(revisionId);
     return presentRevision(moved);
   }

@@ -61,7 +61,8 @@ export class UploadService {
   async receive(uploadId: string, expires: string, signature: string, body: Readable, declaredLength: number | undefined) {
     const expected = Buffer.from(this.box.sign(`${uploadId}.${expires}`));
     const given = Buffer.from(signature);
-    if (given.length !== expected.length || !timingSafeEqual(given, expected)) throw new ForbiddenError("Invalid upload signature");
+    if (given.length !== expected.length || !timingSafeEqual(given, expected))
+      throw new ForbiddenError("Invalid upload signature");
     if (!(Number(expires) * 1000 > Date.now())) throw new ForbiddenError("Upload URL expired");
     const upload = await this.storage.uploads.getById(uploadId);
     if (!upload) throw new NotFoundError(`Upload ${uploadId} not found`);
@@ -87,7 +88,8 @@ export class UploadService {
     });
     try {
       await pipeline(body, meter, createWriteStream(partial));
-      if (!head.equals(GZIP_MAGIC)) throw new BadRequestError("The upload is not a gzip file (expected a .tar.gz source tarball)");
+      if (!head.equals(GZIP_MAGIC))
+        throw new BadRequestError("The upload is not a gzip file (expected a .tar.gz source tarball)");
       await rename(partial, file);
     } catch (error) {
       await rm(partial, { force: true });

@@ -1,7 +1,11 @@
 import type { ControlPlaneStorage } from "./types.js";
 
 /** PostgreSQL when a URL is given, else the embedded SQLite file in the data directory. */
-export async function openStorage(dataDir: string, databaseUrl: string | undefined, poolSize: number): Promise<ControlPlaneStorage> {
+export async function openStorage(
+  dataDir: string,
+  databaseUrl: string | undefined,
+  poolSize: number,
+): Promise<ControlPlaneStorage> {
   if (databaseUrl) {
     const { createPostgresStorage } = await import("./postgres/index.js");
     return createPostgresStorage(databaseUrl, { poolSize });

@@ -132,7 +132,6 @@ export interface RevisionEventRecord {
   message: string;
 }
 
-
 export interface LogRecord extends LogEntry {
   id: number;
 }
@@ -234,7 +233,13 @@ export interface RevisionStore {
    * adds the step to its timeline; returns the updated record, or undefined
    * when it was not in `from`.
    */
-  transition(revisionId: string, from: RevisionStatus[], status: RevisionStatus, message: string, now: string): Promise<RevisionRecord | undefined>;
+  transition(
+    revisionId: string,
+    from: RevisionStatus[],
+    status: RevisionStatus,
+    message: string,
+    now: string,
+  ): Promise<RevisionRecord | undefined>;
 }
 
 export interface TenantStore {

@@ -12,7 +12,8 @@ export function scoreOf(score: number | boolean | null | undefined): number | nu
 /** The stored feedback of a createFeedback body (POST /feedback or a multipart `feedback.<id>` part). */
 export function feedbackRecord(tenantId: string, feedback: FeedbackCreate, defaultSource: string, now: string): FeedbackRecord {
   // Berth keeps feedback on runs; LangSmith's project-level feedback (a session_id and no run) has nowhere to go.
-  if (!feedback.run_id) throw new BadRequestError("Feedback needs a run_id: feedback on a project without a run is not supported");
+  if (!feedback.run_id)
+    throw new BadRequestError("Feedback needs a run_id: feedback on a project without a run is not supported");
   return {
     tenant_id: tenantId,
     id: feedback.id ?? randomUUID(),

@@ -19,9 +19,12 @@ export class TokenExpiredError extends Error {
 const hashToken = (token: string) => createHash("sha256").update(token).digest("hex");
 
 function expiry(request: TokenRequest, ttlSeconds: number, now: number): Date {
-  if (request.expires_at) return new Date(/(Z|[+-]\d{2}:?\d{2})$/i.test(request.expires_at) ? request.expires_at : `${request.expires_at}Z`);
+  if (request.expires_at)
+    return new Date(/(Z|[+-]\d{2}:?\d{2})$/i.test(request.expires_at) ? request.expires_at : `${request.expires_at}Z`);
   const delta = request.expires_in;
-  const seconds = delta ? (delta.days ?? 0) * 86400 + (delta.hours ?? 0) * 3600 + (delta.minutes ?? 0) * 60 + (delta.seconds ?? 0) : ttlSeconds;
+  const seconds = delta
+    ? (delta.days ?? 0) * 86400 + (delta.hours ?? 0) * 3600 + (delta.minutes ?? 0) * 60 + (delta.seconds ?? 0)
+    : ttlSeconds;
   return new Date(now + seconds * 1000);
 }
 
@@ -34,8 +37,11 @@ function checkScore(score: number | null, config: JsonObject | null, loc: string
       throw new UnprocessableError(`score must be between ${min ?? "-inf"} and ${max ?? "inf"}`, [loc, "score"]);
     }
   } else if (type === "categorical" && Array.isArray(categories)) {
-    const allowed = categories.map((category) => (category as { value?: unknown })?.value).filter((value) => typeof value === "number");
-    if (allowed.length > 0 && !allowed.includes(score)) throw new UnprocessableError(`score must be one of ${allowed.join(", ")}`, [loc, "score"]);
+    const allowed = categories
+      .map((category) => (category as { value?: unknown })?.value)
+      .filter((value) => typeof value === "number");
+    if (allowed.length > 0 && !allowed.includes(score))
+      throw new UnprocessableError(`score must be one of ${allowed.join(", ")}`, [loc, "score"]);
   }
 }
 

@@ -28,13 +28,15 @@ export class TracingIngest {
     if (ops.length > 0) {
       const projects = await this.projectsOf(tenantId, ops, now);
       const traces = await this.tracesOf(tenantId, ops);
-      const runOps = ops.map(({ kind, run }): RunOp => ({
-        kind,
-        id: run.id,
-        project_id: projects.get(projectKey(run))!,
-        trace_id: traces.get(run.id)!,
-        fields: run,
-      }));
+      const runOps = ops.map(
+        ({ kind, run }): RunOp => ({
+          kind,
+          id: run.id,
+          project_id: projects.get(projectKey(run))!,
+          trace_id: traces.get(run.id)!,
+          fields: run,
+        }),
+      );
       const ids = [...new Set(runOps.map((op) => op.id))];
       await this.store.upsertRuns(tenantId, ids, (current) => {
         const changed = new Map<string, TracedRunRecord>();
@@ -59,7 +61,13 @@ export class TracingIngest {
         resolved.set(key, project.id);
       } else {
         const name = run.session_name || DEFAULT_PROJECT;
-        const project = await this.store.ensureProject({ id: randomUUID(), tenant_id: tenantId, name, deployment_id: null, created_at: now });
+        const project = await this.store.ensureProject({
+          id: randomUUID(),
+          tenant_id: tenantId,
+          name,
+          deployment_id: null,
+          created_at: now,
+        });
         resolved.set(key, project.id);
       }
     }

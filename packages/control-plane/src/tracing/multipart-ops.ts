@@ -34,7 +34,9 @@ function json(name: string, contentType: string, data: Buffer): unknown {
 function validated<T extends z.ZodType>(schema: T, value: unknown, name: string): z.infer<T> {
   const result = schema.safeParse(value);
   if (!result.success) {
-    throw new RequestValidationError(zodDetails("body", result.error).map((detail) => ({ ...detail, loc: ["body", name, ...detail.loc.slice(1)] })));
+    throw new RequestValidationError(
+      zodDetails("body", result.error).map((detail) => ({ ...detail, loc: ["body", name, ...detail.loc.slice(1)] })),
+    );
   }
   return result.data;
 }
@@ -51,12 +53,17 @@ export function multipartBatch(body: MultipartBody): IngestBatch {
       feedback.push(validated(FeedbackCreate, { ...(value as object), id }, part.name));
       continue;
     }
-    if ((kind !== "post" && kind !== "patch") || rest.length > 0) throw invalid([part.name], "unknown part: expected post.<id>, patch.<id>[.<field>], feedback.<id> or attachment.<id>.<name>");
+    if ((kind !== "post" && kind !== "patch") || rest.length > 0)
+      throw invalid(
+        [part.name],
+        "unknown part: expected post.<id>, patch.<id>[.<field>], feedback.<id> or attachment.<id>.<name>",
+      );
     const run = runs.get(`${kind}.${id}`) ?? {};
     runs.set(`${kind}.${id}`, run);
     const value = json(part.name, part.contentType, part.data);
     if (field === undefined) {
-      if (typeof value !== "object" || value === null || Array.isArray(value)) throw invalid([part.name], "must be a JSON object");
+      if (typeof value !== "object" || value === null || Array.isArray(value))
+        throw invalid([part.name], "must be a JSON object");
       if ("id" in value && value.id !== id) throw invalid([part.name, "id"], "must be the run id of the part name");
       Object.assign(run, value, { id });
     } else {

@@ -42,7 +42,9 @@ function decoder(encoding: string): Transform | undefined {
 }
 
 async function readAll(request: FastifyRequest, payload: Readable): Promise<Buffer> {
-  const encoding = String(request.headers["content-encoding"] ?? "").trim().toLowerCase();
+  const encoding = String(request.headers["content-encoding"] ?? "")
+    .trim()
+    .toLowerCase();
   const decode = decoder(encoding);
   const stream = (decode ? payload.pipe(decode) : payload) as AsyncIterable<Buffer>;
   // pipe() does not forward errors: a broken request must end the decompressor's iteration too.
@@ -81,7 +83,8 @@ async function parseBody(request: FastifyRequest, payload: Readable): Promise<un
     return new MultipartBody(parseMultipart(bytes, boundaryOf(String(request.headers["content-type"]))));
   }
   const mime = contentType.split(";")[0]!.trim();
-  if (mime === "" || mime === "text/plain" || mime === "application/json" || mime.endsWith("+json")) return parseJson(bytes.toString("utf8"));
+  if (mime === "" || mime === "text/plain" || mime === "application/json" || mime.endsWith("+json"))
+    return parseJson(bytes.toString("utf8"));
   throw new UnsupportedMediaTypeError(`Unsupported Content-Type: ${mime}; send application/json or multipart/form-data`);
 }
 

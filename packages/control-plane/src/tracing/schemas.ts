@@ -10,7 +10,9 @@ export const TokenRequest = z.looseObject({
   run_id: Uuid,
   feedback_key: CleanText.pipe(z.string().min(1, { message: "must not be empty" })),
   expires_at: z.iso.datetime({ offset: true, local: true, message: "must be an ISO 8601 date-time" }).nullish(),
-  expires_in: z.looseObject({ days: Count.optional(), hours: Count.optional(), minutes: Count.optional(), seconds: Count.optional() }).nullish(),
+  expires_in: z
+    .looseObject({ days: Count.optional(), hours: Count.optional(), minutes: Count.optional(), seconds: Count.optional() })
+    .nullish(),
   feedback_config: JsonRecord.nullish(),
 });
 export type TokenRequest = z.infer<typeof TokenRequest>;
@@ -101,7 +103,13 @@ export const RunListQuery = z.strictObject({
 
 export const PageQuery = z.strictObject({ limit: limit(1000, 100), offset });
 
-export const Project = z.object({ id: z.string(), tenant_id: z.string(), name: z.string(), deployment_id: z.string().nullable(), created_at: Timestamp });
+export const Project = z.object({
+  id: z.string(),
+  tenant_id: z.string(),
+  name: z.string(),
+  deployment_id: z.string().nullable(),
+  created_at: Timestamp,
+});
 
 export const Run = z.looseObject({
   id: z.string(),

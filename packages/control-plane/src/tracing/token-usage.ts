@@ -7,7 +7,8 @@ export interface TokenUsage {
 }
 
 const isObject = (value: unknown): value is JsonObject => typeof value === "object" && value !== null && !Array.isArray(value);
-const count = (value: unknown): number | undefined => (typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined);
+const count = (value: unknown): number | undefined =>
+  typeof value === "number" && Number.isFinite(value) && value >= 0 ? Math.round(value) : undefined;
 
 /** One usage object, whichever naming it uses (LangChain's usage_metadata, OpenAI's, the JS camelCase one). */
 function readUsage(usage: unknown): TokenUsage | undefined {
@@ -16,7 +17,11 @@ function readUsage(usage: unknown): TokenUsage | undefined {
   const completion = count(usage.output_tokens ?? usage.completion_tokens ?? usage.completionTokens);
   const total = count(usage.total_tokens ?? usage.totalTokens);
   if (prompt === undefined && completion === undefined && total === undefined) return undefined;
-  return { prompt_tokens: prompt ?? 0, completion_tokens: completion ?? 0, total_tokens: total ?? (prompt ?? 0) + (completion ?? 0) };
+  return {
+    prompt_tokens: prompt ?? 0,
+    completion_tokens: completion ?? 0,
+    total_tokens: total ?? (prompt ?? 0) + (completion ?? 0),
+  };
 }
 
 /** The usage_metadata of the AI messages in an LLMResult's generations, summed (a serialized message keeps it in kwargs). */
@@ -25,7 +30,9 @@ function generationsUsage(generations: unknown): TokenUsage | undefined {
   let sum: TokenUsage | undefined;
   for (const generation of generations.flat()) {
     const message = isObject(generation) ? generation.message : undefined;
-    const usage = isObject(message) ? readUsage(message.usage_metadata ?? (isObject(message.kwargs) ? message.kwargs.usage_metadata : undefined)) : undefined;
+    const usage = isObject(message)
+      ? readUsage(message.usage_metadata ?? (isObject(message.kwargs) ? message.kwargs.usage_metadata : undefined))
+      : undefined;
     if (!usage) continue;
     sum = sum
       ? {

@@ -33,7 +33,9 @@ export const JsonRecord = z.record(z.string(), z.unknown());
 /** `error` is a string (a message or traceback); anything else is kept as its JSON text. */
 const RunError = z
   .unknown()
-  .transform((value) => (value === undefined || value === null ? value : typeof value === "string" ? value : JSON.stringify(value)))
+  .transform((value) =>
+    value === undefined || value === null ? value : typeof value === "string" ? value : JSON.stringify(value),
+  )
   .pipe(CleanText.nullish())
   .optional();
 

@@ -412,7 +412,9 @@ export function repoHostBody(name: string, integrationId: string, repoUrl: strin
 }
 
 /** A ustar archive of the given files, gzipped: a real source tarball. */
-export function makeTarball(files: Record<string, string> = { "langgraph.json": '{"graphs":{"agent":"./agent.ts:graph"}}' }): Buffer {
+export function makeTarball(
+  files: Record<string, string> = { "langgraph.json": '{"graphs":{"agent":"./agent.ts:graph"}}' },
+): Buffer {
   const blocks: Buffer[] = [];
   for (const [name, content] of Object.entries(files)) {
     const data = Buffer.from(content);
@@ -421,25 +423,32 @@ export function makeTarball(files: Record<string, string> = { "langgraph.json": 
     header.write("0000644\0", 100, "ascii");
     header.write("0000000\0", 108, "ascii");
     header.write("0000000\0", 116, "ascii");
-    header.write(data.length.toString(8).padStart(11, "0") + "\0", 124, "ascii");
-    header.write(Math.floor(Date.now() / 1000).toString(8).padStart(11, "0") + "\0", 136, "ascii");
+    header.write(`${data.length.toString(8).padStart(11, "0")}\0`, 124, "ascii");
+    header.write(
+      `${Math.floor(Date.now() / 1000)
+        .toString(8)
+        .padStart(11, "0")}\0`,
+      136,
+      "ascii",
+    );
     header.write("        ", 148, "ascii");
     header.write("0", 156, "ascii");
     header.write("ustar\0", 257, "ascii");
     header.write("00", 263, "ascii");
     let sum = 0;
     for (const byte of header) sum += byte;
-    header.write(sum.toString(8).padStart(6, "0") + "\0 ", 148, "ascii");
+    header.write(`${sum.toString(8).padStart(6, "0")}\0 `, 148, "ascii");
     blocks.push(header, data, Buffer.alloc((512 - (data.length % 512)) % 512));
   }
   blocks.push(Buffer.alloc(1024));
   return gzipSync(Buffer.concat(blocks));
 }
 
-
 /** PUT bytes to an upload URL (no API key). */
 export async function put<T = unknown>(uploadUrl: string, bytes: Buffer, contentType = "application/gzip"): Promise<Response<T>> {
-  return readResponse<T>(await fetch(uploadUrl, { method: "PUT", body: new Uint8Array(bytes), headers: { "content-type": contentType } }));
+  return readResponse<T>(
+    await fetch(uploadUrl, { method: "PUT", body: new Uint8Array(bytes), headers: { "content-type": contentType } }),
+  );
 }
 
 /** upload-url + PUT of a tarball for an internal_source deployment; resolves with the object path. */
@@ -468,7 +477,6 @@ export async function revisionsOf(client: Api, deploymentId: string): Promise<Re
 // ---------------------------------------------------------------------------------------------------------------------
 // Assertions on error answers
 
-
 export type DetailMatcher = string | RegExp | RegExp[];
 
 /** A `{detail: "..."}` answer with this status; the detail equals the string or matches every RegExp. */
@@ -490,7 +498,10 @@ export function assertValidationError(response: Response<unknown>, loc: (string 
   assert.ok(Array.isArray(detail) && detail.length > 0, `detail is not a non-empty list: ${shown}`);
   for (const entry of detail) {
     assert.ok(Array.isArray(entry.loc), `loc is not a list: ${shown}`);
-    assert.ok(entry.loc.every((part) => typeof part === "string" || typeof part === "number"), shown);
+    assert.ok(
+      entry.loc.every((part) => typeof part === "string" || typeof part === "number"),
+      shown,
+    );
     assert.equal(typeof entry.msg, "string", shown);
     assert.equal(typeof entry.type, "string", shown);
   }

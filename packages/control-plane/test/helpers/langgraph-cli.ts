@@ -73,7 +73,11 @@ export function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
 }
 
 /** `langgraphjs <args>` in `cwd`, as a user would run it. */
-export function langgraphjs(bin: string, args: string[], options: { cwd: string; env?: NodeJS.ProcessEnv; onStdout?: (soFar: string) => void }): Promise<Run> {
+export function langgraphjs(
+  bin: string,
+  args: string[],
+  options: { cwd: string; env?: NodeJS.ProcessEnv; onStdout?: (soFar: string) => void },
+): Promise<Run> {
   return run(process.execPath, [bin, ...args], { env: cliEnv(), ...options });
 }
 

@@ -63,7 +63,11 @@ export interface TracingProject {
 }
 
 /** The real langsmith client pointed at the control plane (LANGSMITH_ENDPOINT=<cp>/api/v1). */
-export function tracingClient(baseUrl: string, apiKey: string, options: { autoBatchTracing?: boolean; workspaceId?: string; prefix?: string } = {}): Client {
+export function tracingClient(
+  baseUrl: string,
+  apiKey: string,
+  options: { autoBatchTracing?: boolean; workspaceId?: string; prefix?: string } = {},
+): Client {
   return new Client({
     apiUrl: `${baseUrl}${options.prefix ?? ""}/api/v1`,
     apiKey,
@@ -83,11 +87,17 @@ export async function runTree(client: Api, runId: string): Promise<RunTree> {
 }
 
 export async function listRuns(client: Api, project: string, query = ""): Promise<TracedRun[]> {
-  return expectStatus(await client.get<{ resources: TracedRun[] }>(`/api/v1/projects/${encodeURIComponent(project)}/runs${query}`), 200).resources;
+  return expectStatus(
+    await client.get<{ resources: TracedRun[] }>(`/api/v1/projects/${encodeURIComponent(project)}/runs${query}`),
+    200,
+  ).resources;
 }
 
 export async function threadUsage(client: Api, project: string, threadId: string): Promise<Usage> {
-  return expectStatus(await client.get<Usage>(`/api/v1/projects/${encodeURIComponent(project)}/threads/${encodeURIComponent(threadId)}/usage`), 200);
+  return expectStatus(
+    await client.get<Usage>(`/api/v1/projects/${encodeURIComponent(project)}/threads/${encodeURIComponent(threadId)}/usage`),
+    200,
+  );
 }
 
 export async function runFeedback(client: Api, runId: string): Promise<Feedback[]> {
@@ -100,7 +110,10 @@ export function flatten(tree: RunTree): RunTree[] {
 }
 
 /** A multipart body as the langsmith client writes it (CRLF, one JSON part per name). */
-export function multipartBody(parts: { name: string; value: unknown; contentType?: string }[], boundary = "----BerthTestBoundary"): Buffer {
+export function multipartBody(
+  parts: { name: string; value: unknown; contentType?: string }[],
+  boundary = "----BerthTestBoundary",
+): Buffer {
   const chunks = parts.map(({ name, value, contentType }) => {
     const data = typeof value === "string" ? value : JSON.stringify(value);
     return `--${boundary}\r\nContent-Disposition: form-data; name="${name}"\r\nContent-Type: ${contentType ?? `application/json; length=${Buffer.byteLength(data)}`}\r\n\r\n${data}\r\n`;
@@ -109,15 +122,23 @@ export function multipartBody(parts: { name: string; value: unknown; contentType
 }
 
 /** POST /api/v1/runs/multipart with a raw body (optionally gzipped). */
-export async function postMultipart(baseUrl: string, apiKey: string, body: Buffer, options: { gzip?: boolean; boundary?: string; headers?: Record<string, string> } = {}) {
+export async function postMultipart(
+  baseUrl: string,
+  apiKey: string,
+  body: Buffer,
+  options: { gzip?: boolean; boundary?: string; headers?: Record<string, string> } = {},
+) {
   const headers: Record<string, string> = {
     "x-api-key": apiKey,
     "content-type": `multipart/form-data; boundary=${options.boundary ?? "----BerthTestBoundary"}`,
     ...(options.gzip ? { "content-encoding": "gzip" } : {}),
     ...options.headers,
   };
-  const response = await fetch(`${baseUrl}/api/v1/runs/multipart`, { method: "POST", headers, body: new Uint8Array(options.gzip ? gzipSync(body) : body) });
+  const response = await fetch(`${baseUrl}/api/v1/runs/multipart`, {
+    method: "POST",
+    headers,
+    body: new Uint8Array(options.gzip ? gzipSync(body) : body),
+  });
   const text = await response.text();
   return { status: response.status, body: text ? (JSON.parse(text) as unknown) : null };
 }
-

@@ -28,7 +28,10 @@ function rawTarball(entries: RawEntry[], trailing = 0): Buffer {
   for (const { body = "", ...data } of entries) {
     const content = Buffer.from(body);
     const block = Buffer.alloc(512);
-    new Header({ mode: 0o644, uid: 1234, gid: 1234, mtime: new Date(0), type: "File", ...data, size: content.length }).encode(block, 0);
+    new Header({ mode: 0o644, uid: 1234, gid: 1234, mtime: new Date(0), type: "File", ...data, size: content.length }).encode(
+      block,
+      0,
+    );
     blocks.push(block);
     if (content.length > 0) blocks.push(content, Buffer.alloc((512 - (content.length % 512)) % 512));
   }
@@ -74,7 +77,13 @@ describe("safeUnpack", () => {
   });
 
   test("refuses a .. segment, naming the entry", async () => {
-    await refusal([{ path: "ok.txt", body: "x" }, { path: "../evil.txt", body: "x" }], /entry "\.\.\/evil\.txt" has a "\.\." segment/);
+    await refusal(
+      [
+        { path: "ok.txt", body: "x" },
+        { path: "../evil.txt", body: "x" },
+      ],
+      /entry "\.\.\/evil\.txt" has a "\.\." segment/,
+    );
     await refusal([{ path: "a/../../evil.txt", body: "x" }], /entry "a\/\.\.\/\.\.\/evil\.txt" has a "\.\." segment/);
   });
 
@@ -83,8 +92,14 @@ describe("safeUnpack", () => {
   });
 
   test("refuses symbolic links leading outside", async () => {
-    await refusal([{ path: "escape", type: "SymbolicLink", linkpath: "../../etc/passwd" }], /symbolic link "escape" -> "\.\.\/\.\.\/etc\/passwd" points outside/);
-    await refusal([{ path: "abs", type: "SymbolicLink", linkpath: "/etc/passwd" }], /symbolic link "abs" points to the absolute path/);
+    await refusal(
+      [{ path: "escape", type: "SymbolicLink", linkpath: "../../etc/passwd" }],
+      /symbolic link "escape" -> "\.\.\/\.\.\/etc\/passwd" points outside/,
+    );
+    await refusal(
+      [{ path: "abs", type: "SymbolicLink", linkpath: "/etc/passwd" }],
+      /symbolic link "abs" points to the absolute path/,
+    );
     // Each link alone looks harmless; followed together they reach the parent directory.
     await refusal(
       [
@@ -105,7 +120,13 @@ describe("safeUnpack", () => {
   test("refuses hard links to anything but an earlier file of the archive", async () => {
     await refusal([{ path: "h", type: "Link", linkpath: "../outside" }], /hard link "h" -> "\.\.\/outside" has a "\.\." segment/);
     await refusal([{ path: "h", type: "Link", linkpath: "/etc/shadow" }], /has an absolute path/);
-    await refusal([{ path: "h", type: "Link", linkpath: "later.txt" }, { path: "later.txt", body: "x" }], /does not point to a file stored earlier/);
+    await refusal(
+      [
+        { path: "h", type: "Link", linkpath: "later.txt" },
+        { path: "later.txt", body: "x" },
+      ],
+      /does not point to a file stored earlier/,
+    );
   });
 
   test("refuses devices and FIFOs", async () => {

@@ -96,19 +96,30 @@ describe("buildSource", () => {
 
   test("a missing config names the path and lists the JSON files found", async () => {
     const build = request(await pack("build-echo", "project"));
-    await buildFails(build, /graph_config_path "langgraph\.json" was not found in the tarball; JSON files near the tarball's root: project\/langgraph\.json, project\/package\.json/);
+    await buildFails(
+      build,
+      /graph_config_path "langgraph\.json" was not found in the tarball; JSON files near the tarball's root: project\/langgraph\.json, project\/package\.json/,
+    );
   });
 
   test("a failing install_command fails the build with its exit code and last lines", async () => {
-    const build = request(await pack("build-echo"), { installCommand: "echo resolving; echo 'npm ERR! 404 left-pad-9' >&2; exit 3" });
-    await buildFails(build, /^install_command `echo resolving; .*` failed with exit code 3: resolving \| npm ERR! 404 left-pad-9$/);
+    const build = request(await pack("build-echo"), {
+      installCommand: "echo resolving; echo 'npm ERR! 404 left-pad-9' >&2; exit 3",
+    });
+    await buildFails(
+      build,
+      /^install_command `echo resolving; .*` failed with exit code 3: resolving \| npm ERR! 404 left-pad-9$/,
+    );
     // Every line reached the log, stderr as errors.
     assert.ok(build.lines.some((line) => line.level === "error" && line.message === "npm ERR! 404 left-pad-9"));
   });
 
   test("a graph that throws at import fails the build, naming the graph and the error", async () => {
     const build = request(await pack("build-broken"));
-    const error = await buildFails(build, /^A graph failed to load: failed to load graph "broken" from src\/agent\.ts .*broken on purpose: MY_SETTING is not set/);
+    const error = await buildFails(
+      build,
+      /^A graph failed to load: failed to load graph "broken" from src\/agent\.ts .*broken on purpose: MY_SETTING is not set/,
+    );
     assert.ok(!error.message.includes(build.request.workDir), "the listener's directories are not shown to users");
   });
 
@@ -142,7 +153,11 @@ describe("buildSource", () => {
     assert.ok(misses >= 1);
     const entries = readdirSync(cacheDir).filter((name) => /^[0-9a-f]{64}$/.test(name));
     assert.equal(entries.length, 1);
-    assert.deepEqual(readdirSync(cacheDir).filter((name) => name.startsWith(".tmp-")), [], "no temporary copy is left behind");
+    assert.deepEqual(
+      readdirSync(cacheDir).filter((name) => name.startsWith(".tmp-")),
+      [],
+      "no temporary copy is left behind",
+    );
     if (misses === 2) assert.ok(builds.some((build) => /Another build cached the same install first/.test(build.text())));
   });
 
@@ -181,7 +196,10 @@ describe("berth check", () => {
   test("exits 1 with the reason when a graph fails to load", () => {
     const result = check(join(FIXTURES, "build-broken", "langgraph.json"));
     assert.equal(result.status, 1);
-    assert.match(result.stderr, /^berth check: failed to load graph "broken" from .*build-broken\/src\/agent\.ts \(export "graph"\): broken on purpose/);
+    assert.match(
+      result.stderr,
+      /^berth check: failed to load graph "broken" from .*build-broken\/src\/agent\.ts \(export "graph"\): broken on purpose/,
+    );
   });
 });
 

@@ -7,7 +7,10 @@ import { SecretBox } from "../../src/domain/secret-box.js";
 import { MASKED_VALUE, resolveSecrets } from "../../src/domain/secrets.js";
 
 test("resource spec: CPU rounded to one decimal, limits doubled, queue from the API values, cache memory limit 1x", () => {
-  const spec = normalizeResourceSpec({ min_scale: 1, max_scale: 3, cpu: 1.26, memory_mb: 512, cache_cpu: 0.5, cache_memory_mb: 256 }, "resource_spec");
+  const spec = normalizeResourceSpec(
+    { min_scale: 1, max_scale: 3, cpu: 1.26, memory_mb: 512, cache_cpu: 0.5, cache_memory_mb: 256 },
+    "resource_spec",
+  );
   assert.equal(spec.cpu, 1.3);
   assert.equal(spec.cpu_limit, 2.6);
   assert.equal(spec.memory_limit_mb, 1024);
@@ -24,9 +27,18 @@ test("resource spec: CPU rounded to one decimal, limits doubled, queue from the 
 
 test("resource spec: given limits are kept; a limit below its request and min above max are refused", () => {
   assert.equal(normalizeResourceSpec({ cpu: 1, cpu_limit: 1.04 }, "resource_spec").cpu_limit, 1);
-  assert.throws(() => normalizeResourceSpec({ cpu: 2, cpu_limit: 1 }, "resource_spec"), /cpu_limit \(1\) must not be below cpu \(2\)/);
-  assert.throws(() => normalizeResourceSpec({ min_scale: 3, max_scale: 1 }, "resource_spec"), /min_scale \(3\) must not be above max_scale \(1\)/);
-  assert.throws(() => normalizeResourceSpec({ executor_cpu: 1 } as never, "resource_spec"), /resource_spec.executor_cpu is reserved/);
+  assert.throws(
+    () => normalizeResourceSpec({ cpu: 2, cpu_limit: 1 }, "resource_spec"),
+    /cpu_limit \(1\) must not be below cpu \(2\)/,
+  );
+  assert.throws(
+    () => normalizeResourceSpec({ min_scale: 3, max_scale: 1 }, "resource_spec"),
+    /min_scale \(3\) must not be above max_scale \(1\)/,
+  );
+  assert.throws(
+    () => normalizeResourceSpec({ executor_cpu: 1 } as never, "resource_spec"),
+    /resource_spec.executor_cpu is reserved/,
+  );
 });
 
 test("commands: && is allowed, shell metacharacters and a lone & are not", () => {
@@ -44,12 +56,31 @@ test("graph config path: relative .json inside the source", () => {
 });
 
 test("secrets: masked values keep the stored value; names are checked", () => {
-  const kept = resolveSecrets([{ name: "A", value: MASKED_VALUE }, { name: "B", value: "new" }], [{ name: "A", value: "old" }]);
-  assert.deepEqual(kept, [{ name: "A", value: "old" }, { name: "B", value: "new" }]);
+  const kept = resolveSecrets(
+    [
+      { name: "A", value: MASKED_VALUE },
+      { name: "B", value: "new" },
+    ],
+    [{ name: "A", value: "old" }],
+  );
+  assert.deepEqual(kept, [
+    { name: "A", value: "old" },
+    { name: "B", value: "new" },
+  ]);
   assert.throws(() => resolveSecrets([{ name: "C", value: MASKED_VALUE }], []), /no stored value/);
   assert.throws(() => resolveSecrets([{ name: "1A", value: "x" }], []), /not a valid environment variable name/);
   assert.throws(() => resolveSecrets([{ name: "PORT", value: "x" }], []), /reserved/);
-  assert.throws(() => resolveSecrets([{ name: "A", value: "x" }, { name: "A", value: "y" }], []), /more than once/);
+  assert.throws(
+    () =>
+      resolveSecrets(
+        [
+          { name: "A", value: "x" },
+          { name: "A", value: "y" },
+        ],
+        [],
+      ),
+    /more than once/,
+  );
 });
 
 test("secret box: round trip, tamper detection, keyed signatures", () => {

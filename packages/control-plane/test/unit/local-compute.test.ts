@@ -102,7 +102,9 @@ describe("LocalCompute", () => {
     assert.deepEqual(events, [], "a stop is not a crash");
   });
 
-  test("the process sees the spec's env and platform vars, not the listener's; resources map to flags", { timeout: 90_000 }, async () => {
+  test("the process sees the spec's env and platform vars, not the listener's; resources map to flags", {
+    timeout: 90_000,
+  }, async () => {
     const saved = { DATABASE_URL: process.env.DATABASE_URL, LISTENER_ONLY: process.env.LISTENER_ONLY };
     // Were these passed on, the graph would see them (and DATABASE_URL would even switch the server to PostgreSQL).
     process.env.DATABASE_URL = "postgres://listener@db.invalid/berth";
@@ -114,7 +116,16 @@ describe("LocalCompute", () => {
     });
     try {
       const instance = await compute.start(spec);
-      const names = ["MY_SECRET", "DATABASE_URL", "LISTENER_ONLY", "BERTH_SQLITE_SHARED", "BERTH_WORKERS", "BERTH_REVISION_ID", "LOG_LEVEL", "PATH"];
+      const names = [
+        "MY_SECRET",
+        "DATABASE_URL",
+        "LISTENER_ONLY",
+        "BERTH_SQLITE_SHARED",
+        "BERTH_WORKERS",
+        "BERTH_REVISION_ID",
+        "LOG_LEVEL",
+        "PATH",
+      ];
       const run = await fetch(`${instance.url}/runs/wait`, {
         method: "POST",
         headers: { "content-type": "application/json" },
@@ -200,7 +211,10 @@ describe("LocalCompute", () => {
 
   test("stopAll() stops every instance", { timeout: 90_000 }, async () => {
     const { compute } = harness();
-    const instances = await Promise.all([compute.start(specOf(ECHO_CHAT)), compute.start(specOf(ECHO_CHAT, { deploymentId: "dep-2" }))]);
+    const instances = await Promise.all([
+      compute.start(specOf(ECHO_CHAT)),
+      compute.start(specOf(ECHO_CHAT, { deploymentId: "dep-2" })),
+    ]);
     const pids = instances.map((instance) => instance.pid);
     assert.equal(compute.instances().length, 2);
     await compute.stopAll();

@@ -59,7 +59,14 @@ let clock = 0;
 /** A new timestamp, later than every earlier one (ISO with milliseconds, as the application writes them). */
 const tick = () => new Date(BASE + ++clock * 1000).toISOString();
 
-const RESOURCE_SPEC = { min_scale: 1, max_scale: 1, cpu_request: "1", memory_request: "1Gi", cpu_limit: null, memory_limit: null };
+const RESOURCE_SPEC = {
+  min_scale: 1,
+  max_scale: 1,
+  cpu_request: "1",
+  memory_request: "1Gi",
+  cpu_limit: null,
+  memory_limit: null,
+};
 
 interface NewDeployment {
   deployment: DeploymentRecord;
@@ -72,7 +79,13 @@ interface NewDeployment {
 function newDeployment(
   tenantId: string,
   name: string,
-  options: { id?: string; revisionId?: string; at?: string; deployment?: Partial<DeploymentRecord>; sourceConfig?: Record<string, unknown> } = {},
+  options: {
+    id?: string;
+    revisionId?: string;
+    at?: string;
+    deployment?: Partial<DeploymentRecord>;
+    sourceConfig?: Record<string, unknown>;
+  } = {},
 ): NewDeployment {
   const at = options.at ?? tick();
   const id = options.id ?? randomUUID();
@@ -207,7 +220,10 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
   it("creates deployments with their first revision and tracing project, and gets them back as given", async () => {
     const t = await tenant();
     const made = newDeployment(t, "first", {
-      deployment: { secret_references: [{ name: "OPENAI_API_KEY", secret_name: "llm", secret_key: "openai" }], active_revision_id: null },
+      deployment: {
+        secret_references: [{ name: "OPENAI_API_KEY", secret_name: "llm", secret_key: "openai" }],
+        active_revision_id: null,
+      },
     });
     await a.deployments.create(made.deployment, made.revision, made.project);
     const stored = { ...made.stored };
@@ -311,7 +327,8 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     const live = await a.deployments.list(t, { limit: 10, offset: 0, name_contains: "race" });
     assert.deepEqual(live, [won[0].stored]);
     assert.equal((await a.tracingProjects.getByName(t, "race"))?.deployment_id, won[0].deployment.id);
-    for (const loser of attempts.filter((m) => m !== won[0])) assert.equal(await a.revisions.latest(loser.deployment.id), undefined);
+    for (const loser of attempts.filter((m) => m !== won[0]))
+      assert.equal(await a.revisions.latest(loser.deployment.id), undefined);
   });
 
   it("numbers the revisions of 10 concurrent updates 2..11, each update seeing the previous ones", async () => {
@@ -351,7 +368,9 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
       assert.equal(revisions[i].updated_at, revisions[i - 1].created_at);
     }
     assert.deepEqual(
-      await a.revisions.list(t, made.deployment.id, { limit: 2, offset: 1, statuses: ["SKIPPED"] }).then((rs) => rs.map((r) => r.number)),
+      await a.revisions
+        .list(t, made.deployment.id, { limit: 2, offset: 1, statuses: ["SKIPPED"] })
+        .then((rs) => rs.map((r) => r.number)),
       [9, 8],
     );
     assert.deepEqual(await a.revisions.list(t, made.deployment.id, { limit: 10, offset: 0, statuses: ["QUEUED", "DEPLOYED"] }), [
@@ -367,10 +386,19 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
       assert.deepEqual(deployment, made.stored);
       assert.equal(latest.id, made.revision.id);
       assert.equal(latest.number, 1);
-      return { source_config: { ...deployment.source_config, custom_url: "https://x" }, secret_references: [{ name: "N", secret_name: "n", secret_key: "one" }], updated_at: at };
+      return {
+        source_config: { ...deployment.source_config, custom_url: "https://x" },
+        secret_references: [{ name: "N", secret_name: "n", secret_key: "one" }],
+        updated_at: at,
+      };
     });
     assert.deepEqual(plain, {
-      deployment: { ...made.stored, source_config: { ...made.stored.source_config, custom_url: "https://x" }, secret_references: [{ name: "N", secret_name: "n", secret_key: "one" }], updated_at: at },
+      deployment: {
+        ...made.stored,
+        source_config: { ...made.stored.source_config, custom_url: "https://x" },
+        secret_references: [{ name: "N", secret_name: "n", secret_key: "one" }],
+        updated_at: at,
+      },
       revision: undefined,
     });
     assert.deepEqual(await a.deployments.get(t, made.deployment.id), plain!.deployment);
@@ -389,11 +417,17 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     assert.equal(third.number, 3);
     const [r3, r2, r1] = await a.revisions.list(t, made.deployment.id, { limit: 10, offset: 0 });
     assert.deepEqual(r3, third);
-    assert.deepEqual([r2.status, r2.status_message, r2.updated_at], ["SKIPPED", `Superseded by revision 3 (${third.id})`, third.created_at]);
+    assert.deepEqual(
+      [r2.status, r2.status_message, r2.updated_at],
+      ["SKIPPED", `Superseded by revision 3 (${third.id})`, third.created_at],
+    );
     assert.deepEqual([r1.status, r1.status_message], ["DEPLOYED", "Deployed"]);
 
     assert.equal(await a.deployments.update(t, "missing", () => assert.fail("plan of a missing deployment")), undefined);
-    assert.equal(await a.deployments.update("other", made.deployment.id, () => assert.fail("plan of another workspace")), undefined);
+    assert.equal(
+      await a.deployments.update("other", made.deployment.id, () => assert.fail("plan of another workspace")),
+      undefined,
+    );
   });
 
   it("changes nothing when plan throws, and rethrows its error", async () => {
@@ -425,10 +459,10 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     const keep = await created(t, "keep-project");
     const drop = await created(t, "drop-project");
     const at = tick();
-    assert.deepEqual(await a.deployments.markDeleted(t, [drop.deployment.id, "missing", keep.deployment.id, drop.deployment.id], false, at), [
-      drop.deployment.id,
-      keep.deployment.id,
-    ]);
+    assert.deepEqual(
+      await a.deployments.markDeleted(t, [drop.deployment.id, "missing", keep.deployment.id, drop.deployment.id], false, at),
+      [drop.deployment.id, keep.deployment.id],
+    );
     assert.deepEqual(await a.deployments.markDeleted(t, [drop.deployment.id], true, tick()), []);
     assert.deepEqual(await a.deployments.markDeleted(t, [], true, tick()), []);
     assert.equal(await a.deployments.get(t, drop.deployment.id), undefined);
@@ -436,8 +470,13 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     assert.deepEqual(await a.revisions.list(t, drop.deployment.id, { limit: 10, offset: 0 }), []);
     assert.equal((await a.revisions.latest(drop.deployment.id))?.id, drop.revision.id); // deleted or not
     assert.equal(await a.deployments.update(t, drop.deployment.id, () => assert.fail("plan of a deleted deployment")), undefined);
-    const { rows } = await admin(`SELECT status, deleted_at, updated_at FROM ${schema}.deployments WHERE id = '${drop.deployment.id}'`);
-    assert.deepEqual(rows.map((r) => [r.status, r.deleted_at.toISOString(), r.updated_at.toISOString()]), [["AWAITING_DELETE", at, at]]);
+    const { rows } = await admin(
+      `SELECT status, deleted_at, updated_at FROM ${schema}.deployments WHERE id = '${drop.deployment.id}'`,
+    );
+    assert.deepEqual(
+      rows.map((r) => [r.status, r.deleted_at.toISOString(), r.updated_at.toISOString()]),
+      [["AWAITING_DELETE", at, at]],
+    );
     assert.ok(await a.tracingProjects.getByName(t, "keep-project"));
 
     // Another workspace cannot delete them; with deleteTracingProjects the project goes.
@@ -457,7 +496,10 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     await a.listeners.create(first);
     assert.deepEqual(await a.listeners.get(t, first.id), first);
     assert.equal(await a.listeners.get("other", first.id), undefined);
-    await assert.rejects(a.listeners.create(newListener(t, "cluster-1")), isConflict('A listener with compute_id "cluster-1" already exists'));
+    await assert.rejects(
+      a.listeners.create(newListener(t, "cluster-1")),
+      isConflict('A listener with compute_id "cluster-1" already exists'),
+    );
     const racers = await Promise.allSettled([b, a, b].map((s) => s.listeners.create(newListener(t, "cluster-2"))));
     assert.equal(racers.filter((r) => r.status === "fulfilled").length, 1);
     const other = await tenant();
@@ -480,7 +522,12 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     assert.deepEqual(updated, { ...first, compute_config: { cluster_namespaces: null }, version: "1.2.3", updated_at: at });
     assert.deepEqual(await a.listeners.get(t, first.id), updated);
     assert.equal(
-      await a.listeners.update("other", first.id, { compute_config: { cluster_namespaces: [] }, version: null, default: false, updated_at: at }),
+      await a.listeners.update("other", first.id, {
+        compute_config: { cluster_namespaces: [] },
+        version: null,
+        default: false,
+        updated_at: at,
+      }),
       undefined,
     );
 
@@ -512,7 +559,9 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     assert.deepEqual(moved, { ...stored, status: "BUILDING", status_message: "Building image", updated_at: at });
     assert.deepEqual(await a.revisions.get(t, made.deployment.id, id), moved);
     // Concurrent transitions from the same status: exactly one wins, and only its step is in the timeline.
-    const results = await Promise.all([a, b, a, b].map((s, i) => s.revisions.transition(id, ["BUILDING"], "DEPLOYING", `go ${i}`, tick())));
+    const results = await Promise.all(
+      [a, b, a, b].map((s, i) => s.revisions.transition(id, ["BUILDING"], "DEPLOYING", `go ${i}`, tick())),
+    );
     const winners = results.filter((r) => r !== undefined);
     assert.equal(winners.length, 1);
     const events = await b.revisions.events(id);
@@ -521,7 +570,13 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
       [
         { revision_id: id, deployment_id: made.deployment.id, at: stored!.created_at, status: "QUEUED", message: "" },
         { revision_id: id, deployment_id: made.deployment.id, at, status: "BUILDING", message: "Building image" },
-        { revision_id: id, deployment_id: made.deployment.id, at: winners[0]!.updated_at, status: "DEPLOYING", message: winners[0]!.status_message },
+        {
+          revision_id: id,
+          deployment_id: made.deployment.id,
+          at: winners[0]!.updated_at,
+          status: "DEPLOYING",
+          message: winners[0]!.status_message,
+        },
       ],
     );
     assert.ok(events.every((event) => typeof event.id === "number"));
@@ -552,7 +607,12 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     // The other workspace's default never moved.
     assert.equal((await defaults(other)).length, 1);
     // Unmarking leaves none.
-    await a.listeners.update(t, newest, { compute_config: { cluster_namespaces: null }, version: null, default: false, updated_at: tick() });
+    await a.listeners.update(t, newest, {
+      compute_config: { cluster_namespaces: null },
+      version: null,
+      default: false,
+      updated_at: tick(),
+    });
     assert.equal(await a.listeners.defaultOf(t), undefined);
   });
 
@@ -567,7 +627,11 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     assert.ok(!(await b.deployments.assigned(null)).some((d) => d.id === onListener.deployment.id));
 
     const at = tick();
-    await b.deployments.report(onListener.deployment.id, { status: "READY", custom_url: "https://x.example", image_version: "v1" }, at);
+    await b.deployments.report(
+      onListener.deployment.id,
+      { status: "READY", custom_url: "https://x.example", image_version: "v1" },
+      at,
+    );
     assert.deepEqual(await a.deployments.get(t, onListener.deployment.id), {
       ...onListener.stored,
       status: "READY",
@@ -580,7 +644,14 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
     const id = onListener.deployment.id;
     await a.logs.append([
       { deployment_id: id, revision_id: onListener.revision.id, kind: "build", timestamp: tick(), level: "info", message: "one" },
-      { deployment_id: embedded.deployment.id, revision_id: null, kind: "deploy", timestamp: tick(), level: "info", message: "two" },
+      {
+        deployment_id: embedded.deployment.id,
+        revision_id: null,
+        kind: "deploy",
+        timestamp: tick(),
+        level: "info",
+        message: "two",
+      },
     ]);
     await a.revisions.transition(onListener.revision.id, ["QUEUED"], "BUILDING", "b", tick());
     await a.uploads.create({
@@ -652,7 +723,9 @@ describe("PostgreSQL control-plane storage", { skip: skipWithoutPostgres("Postgr
         await applyPostgresMigrations(pool, oldDir, "control_plane_migrations");
         const at = "2025-01-01T00:00:00.000Z";
         await pool.query(`INSERT INTO tenants VALUES ('t', 't', '${at}')`);
-        await pool.query(`INSERT INTO listeners VALUES ('l', 't', 'cluster', 'c', '{"cluster_namespaces":null}', NULL, '${at}', '${at}')`);
+        await pool.query(
+          `INSERT INTO listeners VALUES ('l', 't', 'cluster', 'c', '{"cluster_namespaces":null}', NULL, '${at}', '${at}')`,
+        );
         await pool.query(
           `INSERT INTO deployments VALUES ('d', 't', 'old', 'external_image', '{}', NULL, 'READY', 'r', 'r', NULL, 'l', '${at}', '${at}', NULL)`,
         );
@@ -796,11 +869,18 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
   // A refused new default leaves the previous one marked.
   await step(() => s.listeners.create({ ...listener, id: "l-2" }));
   await step(() => s.listeners.defaultOf(T));
-  await step(() => s.listeners.create({ ...listener, id: "l-3", compute_id: "c-3", compute_config: { cluster_namespaces: null } }));
+  await step(() =>
+    s.listeners.create({ ...listener, id: "l-3", compute_id: "c-3", compute_config: { cluster_namespaces: null } }),
+  );
   await step(() => s.listeners.list(T, 10, 0));
   await step(() => s.listeners.create({ ...newListener("tenant-b", "c-1", "l-b"), created_at: at(), updated_at: at() }));
   await step(() => s.listeners.defaultOf("tenant-b"));
-  const listenerChange = (isDefault: boolean) => ({ compute_config: { cluster_namespaces: ["x"] }, version: "2.0.0", default: isDefault, updated_at: at() });
+  const listenerChange = (isDefault: boolean) => ({
+    compute_config: { cluster_namespaces: ["x"] },
+    version: "2.0.0",
+    default: isDefault,
+    updated_at: at(),
+  });
   await step(() => s.listeners.update(T, "l-1", listenerChange(true)));
   await step(() => s.listeners.list(T, 10, 0));
   await step(() => s.listeners.update(T, "l-1", listenerChange(false)));
@@ -820,11 +900,17 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
       id: `d-${i}`,
       revisionId: `r-${i}-1`,
       at: i === 3 ? "2025-06-01T00:00:30.000Z" : at(),
-      sourceConfig: { listener_id: i === 0 ? "l-1" : null, deployment_type: i % 2 ? "prod" : "dev", nested: { list: [1, "two", null] } },
+      sourceConfig: {
+        listener_id: i === 0 ? "l-1" : null,
+        deployment_type: i % 2 ? "prod" : "dev",
+        nested: { list: [1, "two", null] },
+      },
       deployment: { secret_references: i === 1 ? [{ name: "S", secret_name: "s", secret_key: "v" }] : null },
     });
     if (i === 4) made.deployment.created_at = made.deployment.updated_at = "2025-06-01T00:00:30.000Z";
-    await step(() => s.deployments.create(made.deployment, made.revision, { ...made.project, id: `tp-${i}`, name: i === 2 ? "shared" : name }));
+    await step(() =>
+      s.deployments.create(made.deployment, made.revision, { ...made.project, id: `tp-${i}`, name: i === 2 ? "shared" : name }),
+    );
   }
   const dup = newDeployment(T, "plain", { id: "d-dup", revisionId: "r-dup", at: at() });
   await step(() => s.deployments.create(dup.deployment, dup.revision, { ...dup.project, id: "tp-dup" }));
@@ -850,7 +936,8 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
         secret_references: n === 2 ? null : deployment.secret_references,
         updated_at: at(),
         // The last one a redeploy of the first revision's artifact.
-        revision: n === 1 ? undefined : { ...nextRevision(latest, `r-1-u${n}`, at()), artifact_revision_id: n === 2 ? "r-1-1" : null },
+        revision:
+          n === 1 ? undefined : { ...nextRevision(latest, `r-1-u${n}`, at()), artifact_revision_id: n === 2 ? "r-1-1" : null },
       })),
     );
   }
@@ -880,7 +967,12 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
   );
   const other = newDeployment("tenant-b", "elsewhere", { id: "d-b", revisionId: "r-b-1", at: at() });
   await step(() => s.deployments.create(other.deployment, other.revision, { ...other.project, id: "tp-b" }));
-  const onB = newDeployment("tenant-b", "on-l-b", { id: "d-b2", revisionId: "r-b2-1", at: at(), sourceConfig: { listener_id: "l-b" } });
+  const onB = newDeployment("tenant-b", "on-l-b", {
+    id: "d-b2",
+    revisionId: "r-b2-1",
+    at: at(),
+    sourceConfig: { listener_id: "l-b" },
+  });
   await step(() => s.deployments.create(onB.deployment, onB.revision, { ...onB.project, id: "tp-b2" }));
   await step(() => s.deployments.assigned(null));
   await step(() => s.deployments.assigned("l-1"));
@@ -927,7 +1019,11 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
 
   // Reports of listeners.
   await step(() =>
-    s.deployments.report("d-1", { status: "READY", active_revision_id: "r-1-u2", custom_url: "https://d1.example", image_version: "v1" }, at()),
+    s.deployments.report(
+      "d-1",
+      { status: "READY", active_revision_id: "r-1-u2", custom_url: "https://d1.example", image_version: "v1" },
+      at(),
+    ),
   );
   await step(() => s.deployments.getAny("d-1"));
   await step(() => s.deployments.report("d-1", {}, at()));
@@ -936,13 +1032,26 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
   await step(() => s.deployments.get(T, "d-1"));
   await step(() => s.deployments.report("d-1", { status: "UNUSED", image_version: null }, at()));
   await step(() => s.deployments.get(T, "d-1"));
-  await step(() => s.deployments.report("d-0", { status: "READY", active_revision_id: "r-0-1", custom_url: "https://gone", image_version: "v9" }, at()));
+  await step(() =>
+    s.deployments.report(
+      "d-0",
+      { status: "READY", active_revision_id: "r-0-1", custom_url: "https://gone", image_version: "v9" },
+      at(),
+    ),
+  );
   await step(() => s.deployments.getAny("d-0"));
   await step(() => s.deployments.report("missing", { status: "READY" }, at()));
   await step(() => s.deployments.getAny("missing"));
 
   // Logs.
-  const entry = (deploymentId: string, revisionId: string | null, kind: LogKind, second: number, level: string, message: string) => ({
+  const entry = (
+    deploymentId: string,
+    revisionId: string | null,
+    kind: LogKind,
+    second: number,
+    level: string,
+    message: string,
+  ) => ({
     deployment_id: deploymentId,
     revision_id: revisionId,
     kind,
@@ -986,7 +1095,13 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
   await logs({ end_time: "2025-07-01T00:00:03.000Z", order: "desc" });
   await logs({ start_time: "2025-07-01T00:00:02.000Z", end_time: "2025-07-01T00:00:03.000Z" });
   await logs({ start_time: "2025-07-01T00:00:02.500Z", end_time: "2025-07-01T00:00:02.900Z" });
-  await logs({ revision_id: "r-1-u2", level: "warn", query: "LAYER", start_time: "2025-07-01T00:00:01.000Z", end_time: "2025-07-01T00:00:09.000Z" });
+  await logs({
+    revision_id: "r-1-u2",
+    level: "warn",
+    query: "LAYER",
+    start_time: "2025-07-01T00:00:01.000Z",
+    end_time: "2025-07-01T00:00:09.000Z",
+  });
   await logs({ kind: "deploy" });
   await logs({ kind: "deploy", order: "desc", query: "ERROR" });
   await logs({ kind: "deploy", revision_id: "r-1-u2", order: "desc" });

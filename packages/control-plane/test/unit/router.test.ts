@@ -105,7 +105,9 @@ describe("forwarding", () => {
     for (const step of cleanup.reverse()) await step();
   });
 
-  test("method, path, query, headers and a 10 MB body streamed through; the answer's status and headers back", { timeout: 30_000 }, async () => {
+  test("method, path, query, headers and a 10 MB body streamed through; the answer's status and headers back", {
+    timeout: 30_000,
+  }, async () => {
     let firstChunk: () => void = () => {};
     const firstChunkArrived = new Promise<void>((resolve) => (firstChunk = resolve));
     const upstream = await startUpstream((request, response) => {
@@ -118,11 +120,22 @@ describe("forwarding", () => {
       });
       request.on("end", () => {
         response.writeHead(201, { "content-type": "application/json", "set-cookie": ["a=1", "b=2"], "x-custom": "yes" });
-        response.end(JSON.stringify({ method: request.method, url: request.url, headers: request.headers, bytes, sha256: hash.digest("hex") }));
+        response.end(
+          JSON.stringify({
+            method: request.method,
+            url: request.url,
+            headers: request.headers,
+            bytes,
+            sha256: hash.digest("hex"),
+          }),
+        );
       });
     });
     const { router, base } = await startRouter();
-    cleanup.push(() => router.close(), () => upstream.close());
+    cleanup.push(
+      () => router.close(),
+      () => upstream.close(),
+    );
     router.setTarget("dep", upstream.url);
 
     const MB = 1024 * 1024;
@@ -153,7 +166,13 @@ describe("forwarding", () => {
     assert.equal(answer.status, 201);
     assert.deepEqual(answer.headers["set-cookie"], ["a=1", "b=2"]);
     assert.equal(answer.headers["x-custom"], "yes");
-    const seen = JSON.parse(answer.text) as { method: string; url: string; headers: Record<string, string>; bytes: number; sha256: string };
+    const seen = JSON.parse(answer.text) as {
+      method: string;
+      url: string;
+      headers: Record<string, string>;
+      bytes: number;
+      sha256: string;
+    };
     assert.equal(seen.method, "PUT");
     assert.equal(seen.url, "/echo/path?x=1&y=two");
     assert.equal(seen.bytes, 10 * MB);
@@ -175,7 +194,10 @@ describe("forwarding", () => {
       response.end(JSON.stringify({ authorization: request.headers.authorization ?? null, url: request.url }));
     });
     const { router, base } = await startRouter();
-    cleanup.push(() => router.close(), () => upstream.close());
+    cleanup.push(
+      () => router.close(),
+      () => upstream.close(),
+    );
     router.setTarget("dep", `${upstream.url}/`);
     const bearer = await json(await fetch(`${base}/d/dep/threads`, { headers: { authorization: "Bearer good" } }));
     assert.deepEqual(bearer.body, { authorization: null, url: "/threads" });
@@ -183,7 +205,9 @@ describe("forwarding", () => {
     assert.deepEqual(both.body, { authorization: "Bearer app-token", url: "/" });
   });
 
-  test("SSE arrives event by event: the first event reaches the client before the upstream sends the second", { timeout: 10_000 }, async () => {
+  test("SSE arrives event by event: the first event reaches the client before the upstream sends the second", {
+    timeout: 10_000,
+  }, async () => {
     let release: () => void = () => {};
     const clientSawFirst = new Promise<void>((resolve) => (release = resolve));
     let secondSent = false;
@@ -196,7 +220,10 @@ describe("forwarding", () => {
       });
     });
     const { router, base } = await startRouter();
-    cleanup.push(() => router.close(), () => upstream.close());
+    cleanup.push(
+      () => router.close(),
+      () => upstream.close(),
+    );
     router.setTarget("dep", upstream.url);
     const response = await fetch(`${base}/d/dep/threads/t/runs/stream`, { method: "POST", headers: KEY, body: "{}" });
     assert.equal(response.headers.get("content-type"), "text/event-stream");
@@ -252,11 +279,17 @@ describe("the router's own answers", () => {
       const unreachable = await fetch(`${base}/d/dep/threads`, { headers: { "x-api-key": "boom" } });
       assert.equal(unreachable.status, 503, "an authorize failure is not a verdict on the key");
 
-      assert.deepEqual(await json(await fetch(`${base}/d/dep/ok`)), { status: 200, type: "application/json", body: { ok: true } });
+      assert.deepEqual(await json(await fetch(`${base}/d/dep/ok`)), {
+        status: 200,
+        type: "application/json",
+        body: { ok: true },
+      });
       const preflight = await fetch(`${base}/d/dep/threads`, { method: "OPTIONS", headers: { origin: "http://app.local" } });
       assert.equal(preflight.status, 204);
       assert.equal(preflight.headers.get("access-control-allow-origin"), "*");
-      assert.deepEqual((await json(await fetch(`${base}/d/dep/threads?limit=2`, { headers: KEY }))).body, { served: "/threads?limit=2" });
+      assert.deepEqual((await json(await fetch(`${base}/d/dep/threads?limit=2`, { headers: KEY }))).body, {
+        served: "/threads?limit=2",
+      });
 
       const idle = await json(await fetch(`${base}/d/idle/threads`, { headers: KEY }));
       assert.equal(idle.status, 503);
@@ -267,7 +300,9 @@ describe("the router's own answers", () => {
       assert.match((down.body as { detail: string }).detail, /Deployment down could not be reached: ECONNREFUSED/);
 
       router.remove("dep");
-      assert.deepEqual((await json(await fetch(`${base}/d/dep/threads`, { headers: KEY }))).body, { detail: "Deployment dep not found" });
+      assert.deepEqual((await json(await fetch(`${base}/d/dep/threads`, { headers: KEY }))).body, {
+        detail: "Deployment dep not found",
+      });
       assert.equal((await fetch(`${base}/d/dep/ok`)).status, 404);
     } finally {
       await router.close();
@@ -284,7 +319,10 @@ describe("the router's own answers", () => {
       const together = await Promise.all(
         Array.from({ length: 5 }, () => fetch(`${base}/d/dep/b`, { headers: { "x-api-key": "other-good" } })),
       );
-      assert.deepEqual(together.map((response) => response.status), [200, 200, 200, 200, 200]);
+      assert.deepEqual(
+        together.map((response) => response.status),
+        [200, 200, 200, 200, 200],
+      );
       assert.deepEqual(calls, ["good", "other-good"]);
     } finally {
       await router.close();
@@ -319,7 +357,9 @@ describe("the router's own answers", () => {
 });
 
 describe("disconnects and retries", () => {
-  test("a client that leaves aborts the upstream request; an upstream that dies cuts the client's stream", { timeout: 10_000 }, async () => {
+  test("a client that leaves aborts the upstream request; an upstream that dies cuts the client's stream", {
+    timeout: 10_000,
+  }, async () => {
     let upstreamClosed: () => void = () => {};
     const closedUpstream = new Promise<void>((resolve) => (upstreamClosed = resolve));
     const upstream = await startUpstream((request, response) => {
@@ -411,7 +451,9 @@ describe("zero-downtime switch", () => {
     return { ...upstream, stats };
   }
 
-  test("20 clients looping through a switch: zero failures, and the old revision gets nothing new after it", { timeout: 60_000 }, async () => {
+  test("20 clients looping through a switch: zero failures, and the old revision gets nothing new after it", {
+    timeout: 60_000,
+  }, async () => {
     let completed = 0;
     let switchAt = Number.POSITIVE_INFINITY;
     let switchNow: () => void = () => {};
@@ -451,14 +493,19 @@ describe("zero-downtime switch", () => {
       } else if (kind === 2) {
         const response = await fetch(`${base}/d/dep/stream`, { method: "POST", headers: KEY, body: "{}" });
         const text = await response.text();
-        if (response.status !== 200 || (text.match(/event: values/g) ?? []).length !== 5 || !text.endsWith("event: end\ndata: null\n\n")) {
+        if (
+          response.status !== 200 ||
+          (text.match(/event: values/g) ?? []).length !== 5 ||
+          !text.endsWith("event: end\ndata: null\n\n")
+        ) {
           throw new Error(`stream: ${response.status} ${text}`);
         }
         server = response.headers.get("x-server");
       } else {
         const response = await fetch(`${base}/d/dep/upload`, { method: "POST", headers: KEY, body: upload });
         const answer = (await response.json()) as { server: string; bytes: number };
-        if (response.status !== 200 || answer.bytes !== upload.length) throw new Error(`upload: ${response.status} ${JSON.stringify(answer)}`);
+        if (response.status !== 200 || answer.bytes !== upload.length)
+          throw new Error(`upload: ${response.status} ${JSON.stringify(answer)}`);
         server = answer.server;
       }
       if (sentAfterSwitch && server !== "new") lateOnOld.push(`kind ${kind} answered by ${server}`);

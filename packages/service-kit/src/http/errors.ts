@@ -52,16 +52,17 @@ export function installErrorHandlers(app: FastifyInstance, logger: Logger): void
     const status = DOMAIN_STATUS.find(([type]) => error instanceof type)?.[1];
     if (status) return reply.status(status).send({ detail: error.message });
     if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError) {
-      return reply
-        .status(422)
-        .send({ detail: [{ loc: ["body"], msg: `Invalid JSON: ${error.message}`, type: "json_invalid" }] });
+      return reply.status(422).send({ detail: [{ loc: ["body"], msg: `Invalid JSON: ${error.message}`, type: "json_invalid" }] });
     }
     const httpStatus = error.statusCode ?? 500;
     if (httpStatus >= 400 && httpStatus < 500) return reply.status(httpStatus).send({ detail: error.message });
     // The disk or the database failing is not a bug: say what it is, and when to come back.
     const outage = outageOf(error);
     if (outage) {
-      logger.warn({ err: error, method: request.method, url: request.url, status: outage.status }, "request failed: storage unavailable");
+      logger.warn(
+        { err: error, method: request.method, url: request.url, status: outage.status },
+        "request failed: storage unavailable",
+      );
       if (outage.retryAfter !== undefined) reply.header("retry-after", String(outage.retryAfter));
       return reply.status(outage.status).send({ detail: outage.detail });
     }

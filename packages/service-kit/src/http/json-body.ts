@@ -11,9 +11,7 @@ export function installJsonParser(app: FastifyInstance): void {
       done(null, JSON.parse(text));
     } catch (error) {
       done(
-        new RequestValidationError([
-          { loc: ["body"], msg: `Invalid JSON: ${(error as Error).message}`, type: "json_invalid" },
-        ]),
+        new RequestValidationError([{ loc: ["body"], msg: `Invalid JSON: ${(error as Error).message}`, type: "json_invalid" }]),
         undefined,
       );
     }

@@ -63,7 +63,10 @@ export class StaticSchemaResolver {
     }
     try {
       const analysis = await this.oneAtATime(() => analyzeInWorker(file, exportName, timeoutMs));
-      logger.info({ graph_id: graphId, ms: elapsed(), subgraphs: Object.keys(analysis.schemas).filter(Boolean) }, "schemas read from types");
+      logger.info(
+        { graph_id: graphId, ms: elapsed(), subgraphs: Object.keys(analysis.schemas).filter(Boolean) },
+        "schemas read from types",
+      );
       try {
         cache.write(file, exportName, analysis);
       } catch (err) {
@@ -71,7 +74,10 @@ export class StaticSchemaResolver {
       }
       return analysis.schemas;
     } catch (err) {
-      logger.warn({ graph_id: graphId, err, ms: elapsed() }, "could not read the graph's schemas from its types: serving its runtime schemas");
+      logger.warn(
+        { graph_id: graphId, err, ms: elapsed() },
+        "could not read the graph's schemas from its types: serving its runtime schemas",
+      );
       return undefined;
     }
   }

@@ -68,7 +68,8 @@ function exportedExpression(
     }
     if (ts.isExportDeclaration(statement) && statement.exportClause && ts.isNamedExports(statement.exportClause)) {
       for (const element of statement.exportClause.elements) {
-        if (element.name.text === exportName) return graphExpressions((element.propertyName ?? element.name).text, source, bindings);
+        if (element.name.text === exportName)
+          return graphExpressions((element.propertyName ?? element.name).text, source, bindings);
       }
     }
   }
@@ -123,7 +124,11 @@ function graphExpressions(name: string, source: ts.SourceFile, bindings: Map<str
   return expressions;
 }
 
-function followIdentifiers(expression: ts.Expression, source: ts.SourceFile, bindings: Map<string, ts.Expression | undefined>): ts.Node[] {
+function followIdentifiers(
+  expression: ts.Expression,
+  source: ts.SourceFile,
+  bindings: Map<string, ts.Expression | undefined>,
+): ts.Node[] {
   return calledOn(expression).flatMap((name) => (bindings.has(name) ? graphExpressions(name, source, bindings) : []));
 }
 

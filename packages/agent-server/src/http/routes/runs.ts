@@ -70,7 +70,15 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/threads/:thread_id/runs", summary: "Create a background run", tag, params: ThreadIdParams, body: RunCreate, responses: created },
+    {
+      method: "POST",
+      path: "/threads/:thread_id/runs",
+      summary: "Create a background run",
+      tag,
+      params: ThreadIdParams,
+      body: RunCreate,
+      responses: created,
+    },
     async ({ params, body, request, reply }) => {
       const run = await runs.create(params.thread_id, withRequestHeaders(body, request.headers));
       reply.header("content-location", runLocation(run, false));
@@ -81,14 +89,30 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/threads/:thread_id/runs/stream", summary: "Create a run and stream it", tag, params: ThreadIdParams, body: RunCreate, responses: streamed },
+    {
+      method: "POST",
+      path: "/threads/:thread_id/runs/stream",
+      summary: "Create a run and stream it",
+      tag,
+      params: ThreadIdParams,
+      body: RunCreate,
+      responses: streamed,
+    },
     ({ params, body, request, reply }) => streamNew(params.thread_id, withRequestHeaders(body, request.headers), reply),
   );
 
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/threads/:thread_id/runs/wait", summary: "Create a run and wait for its output", tag, params: ThreadIdParams, body: RunCreate, responses: waited },
+    {
+      method: "POST",
+      path: "/threads/:thread_id/runs/wait",
+      summary: "Create a run and wait for its output",
+      tag,
+      params: ThreadIdParams,
+      body: RunCreate,
+      responses: waited,
+    },
     ({ params, body, request, reply }) => waitNew(params.thread_id, withRequestHeaders(body, request.headers), reply),
   );
 
@@ -134,14 +158,27 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
   defineRoute(
     app,
     catalog,
-    { method: "GET", path: "/threads/:thread_id/runs/:run_id/join", summary: "Wait for a run's output", tag, params: RunParams, responses: waited },
+    {
+      method: "GET",
+      path: "/threads/:thread_id/runs/:run_id/join",
+      summary: "Wait for a run's output",
+      tag,
+      params: RunParams,
+      responses: waited,
+    },
     async ({ params, reply }) => {
       const run = await runs.get(params.thread_id, params.run_id);
       await sendJsonWhenReady(reply, runs.join(run, disconnectSignal(reply)), { keepAliveMs: timings.keepAliveMs, headers: {} });
     },
   );
 
-  async function joinStream(threadId: string | undefined, runId: string, cancelOnDisconnect: boolean, request: FastifyRequest, reply: FastifyReply) {
+  async function joinStream(
+    threadId: string | undefined,
+    runId: string,
+    cancelOnDisconnect: boolean,
+    request: FastifyRequest,
+    reply: FastifyReply,
+  ) {
     const run = await runs.get(threadId, runId);
     const signal = disconnectSignal(reply);
     // Without Last-Event-ID a joiner only gets what comes after it joined.
@@ -166,7 +203,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       query: JoinStreamQuery,
       responses: streamed,
     },
-    ({ params, query, request, reply }) => joinStream(params.thread_id, params.run_id, query.cancel_on_disconnect, request, reply),
+    ({ params, query, request, reply }) =>
+      joinStream(params.thread_id, params.run_id, query.cancel_on_disconnect, request, reply),
   );
 
   defineRoute(
@@ -202,7 +240,11 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     },
     async ({ params, request, reply }) => {
       const header = request.headers["last-event-id"];
-      const events = await runs.followThread(params.thread_id, typeof header === "string" ? header : undefined, disconnectSignal(reply));
+      const events = await runs.followThread(
+        params.thread_id,
+        typeof header === "string" ? header : undefined,
+        disconnectSignal(reply),
+      );
       await writeEventStream(reply, events, { heartbeatMs: timings.heartbeatMs, headers: {} });
     },
   );
@@ -221,14 +263,28 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/runs/stream", summary: "Create a stateless run and stream it", tag, body: RunCreate, responses: streamed },
+    {
+      method: "POST",
+      path: "/runs/stream",
+      summary: "Create a stateless run and stream it",
+      tag,
+      body: RunCreate,
+      responses: streamed,
+    },
     ({ body, request, reply }) => streamNew(undefined, withRequestHeaders(body, request.headers), reply),
   );
 
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/runs/wait", summary: "Create a stateless run and wait for its output", tag, body: RunCreate, responses: waited },
+    {
+      method: "POST",
+      path: "/runs/wait",
+      summary: "Create a stateless run and wait for its output",
+      tag,
+      body: RunCreate,
+      responses: waited,
+    },
     ({ body, request, reply }) => waitNew(undefined, withRequestHeaders(body, request.headers), reply),
   );
 
@@ -283,4 +339,3 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     ({ params, query, request, reply }) => joinStream(undefined, params.run_id, query.cancel_on_disconnect, request, reply),
   );
 }
-

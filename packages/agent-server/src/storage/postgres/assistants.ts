@@ -14,8 +14,7 @@ import { withTransaction } from "./database.js";
 import { jsonb } from "@berth/service-kit";
 
 // Column lists in the order SQLite's `SELECT *` gives them, so API objects have the same key order.
-const ASSISTANT =
-  "assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at";
+const ASSISTANT = "assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at";
 const VERSION = "assistant_id, version, graph_id, name, description, config, context, metadata, created_at";
 
 /** Sortable columns, whitelisted because they are interpolated. */
@@ -156,7 +155,9 @@ export class PostgresAssistantRepository implements AssistantRepository {
       `UPDATE assistants a SET graph_id = v.graph_id, name = v.name, description = v.description, config = v.config,
          context = v.context, metadata = v.metadata, version = v.version, updated_at = $3
        FROM assistant_versions v WHERE a.assistant_id = $1 AND v.assistant_id = $1 AND v.version = $2
-       RETURNING ${ASSISTANT.split(", ").map((column) => `a.${column}`).join(", ")}`,
+       RETURNING ${ASSISTANT.split(", ")
+         .map((column) => `a.${column}`)
+         .join(", ")}`,
       [assistantId, version, nowIso()],
     );
     return rows[0];

@@ -75,7 +75,9 @@ export async function selectBlobs(
 export async function selectWrites(q: Queryable, keys: CheckpointKey[], channel?: string): Promise<WriteRow[][]> {
   const indexed = keys.map((key, i) => ({ i, t: key.thread_id, n: key.checkpoint_ns, c: key.checkpoint_id }));
   const { rows } = await q.query<WriteRow & { i: number }>(
-    `SELECT k.i, ${WRITE_COLUMNS.split(", ").map((column) => `w.${column}`).join(", ")}
+    `SELECT k.i, ${WRITE_COLUMNS.split(", ")
+      .map((column) => `w.${column}`)
+      .join(", ")}
        FROM jsonb_to_recordset($1::jsonb) AS k(i integer, t text, n text, c text)
        JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.n AND w.checkpoint_id = k.c
       WHERE $2::text IS NULL OR w.channel = $2`,
@@ -107,9 +109,18 @@ export async function insertCheckpoint(
        parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
        checkpoint = excluded.checkpoint, metadata = excluded.metadata`,
     [
-      row.thread_id, row.checkpoint_ns, row.checkpoint_id, row.parent_checkpoint_id, row.type, toBuffer(row.checkpoint),
-      row.metadata, row.created_at,
-      blobs.map((b) => b.channel), blobs.map((b) => b.version), blobs.map((b) => b.type), blobs.map((b) => toBuffer(b.blob)),
+      row.thread_id,
+      row.checkpoint_ns,
+      row.checkpoint_id,
+      row.parent_checkpoint_id,
+      row.type,
+      toBuffer(row.checkpoint),
+      row.metadata,
+      row.created_at,
+      blobs.map((b) => b.channel),
+      blobs.map((b) => b.version),
+      blobs.map((b) => b.type),
+      blobs.map((b) => toBuffer(b.blob)),
     ],
   );
 }
@@ -136,8 +147,15 @@ export async function insertWrites(q: Queryable, rows: WriteRow[]): Promise<void
        task_path = excluded.task_path, channel = excluded.channel, type = excluded.type, value = excluded.value
      WHERE excluded.idx < 0`,
     [
-      column("thread_id"), column("checkpoint_ns"), column("checkpoint_id"), column("task_id"), column("task_path"),
-      column("idx"), column("channel"), column("type"), unique.map((row) => toBuffer(row.value)),
+      column("thread_id"),
+      column("checkpoint_ns"),
+      column("checkpoint_id"),
+      column("task_id"),
+      column("task_path"),
+      column("idx"),
+      column("channel"),
+      column("type"),
+      unique.map((row) => toBuffer(row.value)),
     ],
   );
 }

@@ -40,7 +40,6 @@ import { jsonb } from "@berth/service-kit";
 /** How many listed checkpoints share one round trip for their blobs and one for their writes. */
 const LIST_BATCH = 100;
 
-
 /**
  * LangGraph checkpointer over Berth's PostgreSQL database, with the design of
  * the SQLite one (see SqliteCheckpointer): a checkpoint row holds the
@@ -160,7 +159,6 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
     checkpoint.channel_values[TASKS] = sends;
     checkpoint.channel_versions ??= {};
     const versions = Object.values(checkpoint.channel_versions);
-    checkpoint.channel_versions[TASKS] =
-      versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
 }

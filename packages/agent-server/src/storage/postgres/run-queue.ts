@@ -39,7 +39,9 @@ const CLAIM = `
   ), claimed AS (
     UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = $2, lease_expires_at = $3, updated_at = $4
       FROM next WHERE runs.run_id = next.run_id AND runs.status = 'pending'
-    RETURNING ${RUN_COLUMNS.split(", ").map((column) => `runs.${column}`).join(", ")}
+    RETURNING ${RUN_COLUMNS.split(", ")
+      .map((column) => `runs.${column}`)
+      .join(", ")}
   ), busy AS (
     UPDATE threads SET status = 'busy', updated_at = $4 FROM claimed WHERE threads.thread_id = claimed.thread_id
   )

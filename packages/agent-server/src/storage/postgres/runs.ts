@@ -174,7 +174,10 @@ export class PostgresRunRepository implements RunRepository {
   }
 
   async requestCancel(runId: string, action: CancelAction): Promise<boolean> {
-    const result = await this.pool.query("UPDATE runs SET cancel_action = $2 WHERE run_id = $1 AND status = 'running'", [runId, action]);
+    const result = await this.pool.query("UPDATE runs SET cancel_action = $2 WHERE run_id = $1 AND status = 'running'", [
+      runId,
+      action,
+    ]);
     return (result.rowCount ?? 0) > 0;
   }
 
@@ -189,11 +192,10 @@ export class PostgresRunRepository implements RunRepository {
       );
       if (updated.rowCount === 0) return false;
       // A busy thread settles to idle, or stays busy while other runs wait.
-      await client.query(`UPDATE threads SET status = ${SETTLED_STATUS}, updated_at = $3 WHERE thread_id = $1 AND status = 'busy'`, [
-        threadId,
-        "idle",
-        now,
-      ]);
+      await client.query(
+        `UPDATE threads SET status = ${SETTLED_STATUS}, updated_at = $3 WHERE thread_id = $1 AND status = 'busy'`,
+        [threadId, "idle", now],
+      );
       return true;
     });
   }

@@ -1,13 +1,5 @@
 import type pg from "pg";
-import type {
-  JsonObject,
-  NewThread,
-  Thread,
-  ThreadFilter,
-  ThreadQuery,
-  ThreadRepository,
-  ThreadStateSummary,
-} from "../types.js";
+import type { JsonObject, NewThread, Thread, ThreadFilter, ThreadQuery, ThreadRepository, ThreadStateSummary } from "../types.js";
 import { nowIso } from "../sqlite/rows.js";
 import { copyThreadCheckpoints, deleteThreadCheckpoints } from "./checkpoint-sql.js";
 import { withTransaction } from "./database.js";

@@ -13,6 +13,7 @@ export async function truncatePostgres(pool: pg.Pool, parts: TruncateParts, keep
       await client.query("DELETE FROM runs");
       await client.query("UPDATE threads SET status = 'idle' WHERE status = 'busy'");
     }
-    if (parts.assistants) await client.query("DELETE FROM assistants WHERE NOT (assistant_id = ANY($1::text[]))", [keepAssistantIds]);
+    if (parts.assistants)
+      await client.query("DELETE FROM assistants WHERE NOT (assistant_id = ANY($1::text[]))", [keepAssistantIds]);
   });
 }

@@ -59,27 +59,29 @@ export class SqliteAssistantRepository implements AssistantRepository {
 
   async create(assistant: NewAssistant): Promise<Assistant | undefined> {
     const now = nowIso();
-    return this.db.transaction(() => {
-      const inserted = this.db
-        .prepare(
-          `INSERT INTO assistants (assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at)
+    return this.db
+      .transaction(() => {
+        const inserted = this.db
+          .prepare(
+            `INSERT INTO assistants (assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?) ON CONFLICT (assistant_id) DO NOTHING`,
-        )
-        .run(
-          assistant.assistant_id,
-          assistant.graph_id,
-          assistant.name,
-          assistant.description,
-          JSON.stringify(assistant.config),
-          JSON.stringify(assistant.context),
-          JSON.stringify(assistant.metadata),
-          now,
-          now,
-        );
-      if (inserted.changes === 0) return undefined;
-      this.insertVersion(assistant.assistant_id, now);
-      return this.getSync(assistant.assistant_id);
-    }).immediate();
+          )
+          .run(
+            assistant.assistant_id,
+            assistant.graph_id,
+            assistant.name,
+            assistant.description,
+            JSON.stringify(assistant.config),
+            JSON.stringify(assistant.context),
+            JSON.stringify(assistant.metadata),
+            now,
+            now,
+          );
+        if (inserted.changes === 0) return undefined;
+        this.insertVersion(assistant.assistant_id, now);
+        return this.getSync(assistant.assistant_id);
+      })
+      .immediate();
   }
 
   async get(assistantId: string): Promise<Assistant | undefined> {
@@ -87,33 +89,37 @@ export class SqliteAssistantRepository implements AssistantRepository {
   }
 
   async patch(assistantId: string, patch: AssistantPatch): Promise<Assistant | undefined> {
-    return this.db.transaction(() => {
-      const current = this.getSync(assistantId);
-      if (!current) return undefined;
-      const now = nowIso();
-      const version =
-        (this.db.prepare("SELECT max(version) AS v FROM assistant_versions WHERE assistant_id = ?").get(assistantId) as {
-          v: number;
-        }).v + 1;
-      this.db
-        .prepare(
-          `UPDATE assistants SET graph_id = ?, name = ?, description = ?, config = ?, context = ?, metadata = ?,
+    return this.db
+      .transaction(() => {
+        const current = this.getSync(assistantId);
+        if (!current) return undefined;
+        const now = nowIso();
+        const version =
+          (
+            this.db.prepare("SELECT max(version) AS v FROM assistant_versions WHERE assistant_id = ?").get(assistantId) as {
+              v: number;
+            }
+          ).v + 1;
+        this.db
+          .prepare(
+            `UPDATE assistants SET graph_id = ?, name = ?, description = ?, config = ?, context = ?, metadata = ?,
              version = ?, updated_at = ? WHERE assistant_id = ?`,
-        )
-        .run(
-          patch.graph_id ?? current.graph_id,
-          patch.name ?? current.name,
-          patch.description === undefined ? current.description : patch.description,
-          JSON.stringify(patch.config ?? current.config),
-          JSON.stringify(patch.context ?? current.context),
-          JSON.stringify({ ...current.metadata, ...patch.metadata }),
-          version,
-          now,
-          assistantId,
-        );
-      this.insertVersion(assistantId, now);
-      return this.getSync(assistantId);
-    }).immediate();
+          )
+          .run(
+            patch.graph_id ?? current.graph_id,
+            patch.name ?? current.name,
+            patch.description === undefined ? current.description : patch.description,
+            JSON.stringify(patch.config ?? current.config),
+            JSON.stringify(patch.context ?? current.context),
+            JSON.stringify({ ...current.metadata, ...patch.metadata }),
+            version,
+            now,
+            assistantId,
+          );
+        this.insertVersion(assistantId, now);
+        return this.getSync(assistantId);
+      })
+      .immediate();
   }
 
   async delete(assistantId: string): Promise<boolean> {
@@ -145,33 +151,31 @@ export class SqliteAssistantRepository implements AssistantRepository {
     const params: unknown[] = [assistantId];
     if (metadataClause) params.push(JSON.stringify(query.metadata));
     const rows = this.db
-      .prepare(
-        `SELECT * FROM assistant_versions WHERE assistant_id = ? ${metadataClause} ORDER BY version DESC LIMIT ? OFFSET ?`,
-      )
+      .prepare(`SELECT * FROM assistant_versions WHERE assistant_id = ? ${metadataClause} ORDER BY version DESC LIMIT ? OFFSET ?`)
       .all(...params, query.limit, query.offset) as AssistantRow[];
     return rows.map((row) => fromRow(row, true));
   }
 
   async setLatest(assistantId: string, version: number): Promise<Assistant | undefined> {
-    return this.db.transaction(() => {
-      const row = this.db
-        .prepare("SELECT * FROM assistant_versions WHERE assistant_id = ? AND version = ?")
-        .get(assistantId, version) as AssistantRow | undefined;
-      if (!row) return undefined;
-      this.db
-        .prepare(
-          `UPDATE assistants SET graph_id = ?, name = ?, description = ?, config = ?, context = ?, metadata = ?,
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare("SELECT * FROM assistant_versions WHERE assistant_id = ? AND version = ?")
+          .get(assistantId, version) as AssistantRow | undefined;
+        if (!row) return undefined;
+        this.db
+          .prepare(
+            `UPDATE assistants SET graph_id = ?, name = ?, description = ?, config = ?, context = ?, metadata = ?,
              version = ?, updated_at = ? WHERE assistant_id = ?`,
-        )
-        .run(row.graph_id, row.name, row.description, row.config, row.context, row.metadata, version, nowIso(), assistantId);
-      return this.getSync(assistantId);
-    }).immediate();
+          )
+          .run(row.graph_id, row.name, row.description, row.config, row.context, row.metadata, version, nowIso(), assistantId);
+        return this.getSync(assistantId);
+      })
+      .immediate();
   }
 
   private getSync(assistantId: string): Assistant | undefined {
-    const row = this.db.prepare("SELECT * FROM assistants WHERE assistant_id = ?").get(assistantId) as
-      | AssistantRow
-      | undefined;
+    const row = this.db.prepare("SELECT * FROM assistants WHERE assistant_id = ?").get(assistantId) as AssistantRow | undefined;
     return row && fromRow(row);
   }
 

@@ -100,13 +100,11 @@ export async function loadWrites(serde: SerializerProtocol, rows: WriteRow[]): P
  * versions, so their blobs never collide in checkpoint_blobs.
  */
 export function nextChannelVersion(current: string | number | undefined): string {
-  const counter =
-    current === undefined ? 0 : typeof current === "number" ? current : Number.parseInt(current.split(".")[0], 10);
+  const counter = current === undefined ? 0 : typeof current === "number" ? current : Number.parseInt(current.split(".")[0], 10);
   return `${String(counter + 1).padStart(32, "0")}.${randomBytes(8).toString("hex")}`;
 }
 
-export const missing = (action: string, key: string) =>
-  new Error(`Failed to ${action}: config.configurable has no "${key}".`);
+export const missing = (action: string, key: string) => new Error(`Failed to ${action}: config.configurable has no "${key}".`);
 
 /**
  * What `put` stores, in either database: the checkpoint row (without its
@@ -154,7 +152,13 @@ export async function encodeWrites(
     writes.map(async ([channel, value], i): Promise<WriteRow> => {
       const [type, blob] = await serde.dumpsTyped(value);
       return {
-        thread_id, checkpoint_ns, checkpoint_id, task_id: taskId, task_path: taskPath, channel, type,
+        thread_id,
+        checkpoint_ns,
+        checkpoint_id,
+        task_id: taskId,
+        task_path: taskPath,
+        channel,
+        type,
         idx: WRITES_IDX_MAP[channel] ?? i, // special channels get fixed negative indexes
         value: blob,
       };

@@ -49,7 +49,6 @@ function listSql(byThread: boolean): string {
     LIMIT @limit`;
 }
 
-
 type CopyParams = { source: string; target: string };
 type RunParams = { thread_id: string; run_id: string };
 /** A checkpoint's channel_versions, as given by versionsParam. */
@@ -265,7 +264,6 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
     checkpoint.channel_values[TASKS] = sends;
     checkpoint.channel_versions ??= {};
     const versions = Object.values(checkpoint.channel_versions);
-    checkpoint.channel_versions[TASKS] =
-      versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
+    checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
 }

@@ -17,7 +17,11 @@ export interface SqliteStorageOptions {
 }
 
 /** The embedded storage: one SQLite file (WAL) under the data directory. */
-export function createSqliteStorage(dataDir: string, synchronous: SqliteSynchronous = "full", options: SqliteStorageOptions = {}): Storage {
+export function createSqliteStorage(
+  dataDir: string,
+  synchronous: SqliteSynchronous = "full",
+  options: SqliteStorageOptions = {},
+): Storage {
   const file = join(dataDir, "berth.sqlite");
   const db = openSqliteDatabase(file, synchronous);
   const checkpointer = new SqliteCheckpointer(db);

@@ -17,18 +17,21 @@ const renew = db.prepare(
       AND (run_id, attempt) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?)) RETURNING run_id`,
 );
 
-const timer = setInterval(() => {
-  if (held.size === 0) return;
-  const runs = [...held];
-  try {
-    const renewed = new Set(renew.all(Date.now() + leaseMs, owner, JSON.stringify(runs)).map((row) => row.run_id));
-    const lost = runs.filter(([runId]) => !renewed.has(runId)).map(([runId]) => runId);
-    for (const runId of lost) held.delete(runId);
-    if (lost.length > 0) parentPort.postMessage({ lost });
-  } catch {
-    // The database stayed locked past busy_timeout: the next renewal, a third of a lease later, tries again.
-  }
-}, Math.max(100, leaseMs / 3));
+const timer = setInterval(
+  () => {
+    if (held.size === 0) return;
+    const runs = [...held];
+    try {
+      const renewed = new Set(renew.all(Date.now() + leaseMs, owner, JSON.stringify(runs)).map((row) => row.run_id));
+      const lost = runs.filter(([runId]) => !renewed.has(runId)).map(([runId]) => runId);
+      for (const runId of lost) held.delete(runId);
+      if (lost.length > 0) parentPort.postMessage({ lost });
+    } catch {
+      // The database stayed locked past busy_timeout: the next renewal, a third of a lease later, tries again.
+    }
+  },
+  Math.max(100, leaseMs / 3),
+);
 
 parentPort.on("message", (message) => {
   if (message === "stop") {

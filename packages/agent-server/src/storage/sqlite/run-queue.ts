@@ -27,21 +27,27 @@ export class SqliteRunQueue {
   }
 
   claim(owner: string, leaseMs: number): QueuedRun | undefined {
-    return this.db.transaction(() => {
-      const now = Date.now();
-      const next = this.statements.claimable.get(now) as { run_id: string } | undefined;
-      if (!next) return undefined;
-      const iso = new Date(now).toISOString();
-      const row = this.statements.markRunning.get(owner, now + leaseMs, iso, next.run_id) as RunRow;
-      this.statements.threadBusy.run(iso, row.thread_id);
-      return fromRow(row);
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const now = Date.now();
+        const next = this.statements.claimable.get(now) as { run_id: string } | undefined;
+        if (!next) return undefined;
+        const iso = new Date(now).toISOString();
+        const row = this.statements.markRunning.get(owner, now + leaseMs, iso, next.run_id) as RunRow;
+        this.statements.threadBusy.run(iso, row.thread_id);
+        return fromRow(row);
+      })
+      .immediate();
   }
 
   /** Extends `owner`'s leases: those of `held` (all of the owner's without it); returns the `held` runs it no longer holds. */
   heartbeat(owner: string, leaseMs: number, held?: HeldRun[]): string[] {
     const only = held ? "AND (run_id, attempt) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))" : "";
-    const params: unknown[] = [Date.now() + leaseMs, owner, ...(held ? [JSON.stringify(held.map((run) => [run.run_id, run.attempt]))] : [])];
+    const params: unknown[] = [
+      Date.now() + leaseMs,
+      owner,
+      ...(held ? [JSON.stringify(held.map((run) => [run.run_id, run.attempt]))] : []),
+    ];
     const renewed = this.db
       .prepare(`UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status = 'running' ${only} RETURNING run_id`)
       .all(...params) as { run_id: string }[];

@@ -10,7 +10,12 @@ export interface RunRow extends Omit<RunColumns, "metadata" | "kwargs" | "output
 }
 
 export function fromRow(row: RunRow): QueuedRun {
-  return queuedRun({ ...row, metadata: parseJsonColumn(row.metadata), kwargs: JSON.parse(row.kwargs), output: parseJsonColumn<unknown>(row.output) });
+  return queuedRun({
+    ...row,
+    metadata: parseJsonColumn(row.metadata),
+    kwargs: JSON.parse(row.kwargs),
+    output: parseJsonColumn<unknown>(row.output),
+  });
 }
 
 export const apiRunFromRow = (row: RunRow): Run => toApiRun(fromRow(row));

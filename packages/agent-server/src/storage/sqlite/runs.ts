@@ -24,61 +24,61 @@ export class SqliteRunRepository implements RunRepository {
     this.queue = new SqliteRunQueue(db);
     this.statements = {
       get: db.prepare("SELECT * FROM runs WHERE run_id = ?"),
-      inflight: db.prepare(
-        "SELECT * FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid",
-      ),
+      inflight: db.prepare("SELECT * FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid"),
       insertEvent: db.prepare("INSERT OR IGNORE INTO run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)"),
       readEvents: db.prepare("SELECT seq, event, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq"),
     };
   }
 
   async create(run: NewRun): Promise<CreateRunResult> {
-    return this.db.transaction((): CreateRunResult => {
-      const now = nowIso();
-      const thread = this.db.prepare("SELECT metadata FROM threads WHERE thread_id = ?").get(run.thread_id) as
-        | { metadata: string }
-        | undefined;
-      if (!thread) {
-        if (!run.create_thread) return { kind: "thread_not_found" };
+    return this.db
+      .transaction((): CreateRunResult => {
+        const now = nowIso();
+        const thread = this.db.prepare("SELECT metadata FROM threads WHERE thread_id = ?").get(run.thread_id) as
+          | { metadata: string }
+          | undefined;
+        if (!thread) {
+          if (!run.create_thread) return { kind: "thread_not_found" };
+          this.db
+            .prepare(
+              `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at) VALUES (?, 'busy', ?, ?, ?, ?)`,
+            )
+            .run(
+              run.thread_id,
+              JSON.stringify({ graph_id: run.graph_id, assistant_id: run.assistant_id }),
+              JSON.stringify(run.thread_config ?? {}),
+              now,
+              now,
+            );
+        }
+        const inflight = this.statements.inflight.all(run.thread_id).map((row) => apiRunFromRow(row as RunRow));
+        if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
+        if (thread) {
+          const metadata = { ...JSON.parse(thread.metadata), graph_id: run.graph_id, assistant_id: run.assistant_id };
+          this.db
+            .prepare("UPDATE threads SET status = 'busy', metadata = ?, updated_at = ? WHERE thread_id = ?")
+            .run(JSON.stringify(metadata), now, run.thread_id);
+        }
         this.db
           .prepare(
-            `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at) VALUES (?, 'busy', ?, ?, ?, ?)`,
+            `INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, available_at)
+           VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
           )
           .run(
+            run.run_id,
             run.thread_id,
-            JSON.stringify({ graph_id: run.graph_id, assistant_id: run.assistant_id }),
-            JSON.stringify(run.thread_config ?? {}),
+            run.assistant_id,
+            JSON.stringify(run.metadata),
+            JSON.stringify(run.kwargs),
+            run.multitask_strategy,
             now,
             now,
+            run.available_at,
           );
-      }
-      const inflight = this.statements.inflight.all(run.thread_id).map((row) => apiRunFromRow(row as RunRow));
-      if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
-      if (thread) {
-        const metadata = { ...JSON.parse(thread.metadata), graph_id: run.graph_id, assistant_id: run.assistant_id };
-        this.db
-          .prepare("UPDATE threads SET status = 'busy', metadata = ?, updated_at = ? WHERE thread_id = ?")
-          .run(JSON.stringify(metadata), now, run.thread_id);
-      }
-      this.db
-        .prepare(
-          `INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, available_at)
-           VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
-        )
-        .run(
-          run.run_id,
-          run.thread_id,
-          run.assistant_id,
-          JSON.stringify(run.metadata),
-          JSON.stringify(run.kwargs),
-          run.multitask_strategy,
-          now,
-          now,
-          run.available_at,
-        );
-      const created = apiRunFromRow(this.statements.get.get(run.run_id) as RunRow);
-      return { kind: "created", run: created, inflight };
-    }).immediate();
+        const created = apiRunFromRow(this.statements.get.get(run.run_id) as RunRow);
+        return { kind: "created", run: created, inflight };
+      })
+      .immediate();
   }
 
   async get(runId: string): Promise<QueuedRun | undefined> {
@@ -102,7 +102,9 @@ export class SqliteRunRepository implements RunRepository {
 
   async findActive(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }) {
     const clauses = [
-      filter.status === "pending" || filter.status === "running" ? `status = '${filter.status}'` : "status IN ('pending', 'running')",
+      filter.status === "pending" || filter.status === "running"
+        ? `status = '${filter.status}'`
+        : "status IN ('pending', 'running')",
     ];
     const params: unknown[] = [];
     if (filter.thread_id) {
@@ -146,62 +148,79 @@ export class SqliteRunRepository implements RunRepository {
   }
 
   async finish(runId: string, end: RunEnd, lease?: RunLease): Promise<boolean> {
-    return this.db.transaction(() => {
-      const now = nowIso();
-      const updated = this.db
-        .prepare(
-          `UPDATE runs SET status = ?, output = ?, ended_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL,
+    return this.db
+      .transaction(() => {
+        const now = nowIso();
+        const updated = this.db
+          .prepare(
+            `UPDATE runs SET status = ?, output = ?, ended_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL,
                  kwargs = CASE WHEN ? IS NULL THEN kwargs ELSE json_set(kwargs, '$.feedback_urls', json(?)) END
             WHERE run_id = ? ${lease ? LEASE_HELD : ""} RETURNING thread_id`,
-        )
-        .get(end.status, JSON.stringify(end.output ?? null), now, now, ...feedbackUrlsParams(end), runId, ...leaseParams(lease)) as
-        | { thread_id: string }
-        | undefined;
-      if (!updated) return false;
-      if (end.deleteThread) this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(updated.thread_id);
-      else this.recordThreadState(updated.thread_id, end.thread, now);
-      return true;
-    }).immediate();
+          )
+          .get(
+            end.status,
+            JSON.stringify(end.output ?? null),
+            now,
+            now,
+            ...feedbackUrlsParams(end),
+            runId,
+            ...leaseParams(lease),
+          ) as { thread_id: string } | undefined;
+        if (!updated) return false;
+        if (end.deleteThread) this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(updated.thread_id);
+        else this.recordThreadState(updated.thread_id, end.thread, now);
+        return true;
+      })
+      .immediate();
   }
 
   async discard(runId: string, thread: RunEnd["thread"], lease?: RunLease): Promise<boolean> {
-    return this.db.transaction(() => {
-      const deleted = this.db
-        .prepare(`DELETE FROM runs WHERE run_id = ? ${lease ? LEASE_HELD : ""} RETURNING thread_id`)
-        .get(runId, ...leaseParams(lease)) as { thread_id: string } | undefined;
-      if (deleted) this.recordThreadState(deleted.thread_id, thread, nowIso());
-      return deleted !== undefined;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const deleted = this.db
+          .prepare(`DELETE FROM runs WHERE run_id = ? ${lease ? LEASE_HELD : ""} RETURNING thread_id`)
+          .get(runId, ...leaseParams(lease)) as { thread_id: string } | undefined;
+        if (deleted) this.recordThreadState(deleted.thread_id, thread, nowIso());
+        return deleted !== undefined;
+      })
+      .immediate();
   }
 
   async requestCancel(runId: string, action: CancelAction): Promise<boolean> {
-    return this.db.prepare("UPDATE runs SET cancel_action = ? WHERE run_id = ? AND status = 'running'").run(action, runId).changes > 0;
+    return (
+      this.db.prepare("UPDATE runs SET cancel_action = ? WHERE run_id = ? AND status = 'running'").run(action, runId).changes > 0
+    );
   }
 
   async cancelPending(runId: string): Promise<boolean> {
-    return this.db.transaction(() => {
-      const now = nowIso();
-      const updated = this.db
-        .prepare(
-          `UPDATE runs SET status = 'interrupted', ended_at = ?, updated_at = ? WHERE run_id = ? AND status = 'pending'
+    return this.db
+      .transaction(() => {
+        const now = nowIso();
+        const updated = this.db
+          .prepare(
+            `UPDATE runs SET status = 'interrupted', ended_at = ?, updated_at = ? WHERE run_id = ? AND status = 'pending'
             RETURNING thread_id`,
-        )
-        .get(now, now, runId) as { thread_id: string } | undefined;
-      if (!updated) return false;
-      const thread = this.db.prepare(`SELECT status FROM threads WHERE thread_id = ?`).get(updated.thread_id) as
-        | { status: string }
-        | undefined;
-      if (thread?.status === "busy") this.settleThreadStatus(updated.thread_id, "idle", now);
-      return true;
-    }).immediate();
+          )
+          .get(now, now, runId) as { thread_id: string } | undefined;
+        if (!updated) return false;
+        const thread = this.db.prepare(`SELECT status FROM threads WHERE thread_id = ?`).get(updated.thread_id) as
+          | { status: string }
+          | undefined;
+        if (thread?.status === "busy") this.settleThreadStatus(updated.thread_id, "idle", now);
+        return true;
+      })
+      .immediate();
   }
 
   async appendEvents(runId: string, events: StoredEvent[], lease?: RunLease): Promise<boolean> {
-    return this.db.transaction(() => {
-      if (lease && !this.db.prepare(`SELECT 1 FROM runs WHERE run_id = ? ${LEASE_HELD}`).get(runId, ...leaseParams(lease))) return false;
-      for (const event of events) this.statements.insertEvent.run(runId, event.seq, event.event, event.data);
-      return true;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (lease && !this.db.prepare(`SELECT 1 FROM runs WHERE run_id = ? ${LEASE_HELD}`).get(runId, ...leaseParams(lease)))
+          return false;
+        for (const event of events) this.statements.insertEvent.run(runId, event.seq, event.event, event.data);
+        return true;
+      })
+      .immediate();
   }
 
   async readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]> {

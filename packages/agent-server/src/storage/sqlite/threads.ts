@@ -80,22 +80,26 @@ export class SqliteThreadRepository implements ThreadRepository {
   }
 
   async patch(threadId: string, metadata: JsonObject): Promise<Thread | undefined> {
-    return this.db.transaction(() => {
-      const current = this.getSync(threadId);
-      if (!current) return undefined;
-      this.db
-        .prepare("UPDATE threads SET metadata = ?, updated_at = ? WHERE thread_id = ?")
-        .run(JSON.stringify({ ...current.metadata, ...metadata }), nowIso(), threadId);
-      return this.getSync(threadId);
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const current = this.getSync(threadId);
+        if (!current) return undefined;
+        this.db
+          .prepare("UPDATE threads SET metadata = ?, updated_at = ? WHERE thread_id = ?")
+          .run(JSON.stringify({ ...current.metadata, ...metadata }), nowIso(), threadId);
+        return this.getSync(threadId);
+      })
+      .immediate();
   }
 
   async delete(threadId: string): Promise<boolean> {
-    return this.db.transaction(() => {
-      const deleted = this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(threadId).changes > 0;
-      if (deleted) void this.checkpointer.deleteThread(threadId);
-      return deleted;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const deleted = this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(threadId).changes > 0;
+        if (deleted) void this.checkpointer.deleteThread(threadId);
+        return deleted;
+      })
+      .immediate();
   }
 
   async search(query: ThreadQuery): Promise<{ items: Thread[]; total: number }> {
@@ -116,18 +120,20 @@ export class SqliteThreadRepository implements ThreadRepository {
   }
 
   async copy(sourceId: string, targetId: string): Promise<Thread | undefined> {
-    return this.db.transaction(() => {
-      const now = nowIso();
-      const copied = this.db
-        .prepare(
-          `INSERT INTO threads (thread_id, status, metadata, config, "values", interrupts, created_at, updated_at)
+    return this.db
+      .transaction(() => {
+        const now = nowIso();
+        const copied = this.db
+          .prepare(
+            `INSERT INTO threads (thread_id, status, metadata, config, "values", interrupts, created_at, updated_at)
            SELECT ?, status, metadata, config, "values", interrupts, ?, ? FROM threads WHERE thread_id = ?`,
-        )
-        .run(targetId, now, now, sourceId);
-      if (copied.changes === 0) return undefined;
-      void this.checkpointer.copyThread(sourceId, targetId);
-      return this.getSync(targetId);
-    }).immediate();
+          )
+          .run(targetId, now, now, sourceId);
+        if (copied.changes === 0) return undefined;
+        void this.checkpointer.copyThread(sourceId, targetId);
+        return this.getSync(targetId);
+      })
+      .immediate();
   }
 
   async setState(threadId: string, state: ThreadStateSummary): Promise<void> {
@@ -148,4 +154,3 @@ export class SqliteThreadRepository implements ThreadRepository {
     return row && fromRow(row);
   }
 }
-

@@ -13,7 +13,9 @@ export function truncateSqlite(db: SqliteDatabase, parts: TruncateParts, keepAss
       db.prepare("UPDATE threads SET status = 'idle' WHERE status = 'busy'").run();
     }
     if (parts.assistants) {
-      db.prepare("DELETE FROM assistants WHERE assistant_id NOT IN (SELECT value FROM json_each(?))").run(JSON.stringify(keepAssistantIds));
+      db.prepare("DELETE FROM assistants WHERE assistant_id NOT IN (SELECT value FROM json_each(?))").run(
+        JSON.stringify(keepAssistantIds),
+      );
     }
   }).immediate();
 }

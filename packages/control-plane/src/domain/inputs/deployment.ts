@@ -12,11 +12,9 @@ export const RequestSource = z
   .enum([...DEPLOYMENT_SOURCES, ...HOSTED_SOURCES])
   .describe("github and internal_docker are the hosted platform's names of repo_host and internal_image");
 
-export const DeploymentName = z
-  .string()
-  .regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
-    message: "must be 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit",
-  });
+export const DeploymentName = z.string().regex(/^[A-Za-z0-9][A-Za-z0-9._-]{0,62}$/, {
+  message: "must be 1-63 letters, digits, '.', '_' or '-', starting with a letter or digit",
+});
 
 export const ListenerConfig = z.strictObject({
   cluster_namespace: Text.min(1).nullish(),

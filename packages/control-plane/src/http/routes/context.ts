@@ -10,4 +10,7 @@ export interface RouteContext {
 }
 
 /** The routes that need credentials, as OpenAPI security requirements. */
-export const SECURED = [{ ApiKey: [], TenantId: [] }, { BearerAuth: [], TenantId: [] }];
+export const SECURED = [
+  { ApiKey: [], TenantId: [] },
+  { BearerAuth: [], TenantId: [] },
+];

@@ -50,7 +50,14 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
   defineRoute(
     app,
     catalog,
-    { method: "GET", path: "/v2/listeners/:listener_id/assignments", summary: "The deployments this listener runs, with the revisions to run", tag, params: ListenerParams, responses: { 200: { description: "Assignments" }, ...notFound } },
+    {
+      method: "GET",
+      path: "/v2/listeners/:listener_id/assignments",
+      summary: "The deployments this listener runs, with the revisions to run",
+      tag,
+      params: ListenerParams,
+      responses: { 200: { description: "Assignments" }, ...notFound },
+    },
     async ({ params, request }) => ({ resources: await api.assignments(await scopeOf(request, params.listener_id)) }),
   );
 
@@ -69,10 +76,23 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
         message: Text.max(4000),
         report: Report.optional().describe("Applied to the deployment when the move happened"),
       }),
-      responses: { 200: { description: "Whether it moved, and its status now", schema: z.object({ transitioned: z.boolean(), status: RevisionStatus.optional() }) }, ...notFound },
+      responses: {
+        200: {
+          description: "Whether it moved, and its status now",
+          schema: z.object({ transitioned: z.boolean(), status: RevisionStatus.optional() }),
+        },
+        ...notFound,
+      },
     },
     async ({ params, body, request }) =>
-      api.transition(await scopeOf(request, params.listener_id), params.revision_id, body.from, body.to, body.message, body.report),
+      api.transition(
+        await scopeOf(request, params.listener_id),
+        params.revision_id,
+        body.from,
+        body.to,
+        body.message,
+        body.report,
+      ),
   );
 
   defineRoute(
@@ -96,7 +116,14 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/v2/listeners/:listener_id/deployments/:deployment_id/purge", summary: "A deleted deployment's compute is gone: forget it", tag, params: ListenerDeploymentParams, responses: { 204: { description: "Purged" }, ...notFound } },
+    {
+      method: "POST",
+      path: "/v2/listeners/:listener_id/deployments/:deployment_id/purge",
+      summary: "A deleted deployment's compute is gone: forget it",
+      tag,
+      params: ListenerDeploymentParams,
+      responses: { 204: { description: "Purged" }, ...notFound },
+    },
     async ({ params, request, reply }) => {
       await api.purge(await scopeOf(request, params.listener_id), params.deployment_id);
       return reply.status(204).send();
@@ -106,7 +133,14 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
   defineRoute(
     app,
     catalog,
-    { method: "GET", path: "/v2/listeners/:listener_id/revisions/:revision_id/source", summary: "Download a revision's uploaded source tarball", tag, params: ListenerRevisionParams, responses: { 200: { description: "The .tar.gz" }, ...notFound } },
+    {
+      method: "GET",
+      path: "/v2/listeners/:listener_id/revisions/:revision_id/source",
+      summary: "Download a revision's uploaded source tarball",
+      tag,
+      params: ListenerRevisionParams,
+      responses: { 200: { description: "The .tar.gz" }, ...notFound },
+    },
     async ({ params, request, reply }) => {
       const file = await api.sourceFile(await scopeOf(request, params.listener_id), params.revision_id);
       const { size } = await stat(file).catch(() => {
@@ -119,7 +153,15 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/v2/listeners/:listener_id/logs", summary: "Append build and server log lines", tag, params: ListenerParams, body: LogEntries, responses: { 204: { description: "Appended" }, ...notFound } },
+    {
+      method: "POST",
+      path: "/v2/listeners/:listener_id/logs",
+      summary: "Append build and server log lines",
+      tag,
+      params: ListenerParams,
+      body: LogEntries,
+      responses: { 204: { description: "Appended" }, ...notFound },
+    },
     async ({ params, body, request, reply }) => {
       await api.appendLogs(await scopeOf(request, params.listener_id), body.entries);
       return reply.status(204).send();
@@ -136,7 +178,13 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
       tag,
       params: ListenerParams,
       body: z.strictObject({ deployment_id: Uuid, api_key: Text.min(1) }),
-      responses: { 200: { description: "allowed, denied or unknown_key", schema: z.object({ result: z.enum(["allowed", "denied", "unknown_key"]) }) }, ...notFound },
+      responses: {
+        200: {
+          description: "allowed, denied or unknown_key",
+          schema: z.object({ result: z.enum(["allowed", "denied", "unknown_key"]) }),
+        },
+        ...notFound,
+      },
     },
     async ({ params, body, request }) => ({
       result: await api.authorize(await scopeOf(request, params.listener_id), body.deployment_id, body.api_key),

@@ -14,7 +14,14 @@ export function registerListenerRoutes({ app, catalog, caller }: RouteContext, l
   defineRoute(
     app,
     catalog,
-    { method: "GET", path: "/v2/listeners", summary: "List listeners", tag, query: z.object(PageQuery), responses: { 200: { description: "A page", schema: ListenerPage } } },
+    {
+      method: "GET",
+      path: "/v2/listeners",
+      summary: "List listeners",
+      tag,
+      query: z.object(PageQuery),
+      responses: { 200: { description: "A page", schema: ListenerPage } },
+    },
     async ({ query, request }) => listeners.list((await caller(request)).tenantId, query.limit, query.offset),
   );
   defineRoute(
@@ -26,14 +33,24 @@ export function registerListenerRoutes({ app, catalog, caller }: RouteContext, l
       summary: "Register a listener and the compute it deploys to",
       tag,
       body: ListenerCreateRequest,
-      responses: { 201: { description: "The listener", schema: Listener }, 409: { description: "compute_id taken", schema: Detail } },
+      responses: {
+        201: { description: "The listener", schema: Listener },
+        409: { description: "compute_id taken", schema: Detail },
+      },
     },
     async ({ body, request, reply }) => reply.status(201).send(await listeners.create((await caller(request)).tenantId, body)),
   );
   defineRoute(
     app,
     catalog,
-    { method: "GET", path: "/v2/listeners/:listener_id", summary: "Get a listener", tag, params: ListenerIdParams, responses: { 200: { description: "The listener", schema: Listener }, ...notFound } },
+    {
+      method: "GET",
+      path: "/v2/listeners/:listener_id",
+      summary: "Get a listener",
+      tag,
+      params: ListenerIdParams,
+      responses: { 200: { description: "The listener", schema: Listener }, ...notFound },
+    },
     async ({ params, request }) => listeners.get((await caller(request)).tenantId, params.listener_id),
   );
   defineRoute(

@@ -14,9 +14,24 @@ const tag = "Logs (v1)";
  */
 export function registerLogRoutes({ app, catalog, caller }: RouteContext, logs: LogService): void {
   const routes: { path: string; kind: LogKind; summary: string; perRevision: boolean }[] = [
-    { path: "/v1/projects/:deployment_id/revisions/:revision_id/build_logs", kind: "build", summary: "A revision's build logs", perRevision: true },
-    { path: "/v1/projects/:deployment_id/revisions/:revision_id/deploy_logs", kind: "deploy", summary: "A revision's server logs", perRevision: true },
-    { path: "/v1/projects/:deployment_id/deploy_logs", kind: "deploy", summary: "A deployment's server logs", perRevision: false },
+    {
+      path: "/v1/projects/:deployment_id/revisions/:revision_id/build_logs",
+      kind: "build",
+      summary: "A revision's build logs",
+      perRevision: true,
+    },
+    {
+      path: "/v1/projects/:deployment_id/revisions/:revision_id/deploy_logs",
+      kind: "deploy",
+      summary: "A revision's server logs",
+      perRevision: true,
+    },
+    {
+      path: "/v1/projects/:deployment_id/deploy_logs",
+      kind: "deploy",
+      summary: "A deployment's server logs",
+      perRevision: false,
+    },
   ];
   for (const route of routes) {
     defineRoute(
@@ -30,7 +45,10 @@ export function registerLogRoutes({ app, catalog, caller }: RouteContext, logs: 
         params: route.perRevision ? ProjectRevisionParams : ProjectIdParams,
         body: LogQueryBody,
         bodyOptional: true,
-        responses: { 200: { description: "A page of log lines", schema: LogPage }, 404: { description: "Not found", schema: Detail } },
+        responses: {
+          200: { description: "A page of log lines", schema: LogPage },
+          404: { description: "Not found", schema: Detail },
+        },
       },
       async ({ params, body, request }) => {
         const { tenantId } = await caller(request);

@@ -19,7 +19,10 @@ export function registerPushTokenRoute({ app, catalog, caller }: RouteContext, d
       body: z.object({}).describe("No fields; an empty body is fine"),
       bodyOptional: true,
       responses: {
-        400: { description: "Not an internal_image (internal_docker) deployment, or push tokens are not available: `{detail}`", schema: Detail },
+        400: {
+          description: "Not an internal_image (internal_docker) deployment, or push tokens are not available: `{detail}`",
+          schema: Detail,
+        },
         404: { description: "Not found", schema: Detail },
       },
     },

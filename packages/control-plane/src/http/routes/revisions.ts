@@ -32,7 +32,10 @@ export function registerRevisionRoutes(
       tag,
       params: DeploymentIdParams,
       query: RevisionListQuery,
-      responses: { 200: { description: "A page, and the offset of the next one", schema: RevisionPage }, 404: { description: "Not found", schema: Detail } },
+      responses: {
+        200: { description: "A page, and the offset of the next one", schema: RevisionPage },
+        404: { description: "Not found", schema: Detail },
+      },
     },
     async ({ params, query, request }) => {
       const { tenantId } = await caller(request);
@@ -51,13 +54,26 @@ export function registerRevisionRoutes(
       tag,
       params: RevisionIdParams,
       query: z.object({
-        wait_seconds: z.coerce.number().min(0).max(300).default(0).describe("Long poll: answer when the revision is final, or after this many seconds"),
-        while_status: RevisionStatus.optional().describe("With wait_seconds: answer as soon as the status is another than this one"),
+        wait_seconds: z.coerce
+          .number()
+          .min(0)
+          .max(300)
+          .default(0)
+          .describe("Long poll: answer when the revision is final, or after this many seconds"),
+        while_status: RevisionStatus.optional().describe(
+          "With wait_seconds: answer as soon as the status is another than this one",
+        ),
       }),
       responses: { 200: { description: "The revision", schema: Revision }, 404: { description: "Not found", schema: Detail } },
     },
     async ({ params, query, request }) =>
-      revisions.wait((await caller(request)).tenantId, params.deployment_id, params.revision_id, query.wait_seconds, query.while_status),
+      revisions.wait(
+        (await caller(request)).tenantId,
+        params.deployment_id,
+        params.revision_id,
+        query.wait_seconds,
+        query.while_status,
+      ),
   );
 
   defineRoute(
@@ -69,10 +85,12 @@ export function registerRevisionRoutes(
       summary: "A revision's timeline: every status it went through, with the reason, oldest first",
       tag,
       params: RevisionIdParams,
-      responses: { 200: { description: "The timeline", schema: z.object({ resources: z.array(RevisionEvent), offset: z.int() }) }, 404: { description: "Not found", schema: Detail } },
+      responses: {
+        200: { description: "The timeline", schema: z.object({ resources: z.array(RevisionEvent), offset: z.int() }) },
+        404: { description: "Not found", schema: Detail },
+      },
     },
-    async ({ params, request }) =>
-      revisions.events((await caller(request)).tenantId, params.deployment_id, params.revision_id),
+    async ({ params, request }) => revisions.events((await caller(request)).tenantId, params.deployment_id, params.revision_id),
   );
 
   defineRoute(

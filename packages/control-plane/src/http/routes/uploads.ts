@@ -15,7 +15,11 @@ function baseUrl(request: FastifyRequest, publicUrl: string | undefined): string
   return `${request.protocol}://${request.host}${prefix}`;
 }
 
-export async function registerUploadRoutes({ app, catalog, caller }: RouteContext, uploads: UploadService, publicUrl: string | undefined): Promise<void> {
+export async function registerUploadRoutes(
+  { app, catalog, caller }: RouteContext,
+  uploads: UploadService,
+  publicUrl: string | undefined,
+): Promise<void> {
   for (const path of ["/v2/deployments/:deployment_id/upload-url", "/deployments/:deployment_id/upload-url"]) {
     defineRoute(
       app,
@@ -28,7 +32,10 @@ export async function registerUploadRoutes({ app, catalog, caller }: RouteContex
         params: DeploymentIdParams,
         body: z.object({}).describe("No fields; an empty body is fine"),
         bodyOptional: true,
-        responses: { 200: { description: "upload_url and the object_path for source_tarball_path", schema: UploadUrl }, 400: { description: "Not an internal_source deployment", schema: Detail } },
+        responses: {
+          200: { description: "upload_url and the object_path for source_tarball_path", schema: UploadUrl },
+          400: { description: "Not an internal_source deployment", schema: Detail },
+        },
       },
       async ({ params, request }) =>
         uploads.issue((await caller(request)).tenantId, params.deployment_id, baseUrl(request, publicUrl)),
@@ -56,7 +63,13 @@ export async function registerUploadRoutes({ app, catalog, caller }: RouteContex
       },
       async ({ params, query, request }) => {
         const length = request.headers["content-length"];
-        return uploads.receive(params.upload_id, query.expires, query.signature, request.raw, length === undefined ? undefined : Number(length));
+        return uploads.receive(
+          params.upload_id,
+          query.expires,
+          query.signature,
+          request.raw,
+          length === undefined ? undefined : Number(length),
+        );
       },
     );
   });

@@ -2,7 +2,6 @@ import { z } from "zod";
 
 export { ReadOnly, Text, Uuid } from "../../domain/inputs/primitives.js";
 
-
 export const Timestamp = z.string().describe("ISO 8601 date-time");
 
 export const PageQuery = {
@@ -14,7 +13,12 @@ export const PageQuery = {
 export function csvList<T extends z.ZodType<unknown, string>>(item: T) {
   return z
     .union([z.string(), z.array(z.string())])
-    .transform((value) => (Array.isArray(value) ? value : [value]).flatMap((part) => part.split(",")).map((part) => part.trim()).filter(Boolean))
+    .transform((value) =>
+      (Array.isArray(value) ? value : [value])
+        .flatMap((part) => part.split(","))
+        .map((part) => part.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(item));
 }
 
@@ -24,7 +28,6 @@ export const QueryBoolean = z
   .toLowerCase()
   .pipe(z.enum(["true", "false", "1", "0", "yes", "no"]))
   .transform((value) => ["true", "1", "yes"].includes(value));
-
 
 export const Detail = z.object({ detail: z.unknown() });
 

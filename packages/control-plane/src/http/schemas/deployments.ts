@@ -85,15 +85,18 @@ export const UploadUrl = z.object({ upload_url: z.string(), object_path: z.strin
 export const RevisionEvent = z.object({ at: Timestamp, status: RevisionStatus, message: z.string() });
 
 /** ISO date-time or epoch milliseconds (the official CLI sends either). */
-const TimeBound = z.union([z.iso.datetime({ offset: true }), z.int().min(0)]).transform((value) =>
-  typeof value === "number" ? new Date(value).toISOString() : new Date(value).toISOString(),
-);
+const TimeBound = z
+  .union([z.iso.datetime({ offset: true }), z.int().min(0)])
+  .transform((value) => (typeof value === "number" ? new Date(value).toISOString() : new Date(value).toISOString()));
 
 export const LogQueryBody = z.strictObject({
   order: z.enum(["asc", "desc"]).default("desc"),
   limit: z.int().min(1).max(1000).default(100),
   offset: z.int().min(0).default(0),
-  level: Text.min(1).transform(toBerthLogLevel).optional().describe("info, warn or error (any case; WARNING and CRITICAL as the hosted platform names them)"),
+  level: Text.min(1)
+    .transform(toBerthLogLevel)
+    .optional()
+    .describe("info, warn or error (any case; WARNING and CRITICAL as the hosted platform names them)"),
   query: Text.min(1).optional(),
   start_time: TimeBound.optional(),
   end_time: TimeBound.optional(),

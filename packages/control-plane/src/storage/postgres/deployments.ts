@@ -110,7 +110,13 @@ export class PostgresDeploymentStore implements DeploymentStore {
         `UPDATE deployments SET source_config = $1::jsonb, secret_references = $2::jsonb, updated_at = $3,
            latest_revision_id = coalesce($4, latest_revision_id)
          WHERE id = $5 RETURNING ${DEPLOYMENT}`,
-        [jsonb(change.source_config), jsonbOrNull(change.secret_references), change.updated_at, revision?.id ?? null, deployment.id],
+        [
+          jsonb(change.source_config),
+          jsonbOrNull(change.secret_references),
+          change.updated_at,
+          revision?.id ?? null,
+          deployment.id,
+        ],
       );
       return { deployment: updated.rows[0], revision };
     });
@@ -155,7 +161,9 @@ export class PostgresDeploymentStore implements DeploymentStore {
 
   async report(id: string, report: DeploymentReport, now: string): Promise<void> {
     await withTransaction(this.pool, async (client) => {
-      const { rows } = await client.query<DeploymentRecord>(`SELECT ${DEPLOYMENT} FROM deployments WHERE id = $1 FOR UPDATE`, [id]);
+      const { rows } = await client.query<DeploymentRecord>(`SELECT ${DEPLOYMENT} FROM deployments WHERE id = $1 FOR UPDATE`, [
+        id,
+      ]);
       const current = rows[0];
       if (!current) return;
       const sourceConfig =

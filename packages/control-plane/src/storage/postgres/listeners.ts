@@ -68,9 +68,10 @@ export class PostgresListenerStore implements ListenerStore {
   }
 
   async defaultOf(tenantId: string): Promise<ListenerRecord | undefined> {
-    const { rows } = await this.pool.query<ListenerRecord>(`SELECT ${LISTENER} FROM listeners WHERE tenant_id = $1 AND is_default`, [
-      tenantId,
-    ]);
+    const { rows } = await this.pool.query<ListenerRecord>(
+      `SELECT ${LISTENER} FROM listeners WHERE tenant_id = $1 AND is_default`,
+      [tenantId],
+    );
     return rows[0];
   }
 
@@ -78,7 +79,10 @@ export class PostgresListenerStore implements ListenerStore {
     return withTransaction(this.pool, async (client) => {
       // The lock waits for deployments being created on this listener (their
       // foreign key check holds a share lock on it) and holds off new ones.
-      const { rowCount } = await client.query("SELECT 1 FROM listeners WHERE tenant_id = $1 AND id = $2 FOR UPDATE", [tenantId, id]);
+      const { rowCount } = await client.query("SELECT 1 FROM listeners WHERE tenant_id = $1 AND id = $2 FOR UPDATE", [
+        tenantId,
+        id,
+      ]);
       if (!rowCount) return false;
       const used = await client.query("SELECT 1 FROM deployments WHERE listener_id = $1 AND deleted_at IS NULL LIMIT 1", [id]);
       if (used.rowCount) throw new ConflictError(`Listener ${id} is used by a deployment; delete its deployments first`);
@@ -96,6 +100,8 @@ export class PostgresListenerStore implements ListenerStore {
  * last one wins, and listeners_tenant_default never fires.
  */
 async function unmarkDefault(client: Queryable, tenantId: string): Promise<void> {
-  await client.query("SELECT pg_advisory_xact_lock(hashtext('berth.listener_default:' || current_schema() || ':' || $1))", [tenantId]);
+  await client.query("SELECT pg_advisory_xact_lock(hashtext('berth.listener_default:' || current_schema() || ':' || $1))", [
+    tenantId,
+  ]);
   await client.query("UPDATE listeners SET is_default = false WHERE tenant_id = $1 AND is_default", [tenantId]);
 }

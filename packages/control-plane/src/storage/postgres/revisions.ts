@@ -94,11 +94,8 @@ export async function recordEvent(
   status: string,
   message: string,
 ): Promise<void> {
-  await client.query("INSERT INTO revision_events (revision_id, deployment_id, at, status, message) VALUES ($1, $2, $3, $4, $5)", [
-    revisionId,
-    deploymentId,
-    at,
-    status,
-    message,
-  ]);
+  await client.query(
+    "INSERT INTO revision_events (revision_id, deployment_id, at, status, message) VALUES ($1, $2, $3, $4, $5)",
+    [revisionId, deploymentId, at, status, message],
+  );
 }

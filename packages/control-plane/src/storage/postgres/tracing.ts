@@ -31,12 +31,18 @@ export class PostgresTracingStore implements TracingStore {
   constructor(private readonly pool: pg.Pool) {}
 
   async projectById(tenantId: string, id: string): Promise<TracingProjectRecord | undefined> {
-    const { rows } = await this.pool.query<TracingProjectRecord>(`SELECT ${PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+    const { rows } = await this.pool.query<TracingProjectRecord>(
+      `SELECT ${PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND id = $2`,
+      [tenantId, id],
+    );
     return rows[0];
   }
 
   async projectByName(tenantId: string, name: string): Promise<TracingProjectRecord | undefined> {
-    const { rows } = await this.pool.query<TracingProjectRecord>(`SELECT ${PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND name = $2`, [tenantId, name]);
+    const { rows } = await this.pool.query<TracingProjectRecord>(
+      `SELECT ${PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND name = $2`,
+      [tenantId, name],
+    );
     return rows[0];
   }
 
@@ -55,7 +61,11 @@ export class PostgresTracingStore implements TracingStore {
    * and when a concurrent batch inserted it meanwhile (its commit is awaited
    * by the insert) the whole merge runs again, now over that run.
    */
-  async upsertRuns(tenantId: string, ids: string[], merge: (current: Map<string, TracedRunRecord>) => TracedRunRecord[]): Promise<void> {
+  async upsertRuns(
+    tenantId: string,
+    ids: string[],
+    merge: (current: Map<string, TracedRunRecord>) => TracedRunRecord[],
+  ): Promise<void> {
     const sorted = [...ids].sort(); // one lock order for every batch
     for (let attempt = 1; ; attempt++) {
       try {
@@ -93,7 +103,10 @@ export class PostgresTracingStore implements TracingStore {
   }
 
   async getRun(tenantId: string, id: string): Promise<TracedRunRecord | undefined> {
-    const { rows } = await this.pool.query<TracedRunRecord>(`SELECT ${RUN} FROM traced_runs WHERE tenant_id = $1 AND id = $2`, [tenantId, id]);
+    const { rows } = await this.pool.query<TracedRunRecord>(`SELECT ${RUN} FROM traced_runs WHERE tenant_id = $1 AND id = $2`, [
+      tenantId,
+      id,
+    ]);
     return rows[0];
   }
 
@@ -150,19 +163,25 @@ export class PostgresTracingStore implements TracingStore {
   }
 
   async createToken(token: FeedbackTokenRecord): Promise<void> {
-    await this.pool.query(`INSERT INTO feedback_tokens (${TOKEN_COLUMNS.join(", ")}) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)`, [
-      token.token_hash,
-      token.tenant_id,
-      token.run_id,
-      token.key,
-      jsonbOrNull(token.feedback_config),
-      token.expires_at,
-      token.created_at,
-    ]);
+    await this.pool.query(
+      `INSERT INTO feedback_tokens (${TOKEN_COLUMNS.join(", ")}) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)`,
+      [
+        token.token_hash,
+        token.tenant_id,
+        token.run_id,
+        token.key,
+        jsonbOrNull(token.feedback_config),
+        token.expires_at,
+        token.created_at,
+      ],
+    );
   }
 
   async getToken(tokenHash: string): Promise<FeedbackTokenRecord | undefined> {
-    const { rows } = await this.pool.query<FeedbackTokenRecord>(`SELECT ${TOKEN_COLUMNS.join(", ")} FROM feedback_tokens WHERE token_hash = $1`, [tokenHash]);
+    const { rows } = await this.pool.query<FeedbackTokenRecord>(
+      `SELECT ${TOKEN_COLUMNS.join(", ")} FROM feedback_tokens WHERE token_hash = $1`,
+      [tokenHash],
+    );
     return rows[0];
   }
 }

@@ -29,7 +29,16 @@ export class SqliteApiKeyStore implements ApiKeyStore {
         `INSERT INTO api_keys (id, name, prefix, key_hash, all_tenants, tenant_ids, created_at, revoked_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (key_hash) DO NOTHING`,
       )
-      .run(key.id, key.name, key.prefix, key.key_hash, key.all_tenants ? 1 : 0, JSON.stringify(key.tenant_ids), key.created_at, key.revoked_at);
+      .run(
+        key.id,
+        key.name,
+        key.prefix,
+        key.key_hash,
+        key.all_tenants ? 1 : 0,
+        JSON.stringify(key.tenant_ids),
+        key.created_at,
+        key.revoked_at,
+      );
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {

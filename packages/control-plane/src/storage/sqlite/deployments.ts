@@ -19,39 +19,41 @@ export class SqliteDeploymentStore implements DeploymentStore {
   constructor(private readonly db: SqliteDatabase) {}
 
   async create(deployment: DeploymentRecord, revision: NewRevision, project: TracingProjectRecord): Promise<void> {
-    this.db.transaction(() => {
-      const taken = this.db
-        .prepare("SELECT 1 FROM deployments WHERE tenant_id = ? AND name = ? AND deleted_at IS NULL")
-        .get(deployment.tenant_id, deployment.name);
-      if (taken) throw new ConflictError(`A deployment named "${deployment.name}" already exists`);
-      this.db
-        .prepare(
-          `INSERT INTO deployments (id, tenant_id, name, source, source_config, secret_references, status, latest_revision_id,
+    this.db
+      .transaction(() => {
+        const taken = this.db
+          .prepare("SELECT 1 FROM deployments WHERE tenant_id = ? AND name = ? AND deleted_at IS NULL")
+          .get(deployment.tenant_id, deployment.name);
+        if (taken) throw new ConflictError(`A deployment named "${deployment.name}" already exists`);
+        this.db
+          .prepare(
+            `INSERT INTO deployments (id, tenant_id, name, source, source_config, secret_references, status, latest_revision_id,
              active_revision_id, image_version, listener_id, created_at, updated_at, deleted_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, NULL)`,
-        )
-        .run(
-          deployment.id,
-          deployment.tenant_id,
-          deployment.name,
-          deployment.source,
-          toJson(deployment.source_config),
-          toJson(deployment.secret_references),
-          deployment.status,
-          deployment.active_revision_id,
-          deployment.image_version,
-          deployment.listener_id,
-          deployment.created_at,
-          deployment.updated_at,
-        );
-      this.insertRevision(deployment, revision, 1);
-      this.db
-        .prepare(
-          `INSERT INTO tracing_projects (id, tenant_id, name, deployment_id, created_at) VALUES (?, ?, ?, ?, ?)
+          )
+          .run(
+            deployment.id,
+            deployment.tenant_id,
+            deployment.name,
+            deployment.source,
+            toJson(deployment.source_config),
+            toJson(deployment.secret_references),
+            deployment.status,
+            deployment.active_revision_id,
+            deployment.image_version,
+            deployment.listener_id,
+            deployment.created_at,
+            deployment.updated_at,
+          );
+        this.insertRevision(deployment, revision, 1);
+        this.db
+          .prepare(
+            `INSERT INTO tracing_projects (id, tenant_id, name, deployment_id, created_at) VALUES (?, ?, ?, ?, ?)
            ON CONFLICT (tenant_id, name) DO UPDATE SET deployment_id = excluded.deployment_id`,
-        )
-        .run(project.id, project.tenant_id, project.name, project.deployment_id, project.created_at);
-    }).immediate();
+          )
+          .run(project.id, project.tenant_id, project.name, project.deployment_id, project.created_at);
+      })
+      .immediate();
   }
 
   async get(tenantId: string, id: string): Promise<DeploymentRecord | undefined> {
@@ -93,45 +95,49 @@ export class SqliteDeploymentStore implements DeploymentStore {
   ): Promise<{ deployment: DeploymentRecord; revision?: RevisionRecord } | undefined> {
     // IMMEDIATE takes the write lock before reading: another process's update waits (busy_timeout)
     // instead of failing on the read-to-write upgrade, and sees this one's result.
-    return this.db.transaction(() => {
-      const row = this.db
-        .prepare("SELECT * FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL")
-        .get(tenantId, id) as Row | undefined;
-      if (!row) return undefined;
-      const deployment = deploymentFromRow(row);
-      const latest = revisionFromRow(
-        this.db.prepare("SELECT * FROM revisions WHERE id = ?").get(deployment.latest_revision_id) as Row,
-      );
-      const change = plan(deployment, latest);
-      let revision: RevisionRecord | undefined;
-      if (change.revision) {
-        this.supersede(deployment.id, change.revision, latest.number + 1);
-        revision = this.insertRevision(deployment, change.revision, latest.number + 1);
-      }
-      this.db
-        .prepare("UPDATE deployments SET source_config = ?, secret_references = ?, updated_at = ? WHERE id = ?")
-        .run(toJson(change.source_config), toJson(change.secret_references), change.updated_at, id);
-      const updated = deploymentFromRow(this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row);
-      return { deployment: updated, revision };
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare("SELECT * FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL")
+          .get(tenantId, id) as Row | undefined;
+        if (!row) return undefined;
+        const deployment = deploymentFromRow(row);
+        const latest = revisionFromRow(
+          this.db.prepare("SELECT * FROM revisions WHERE id = ?").get(deployment.latest_revision_id) as Row,
+        );
+        const change = plan(deployment, latest);
+        let revision: RevisionRecord | undefined;
+        if (change.revision) {
+          this.supersede(deployment.id, change.revision, latest.number + 1);
+          revision = this.insertRevision(deployment, change.revision, latest.number + 1);
+        }
+        this.db
+          .prepare("UPDATE deployments SET source_config = ?, secret_references = ?, updated_at = ? WHERE id = ?")
+          .run(toJson(change.source_config), toJson(change.secret_references), change.updated_at, id);
+        const updated = deploymentFromRow(this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row);
+        return { deployment: updated, revision };
+      })
+      .immediate();
   }
 
   async markDeleted(tenantId: string, ids: string[], deleteTracingProjects: boolean, now: string): Promise<string[]> {
-    return this.db.transaction(() => {
-      const deleted: string[] = [];
-      for (const id of ids) {
-        const result = this.db
-          .prepare(
-            `UPDATE deployments SET status = 'AWAITING_DELETE', deleted_at = ?, updated_at = ?
+    return this.db
+      .transaction(() => {
+        const deleted: string[] = [];
+        for (const id of ids) {
+          const result = this.db
+            .prepare(
+              `UPDATE deployments SET status = 'AWAITING_DELETE', deleted_at = ?, updated_at = ?
              WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`,
-          )
-          .run(now, now, tenantId, id);
-        if (result.changes === 0) continue;
-        deleted.push(id);
-        if (deleteTracingProjects) this.db.prepare("DELETE FROM tracing_projects WHERE deployment_id = ?").run(id);
-      }
-      return deleted;
-    }).immediate();
+            )
+            .run(now, now, tenantId, id);
+          if (result.changes === 0) continue;
+          deleted.push(id);
+          if (deleteTracingProjects) this.db.prepare("DELETE FROM tracing_projects WHERE deployment_id = ?").run(id);
+        }
+        return deleted;
+      })
+      .immediate();
   }
 
   async getAny(id: string): Promise<DeploymentRecord | undefined> {
@@ -147,37 +153,41 @@ export class SqliteDeploymentStore implements DeploymentStore {
   }
 
   async report(id: string, report: DeploymentReport, now: string): Promise<void> {
-    this.db.transaction(() => {
-      const row = this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row | undefined;
-      if (!row) return;
-      const current = deploymentFromRow(row);
-      const sourceConfig =
-        report.custom_url === undefined ? current.source_config : { ...current.source_config, custom_url: report.custom_url };
-      this.db
-        .prepare(
-          `UPDATE deployments SET status = ?, active_revision_id = ?, image_version = ?, source_config = ?, updated_at = ?
+    this.db
+      .transaction(() => {
+        const row = this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row | undefined;
+        if (!row) return;
+        const current = deploymentFromRow(row);
+        const sourceConfig =
+          report.custom_url === undefined ? current.source_config : { ...current.source_config, custom_url: report.custom_url };
+        this.db
+          .prepare(
+            `UPDATE deployments SET status = ?, active_revision_id = ?, image_version = ?, source_config = ?, updated_at = ?
            WHERE id = ?`,
-        )
-        .run(
-          // A deleted deployment stays AWAITING_DELETE whatever its listener last saw.
-          current.deleted_at ? current.status : (report.status ?? current.status),
-          report.active_revision_id === undefined ? current.active_revision_id : report.active_revision_id,
-          report.image_version === undefined ? current.image_version : report.image_version,
-          toJson(sourceConfig),
-          now,
-          id,
-        );
-    }).immediate();
+          )
+          .run(
+            // A deleted deployment stays AWAITING_DELETE whatever its listener last saw.
+            current.deleted_at ? current.status : (report.status ?? current.status),
+            report.active_revision_id === undefined ? current.active_revision_id : report.active_revision_id,
+            report.image_version === undefined ? current.image_version : report.image_version,
+            toJson(sourceConfig),
+            now,
+            id,
+          );
+      })
+      .immediate();
   }
 
   async purge(id: string): Promise<void> {
-    this.db.transaction(() => {
-      for (const table of ["revision_events", "deployment_logs", "uploads", "revisions"]) {
-        this.db.prepare(`DELETE FROM ${table} WHERE deployment_id = ?`).run(id);
-      }
-      this.db.prepare("UPDATE tracing_projects SET deployment_id = NULL WHERE deployment_id = ?").run(id);
-      this.db.prepare("DELETE FROM deployments WHERE id = ? AND deleted_at IS NOT NULL").run(id);
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const table of ["revision_events", "deployment_logs", "uploads", "revisions"]) {
+          this.db.prepare(`DELETE FROM ${table} WHERE deployment_id = ?`).run(id);
+        }
+        this.db.prepare("UPDATE tracing_projects SET deployment_id = NULL WHERE deployment_id = ?").run(id);
+        this.db.prepare("DELETE FROM deployments WHERE id = ? AND deleted_at IS NOT NULL").run(id);
+      })
+      .immediate();
   }
 
   /** Revisions still in progress end SKIPPED when a newer one arrives. */

@@ -52,21 +52,25 @@ export class SqliteListenerStore implements ListenerStore {
     id: string,
     change: Pick<ListenerRecord, "compute_config" | "version" | "default" | "updated_at">,
   ): Promise<ListenerRecord | undefined> {
-    return this.db.transaction(() => {
-      if (change.default) this.unmarkDefault(tenantId);
-      const row = this.db
-        .prepare(
-          "UPDATE listeners SET compute_config = ?, version = ?, is_default = ?, updated_at = ? WHERE tenant_id = ? AND id = ? RETURNING *",
-        )
-        .get(JSON.stringify(change.compute_config), change.version, change.default ? 1 : 0, change.updated_at, tenantId, id) as
-        | Row
-        | undefined;
-      return row && listenerFromRow(row);
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        if (change.default) this.unmarkDefault(tenantId);
+        const row = this.db
+          .prepare(
+            "UPDATE listeners SET compute_config = ?, version = ?, is_default = ?, updated_at = ? WHERE tenant_id = ? AND id = ? RETURNING *",
+          )
+          .get(JSON.stringify(change.compute_config), change.version, change.default ? 1 : 0, change.updated_at, tenantId, id) as
+          | Row
+          | undefined;
+        return row && listenerFromRow(row);
+      })
+      .immediate();
   }
 
   async defaultOf(tenantId: string): Promise<ListenerRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM listeners WHERE tenant_id = ? AND is_default = 1").get(tenantId) as Row | undefined;
+    const row = this.db.prepare("SELECT * FROM listeners WHERE tenant_id = ? AND is_default = 1").get(tenantId) as
+      | Row
+      | undefined;
     return row && listenerFromRow(row);
   }
 
@@ -75,15 +79,17 @@ export class SqliteListenerStore implements ListenerStore {
   }
 
   async delete(tenantId: string, id: string): Promise<boolean> {
-    return this.db.transaction(() => {
-      const exists = this.db.prepare("SELECT 1 FROM listeners WHERE tenant_id = ? AND id = ?").get(tenantId, id);
-      if (!exists) return false;
-      const used = this.db.prepare("SELECT 1 FROM deployments WHERE listener_id = ? AND deleted_at IS NULL LIMIT 1").get(id);
-      if (used) throw new ConflictError(`Listener ${id} is used by a deployment; delete its deployments first`);
-      // Deleted deployments keep their rows (AWAITING_DELETE) but let go of the listener.
-      this.db.prepare("UPDATE deployments SET listener_id = NULL WHERE listener_id = ?").run(id);
-      this.db.prepare("DELETE FROM listeners WHERE id = ?").run(id);
-      return true;
-    }).immediate();
+    return this.db
+      .transaction(() => {
+        const exists = this.db.prepare("SELECT 1 FROM listeners WHERE tenant_id = ? AND id = ?").get(tenantId, id);
+        if (!exists) return false;
+        const used = this.db.prepare("SELECT 1 FROM deployments WHERE listener_id = ? AND deleted_at IS NULL LIMIT 1").get(id);
+        if (used) throw new ConflictError(`Listener ${id} is used by a deployment; delete its deployments first`);
+        // Deleted deployments keep their rows (AWAITING_DELETE) but let go of the listener.
+        this.db.prepare("UPDATE deployments SET listener_id = NULL WHERE listener_id = ?").run(id);
+        this.db.prepare("DELETE FROM listeners WHERE id = ?").run(id);
+        return true;
+      })
+      .immediate();
   }
 }

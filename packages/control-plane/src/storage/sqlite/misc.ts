@@ -95,11 +95,13 @@ export class SqliteLogStore implements LogStore {
     const insert = this.db.prepare(
       "INSERT INTO deployment_logs (deployment_id, revision_id, kind, timestamp, level, message) VALUES (?, ?, ?, ?, ?, ?)",
     );
-    this.db.transaction(() => {
-      for (const entry of entries) {
-        insert.run(entry.deployment_id, entry.revision_id, entry.kind, entry.timestamp, entry.level, entry.message);
-      }
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const entry of entries) {
+          insert.run(entry.deployment_id, entry.revision_id, entry.kind, entry.timestamp, entry.level, entry.message);
+        }
+      })
+      .immediate();
   }
 
   async query(filter: LogFilter): Promise<LogRecord[]> {

@@ -53,7 +53,9 @@ export class SqliteRevisionStore implements RevisionStore {
   }
 
   async events(revisionId: string): Promise<RevisionEventRecord[]> {
-    return this.db.prepare("SELECT * FROM revision_events WHERE revision_id = ? ORDER BY id").all(revisionId) as RevisionEventRecord[];
+    return this.db
+      .prepare("SELECT * FROM revision_events WHERE revision_id = ? ORDER BY id")
+      .all(revisionId) as RevisionEventRecord[];
   }
 
   async transition(
@@ -64,23 +66,32 @@ export class SqliteRevisionStore implements RevisionStore {
     now: string,
   ): Promise<RevisionRecord | undefined> {
     if (from.length === 0) return undefined;
-    return this.db.transaction(() => {
-      const row = this.db
-        .prepare(
-          `UPDATE revisions SET status = ?, status_message = ?, updated_at = ?
+    return this.db
+      .transaction(() => {
+        const row = this.db
+          .prepare(
+            `UPDATE revisions SET status = ?, status_message = ?, updated_at = ?
            WHERE id = ? AND status IN (${from.map(() => "?").join(", ")}) RETURNING *`,
-        )
-        .get(status, message, now, revisionId, ...from) as Row | undefined;
-      if (!row) return undefined;
-      const revision = revisionFromRow(row);
-      recordEvent(this.db, revision.id, revision.deployment_id, now, status, message);
-      return revision;
-    }).immediate();
+          )
+          .get(status, message, now, revisionId, ...from) as Row | undefined;
+        if (!row) return undefined;
+        const revision = revisionFromRow(row);
+        recordEvent(this.db, revision.id, revision.deployment_id, now, status, message);
+        return revision;
+      })
+      .immediate();
   }
 }
 
 /** Adds a step to a revision's timeline (inside the caller's transaction). */
-export function recordEvent(db: SqliteDatabase, revisionId: string, deploymentId: string, at: string, status: string, message: string): void {
+export function recordEvent(
+  db: SqliteDatabase,
+  revisionId: string,
+  deploymentId: string,
+  at: string,
+  status: string,
+  message: string,
+): void {
   db.prepare("INSERT INTO revision_events (revision_id, deployment_id, at, status, message) VALUES (?, ?, ?, ?, ?)").run(
     revisionId,
     deploymentId,

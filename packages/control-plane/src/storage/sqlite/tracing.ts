@@ -43,29 +43,41 @@ export class SqliteTracingStore implements TracingStore {
   constructor(private readonly db: SqliteDatabase) {}
 
   async projectById(tenantId: string, id: string): Promise<TracingProjectRecord | undefined> {
-    return this.db.prepare("SELECT * FROM tracing_projects WHERE tenant_id = ? AND id = ?").get(tenantId, id) as TracingProjectRecord | undefined;
+    return this.db.prepare("SELECT * FROM tracing_projects WHERE tenant_id = ? AND id = ?").get(tenantId, id) as
+      | TracingProjectRecord
+      | undefined;
   }
 
   async projectByName(tenantId: string, name: string): Promise<TracingProjectRecord | undefined> {
-    return this.db.prepare("SELECT * FROM tracing_projects WHERE tenant_id = ? AND name = ?").get(tenantId, name) as TracingProjectRecord | undefined;
+    return this.db.prepare("SELECT * FROM tracing_projects WHERE tenant_id = ? AND name = ?").get(tenantId, name) as
+      | TracingProjectRecord
+      | undefined;
   }
 
   async ensureProject(project: TracingProjectRecord): Promise<TracingProjectRecord> {
     this.db
-      .prepare("INSERT INTO tracing_projects (id, tenant_id, name, deployment_id, created_at) VALUES (?, ?, ?, NULL, ?) ON CONFLICT (tenant_id, name) DO NOTHING")
+      .prepare(
+        "INSERT INTO tracing_projects (id, tenant_id, name, deployment_id, created_at) VALUES (?, ?, ?, NULL, ?) ON CONFLICT (tenant_id, name) DO NOTHING",
+      )
       .run(project.id, project.tenant_id, project.name, project.created_at);
     return (await this.projectByName(project.tenant_id, project.name))!;
   }
 
-  async upsertRuns(tenantId: string, ids: string[], merge: (current: Map<string, TracedRunRecord>) => TracedRunRecord[]): Promise<void> {
+  async upsertRuns(
+    tenantId: string,
+    ids: string[],
+    merge: (current: Map<string, TracedRunRecord>) => TracedRunRecord[],
+  ): Promise<void> {
     const select = this.db.prepare(`SELECT * FROM traced_runs WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`);
     const upsert = this.db.prepare(UPSERT_RUN);
     // IMMEDIATE: the write lock first, so another process's merge of the same run waits for this one.
-    this.db.transaction(() => {
-      const rows = select.all(tenantId, JSON.stringify(ids)) as Row[];
-      const current = new Map(rows.map((row) => [row.id as string, runFromRow(row)]));
-      for (const run of merge(current)) upsert.run(...values(run, RUN_COLUMNS, RUN_JSON));
-    }).immediate();
+    this.db
+      .transaction(() => {
+        const rows = select.all(tenantId, JSON.stringify(ids)) as Row[];
+        const current = new Map(rows.map((row) => [row.id as string, runFromRow(row)]));
+        for (const run of merge(current)) upsert.run(...values(run, RUN_COLUMNS, RUN_JSON));
+      })
+      .immediate();
   }
 
   async getRun(tenantId: string, id: string): Promise<TracedRunRecord | undefined> {
@@ -92,7 +104,9 @@ export class SqliteTracingStore implements TracingStore {
     if (filter.root_only) where.push("parent_run_id IS NULL");
     const order = filter.order === "asc" ? "ASC" : "DESC";
     const rows = this.db
-      .prepare(`SELECT * FROM traced_runs WHERE ${where.join(" AND ")} ORDER BY start_time ${order}, id ${order} LIMIT ? OFFSET ?`)
+      .prepare(
+        `SELECT * FROM traced_runs WHERE ${where.join(" AND ")} ORDER BY start_time ${order}, id ${order} LIMIT ? OFFSET ?`,
+      )
       .all(...params, filter.limit, filter.offset) as Row[];
     return rows.map(runFromRow);
   }
@@ -108,9 +122,11 @@ export class SqliteTracingStore implements TracingStore {
       `INSERT INTO tracing_feedback (${FEEDBACK_COLUMNS.join(", ")}) VALUES (${FEEDBACK_COLUMNS.map(() => "?").join(", ")})
        ON CONFLICT (tenant_id, id) DO NOTHING`,
     );
-    this.db.transaction(() => {
-      for (const record of records) insert.run(...values(record, FEEDBACK_COLUMNS, FEEDBACK_JSON));
-    }).immediate();
+    this.db
+      .transaction(() => {
+        for (const record of records) insert.run(...values(record, FEEDBACK_COLUMNS, FEEDBACK_JSON));
+      })
+      .immediate();
   }
 
   async listFeedback(tenantId: string, runId: string, limit: number, offset: number): Promise<FeedbackRecord[]> {

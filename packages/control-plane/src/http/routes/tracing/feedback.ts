@@ -22,11 +22,22 @@ function tracingBaseUrl(request: FastifyRequest, publicUrl: string | undefined):
   return `${request.protocol}://${request.host}${prefix}`;
 }
 
-export function registerFeedbackRoutes({ app, catalog, caller }: RouteContext, feedback: FeedbackService, publicUrl: string | undefined): void {
+export function registerFeedbackRoutes(
+  { app, catalog, caller }: RouteContext,
+  feedback: FeedbackService,
+  publicUrl: string | undefined,
+): void {
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/api/v1/feedback", summary: "Feedback on a run (createFeedback)", tag, body: FeedbackCreate, responses: { 200: { description: "Recorded", schema: Feedback } } },
+    {
+      method: "POST",
+      path: "/api/v1/feedback",
+      summary: "Feedback on a run (createFeedback)",
+      tag,
+      body: FeedbackCreate,
+      responses: { 200: { description: "Recorded", schema: Feedback } },
+    },
     async ({ body, request }) => feedback.create((await caller(request)).tenantId, body),
   );
 
@@ -39,7 +50,9 @@ export function registerFeedbackRoutes({ app, catalog, caller }: RouteContext, f
       summary: "A pre-signed feedback URL for one run and key (createPresignedFeedbackToken)",
       tag,
       body: TokenRequest,
-      responses: { 200: { description: "`url` takes POST and GET without credentials until `expires_at`", schema: FeedbackToken } },
+      responses: {
+        200: { description: "`url` takes POST and GET without credentials until `expires_at`", schema: FeedbackToken },
+      },
     },
     async ({ body, request }) => feedback.issueToken((await caller(request)).tenantId, body, tracingBaseUrl(request, publicUrl)),
   );
@@ -48,14 +61,31 @@ export function registerFeedbackRoutes({ app, catalog, caller }: RouteContext, f
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/api/v1/feedback/tokens/:token", summary: "Submit feedback to a pre-signed URL (JSON body)", tag, params: TokenParams, body: TokenFeedbackBody, bodyOptional: true, responses: submitted },
+    {
+      method: "POST",
+      path: "/api/v1/feedback/tokens/:token",
+      summary: "Submit feedback to a pre-signed URL (JSON body)",
+      tag,
+      params: TokenParams,
+      body: TokenFeedbackBody,
+      bodyOptional: true,
+      responses: submitted,
+    },
     async ({ params, body }) => feedback.submit(params.token, body, "body"),
   );
 
   defineRoute(
     app,
     catalog,
-    { method: "GET", path: "/api/v1/feedback/tokens/:token", summary: "Submit feedback to a pre-signed URL (query parameters, objects JSON-encoded)", tag, params: TokenParams, query: TokenFeedbackQuery, responses: submitted },
+    {
+      method: "GET",
+      path: "/api/v1/feedback/tokens/:token",
+      summary: "Submit feedback to a pre-signed URL (query parameters, objects JSON-encoded)",
+      tag,
+      params: TokenParams,
+      query: TokenFeedbackQuery,
+      responses: submitted,
+    },
     async ({ params, query }) => feedback.submit(params.token, query, "query"),
   );
 }

@@ -37,7 +37,11 @@ function serverInfo(version: string) {
  * `<control plane>/api/v1`). Its own scope: its body parser takes multipart
  * and compressed bodies larger than the app's JSON parser allows.
  */
-export async function registerTracingRoutes(context: RouteContext, tracing: TracingService, options: { version: string; publicUrl?: string }): Promise<void> {
+export async function registerTracingRoutes(
+  context: RouteContext,
+  tracing: TracingService,
+  options: { version: string; publicUrl?: string },
+): Promise<void> {
   await context.app.register(async (scope) => {
     installTracingBodyParser(scope);
     const scoped: RouteContext = { ...context, app: scope };

@@ -8,7 +8,10 @@ import { multipartBatch } from "../../../tracing/multipart-ops.js";
 import { RunBatch, RunCreate, RunUpdate, Uuid } from "../../../tracing/wire.js";
 
 const tag = "Tracing: ingestion (LangSmith)";
-const Accepted = { 202: { description: "Stored", schema: z.object({}) }, 404: { description: "session_id of no project of the workspace", schema: Detail } };
+const Accepted = {
+  202: { description: "Stored", schema: z.object({}) },
+  404: { description: "session_id of no project of the workspace", schema: Detail },
+};
 
 /**
  * The ingestion endpoints of the LangSmith API, as the langsmith client calls
@@ -19,7 +22,14 @@ export function registerIngestRoutes({ app, catalog, caller }: RouteContext, ing
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/api/v1/runs", summary: "Create a run (createRun without batching)", tag, body: RunCreate, responses: Accepted },
+    {
+      method: "POST",
+      path: "/api/v1/runs",
+      summary: "Create a run (createRun without batching)",
+      tag,
+      body: RunCreate,
+      responses: Accepted,
+    },
     async ({ body, request, reply }) => {
       await ingest.ingest((await caller(request)).tenantId, { creates: [body], updates: [], feedback: [] });
       return reply.status(202).send({});
@@ -29,9 +39,21 @@ export function registerIngestRoutes({ app, catalog, caller }: RouteContext, ing
   defineRoute(
     app,
     catalog,
-    { method: "PATCH", path: "/api/v1/runs/:run_id", summary: "Update a run (updateRun without batching)", tag, params: z.object({ run_id: Uuid }), body: RunUpdate, responses: Accepted },
+    {
+      method: "PATCH",
+      path: "/api/v1/runs/:run_id",
+      summary: "Update a run (updateRun without batching)",
+      tag,
+      params: z.object({ run_id: Uuid }),
+      body: RunUpdate,
+      responses: Accepted,
+    },
     async ({ params, body, request, reply }) => {
-      await ingest.ingest((await caller(request)).tenantId, { creates: [], updates: [{ ...body, id: params.run_id }], feedback: [] });
+      await ingest.ingest((await caller(request)).tenantId, {
+        creates: [],
+        updates: [{ ...body, id: params.run_id }],
+        feedback: [],
+      });
       return reply.status(202).send({});
     },
   );
@@ -39,7 +61,14 @@ export function registerIngestRoutes({ app, catalog, caller }: RouteContext, ing
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/api/v1/runs/batch", summary: "Create and update runs in one request (batchIngestRuns)", tag, body: RunBatch, responses: Accepted },
+    {
+      method: "POST",
+      path: "/api/v1/runs/batch",
+      summary: "Create and update runs in one request (batchIngestRuns)",
+      tag,
+      body: RunBatch,
+      responses: Accepted,
+    },
     async ({ body, request, reply }) => {
       const { tenantId } = await caller(request);
       await ingest.ingest(tenantId, { creates: body.post ?? [], updates: body.patch ?? [], feedback: [] });
@@ -53,14 +82,17 @@ export function registerIngestRoutes({ app, catalog, caller }: RouteContext, ing
     {
       method: "POST",
       path: "/api/v1/runs/multipart",
-      summary: "Create and update runs, and add feedback, in one multipart/form-data request (multipartIngestRuns; gzip accepted)",
+      summary:
+        "Create and update runs, and add feedback, in one multipart/form-data request (multipartIngestRuns; gzip accepted)",
       tag,
       responses: Accepted,
     },
     async ({ request, reply }) => {
       const { tenantId } = await caller(request);
       if (!(request.body instanceof MultipartBody)) {
-        throw new RequestValidationError([{ loc: ["body"], msg: "expected a multipart/form-data body", type: "multipart_invalid" }]);
+        throw new RequestValidationError([
+          { loc: ["body"], msg: "expected a multipart/form-data body", type: "multipart_invalid" },
+        ]);
       }
       await ingest.ingest(tenantId, multipartBatch(request.body));
       return reply.status(202).send({});

@@ -5,7 +5,16 @@ import type { RouteContext } from "../context.js";
 import type { FeedbackService } from "../../../tracing/feedback.js";
 import type { TracingReader } from "../../../tracing/reads.js";
 import { presentRun } from "../../../tracing/present.js";
-import { Feedback, PageQuery, Project, ProjectParams, Run, RunListQuery, RunParams, ThreadUsage } from "../../../tracing/schemas.js";
+import {
+  Feedback,
+  PageQuery,
+  Project,
+  ProjectParams,
+  Run,
+  RunListQuery,
+  RunParams,
+  ThreadUsage,
+} from "../../../tracing/schemas.js";
 
 const tag = "Tracing: read";
 const NotFound = { 404: { description: "Not found (or another workspace's)", schema: Detail } };
@@ -13,11 +22,22 @@ const Page = <T extends z.ZodType>(item: T) => z.object({ resources: z.array(ite
 const RunTree: z.ZodType = z.lazy(() => Run.extend({ child_runs: z.array(RunTree) }));
 
 /** Berth's read API over traces (LangSmith's own query API is not implemented). */
-export function registerReadRoutes({ app, catalog, caller }: RouteContext, reader: TracingReader, feedback: FeedbackService): void {
+export function registerReadRoutes(
+  { app, catalog, caller }: RouteContext,
+  reader: TracingReader,
+  feedback: FeedbackService,
+): void {
   defineRoute(
     app,
     catalog,
-    { method: "GET", path: "/api/v1/projects/:project", summary: "A tracing project, by id or name", tag, params: ProjectParams, responses: { 200: { description: "The project", schema: Project }, ...NotFound } },
+    {
+      method: "GET",
+      path: "/api/v1/projects/:project",
+      summary: "A tracing project, by id or name",
+      tag,
+      params: ProjectParams,
+      responses: { 200: { description: "The project", schema: Project }, ...NotFound },
+    },
     async ({ params, request }) => reader.project((await caller(request)).tenantId, params.project),
   );
 
@@ -53,21 +73,44 @@ export function registerReadRoutes({ app, catalog, caller }: RouteContext, reade
   defineRoute(
     app,
     catalog,
-    { method: "GET", path: "/api/v1/runs/:run_id", summary: "A run", tag, params: RunParams, responses: { 200: { description: "The run", schema: Run }, ...NotFound } },
+    {
+      method: "GET",
+      path: "/api/v1/runs/:run_id",
+      summary: "A run",
+      tag,
+      params: RunParams,
+      responses: { 200: { description: "The run", schema: Run }, ...NotFound },
+    },
     async ({ params, request }) => presentRun(await reader.run((await caller(request)).tenantId, params.run_id)),
   );
 
   defineRoute(
     app,
     catalog,
-    { method: "GET", path: "/api/v1/runs/:run_id/tree", summary: "A run and all its descendants, nested in child_runs", tag, params: RunParams, responses: { 200: { description: "The tree", schema: RunTree }, ...NotFound } },
+    {
+      method: "GET",
+      path: "/api/v1/runs/:run_id/tree",
+      summary: "A run and all its descendants, nested in child_runs",
+      tag,
+      params: RunParams,
+      responses: { 200: { description: "The tree", schema: RunTree }, ...NotFound },
+    },
     async ({ params, request }) => reader.tree((await caller(request)).tenantId, params.run_id),
   );
 
   defineRoute(
     app,
     catalog,
-    { method: "GET", path: "/api/v1/runs/:run_id/feedback", summary: "A run's feedback, oldest first", tag, params: RunParams, query: PageQuery, responses: { 200: { description: "A page of feedback", schema: Page(Feedback) }, ...NotFound } },
-    async ({ params, query, request }) => feedback.list((await caller(request)).tenantId, params.run_id, query.limit, query.offset),
+    {
+      method: "GET",
+      path: "/api/v1/runs/:run_id/feedback",
+      summary: "A run's feedback, oldest first",
+      tag,
+      params: RunParams,
+      query: PageQuery,
+      responses: { 200: { description: "A page of feedback", schema: Page(Feedback) }, ...NotFound },
+    },
+    async ({ params, query, request }) =>
+      feedback.list((await caller(request)).tenantId, params.run_id, query.limit, query.offset),
   );
 }
