@@ -22,6 +22,19 @@ DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-ou
  * not load the control plane, and a build's `berth check` only the agent server.
  */
 export async function main(argv: string[]): Promise<number> {
+  try {
+    return await run(argv);
+  } catch (error) {
+    // A setting the environment got wrong (service-kit's EnvError, matched by name so this file loads nothing more).
+    if (error instanceof Error && error.name === "EnvError") {
+      process.stderr.write(`berth ${argv[0]}: ${error.message}\n`);
+      return 2;
+    }
+    throw error;
+  }
+}
+
+async function run(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case "dev":

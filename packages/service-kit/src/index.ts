@@ -1,3 +1,4 @@
+export * from "./env.js";
 export * from "./errors.js";
 export * from "./outages.js";
 export * from "./http/api-docs.js";

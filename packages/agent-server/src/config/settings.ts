@@ -1,3 +1,4 @@
+import { envBoolean, envNumber, envOneOf } from "@berth/service-kit";
 import { type TracingSettings, tracingSettingsFromEnv } from "../tracing/settings.js";
 
 /** Server settings from the environment, with their defaults (documented in the README). */
@@ -48,46 +49,25 @@ export interface ServerSettings {
   tracing?: TracingSettings;
 }
 
-function number(name: string, fallback: number, min = 0): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const value = Number(raw);
-  if (!Number.isFinite(value) || value < min) throw new Error(`${name} must be a number >= ${min}, got "${raw}"`);
-  return value;
-}
-
-function oneOf<T extends string>(name: string, allowed: readonly T[], fallback: T): T {
-  const raw = process.env[name]?.toLowerCase();
-  if (raw === undefined || raw === "") return fallback;
-  if (!(allowed as readonly string[]).includes(raw))
-    throw new Error(`${name} must be one of ${allowed.join(", ")}, got "${raw}"`);
-  return raw as T;
-}
-
-function flag(name: string): boolean {
-  const value = oneOf(name, ["1", "true", "0", "false"] as const, "0");
-  return value === "1" || value === "true";
-}
-
 export function settingsFromEnv(): ServerSettings {
   return {
-    workers: number("BERTH_WORKERS", 10, 1),
-    runTimeoutMs: number("BERTH_RUN_TIMEOUT_SECONDS", 0) * 1000,
-    maxAttempts: number("BERTH_MAX_ATTEMPTS", 3, 1),
-    leaseMs: number("BERTH_LEASE_SECONDS", 10, 1) * 1000,
-    streamHeartbeatMs: number("BERTH_STREAM_HEARTBEAT_SECONDS", 5, 0.01) * 1000,
-    waitKeepAliveMs: number("BERTH_WAIT_KEEPALIVE_SECONDS", 5, 0.01) * 1000,
-    runLogRetentionMs: number("BERTH_RUN_LOG_RETENTION_SECONDS", 3600) * 1000,
-    bodyLimitBytes: number("BERTH_BODY_LIMIT_BYTES", 32 * 1024 * 1024, 1024),
-    shutdownGraceMs: number("BERTH_SHUTDOWN_GRACE_SECONDS", 10) * 1000,
-    sqliteSynchronous: oneOf("BERTH_SQLITE_SYNCHRONOUS", ["normal", "full"] as const, "normal"),
-    sqliteShared: flag("BERTH_SQLITE_SHARED"),
+    workers: envNumber("BERTH_WORKERS", 10, { min: 1, integer: true }),
+    runTimeoutMs: envNumber("BERTH_RUN_TIMEOUT_SECONDS", 0, { min: 0 }) * 1000,
+    maxAttempts: envNumber("BERTH_MAX_ATTEMPTS", 3, { min: 1, integer: true }),
+    leaseMs: envNumber("BERTH_LEASE_SECONDS", 10, { min: 1 }) * 1000,
+    streamHeartbeatMs: envNumber("BERTH_STREAM_HEARTBEAT_SECONDS", 5, { min: 0.01 }) * 1000,
+    waitKeepAliveMs: envNumber("BERTH_WAIT_KEEPALIVE_SECONDS", 5, { min: 0.01 }) * 1000,
+    runLogRetentionMs: envNumber("BERTH_RUN_LOG_RETENTION_SECONDS", 3600, { min: 0 }) * 1000,
+    bodyLimitBytes: envNumber("BERTH_BODY_LIMIT_BYTES", 32 * 1024 * 1024, { min: 1024, integer: true }),
+    shutdownGraceMs: envNumber("BERTH_SHUTDOWN_GRACE_SECONDS", 10, { min: 0 }) * 1000,
+    sqliteSynchronous: envOneOf("BERTH_SQLITE_SYNCHRONOUS", ["normal", "full"] as const, "normal"),
+    sqliteShared: envBoolean("BERTH_SQLITE_SHARED", false),
     databaseUrl: process.env.DATABASE_URL || undefined,
     apiKey: process.env.BERTH_API_KEY || undefined,
     redisUrl: process.env.REDIS_URL || undefined,
-    postgresPoolSize: number("BERTH_PG_POOL_SIZE", 10, 1),
+    postgresPoolSize: envNumber("BERTH_PG_POOL_SIZE", 10, { min: 1, integer: true }),
     redisPrefix: process.env.BERTH_REDIS_PREFIX || "berth",
-    internalTruncate: flag("BERTH_INTERNAL_TRUNCATE"),
+    internalTruncate: envBoolean("BERTH_INTERNAL_TRUNCATE", false),
     tracing: tracingSettingsFromEnv(),
   };
 }

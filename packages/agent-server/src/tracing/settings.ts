@@ -3,6 +3,8 @@
  * sets them for any LangChain program (the control plane for its deployments,
  * a developer's shell for `berth dev`) configures Berth too.
  */
+import { envNumber } from "@berth/service-kit";
+
 export interface TracingSettings {
   /** Base URL of the LangSmith-compatible API (`LANGSMITH_ENDPOINT`), without a trailing slash. */
   endpoint: string;
@@ -36,11 +38,7 @@ function tracingSwitchedOn(env: Env): boolean {
 /** Tracing settings, or undefined when tracing is off. */
 export function tracingSettingsFromEnv(env: Env = process.env): TracingSettings | undefined {
   if (!tracingSwitchedOn(env)) return undefined;
-  const rawTtl = env.BERTH_FEEDBACK_URL_TTL_SECONDS;
-  const ttlSeconds = rawTtl === undefined || rawTtl === "" ? DEFAULT_FEEDBACK_URL_TTL_SECONDS : Number(rawTtl);
-  if (!Number.isFinite(ttlSeconds) || ttlSeconds < 1) {
-    throw new Error(`BERTH_FEEDBACK_URL_TTL_SECONDS must be a number >= 1, got "${rawTtl}"`);
-  }
+  const ttlSeconds = envNumber("BERTH_FEEDBACK_URL_TTL_SECONDS", DEFAULT_FEEDBACK_URL_TTL_SECONDS, { min: 1 }, env);
   return {
     endpoint: (langsmithVar(env, "ENDPOINT") ?? DEFAULT_ENDPOINT).replace(/\/+$/, ""),
     apiKey: langsmithVar(env, "API_KEY"),

@@ -1,5 +1,5 @@
 import { HttpLink, startListener } from "@berth/control-plane";
-import { createServiceLogger } from "@berth/service-kit";
+import { createServiceLogger, envBoolean } from "@berth/service-kit";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
@@ -42,8 +42,7 @@ export async function listenerCommand(argv: string[]): Promise<number> {
       },
       logger,
       // Without a sandbox, run every workspace's code anyway (docs/security.md).
-      trustAllCode:
-        values["trust-all-code"] || ["1", "true", "yes"].includes((process.env.BERTH_TRUST_ALL_CODE ?? "").toLowerCase()),
+      trustAllCode: values["trust-all-code"] || envBoolean("BERTH_TRUST_ALL_CODE", false),
     }),
   );
   return 0;

@@ -1,4 +1,5 @@
 import { ConfigError, GraphLoadError, startServer } from "@berth/agent-server";
+import { envBoolean } from "@berth/service-kit";
 import { parseArgs } from "node:util";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
 
@@ -47,7 +48,7 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
       port,
       role,
       dataDir: values["data-dir"],
-      allowUnenforcedAuth: allowUnenforcedAuth || ["1", "true", "yes"].includes(process.env.BERTH_ALLOW_UNENFORCED_AUTH ?? ""),
+      allowUnenforcedAuth: allowUnenforcedAuth || envBoolean("BERTH_ALLOW_UNENFORCED_AUTH", false),
       settings: workers === undefined ? undefined : { workers },
     });
     closeOnSignals(server);

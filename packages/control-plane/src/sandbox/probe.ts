@@ -1,7 +1,7 @@
 import { execFile } from "node:child_process";
 import { accessSync, constants } from "node:fs";
 import { join } from "node:path";
-import { isTrue } from "../config/settings.js";
+import { envBoolean } from "@berth/service-kit";
 import { bwrapArgs, type SandboxTools } from "./bwrap-args.js";
 import { INSIDE, systemMounts } from "./host-view.js";
 
@@ -22,7 +22,7 @@ const PROBE_TIMEOUT_MS = 30_000;
  */
 export async function probeSandbox(probeUid: number, env: NodeJS.ProcessEnv = process.env): Promise<SandboxSupport> {
   const unavailable = (reason: string): SandboxSupport => ({ available: false, reason });
-  if (isTrue(env[FORCE_UNAVAILABLE])) {
+  if (envBoolean(FORCE_UNAVAILABLE, false, env)) {
     return unavailable(`${FORCE_UNAVAILABLE} is set, a switch for tests`);
   }
   if (process.platform !== "linux") return unavailable("sandboxes need Linux");

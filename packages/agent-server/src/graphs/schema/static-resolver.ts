@@ -4,6 +4,7 @@ import type { Logger } from "../../logger.js";
 import { SchemaDiskCache } from "./disk-cache.js";
 import { analyzeInWorker } from "./static-worker.js";
 import type { StaticGraphSchemas } from "./types.js";
+import { envNumber } from "@berth/service-kit";
 
 const DEFAULT_TIMEOUT_MS = 30_000;
 
@@ -31,10 +32,9 @@ export class StaticSchemaResolver {
 
   /** `BERTH_SCHEMA_RESOLVE_TIMEOUT_MS` (default 30 s); `BERTH_SCHEMA_CACHE_DIR`, else `.berth/schema-cache/` beside langgraph.json. */
   static fromEnv(logger: Logger, env: NodeJS.ProcessEnv = process.env): StaticSchemaResolver {
-    const timeout = Number(env.BERTH_SCHEMA_RESOLVE_TIMEOUT_MS);
     const cacheDir = env.BERTH_SCHEMA_CACHE_DIR;
     return new StaticSchemaResolver({
-      timeoutMs: Number.isFinite(timeout) && timeout > 0 ? timeout : DEFAULT_TIMEOUT_MS,
+      timeoutMs: envNumber("BERTH_SCHEMA_RESOLVE_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, { min: 1 }, env),
       cacheDirFor: (file) => cacheDir || join(projectDir(file), ".berth", "schema-cache"),
       logger,
     });
