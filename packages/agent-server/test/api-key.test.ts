@@ -4,7 +4,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type BerthProcess, REPO_ROOT, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, REPO_ROOT, startBerth } from "@berth/test-support";
 
 describe("BERTH_API_KEY", () => {
   let berth: BerthProcess;

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type BerthProcess, request, runBerthExpectingFailure, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, request, runBerthExpectingFailure, startBerth } from "@berth/test-support";
 
 const AGENT_ASSISTANT_ID = "fe096781-5601-53d2-b2f6-0d3403f7e9ca"; // uuid5("agent", 6ba7b821-...)
 

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { request as httpRequest } from "node:http";
 import { after, before, describe, it } from "node:test";
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
-import { type BerthProcess, request, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, request, startBerth } from "@berth/test-support";
 
 // Fixed ids: every run gets a fresh data directory, so the table can name them statically.
 const ASSISTANT = "a55e7a11-0000-4000-8000-000000000001";

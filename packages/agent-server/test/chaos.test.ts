@@ -1,9 +1,9 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { TEST_BACKEND } from "./helpers/backend.js";
+import { TEST_BACKEND } from "@berth/test-support";
 import { type ChaosTopology, chaosTopology, type OutageResult } from "./helpers/chaos-topology.js";
-import { request } from "./helpers/berth-process.js";
+import { request } from "@berth/test-support";
 import { type FollowedStream, RunLoad } from "./helpers/run-load.js";
 import { sseEvents } from "./helpers/sse.js";
 import { streamIdProblems } from "./helpers/stream-ids.js";

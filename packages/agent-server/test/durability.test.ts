@@ -1,7 +1,7 @@
 import type { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type BerthProcess, newDataDir, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, newDataDir, startBerth } from "@berth/test-support";
 
 type Messages = { messages: Record<string, unknown>[] };
 

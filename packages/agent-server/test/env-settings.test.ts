@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { test } from "node:test";
-import { newDataDir, REPO_ROOT } from "./helpers/berth-process.js";
+import { newDataDir, REPO_ROOT } from "@berth/test-support";
 
 /** Runs `berth dev` on the graphs fixture with one variable set; resolves to its exit code and stderr. */
 async function devWith(name: string, value: string): Promise<{ code: number; stderr: string }> {

@@ -3,7 +3,7 @@ import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type BerthProcess, FIXTURES, runBerthExpectingFailure, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, FIXTURES, runBerthExpectingFailure, startBerth } from "@berth/test-support";
 import { outputWhere } from "./helpers/tracing.js";
 
 describe("loading a project's langgraph.json", () => {

@@ -4,7 +4,7 @@
 // run's end) are injected with the test-only BERTH_TEST_FAULTS hook.
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type BerthProcess, request, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, request, startBerth } from "@berth/test-support";
 import { type SseEvent, sseEvents } from "./helpers/sse.js";
 import { collect } from "./helpers/streams.js";
 import { streamRun } from "./helpers/tracing.js";

@@ -1,7 +1,7 @@
 import type { Run } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type BerthProcess, request, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, request, startBerth } from "@berth/test-support";
 import { type SlowState, type SseEvent, sseEvents } from "./helpers/sse.js";
 
 const isProgress = (n: number) => (event: SseEvent) =>

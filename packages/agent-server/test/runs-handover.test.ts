@@ -8,8 +8,8 @@ import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, it, type TestContext } from "node:test";
-import { TEST_BACKEND } from "./helpers/backend.js";
-import { type BerthProcess, newDataDir, request, startBerth } from "./helpers/berth-process.js";
+import { TEST_BACKEND } from "@berth/test-support";
+import { type BerthProcess, newDataDir, request, startBerth } from "@berth/test-support";
 import type { SseEvent } from "./helpers/sse.js";
 import { collect } from "./helpers/streams.js";
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { type BerthProcess, newDataDir, request, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, newDataDir, request, startBerth } from "@berth/test-support";
 import { type SlowState, type SseEvent, sseEvents } from "./helpers/sse.js";
 
 const progressOf = (events: SseEvent[]) =>

@@ -3,7 +3,7 @@ import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, it } from "node:test";
-import { type BerthProcess, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, startBerth } from "@berth/test-support";
 
 interface Delivery {
   method: string;

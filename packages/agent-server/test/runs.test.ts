@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { ANSWER } from "./fixtures/graphs/chat.js";
-import { type BerthProcess, request, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, request, startBerth } from "@berth/test-support";
 import { collect } from "./helpers/streams.js";
 
 type Message = { type: string; content: string; id?: string };

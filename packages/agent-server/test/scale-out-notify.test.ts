@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { TEST_BACKEND } from "./helpers/backend.js";
-import { type BerthProcess, newDataDir, request, startBerth } from "./helpers/berth-process.js";
+import { TEST_BACKEND } from "@berth/test-support";
+import { type BerthProcess, newDataDir, request, startBerth } from "@berth/test-support";
 import { collect, progressOf } from "./helpers/streams.js";
 
 const skip = TEST_BACKEND !== "postgres" ? "needs PostgreSQL (BERTH_TEST_BACKEND=postgres with DATABASE_URL)" : false;

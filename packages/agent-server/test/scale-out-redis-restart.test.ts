@@ -1,8 +1,8 @@
 import type { Config } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { TEST_BACKEND } from "./helpers/backend.js";
-import { type BerthProcess, newDataDir, startBerth } from "./helpers/berth-process.js";
+import { TEST_BACKEND } from "@berth/test-support";
+import { type BerthProcess, newDataDir, startBerth } from "@berth/test-support";
 import { PrivateRedis } from "./helpers/redis-server.js";
 
 const skip = TEST_BACKEND !== "postgres" ? "needs PostgreSQL + Redis (BERTH_TEST_BACKEND=postgres)" : false;

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
-import { type BerthProcess, newDataDir, request, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, newDataDir, request, startBerth } from "@berth/test-support";
 
 const DRAFT_07 = "http://json-schema.org/draft-07/schema#";
 const ZOD_DRAFT = "https://json-schema.org/draft/2020-12/schema";

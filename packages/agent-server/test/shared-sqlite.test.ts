@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { TEST_BACKEND } from "./helpers/backend.js";
-import { type BerthProcess, newDataDir, request, startBerth } from "./helpers/berth-process.js";
+import { TEST_BACKEND } from "@berth/test-support";
+import { type BerthProcess, newDataDir, request, startBerth } from "@berth/test-support";
 import { type SseEvent, sseEvents } from "./helpers/sse.js";
 import { collect } from "./helpers/streams.js";
 

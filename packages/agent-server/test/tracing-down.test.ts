@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type BerthProcess, request, startBerth } from "./helpers/berth-process.js";
+import { type BerthProcess, request, startBerth } from "@berth/test-support";
 import { closedPort, countLines, outputWhere, streamRun, tracingEnv } from "./helpers/tracing.js";
 
 const NESTED_RUN = { assistant_id: "nested", input: { log: [] } };

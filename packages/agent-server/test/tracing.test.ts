@@ -1,8 +1,8 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, it } from "node:test";
-import { type Api, api, type ControlPlane, startControlPlane } from "../../control-plane/test/helpers/control-plane.js";
-import { type BerthProcess, request, startBerth } from "./helpers/berth-process.js";
+import { type Api, api, type ControlPlane, startControlPlane } from "@berth/test-support";
+import { type BerthProcess, request, startBerth } from "@berth/test-support";
 import { collect } from "./helpers/streams.js";
 import { streamRun, tracingEnv } from "./helpers/tracing.js";
 

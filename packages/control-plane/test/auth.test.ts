@@ -11,11 +11,11 @@ import {
   externalImageBody,
   newDataDir,
   type Page,
-  request,
+  fetchJson,
   startControlPlane,
   type Tenant,
   uniqueName,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 
 const MISSING = "Missing API key: send X-Api-Key (or Authorization: Bearer <key>)";
 const INVALID = "Invalid API key";
@@ -80,19 +80,21 @@ describe("authentication and workspaces", () => {
   });
 
   test("Authorization: Bearer is the same key; X-Api-Key wins when both are sent", async () => {
-    const bearer = await request<Page<Deployment>>(`${cp.url}/v2/deployments`, "GET", undefined, {
+    const bearer = await fetchJson<Page<Deployment>>(`${cp.url}/v2/deployments`, "GET", undefined, {
       Authorization: `Bearer ${keyA.key}`,
     });
     assert.equal(bearer.status, 200);
     assert.ok(bearer.body.resources.every((d) => d.tenant_id === a.id));
-    const bad = await request(`${cp.url}/v2/deployments`, "GET", undefined, { Authorization: `Bearer berth_${"y".repeat(43)}` });
+    const bad = await fetchJson(`${cp.url}/v2/deployments`, "GET", undefined, {
+      Authorization: `Bearer berth_${"y".repeat(43)}`,
+    });
     assertError(bad, 401, INVALID);
-    const both = await request(`${cp.url}/v2/deployments`, "GET", undefined, {
+    const both = await fetchJson(`${cp.url}/v2/deployments`, "GET", undefined, {
       "X-Api-Key": keyA.key,
       Authorization: `Bearer berth_${"y".repeat(43)}`,
     });
     assert.equal(both.status, 200);
-    const wrongApiKey = await request(`${cp.url}/v2/deployments`, "GET", undefined, {
+    const wrongApiKey = await fetchJson(`${cp.url}/v2/deployments`, "GET", undefined, {
       "X-Api-Key": `berth_${"y".repeat(43)}`,
       Authorization: `Bearer ${keyA.key}`,
     });
@@ -125,7 +127,7 @@ describe("authentication and workspaces", () => {
       ["x-tenant-id", b.id],
       ["X-TENANT-ID", a.id],
     ] as const) {
-      const response = await request<Page<Deployment>>(`${cp.url}/v2/deployments`, "GET", undefined, {
+      const response = await fetchJson<Page<Deployment>>(`${cp.url}/v2/deployments`, "GET", undefined, {
         "X-Api-Key": keyAB.key,
         [header]: tenant,
       });
@@ -173,7 +175,7 @@ describe("authentication and workspaces", () => {
     assert.ok(!Number.isNaN(Date.parse(revoked.revoked_at)));
     assertError(await client.get("/v2/deployments"), 403, REVOKED);
     assertError(await api(cp.url, key.key, a.id).get("/v2/listeners"), 403, REVOKED);
-    const bearer = await request(`${cp.url}/v2/deployments`, "GET", undefined, { Authorization: `Bearer ${key.key}` });
+    const bearer = await fetchJson(`${cp.url}/v2/deployments`, "GET", undefined, { Authorization: `Bearer ${key.key}` });
     assertError(bearer, 403, REVOKED);
     assert.equal((await api(cp.url, keyA.key).get("/v2/deployments")).status, 200, "other keys keep working");
   });

@@ -11,7 +11,7 @@ import {
   type Page,
   startControlPlane,
   uniqueName,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 
 describe("bulk delete", () => {
   let cp: ControlPlane;

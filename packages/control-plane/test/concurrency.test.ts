@@ -14,7 +14,7 @@ import {
   startControlPlane,
   uniqueName,
   uploadSource,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 
 type Change = { kind: "image"; image_uri: string } | { kind: "scale"; min_scale: number };
 

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type ControlPlane, createDeployment, type Deployment, makeTarball, startControlPlane } from "./helpers/control-plane.js";
+import { type ControlPlane, createDeployment, type Deployment, makeTarball, startControlPlane } from "@berth/test-support";
 import { deployTarball, finalRevision, logsOf, packFixture, projectFiles, revisionLeaves, FIXTURES } from "./helpers/deploy.js";
 
 describe("revisions that do not deploy", () => {

@@ -5,8 +5,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { REPO_ROOT } from "../../agent-server/test/helpers/berth-process.js";
-import { type Deployment, startControlPlane } from "./helpers/control-plane.js";
+import { REPO_ROOT } from "@berth/test-support";
+import { type Deployment, startControlPlane } from "@berth/test-support";
 import { deployTarball, finalRevision, packFixture, revisionLeaves } from "./helpers/deploy.js";
 
 test("a control-plane restart during a build: the revision starts over and deploys", async () => {

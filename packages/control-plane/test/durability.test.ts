@@ -19,7 +19,7 @@ import {
   startControlPlane,
   uniqueName,
   uploadSource,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 import { storedText } from "./helpers/storage.js";
 
 /** The value, or its hex or base64 form, appears in the text. */

@@ -15,7 +15,7 @@ import {
   startControlPlane,
   uniqueName,
   uploadSource,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 
 /**
  * The hosted platform's dialect (docs/control-plane.md): the request bodies the

@@ -4,14 +4,7 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test, type TestContext } from "node:test";
-import {
-  type ControlPlane,
-  type Deployment,
-  type Page,
-  revisionsOf,
-  startControlPlane,
-  uniqueName,
-} from "./helpers/control-plane.js";
+import { type ControlPlane, type Deployment, type Page, revisionsOf, startControlPlane, uniqueName } from "@berth/test-support";
 import { FIXTURES, type LogLine } from "./helpers/deploy.js";
 import { cliEnv, ensureLangGraphCli, langgraphjs, LANGGRAPH_CLI_VERSION, type Run, shown } from "./helpers/langgraph-cli.js";
 

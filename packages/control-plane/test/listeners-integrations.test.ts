@@ -12,7 +12,7 @@ import {
   type Page,
   startControlPlane,
   uniqueName,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 
 const LISTENER_FIELDS = [
   "id",

@@ -11,7 +11,7 @@ import {
   repoHostBody,
   type Revision,
   startControlPlane,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 
 describe("listing deployments", () => {
   let cp: ControlPlane;

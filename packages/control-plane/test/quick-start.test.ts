@@ -16,7 +16,7 @@ import {
   uniqueName,
   type Uploaded,
   type UploadUrl,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 
 const DEPLOYMENT_FIELDS = [
   "id",

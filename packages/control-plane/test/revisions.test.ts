@@ -14,7 +14,7 @@ import {
   startControlPlane,
   uniqueName,
   uploadSource,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 
 describe("when a PATCH makes a revision", () => {
   let cp: ControlPlane;

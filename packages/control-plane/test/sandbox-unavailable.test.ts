@@ -2,8 +2,8 @@ import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
 import { after, describe, test } from "node:test";
-import { backendEnv } from "../../agent-server/test/helpers/backend.js";
-import { api, type ControlPlane, newDataDir, REPO_ROOT, startControlPlane } from "./helpers/control-plane.js";
+import { backendEnv } from "@berth/test-support";
+import { api, type ControlPlane, newDataDir, REPO_ROOT, startControlPlane } from "@berth/test-support";
 import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
 
 // Where no sandbox can be had (no bwrap, not root...), a listener runs one

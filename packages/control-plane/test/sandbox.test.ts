@@ -3,7 +3,7 @@ import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { type Api, api, type ControlPlane, type Deployment, newDataDir, startControlPlane } from "./helpers/control-plane.js";
+import { type Api, api, type ControlPlane, type Deployment, newDataDir, startControlPlane } from "@berth/test-support";
 import { deployTarball, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
 
 // A hostile project (fixtures/sandbox-probe) deployed in two workspaces: its

@@ -18,7 +18,7 @@ import {
   startControlPlane,
   uniqueName,
   uploadSource,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 
 interface OfA {
   ext: Deployment;

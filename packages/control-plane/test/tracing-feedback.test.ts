@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomBytes, randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { RunTree } from "langsmith";
-import { type ControlPlane, startControlPlane } from "./helpers/control-plane.js";
+import { type ControlPlane, startControlPlane } from "@berth/test-support";
 import { expectStatus, type Feedback, runFeedback, tracingClient } from "./helpers/tracing.js";
 
 interface Answer<T = unknown> {

@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import { type ControlPlane, startControlPlane } from "./helpers/control-plane.js";
+import { type ControlPlane, startControlPlane } from "@berth/test-support";
 import { type Feedback, multipartBody, postMultipart, runFeedback, runTree, type TracedRun } from "./helpers/tracing.js";
 
 /** A dotted-order segment: UTC time to the microsecond, then the run id. */

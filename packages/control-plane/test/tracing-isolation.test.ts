@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { RunTree } from "langsmith";
-import { type Api, api, type ControlPlane, type ErrorBody, startControlPlane } from "./helpers/control-plane.js";
+import { type Api, api, type ControlPlane, type ErrorBody, startControlPlane } from "@berth/test-support";
 import { expectStatus, listRuns, runFeedback, type TracedRun, tracingClient } from "./helpers/tracing.js";
 
 describe("tracing: workspaces are isolated", () => {

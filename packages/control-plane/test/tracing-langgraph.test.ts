@@ -7,7 +7,7 @@ import { AIMessage, type BaseMessage, HumanMessage } from "@langchain/core/messa
 import type { ChatResult } from "@langchain/core/outputs";
 import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
 import { END, MessagesAnnotation, START, StateGraph } from "@langchain/langgraph";
-import { type ControlPlane, startControlPlane } from "./helpers/control-plane.js";
+import { type ControlPlane, startControlPlane } from "@berth/test-support";
 import { flatten, listRuns, runTree, threadUsage, tracingClient } from "./helpers/tracing.js";
 
 /** A chat model that answers at once and reports its token usage as real providers do (usage_metadata). */

@@ -1,13 +1,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
-import {
-  type ControlPlane,
-  createDeployment,
-  externalImageBody,
-  startControlPlane,
-  uniqueName,
-} from "./helpers/control-plane.js";
+import { type ControlPlane, createDeployment, externalImageBody, startControlPlane, uniqueName } from "@berth/test-support";
 import { expectStatus, listRuns, multipartBody, postMultipart, runFeedback, runTree, type TracedRun } from "./helpers/tracing.js";
 
 describe("tracing: storage behaviours", () => {

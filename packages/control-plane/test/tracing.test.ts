@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { after, before, describe, test } from "node:test";
 import { type Client, RunTree } from "langsmith";
-import { type ControlPlane, startControlPlane } from "./helpers/control-plane.js";
+import { type ControlPlane, startControlPlane } from "@berth/test-support";
 import { flatten, listRuns, runTree, threadUsage, tracingClient, type RunTree as Tree } from "./helpers/tracing.js";
 
 /**

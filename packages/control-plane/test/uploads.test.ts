@@ -21,7 +21,7 @@ import {
   uniqueName,
   type Uploaded,
   type UploadUrl,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 
 const sha256 = (bytes: Buffer) => createHash("sha256").update(bytes).digest("hex");
 

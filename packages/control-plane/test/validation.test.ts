@@ -21,7 +21,7 @@ import {
   uniqueName,
   type UploadUrl,
   uploadSource,
-} from "./helpers/control-plane.js";
+} from "@berth/test-support";
 
 // What the valid setup creates; the rows refer to it lazily (ids are known once `before` ran).
 interface Setup {

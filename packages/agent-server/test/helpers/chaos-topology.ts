@@ -1,7 +1,7 @@
 import { join } from "node:path";
 import pg from "pg";
-import { TEST_BACKEND, testDatabaseName } from "./backend.js";
-import { type BerthProcess, newDataDir, startBerth } from "./berth-process.js";
+import { TEST_BACKEND, testDatabaseName } from "@berth/test-support";
+import { type BerthProcess, newDataDir, startBerth } from "@berth/test-support";
 import { holdSqliteWriteLock, SizeLimitedDir, sqliteIntegrity, terminateConnections, userIds } from "./outages.js";
 import { freePort, PrivateRedis } from "./redis-server.js";
 

@@ -1,4 +1,4 @@
-import type { BerthProcess } from "./berth-process.js";
+import type { BerthProcess } from "@berth/test-support";
 
 /** Every item of a stream, once it ended. */
 export async function collect<T>(stream: AsyncIterable<T>): Promise<T[]> {

@@ -1,5 +1,5 @@
 import { createServer } from "node:net";
-import type { BerthProcess } from "./berth-process.js";
+import type { BerthProcess } from "@berth/test-support";
 import { type SseEvent, sseEvents } from "./sse.js";
 
 /** The standard LangChain variables that turn tracing on, pointed at `endpoint` (a control plane's `/api/v1`). */

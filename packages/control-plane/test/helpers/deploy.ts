@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
-import { type Api, createDeployment, type Deployment, makeTarball, type Revision, uploadSource } from "./control-plane.js";
+import { type Api, createDeployment, type Deployment, makeTarball, type Revision, uploadSource } from "@berth/test-support";
 
 export const FIXTURES = fileURLToPath(new URL("../fixtures/", import.meta.url));
 

@@ -2,7 +2,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT } from "./control-plane.js";
+import { REPO_ROOT } from "@berth/test-support";
 
 /** The official CLI as its users install it, pinned: what Berth is tested against. */
 export const LANGGRAPH_CLI_VERSION = "1.5.1";

@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import pg from "pg";
-import { backendEnv, TEST_BACKEND } from "../../../agent-server/test/helpers/backend.js";
+import { backendEnv, TEST_BACKEND } from "@berth/test-support";
 
 /**
  * Everything the control plane stored for a data directory, as text to search: the SQLite files (database and WAL), or

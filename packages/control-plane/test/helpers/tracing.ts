@@ -1,6 +1,6 @@
 import { gzipSync } from "node:zlib";
 import { Client } from "langsmith";
-import type { Api, Response } from "./control-plane.js";
+import type { Api, Response } from "@berth/test-support";
 
 // Shapes the tracing read API answers (docs/tracing.md).
 

@@ -1,17 +1,11 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import { randomBytes, randomUUID } from "node:crypto";
 import { gzipSync } from "node:zlib";
-import { backendEnv } from "../../../agent-server/test/helpers/backend.js";
-
-const here = dirname(fileURLToPath(import.meta.url));
-export const REPO_ROOT = join(here, "..", "..", "..", "..");
-const BERTH_BIN = join(REPO_ROOT, "packages", "cli", "bin", "berth.mjs");
+import { backendEnv } from "./backend.js";
+import { fetchJson, type JsonResponse, readJsonResponse } from "./http.js";
+import { BERTH_BIN, newDataDir } from "./paths.js";
 
 // ---------------------------------------------------------------------------------------------------------------------
 // Shapes the API answers (docs/control-plane.md)
@@ -145,11 +139,7 @@ export interface Integration {
 // ---------------------------------------------------------------------------------------------------------------------
 // HTTP
 
-export interface Response<T> {
-  status: number;
-  headers: Headers;
-  body: T;
-}
+export type Response<T> = JsonResponse<T>;
 
 export type Call = <T = unknown>(
   method: string,
@@ -166,41 +156,12 @@ export interface Api {
   delete<T = unknown>(path: string): Promise<Response<T>>;
 }
 
-/** fetch with a JSON body (a string body is sent as is); the body answered is parsed JSON, text, or null when empty. */
-export async function request<T = unknown>(
-  url: string,
-  method: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<Response<T>> {
-  const init: RequestInit = { method, headers: { ...headers } };
-  if (body !== undefined) {
-    init.body = typeof body === "string" ? body : JSON.stringify(body);
-    (init.headers as Record<string, string>)["content-type"] ??= "application/json";
-  }
-  return readResponse<T>(await fetch(url, init));
-}
-
-/** Status, headers and the body as JSON (as text when it is not JSON; null when empty). */
-async function readResponse<T>(response: globalThis.Response): Promise<Response<T>> {
-  const text = await response.text();
-  let parsed: unknown = null;
-  if (text) {
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = text;
-    }
-  }
-  return { status: response.status, headers: response.headers, body: parsed as T };
-}
-
 /** A client of the control plane at `base` with an API key and, optionally, a workspace (`X-Tenant-Id`). */
 export function api(base: string, key?: string, tenant?: string): Api {
   const auth: Record<string, string> = {};
   if (key !== undefined) auth["X-Api-Key"] = key;
   if (tenant !== undefined) auth["X-Tenant-Id"] = tenant;
-  const call: Call = (method, path, body, headers = {}) => request(`${base}${path}`, method, body, { ...auth, ...headers });
+  const call: Call = (method, path, body, headers = {}) => fetchJson(`${base}${path}`, method, body, { ...auth, ...headers });
   return {
     call,
     get: (path) => call("GET", path),
@@ -236,7 +197,7 @@ export interface ControlPlane {
   addIntegration(tenant: string, name: string, repos: string[]): Promise<Integration>;
 }
 
-export interface StartOptions {
+export interface ControlPlaneOptions {
   dataDir?: string;
   /** Run the embedded listener (builds and runs revisions); off by default. */
   listener?: boolean;
@@ -245,10 +206,6 @@ export interface StartOptions {
   /** Reuse these on a restart (they are generated otherwise). */
   adminKey?: string;
   defaultTenantId?: string;
-}
-
-export function newDataDir(): string {
-  return mkdtempSync(join(tmpdir(), "berth-cp-test-"));
 }
 
 /** The URLs of the pino line `{"msg":"control plane listening","url":...,"router_url":...}`, once printed. */
@@ -266,8 +223,8 @@ function listeningUrl(text: string): { url: string; routerUrl?: string } | undef
 }
 
 /** Starts `berth control-plane` on a free port and resolves once it listens. */
-export async function startControlPlane(options: StartOptions = {}): Promise<ControlPlane> {
-  const dataDir = options.dataDir ?? newDataDir();
+export async function startControlPlane(options: ControlPlaneOptions = {}): Promise<ControlPlane> {
+  const dataDir = options.dataDir ?? newDataDir("berth-cp-test-");
   const adminKey = options.adminKey ?? `berth_test_admin_${randomBytes(16).toString("hex")}`;
   const defaultTenantId = options.defaultTenantId ?? randomUUID();
   const env: Record<string, string | undefined> = {
@@ -446,7 +403,7 @@ export function makeTarball(
 
 /** PUT bytes to an upload URL (no API key). */
 export async function put<T = unknown>(uploadUrl: string, bytes: Buffer, contentType = "application/gzip"): Promise<Response<T>> {
-  return readResponse<T>(
+  return readJsonResponse<T>(
     await fetch(uploadUrl, { method: "PUT", body: new Uint8Array(bytes), headers: { "content-type": contentType } }),
   );
 }

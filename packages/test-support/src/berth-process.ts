@@ -1,16 +1,12 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import { backendEnv } from "./backend.js";
+import { BERTH_BIN, newDataDir, REPO_ROOT } from "./paths.js";
 
-const here = dirname(fileURLToPath(import.meta.url));
-export const REPO_ROOT = join(here, "..", "..", "..", "..");
-export const FIXTURES = join(here, "..", "fixtures");
-const BERTH_BIN = join(REPO_ROOT, "packages", "cli", "bin", "berth.mjs");
+/** The agent server's fixture projects. */
+export const FIXTURES = join(REPO_ROOT, "packages", "agent-server", "test", "fixtures");
 
 export interface BerthProcess {
   url: string;
@@ -26,7 +22,7 @@ export interface BerthProcess {
   alive(): boolean;
 }
 
-export interface StartOptions {
+export interface BerthOptions {
   /** Fixture directory name under test/fixtures, or an absolute path. */
   project?: string;
   dataDir?: string;
@@ -36,11 +32,7 @@ export interface StartOptions {
   role?: "api" | "worker" | "all";
 }
 
-export function newDataDir(): string {
-  return mkdtempSync(join(tmpdir(), "berth-test-"));
-}
-
-async function spawnBerth(options: StartOptions): Promise<{ child: ChildProcess; dataDir: string; output: () => string }> {
+async function spawnBerth(options: BerthOptions): Promise<{ child: ChildProcess; dataDir: string; output: () => string }> {
   const project = options.project?.startsWith("/") ? options.project : join(FIXTURES, options.project ?? "graphs");
   const dataDir = options.dataDir ?? newDataDir();
   const command = options.role ? ["serve", "--role", options.role] : ["dev"];
@@ -63,7 +55,7 @@ async function spawnBerth(options: StartOptions): Promise<{ child: ChildProcess;
 }
 
 /** Starts `berth dev` (or `serve --role`) on a free port and resolves once it listens (a worker: once ready). */
-export async function startBerth(options: StartOptions = {}): Promise<BerthProcess> {
+export async function startBerth(options: BerthOptions = {}): Promise<BerthProcess> {
   const { child, dataDir, output } = await spawnBerth(options);
   const url = await new Promise<string>((resolve, reject) => {
     const onData = () => {
@@ -97,34 +89,8 @@ export async function startBerth(options: StartOptions = {}): Promise<BerthProce
 }
 
 /** Runs `berth dev` expecting it to fail at start; resolves with its exit code and output. */
-export async function runBerthExpectingFailure(options: StartOptions): Promise<{ code: number | null; output: string }> {
+export async function runBerthExpectingFailure(options: BerthOptions): Promise<{ code: number | null; output: string }> {
   const { child, output } = await spawnBerth(options);
   const [code] = (await once(child, "exit")) as [number | null];
   return { code, output: output() };
-}
-
-/** fetch with a JSON body; resolves with status, headers and the parsed JSON body (or null). */
-export async function request(
-  base: string,
-  method: string,
-  path: string,
-  body?: unknown,
-  headers: Record<string, string> = {},
-): Promise<{ status: number; headers: Headers; body: unknown }> {
-  const init: RequestInit = { method, headers: { ...headers } };
-  if (body !== undefined) {
-    init.body = typeof body === "string" ? body : JSON.stringify(body);
-    (init.headers as Record<string, string>)["content-type"] ??= "application/json";
-  }
-  const response = await fetch(`${base}${path}`, init);
-  const text = await response.text();
-  let parsed: unknown = null;
-  if (text) {
-    try {
-      parsed = JSON.parse(text);
-    } catch {
-      parsed = text;
-    }
-  }
-  return { status: response.status, headers: response.headers, body: parsed };
 }

@@ -1,0 +1,5 @@
+export * from "./backend.js";
+export * from "./berth-process.js";
+export * from "./control-plane.js";
+export * from "./http.js";
+export * from "./paths.js";
