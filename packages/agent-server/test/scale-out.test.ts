@@ -99,17 +99,17 @@ describe("scale-out: API and worker processes on PostgreSQL + Redis", { skip }, 
   });
 
   it("a worker killed mid-run: another worker resumes the run after its lease lapses", async () => {
-    // One worker takes the run; a second one starts only once the run is under way.
+    // One worker takes the run and dies under way; the next one starts after, so the run cannot end meanwhile,
+    // however slowly this machine starts processes.
     await Promise.all(workers.map((worker) => worker.stop()));
     const doomed = await startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "1" } });
     workers = [];
     const thread = await apiA.client.threads.create();
-    // 20 steps of 500 ms: long enough for the second worker to start (a few seconds on a loaded machine) while the first runs it.
     const run = await apiA.client.runs.create(thread.thread_id, "slow", { input: { steps: 20, delay_ms: 500 } });
     await progressOf(apiA, thread.thread_id, run.run_id, 1);
-    workers.push(await startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "1" } }));
-    assert.equal((await apiA.client.runs.get(thread.thread_id, run.run_id)).status, "running");
     await doomed.kill();
+    assert.equal((await apiA.client.runs.get(thread.thread_id, run.run_id)).status, "running", "held by a dead worker's lease");
+    workers.push(await startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "1" } }));
     const values = (await apiA.client.runs.join(thread.thread_id, run.run_id)) as { done: number };
     assert.equal(values.done, 20);
     const events = await collect(apiA.client.runs.joinStream(thread.thread_id, run.run_id, { lastEventId: "-1" }));
