@@ -2,9 +2,9 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import type { CompiledGraph } from "../graphs/compiled-graph.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, Storage, Thread } from "../storage/types.js";
+import { type CheckpointRef, checkpointRef, emptyThreadState, summarizeState, type ThreadState, toThreadState } from "../wire/thread-state.js";
 import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
 import { readingGraphState, withGraphInput } from "./graph-errors.js";
-import { type CheckpointRef, checkpointRef, emptyThreadState, summarizeState, type ThreadState, toThreadState } from "./thread-state.js";
 
 /** A checkpoint as clients address it: all fields optional but the ones they know. */
 export interface CheckpointSelector {
