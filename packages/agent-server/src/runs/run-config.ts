@@ -1,14 +1,6 @@
 import { createRequire } from "node:module";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { Assistant, JsonObject, Run, Thread } from "../storage/types.js";
-
-/** The ids that name a run wherever it shows: configurable, metadata, checkpoints, traces. */
-export interface RunIds {
-  thread_id: string;
-  run_id: string;
-  graph_id: string;
-  assistant_id: string;
-}
+import type { Assistant, JsonObject, Run, RunIds, Thread } from "../storage/types.js";
 
 export interface RunScope {
   config: RunnableConfig;

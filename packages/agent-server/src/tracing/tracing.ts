@@ -2,7 +2,7 @@ import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
 import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
 import type { Client } from "langsmith";
 import type { Logger } from "../logger.js";
-import type { RunIds } from "../runs/run-config.js";
+import type { RunIds } from "../storage/types.js";
 import { createFeedbackClient, createTracingClient } from "./client.js";
 import { TracingHealth } from "./health.js";
 import type { TracingSettings } from "./settings.js";
