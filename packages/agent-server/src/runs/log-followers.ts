@@ -1,6 +1,5 @@
 import type { Logger } from "../logger.js";
-import type { RunRepository, RunStatus } from "../storage/types.js";
-import { TERMINAL_STATUSES } from "./follow-run.js";
+import { type RunRepository, type RunStatus, TERMINAL_RUN_STATUSES } from "../storage/types.js";
 import type { InProcessBroker } from "./in-process-broker.js";
 
 /** A run executing in another process, followed here through its event log. */
@@ -74,7 +73,7 @@ export class LogFollowers {
       this.enqueue(runId, follower, async () => {
         await this.catchUp(runId, follower);
         const run = await this.runs.get(runId);
-        if (!run || TERMINAL_STATUSES.has(run.status)) await this.end(runId, follower, run?.status ?? "interrupted");
+        if (!run || TERMINAL_RUN_STATUSES.has(run.status)) await this.end(runId, follower, run?.status ?? "interrupted");
       });
     }
   }

@@ -1,11 +1,22 @@
 import { randomUUID } from "node:crypto";
 import type { GraphRegistry } from "../graphs/registry.js";
-import { followRun, TERMINAL_STATUSES } from "../runs/follow-run.js";
+import { followRun } from "../runs/follow-run.js";
 import { followThread, parseThreadEventId } from "../runs/follow-thread.js";
 import type { RunBroker, RunEndNotice } from "../runs/broker.js";
 import type { CancelAction } from "../runs/run-control.js";
 import { toApiRun } from "../storage/run-record.js";
-import type { Assistant, JsonObject, MultitaskStrategy, QueuedRun, Run, RunKwargs, RunStatus, Storage, StoredEvent } from "../storage/types.js";
+import {
+  type Assistant,
+  type JsonObject,
+  type MultitaskStrategy,
+  type QueuedRun,
+  type Run,
+  type RunKwargs,
+  type RunStatus,
+  type Storage,
+  type StoredEvent,
+  TERMINAL_RUN_STATUSES,
+} from "../storage/types.js";
 import type { AssistantService } from "./assistants.js";
 import { checkRunInput } from "./run-input.js";
 import { ConflictError, NotFoundError } from "@berth/service-kit";
@@ -152,7 +163,7 @@ export class RunService {
 
   async delete(threadId: string, runId: string): Promise<void> {
     const run = await this.get(threadId, runId);
-    if (!TERMINAL_STATUSES.has(run.status)) {
+    if (!TERMINAL_RUN_STATUSES.has(run.status)) {
       throw new ConflictError(`Run ${runId} is ${run.status}: cancel it before deleting it`);
     }
     await this.storage.runs.delete(runId);
@@ -163,7 +174,7 @@ export class RunService {
     const ended = await this.watchEnd(run.run_id);
     try {
       const current = await this.storage.runs.get(run.run_id);
-      if (!current || TERMINAL_STATUSES.has(current.status)) return; // already over: nothing to cancel
+      if (!current || TERMINAL_RUN_STATUSES.has(current.status)) return; // already over: nothing to cancel
       await this.cancelRun(current, action);
       if (wait) await ended.promise;
     } finally {
@@ -189,7 +200,7 @@ export class RunService {
     try {
       const current = await this.storage.runs.get(run.run_id);
       if (!current) throw new NotFoundError("Run not found");
-      if (TERMINAL_STATUSES.has(current.status)) return this.outputOf(current);
+      if (TERMINAL_RUN_STATUSES.has(current.status)) return this.outputOf(current);
       const notice = await ended.promise;
       const after = await this.storage.runs.get(run.run_id);
       return after ? this.outputOf(after) : notice.output;

@@ -208,7 +208,8 @@ export type MultitaskStrategy = "reject" | "interrupt" | "rollback" | "enqueue";
 
 export type CancelAction = "interrupt" | "rollback";
 
-export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ["pending", "running"];
+/** The statuses of a run that ended: it changes no more. */
+export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(["success", "error", "timeout", "interrupted"]);
 
 /** What a run was created with (the `kwargs` of the API's Run). */
 export interface RunKwargs {
