@@ -87,7 +87,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const control = new RunControl();
     // Runs are traced where they execute: an API-only process has nothing to trace.
     const tracing = role !== "api" && settings.tracing ? Tracing.create(settings.tracing, logger) : undefined;
-    broker.onCancel((runId, reason) => control.abort(runId, reason));
+    broker.onCancel((runId, action) => control.abort(runId, action));
     const worker =
       role === "api"
         ? undefined

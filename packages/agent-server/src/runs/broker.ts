@@ -1,5 +1,4 @@
-import type { RunStatus, StoredEvent } from "../storage/types.js";
-import type { AbortReason } from "./run-control.js";
+import type { CancelAction, RunStatus, StoredEvent } from "../storage/types.js";
 
 /** How a run ended, as told to whoever waits on it (the run row may be gone: stateless runs, rollbacks). */
 export interface RunEndNotice {
@@ -63,7 +62,7 @@ export interface RunBroker {
   wakeWorkers(availableAt?: number): void;
   onWake(handler: (availableAt?: number) => void): void;
   /** Asks whichever process executes the run to abort it. */
-  cancel(runId: string, reason: AbortReason): void;
-  onCancel(handler: (runId: string, reason: AbortReason) => void): void;
+  cancel(runId: string, action: CancelAction): void;
+  onCancel(handler: (runId: string, action: CancelAction) => void): void;
   close(): Promise<void>;
 }

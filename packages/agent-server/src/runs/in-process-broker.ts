@@ -1,6 +1,5 @@
-import type { StoredEvent } from "../storage/types.js";
+import type { CancelAction, StoredEvent } from "../storage/types.js";
 import type { RunBroker, RunEndNotice, RunListener, RunSubscription } from "./broker.js";
-import type { AbortReason } from "./run-control.js";
 
 interface LiveStream {
   /** Every event of the current attempt, kept while the run is active so late joiners catch up from memory. */
@@ -13,7 +12,7 @@ export class InProcessBroker implements RunBroker {
   private readonly listeners = new Map<string, Set<RunListener>>();
   private readonly threadWatchers = new Map<string, Set<(runId: string) => void>>();
   private wakeHandlers: ((availableAt?: number) => void)[] = [];
-  private cancelHandlers: ((runId: string, reason: AbortReason) => void)[] = [];
+  private cancelHandlers: ((runId: string, action: CancelAction) => void)[] = [];
 
   begin(runId: string, threadId: string): void {
     this.streams.set(runId, { events: [] });
@@ -111,11 +110,11 @@ export class InProcessBroker implements RunBroker {
     this.wakeHandlers.push(handler);
   }
 
-  cancel(runId: string, reason: AbortReason): void {
-    for (const handler of this.cancelHandlers) handler(runId, reason);
+  cancel(runId: string, action: CancelAction): void {
+    for (const handler of this.cancelHandlers) handler(runId, action);
   }
 
-  onCancel(handler: (runId: string, reason: AbortReason) => void): void {
+  onCancel(handler: (runId: string, action: CancelAction) => void): void {
     this.cancelHandlers.push(handler);
   }
 

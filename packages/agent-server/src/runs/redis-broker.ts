@@ -2,10 +2,9 @@ import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { ServiceUnavailableError } from "@berth/service-kit";
 import { createLogger, type Logger } from "../logger.js";
-import type { StoredEvent } from "../storage/types.js";
+import type { CancelAction, StoredEvent } from "../storage/types.js";
 import type { RunBroker, RunEndNotice, RunListener, RunSubscription } from "./broker.js";
 import { InProcessBroker } from "./in-process-broker.js";
-import type { AbortReason } from "./run-control.js";
 
 /** How long a run's live buffer stays in Redis after the run ended (late followers read the log anyway). */
 const BUFFER_TTL_SECONDS = 300;
@@ -19,7 +18,7 @@ type Message =
   | { o: string; t: "end"; n: RunEndNotice }
   | { o: string; t: "start"; r: string }
   | { o: string; t: "wake"; at?: number }
-  | { o: string; t: "cancel"; r: string; why: AbortReason };
+  | { o: string; t: "cancel"; r: string; why: CancelAction };
 
 /**
  * The broker across processes. Each run's current attempt is buffered in a
@@ -178,13 +177,13 @@ export class RedisBroker implements RunBroker {
     this.local.onWake(handler);
   }
 
-  cancel(runId: string, reason: AbortReason): void {
-    this.local.cancel(runId, reason);
-    const text = JSON.stringify({ o: this.origin, t: "cancel", r: runId, why: reason } satisfies Message);
+  cancel(runId: string, action: CancelAction): void {
+    this.local.cancel(runId, action);
+    const text = JSON.stringify({ o: this.origin, t: "cancel", r: runId, why: action } satisfies Message);
     this.send(this.publisher.pipeline().publish(this.cancelChannel, text));
   }
 
-  onCancel(handler: (runId: string, reason: AbortReason) => void): void {
+  onCancel(handler: (runId: string, action: CancelAction) => void): void {
     this.local.onCancel(handler);
   }
 

@@ -1,7 +1,5 @@
 import type { CancelAction } from "../storage/types.js";
 
-export type { CancelAction };
-
 /**
  * Why a run's execution was aborted: a cancel, its timeout, a shutdown (the
  * run is handed back to the queue), its lease taken by another attempt, or a

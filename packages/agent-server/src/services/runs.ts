@@ -3,10 +3,10 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import { followRun } from "../runs/follow-run.js";
 import { followThread, parseThreadEventId } from "../runs/follow-thread.js";
 import type { RunBroker, RunEndNotice } from "../runs/broker.js";
-import type { CancelAction } from "../runs/run-control.js";
 import { toApiRun } from "../storage/run-record.js";
 import {
   type Assistant,
+  type CancelAction,
   type JsonObject,
   type MultitaskStrategy,
   type QueuedRun,
