@@ -1,5 +1,5 @@
 import type { GraphRegistry } from "../graphs/registry.js";
-import type { RunBroker } from "../runs/broker.js";
+import type { RunBroker } from "../runs/brokers/broker.js";
 import type { Storage } from "../storage/types.js";
 import { AssistantService } from "./assistants.js";
 import { MaintenanceService } from "./maintenance.js";

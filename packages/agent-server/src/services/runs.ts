@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import type { GraphRegistry } from "../graphs/registry.js";
-import { followRun } from "../runs/follow-run.js";
-import { followThread, parseThreadEventId } from "../runs/follow-thread.js";
-import type { RunBroker, RunEndNotice } from "../runs/broker.js";
+import { followRun } from "../runs/streaming/follow-run.js";
+import { followThread, parseThreadEventId } from "../runs/streaming/follow-thread.js";
+import type { RunBroker, RunEndNotice } from "../runs/brokers/broker.js";
 import { toApiRun } from "../storage/run-record.js";
 import {
   type Assistant,

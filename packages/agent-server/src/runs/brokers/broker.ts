@@ -1,4 +1,4 @@
-import type { CancelAction, RunStatus, StoredEvent } from "../storage/types.js";
+import type { CancelAction, RunStatus, StoredEvent } from "../../storage/types.js";
 
 /** How a run ended, as told to whoever waits on it (the run row may be gone: stateless runs, rollbacks). */
 export interface RunEndNotice {

@@ -1,4 +1,4 @@
-import type { CancelAction, StoredEvent } from "../storage/types.js";
+import type { CancelAction, StoredEvent } from "../../storage/types.js";
 import type { RunBroker, RunEndNotice, RunListener, RunSubscription } from "./broker.js";
 
 interface LiveStream {

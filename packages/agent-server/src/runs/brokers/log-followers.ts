@@ -1,5 +1,5 @@
-import type { Logger } from "../logger.js";
-import { type RunRepository, type RunStatus, TERMINAL_RUN_STATUSES } from "../storage/types.js";
+import type { Logger } from "../../logger.js";
+import { type RunRepository, type RunStatus, TERMINAL_RUN_STATUSES } from "../../storage/types.js";
 import type { InProcessBroker } from "./in-process-broker.js";
 
 /** A run executing in another process, followed here through its event log. */

@@ -1,8 +1,8 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { ServiceUnavailableError } from "@berth/service-kit";
-import { createLogger, type Logger } from "../logger.js";
-import type { CancelAction, StoredEvent } from "../storage/types.js";
+import { createLogger, type Logger } from "../../logger.js";
+import type { CancelAction, StoredEvent } from "../../storage/types.js";
 import type { RunBroker, RunEndNotice, RunListener, RunSubscription } from "./broker.js";
 import { InProcessBroker } from "./in-process-broker.js";
 

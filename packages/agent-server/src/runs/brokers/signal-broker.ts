@@ -1,6 +1,6 @@
 import { randomUUID } from "node:crypto";
-import type { Logger } from "../logger.js";
-import type { CancelAction, RunRepository, RunStatus, StoredEvent } from "../storage/types.js";
+import type { Logger } from "../../logger.js";
+import type { CancelAction, RunRepository, RunStatus, StoredEvent } from "../../storage/types.js";
 import type { RunBroker, RunEndNotice, RunListener, RunSubscription } from "./broker.js";
 import { InProcessBroker } from "./in-process-broker.js";
 import { LogFollowers } from "./log-followers.js";

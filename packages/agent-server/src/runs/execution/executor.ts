@@ -2,20 +2,20 @@ import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { StreamEvent } from "@langchain/core/tracers/log_stream";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import type { Logger } from "pino";
-import type { GraphRegistry } from "../graphs/registry.js";
-import { PendingFeedbackUrls } from "../tracing/feedback.js";
-import type { Tracing } from "../tracing/tracing.js";
-import type { QueuedRun, RunLease, Storage } from "../storage/types.js";
+import type { GraphRegistry } from "../../graphs/registry.js";
+import type { QueuedRun, RunLease, Storage } from "../../storage/types.js";
+import { PendingFeedbackUrls } from "../../tracing/feedback.js";
+import type { Tracing } from "../../tracing/tracing.js";
+import type { RunBroker, RunEndNotice } from "../brokers/broker.js";
+import { RunEventWriter } from "../streaming/event-writer.js";
+import { StreamEncoder } from "../streaming/stream-encoder.js";
+import { graphStreamModes, type StreamMode } from "../streaming/stream-modes.js";
 import { EventLoopPacer } from "./event-loop-pacer.js";
-import { RunEventWriter } from "./event-writer.js";
-import type { RunBroker, RunEndNotice } from "./broker.js";
 import { RunCheckpointer } from "./run-checkpointer.js";
 import { runScope } from "./run-config.js";
 import type { AbortReason, RunControl } from "./run-control.js";
 import { isEphemeral, type Outcome, record, settleThread } from "./run-end.js";
 import { asError, endInError, type RunError, runError } from "./run-salvage.js";
-import { StreamEncoder } from "./stream-encoder.js";
-import { graphStreamModes, type StreamMode } from "./stream-modes.js";
 
 export interface ExecutorDeps {
   storage: Storage;

@@ -1,7 +1,7 @@
 import type { Logger } from "pino";
-import { type JsonObject, type QueuedRun, type RunLease, type Storage, TERMINAL_RUN_STATUSES, type ThreadStateSummary } from "../storage/types.js";
-import type { RunEndNotice } from "./broker.js";
-import type { RunEventWriter } from "./event-writer.js";
+import { type JsonObject, type QueuedRun, type RunLease, type Storage, TERMINAL_RUN_STATUSES, type ThreadStateSummary } from "../../storage/types.js";
+import type { RunEndNotice } from "../brokers/broker.js";
+import type { RunEventWriter } from "../streaming/event-writer.js";
 import { notifyRunWebhook } from "./webhook.js";
 
 /** The error a failed run reports (`error` event, `{__error__}` output). */

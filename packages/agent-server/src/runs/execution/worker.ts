@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { LeaseRenewal, QueuedRun, RunLease, RunRepository } from "../storage/types.js";
+import type { LeaseRenewal, QueuedRun, RunLease, RunRepository } from "../../storage/types.js";
 import { type ExecutorDeps, executeRun, type RunEnding } from "./executor.js";
 import { deadOwnersOnThisHost, newLeaseOwner } from "./lease-owner.js";
 import { mainThreadLeases } from "./main-thread-leases.js";

@@ -1,5 +1,5 @@
-import type { RunLease, RunRepository, StoredEvent } from "../storage/types.js";
-import type { RunBroker, RunEndNotice } from "./broker.js";
+import type { RunLease, RunRepository, StoredEvent } from "../../storage/types.js";
+import type { RunBroker, RunEndNotice } from "../brokers/broker.js";
 
 /** Event ids of one attempt stay below the next attempt's first id. */
 const ATTEMPT_SEQ_SPAN = 1_000_000_000;

@@ -1,6 +1,6 @@
-import { type RunRepository, type StoredEvent, TERMINAL_RUN_STATUSES } from "../storage/types.js";
+import { type RunRepository, type StoredEvent, TERMINAL_RUN_STATUSES } from "../../storage/types.js";
+import type { RunBroker } from "../brokers/broker.js";
 import { AsyncQueue } from "./async-queue.js";
-import type { RunBroker } from "./broker.js";
 import { EventSequencer } from "./event-sequencer.js";
 
 /** What the broker tells a follower: an event, a batch written to the log, or that live delivery may have skipped some. */

@@ -1,7 +1,7 @@
-import type { RunRepository } from "../storage/types.js";
+import type { RunRepository } from "../../storage/types.js";
+import type { RunBroker } from "../brokers/broker.js";
 import { AsyncQueue } from "./async-queue.js";
 import { followRun } from "./follow-run.js";
-import type { RunBroker } from "./broker.js";
 
 /** An event of a thread stream: ids are `<run_id>:<seq>`, so a client can resume across runs. */
 export interface ThreadStreamEvent {
