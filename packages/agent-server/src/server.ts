@@ -95,7 +95,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             {
               storage,
               graphs,
-              live: broker,
+              broker,
               control,
               logger,
               maxAttempts: settings.maxAttempts,

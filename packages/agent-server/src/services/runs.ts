@@ -50,7 +50,7 @@ export class RunService {
     private readonly storage: Storage,
     private readonly graphs: GraphRegistry,
     private readonly assistants: AssistantService,
-    private readonly live: RunBroker,
+    private readonly broker: RunBroker,
   ) {}
 
   /**
@@ -136,7 +136,7 @@ export class RunService {
     if (input.multitask_strategy === "interrupt" || input.multitask_strategy === "rollback") {
       for (const inflight of result.inflight) await this.cancelRun(inflight, input.multitask_strategy);
     }
-    this.live.wakeWorkers(availableAt);
+    this.broker.wakeWorkers(availableAt);
     return result.run;
   }
 
@@ -153,7 +153,7 @@ export class RunService {
 
   /** The sequence number of the run's latest event so far (-1 when none). */
   async lastSeq(runId: string): Promise<number> {
-    return Math.max(await this.storage.runs.lastEventSeq(runId), await this.live.lastSeq(runId));
+    return Math.max(await this.storage.runs.lastEventSeq(runId), await this.broker.lastSeq(runId));
   }
 
   async list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
@@ -212,13 +212,13 @@ export class RunService {
 
   /** Events of a run after `lastEventId` (-1: from the start). */
   follow(runId: string, lastEventId: number, signal?: AbortSignal): Promise<AsyncGenerator<StoredEvent>> {
-    return followRun(runId, lastEventId, { runs: this.storage.runs, live: this.live }, signal);
+    return followRun(runId, lastEventId, { runs: this.storage.runs, broker: this.broker }, signal);
   }
 
   /** Every run of the thread from now on (or from a thread stream's Last-Event-ID). */
   async followThread(threadId: string, lastEventId: string | undefined, signal: AbortSignal) {
     if (!(await this.storage.threads.get(threadId))) throw new NotFoundError("Thread not found");
-    return followThread(threadId, parseThreadEventId(lastEventId), { runs: this.storage.runs, live: this.live }, signal);
+    return followThread(threadId, parseThreadEventId(lastEventId), { runs: this.storage.runs, broker: this.broker }, signal);
   }
 
   private async outputOf(run: QueuedRun): Promise<unknown> {
@@ -246,7 +246,7 @@ export class RunService {
     const current = await this.storage.runs.get(run.run_id);
     if (current?.status === "running") {
       // Kept with the run, so the attempt that executes it next honours it should the one executing it now be gone.
-      if (await this.storage.runs.requestCancel(run.run_id, action)) this.live.cancel(run.run_id, action);
+      if (await this.storage.runs.requestCancel(run.run_id, action)) this.broker.cancel(run.run_id, action);
       else if ((await this.storage.runs.get(run.run_id))?.status === "pending") await this.cancelRun(run, action);
       return;
     }
@@ -255,10 +255,10 @@ export class RunService {
       await this.storage.runs.discard(run.run_id, await this.threadSummary(run.thread_id));
     } else if (!(await this.storage.runs.cancelPending(run.run_id))) {
       // It started meanwhile: abort the execution instead.
-      this.live.cancel(run.run_id, action);
+      this.broker.cancel(run.run_id, action);
       return;
     }
-    this.live.end(run.run_id, { status: "interrupted", output: null });
+    this.broker.end(run.run_id, { status: "interrupted", output: null });
   }
 
   private async threadSummary(threadId: string) {
@@ -272,7 +272,7 @@ export class RunService {
     let reject!: (reason: Error) => void;
     const promise = new Promise<RunEndNotice>((res, rej) => ((resolve = res), (reject = rej)));
     promise.catch(() => {}); // a cancelled watch nobody awaits is fine
-    const subscription = await this.live.subscribe(runId, { onEvent: () => {}, onEnd: (notice) => resolve(notice) });
+    const subscription = await this.broker.subscribe(runId, { onEvent: () => {}, onEnd: (notice) => resolve(notice) });
     return {
       promise,
       cancel: () => {

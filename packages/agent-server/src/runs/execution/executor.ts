@@ -20,7 +20,7 @@ import { asError, endInError, type RunError, runError } from "./run-salvage.js";
 export interface ExecutorDeps {
   storage: Storage;
   graphs: GraphRegistry;
-  live: RunBroker;
+  broker: RunBroker;
   control: RunControl;
   logger: Logger;
   maxAttempts: number;
@@ -79,7 +79,7 @@ export async function executeRun(run: QueuedRun, lease: RunLease, deps: Executor
     deps.control.release(run.run_id, controller);
   }
   // Not when its end could not be recorded either: followers wait for the attempt that will end it.
-  if (conclusion.notice) deps.live.end(run.run_id, conclusion.notice);
+  if (conclusion.notice) deps.broker.end(run.run_id, conclusion.notice);
   return conclusion.ending;
 }
 
@@ -92,7 +92,7 @@ async function attempt(
   log: Logger,
 ): Promise<Conclusion> {
   const persistEvents = !(isEphemeral(run) && !deps.statelessKeepMs);
-  const writer = await RunEventWriter.open({ ...run, persistEvents, lease }, deps.storage.runs, deps.live, {
+  const writer = await RunEventWriter.open({ ...run, persistEvents, lease }, deps.storage.runs, deps.broker, {
     failed: (err) => {
       log.error({ err }, "writing the run's event log failed: the run ends in error");
       controller.abort("failure");

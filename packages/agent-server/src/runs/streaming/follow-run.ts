@@ -16,11 +16,11 @@ type Notice = { kind: "event"; event: StoredEvent } | { kind: "logged" } | { kin
 export async function followRun(
   runId: string,
   afterSeq: number,
-  deps: { runs: RunRepository; live: RunBroker },
+  deps: { runs: RunRepository; broker: RunBroker },
   signal?: AbortSignal,
 ): Promise<AsyncGenerator<StoredEvent>> {
   const inbox = new AsyncQueue<Notice>();
-  const subscription = await deps.live.subscribe(runId, {
+  const subscription = await deps.broker.subscribe(runId, {
     onEvent: (event) => inbox.push({ kind: "event", event }),
     onLogged: () => inbox.push({ kind: "logged" }),
     onLost: () => inbox.push({ kind: "lost" }),

@@ -24,11 +24,11 @@ export function parseThreadEventId(id: string | undefined): { runId: string; seq
 export async function* followThread(
   threadId: string,
   resumeFrom: { runId: string; seq: number } | undefined,
-  deps: { runs: RunRepository; live: RunBroker },
+  deps: { runs: RunRepository; broker: RunBroker },
   signal: AbortSignal,
 ): AsyncGenerator<ThreadStreamEvent> {
   const started = new AsyncQueue<string>();
-  const unwatch = await deps.live.watchThread(threadId, (runId) => started.push(runId));
+  const unwatch = await deps.broker.watchThread(threadId, (runId) => started.push(runId));
   const stop = () => started.close();
   signal.addEventListener("abort", stop, { once: true });
   const followed = new Set<string>();
