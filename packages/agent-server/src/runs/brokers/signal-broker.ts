@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../../logger.js";
 import type { CancelAction, RunRepository, RunStatus, StoredEvent } from "../../storage/types.js";
-import type { RunBroker, RunEndNotice, RunListener, RunSubscription } from "./broker.js";
+import type { RunBroker, RunEndNotice, RunObserver, RunSubscription } from "./broker.js";
 import { InProcessBroker } from "./in-process-broker.js";
 import { LogFollowers } from "./log-followers.js";
 
@@ -93,14 +93,14 @@ export class SignalBroker implements RunBroker {
     this.send({ o: this.origin, t: "end", r: runId, s: notice.status });
   }
 
-  async subscribe(runId: string, listener: RunListener): Promise<RunSubscription> {
-    const subscription = this.local.subscribeSync(runId, listener);
+  async subscribe(runId: string, observer: RunObserver): Promise<RunSubscription> {
+    const subscription = this.local.subscribeSync(runId, observer);
     const unsubscribe = () => {
       subscription.unsubscribe();
-      if (!this.local.hasListeners(runId)) this.followers.forget(runId);
+      if (!this.local.hasObservers(runId)) this.followers.forget(runId);
     };
     if (subscription.active) return { active: true, unsubscribe };
-    // Listening before reading the row: a run it shows running ends with a notice received after this point.
+    // Subscribed before reading the row: a run it shows running ends with a notice received after this point.
     const [run] = await Promise.all([this.runs.get(runId), this.followers.follow(runId)]);
     return { active: run?.status === "running", unsubscribe };
   }
