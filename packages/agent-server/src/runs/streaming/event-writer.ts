@@ -1,5 +1,5 @@
 import type { RunLease, RunRepository, StoredEvent } from "../../storage/types.js";
-import type { RunBroker, RunEndNotice } from "../brokers/broker.js";
+import type { RunBroker } from "../brokers/broker.js";
 
 /** Event ids of one attempt stay below the next attempt's first id. */
 const ATTEMPT_SEQ_SPAN = 1_000_000_000;
@@ -75,11 +75,6 @@ export class RunEventWriter {
     this.flushTimer = undefined;
     if (this.pending.length > 0) this.flushing = this.flushing.then(() => this.write());
     return this.flushing;
-  }
-
-  /** Tells live readers the stream is over (after the final flush and the run's end are recorded). */
-  endLive(notice: RunEndNotice): void {
-    this.broker.end(this.run.run_id, notice);
   }
 
   private async write(): Promise<void> {
