@@ -28,7 +28,7 @@ export interface StateUpdate {
 }
 
 /** Reading and writing a thread's graph state through its graph. */
-export class StateService {
+export class GraphStateService {
   constructor(
     private readonly storage: Storage,
     private readonly graphs: GraphRegistry,
