@@ -1,7 +1,7 @@
 // The checkpoint tables' statements. Each write is one statement (CTEs for
 // the multi-table ones), so it is atomic without an explicit transaction and
 // can also run on a client inside a caller's transaction (thread delete/copy).
-import type { BlobRow, Bytes, CheckpointKey, CheckpointRow, WriteRow } from "../sqlite/checkpoint-rows.js";
+import type { BlobRow, Bytes, CheckpointKey, CheckpointRow, WriteRow } from "../shared/checkpoint-rows.js";
 import type { Queryable } from "./database.js";
 import { jsonb } from "@berth/service-kit";
 

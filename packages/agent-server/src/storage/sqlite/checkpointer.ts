@@ -24,7 +24,7 @@ import {
   type CheckpointKey,
   type CheckpointRow,
   type WriteRow,
-} from "./checkpoint-rows.js";
+} from "../shared/checkpoint-rows.js";
 import type { SqliteDatabase } from "./database.js";
 
 /** `list` parameters: null disables a condition; limit -1 means no limit, as in SQLite. */
