@@ -9,7 +9,7 @@ import type {
   JsonObject,
   NewAssistant,
 } from "../types.js";
-import { nowIso } from "../sqlite/rows.js";
+import { nowIso } from "../shared/timestamps.js";
 import { withTransaction } from "./database.js";
 import { jsonb } from "@berth/service-kit";
 

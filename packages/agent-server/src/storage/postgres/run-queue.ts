@@ -3,8 +3,8 @@
 // it atomic. Claim and requeue skip locked rows instead of waiting for them,
 // and heartbeat and release only ever wait for run rows, so none of them can
 // deadlock with the transactions of runs.ts (which lock a thread, then its run).
+import { nowIso } from "../shared/timestamps.js";
 import type { HeldRun, QueuedRun } from "../types.js";
-import { nowIso } from "../sqlite/rows.js";
 import { isUniqueViolation, type Queryable } from "./database.js";
 import { RUN_COLUMNS, fromRow, type RunRow } from "./run-rows.js";
 

@@ -13,7 +13,7 @@ import type {
   StoredEvent,
   ThreadStateSummary,
 } from "../types.js";
-import { nowIso } from "../sqlite/rows.js";
+import { nowIso } from "../shared/timestamps.js";
 import { withTransaction, type Queryable } from "./database.js";
 import { jsonb, jsonbOrNull } from "@berth/service-kit";
 import * as events from "./run-events.js";

@@ -8,7 +8,7 @@ import type {
   ThreadRepository,
   ThreadStateSummary,
 } from "../types.js";
-import { nowIso } from "../sqlite/rows.js";
+import { nowIso } from "../shared/timestamps.js";
 import { copyThreadCheckpoints, deleteThreadCheckpoints } from "./checkpoint-sql.js";
 import { withTransaction } from "./database.js";
 import { jsonb, jsonbOrNull } from "@berth/service-kit";

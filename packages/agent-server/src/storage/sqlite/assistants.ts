@@ -8,8 +8,9 @@ import type {
   JsonObject,
   NewAssistant,
 } from "../types.js";
+import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
-import { nowIso, parseJsonColumn } from "./rows.js";
+import { parseJsonColumn } from "./rows.js";
 
 interface AssistantRow {
   assistant_id: string;

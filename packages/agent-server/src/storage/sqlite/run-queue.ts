@@ -1,9 +1,9 @@
 // The run queue on SQLite: claiming runs, leases, requeueing. Every write is
 // one statement or one IMMEDIATE transaction, so processes sharing the file
 // (BERTH_SQLITE_SHARED) take turns.
+import { nowIso } from "../shared/timestamps.js";
 import type { HeldRun, QueuedRun } from "../types.js";
 import type { SqliteDatabase } from "./database.js";
-import { nowIso } from "./rows.js";
 import { fromRow, type RunRow } from "./run-rows.js";
 
 export class SqliteRunQueue {

@@ -11,10 +11,10 @@ import type {
   RunStatus,
   StoredEvent,
 } from "../types.js";
+import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
-import { nowIso } from "./rows.js";
-import { apiRunFromRow, fromRow, type RunRow } from "./run-rows.js";
 import { SqliteRunQueue } from "./run-queue.js";
+import { apiRunFromRow, fromRow, type RunRow } from "./run-rows.js";
 
 export class SqliteRunRepository implements RunRepository {
   private readonly statements;

@@ -8,8 +8,9 @@ import type {
   ThreadRepository,
   ThreadStateSummary,
 } from "../types.js";
+import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
-import { nowIso, parseJsonColumn, toJsonColumn } from "./rows.js";
+import { parseJsonColumn, toJsonColumn } from "./rows.js";
 
 interface ThreadRow {
   thread_id: string;
