@@ -10,7 +10,7 @@ import type {
 } from "../types.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
-import { parseJsonColumn } from "./rows.js";
+import { parseJsonColumn } from "./json-columns.js";
 
 interface AssistantRow {
   assistant_id: string;

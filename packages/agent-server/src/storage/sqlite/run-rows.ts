@@ -1,6 +1,6 @@
 import { type RunColumns, queuedRun, toApiRun } from "../run-record.js";
 import type { QueuedRun, Run } from "../types.js";
-import { parseJsonColumn } from "./rows.js";
+import { parseJsonColumn } from "./json-columns.js";
 
 /** A runs row as SQLite returns it: JSON columns as text. */
 export interface RunRow extends Omit<RunColumns, "metadata" | "kwargs" | "output"> {

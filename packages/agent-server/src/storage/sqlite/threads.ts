@@ -10,7 +10,7 @@ import type {
 } from "../types.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
-import { parseJsonColumn, toJsonColumn } from "./rows.js";
+import { parseJsonColumn, toJsonColumn } from "./json-columns.js";
 
 interface ThreadRow {
   thread_id: string;
