@@ -140,14 +140,10 @@ export class RunService {
     return result.run;
   }
 
-  async get(threadId: string | undefined, runId: string): Promise<QueuedRun> {
+  /** The API's view of a run (without the queue's bookkeeping). */
+  async get(threadId: string | undefined, runId: string): Promise<Run> {
     const run = await this.storage.runs.get(runId);
     if (!run || (threadId !== undefined && run.thread_id !== threadId)) throw new NotFoundError("Run not found");
-    return run;
-  }
-
-  /** The API's view of a run (without queue bookkeeping). */
-  publicRun(run: QueuedRun): Run {
     return toApiRun(run);
   }
 

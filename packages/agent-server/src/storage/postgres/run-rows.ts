@@ -1,5 +1,5 @@
-import { type RunColumns, queuedRun, toApiRun } from "../run-record.js";
-import type { QueuedRun, Run } from "../types.js";
+import { type RunColumns, queuedRun } from "../run-record.js";
+import type { QueuedRun } from "../types.js";
 
 /** The runs columns a QueuedRun is made of (pg parses the JSONB, bigint and timestamp ones). */
 export const RUN_COLUMNS =
@@ -8,5 +8,3 @@ export const RUN_COLUMNS =
 export type RunRow = RunColumns;
 
 export const fromRow = (row: RunRow): QueuedRun => queuedRun(row);
-
-export const apiRunFromRow = (row: RunRow): Run => toApiRun(fromRow(row));

@@ -13,12 +13,13 @@ import type {
   StoredEvent,
   ThreadStateSummary,
 } from "../types.js";
+import { toApiRun } from "../run-record.js";
 import { nowIso } from "../shared/timestamps.js";
 import { withTransaction, type Queryable } from "./database.js";
 import { jsonb, jsonbOrNull } from "@berth/service-kit";
 import * as events from "./run-events.js";
 import * as queue from "./run-queue.js";
-import { RUN_COLUMNS, apiRunFromRow, fromRow, type RunRow } from "./run-rows.js";
+import { RUN_COLUMNS, fromRow, type RunRow } from "./run-rows.js";
 
 const INFLIGHT = `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq`;
 
@@ -50,7 +51,7 @@ export class PostgresRunRepository implements RunRepository {
           break;
         }
       }
-      const inflight = (await client.query<RunRow>(INFLIGHT, [run.thread_id])).rows.map(apiRunFromRow);
+      const inflight = (await client.query<RunRow>(INFLIGHT, [run.thread_id])).rows.map((row) => toApiRun(fromRow(row)));
       if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
       if (!created) {
         await client.query(
@@ -74,7 +75,7 @@ export class PostgresRunRepository implements RunRepository {
           run.available_at,
         ],
       );
-      return { kind: "created", run: apiRunFromRow(rows[0]), inflight };
+      return { kind: "created", run: toApiRun(fromRow(rows[0])), inflight };
     });
   }
 
@@ -91,11 +92,11 @@ export class PostgresRunRepository implements RunRepository {
         ORDER BY seq DESC LIMIT $${params.push(query.limit)} OFFSET $${params.push(query.offset)}`,
       params,
     );
-    return rows.map(apiRunFromRow);
+    return rows.map((row) => toApiRun(fromRow(row)));
   }
 
   async inflight(threadId: string): Promise<Run[]> {
-    return (await this.pool.query<RunRow>(INFLIGHT, [threadId])).rows.map(apiRunFromRow);
+    return (await this.pool.query<RunRow>(INFLIGHT, [threadId])).rows.map((row) => toApiRun(fromRow(row)));
   }
 
   async findActive(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }): Promise<Run[]> {
@@ -111,7 +112,7 @@ export class PostgresRunRepository implements RunRepository {
       `SELECT ${RUN_COLUMNS} FROM runs WHERE ${clauses.join(" AND ")} ORDER BY seq`,
       params,
     );
-    return rows.map(apiRunFromRow);
+    return rows.map((row) => toApiRun(fromRow(row)));
   }
 
   async delete(runId: string): Promise<boolean> {

@@ -1,5 +1,5 @@
-import { type RunColumns, queuedRun, toApiRun } from "../run-record.js";
-import type { QueuedRun, Run } from "../types.js";
+import { type RunColumns, queuedRun } from "../run-record.js";
+import type { QueuedRun } from "../types.js";
 import { parseJsonColumn } from "./json-columns.js";
 
 /** A runs row as SQLite returns it: JSON columns as text. */
@@ -12,5 +12,3 @@ export interface RunRow extends Omit<RunColumns, "metadata" | "kwargs" | "output
 export function fromRow(row: RunRow): QueuedRun {
   return queuedRun({ ...row, metadata: parseJsonColumn(row.metadata), kwargs: JSON.parse(row.kwargs), output: parseJsonColumn<unknown>(row.output) });
 }
-
-export const apiRunFromRow = (row: RunRow): Run => toApiRun(fromRow(row));

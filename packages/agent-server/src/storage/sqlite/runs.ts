@@ -11,10 +11,11 @@ import type {
   RunStatus,
   StoredEvent,
 } from "../types.js";
+import { toApiRun } from "../run-record.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
 import { SqliteRunQueue } from "./run-queue.js";
-import { apiRunFromRow, fromRow, type RunRow } from "./run-rows.js";
+import { fromRow, type RunRow } from "./run-rows.js";
 
 export class SqliteRunRepository implements RunRepository {
   private readonly statements;
@@ -52,7 +53,7 @@ export class SqliteRunRepository implements RunRepository {
             now,
           );
       }
-      const inflight = this.statements.inflight.all(run.thread_id).map((row) => apiRunFromRow(row as RunRow));
+      const inflight = this.statements.inflight.all(run.thread_id).map((row) => toApiRun(fromRow(row as RunRow)));
       if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
       if (thread) {
         const metadata = { ...JSON.parse(thread.metadata), graph_id: run.graph_id, assistant_id: run.assistant_id };
@@ -76,7 +77,7 @@ export class SqliteRunRepository implements RunRepository {
           now,
           run.available_at,
         );
-      const created = apiRunFromRow(this.statements.get.get(run.run_id) as RunRow);
+      const created = toApiRun(fromRow(this.statements.get.get(run.run_id) as RunRow));
       return { kind: "created", run: created, inflight };
     }).immediate();
   }
@@ -93,11 +94,11 @@ export class SqliteRunRepository implements RunRepository {
           ORDER BY rowid DESC LIMIT ? OFFSET ?`,
       )
       .all(...[threadId, ...(query.status ? [query.status] : []), query.limit, query.offset]) as RunRow[];
-    return rows.map(apiRunFromRow);
+    return rows.map((row) => toApiRun(fromRow(row)));
   }
 
   async inflight(threadId: string): Promise<Run[]> {
-    return this.statements.inflight.all(threadId).map((row) => apiRunFromRow(row as RunRow));
+    return this.statements.inflight.all(threadId).map((row) => toApiRun(fromRow(row as RunRow)));
   }
 
   async findActive(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }) {
@@ -114,7 +115,7 @@ export class SqliteRunRepository implements RunRepository {
       params.push(JSON.stringify(filter.run_ids));
     }
     const rows = this.db.prepare(`SELECT * FROM runs WHERE ${clauses.join(" AND ")} ORDER BY rowid`).all(...params);
-    return rows.map((row) => apiRunFromRow(row as RunRow));
+    return rows.map((row) => toApiRun(fromRow(row as RunRow)));
   }
 
   async delete(runId: string): Promise<boolean> {
