@@ -29,7 +29,7 @@ export async function appendEvents(q: Queryable, runId: string, events: StoredEv
 }
 
 /** The rows of $2..$4 (seqs, names, data) for run $1. */
-const EVENT_ROWS = "SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[])";
+const EVENT_ROWS = "SELECT $1, e.seq, e.event, e.data FROM unnest($2::bigint[], $3::text[], $4::text[]) AS e(seq, event, data)";
 
 export async function readEvents(q: Queryable, runId: string, afterSeq: number): Promise<StoredEvent[]> {
   const { rows } = await q.query<StoredEvent>(

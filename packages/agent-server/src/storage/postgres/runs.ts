@@ -14,12 +14,13 @@ import type {
   ThreadStateSummary,
 } from "../types.js";
 import { toApiRun } from "../run-record.js";
+import { RUN_COLUMNS } from "../shared/columns.js";
 import { nowIso } from "../shared/timestamps.js";
 import { withTransaction, type Queryable } from "./database.js";
 import { jsonb, jsonbOrNull } from "@berth/service-kit";
 import * as events from "./run-events.js";
 import * as queue from "./run-queue.js";
-import { RUN_COLUMNS, fromRow, type RunRow } from "./run-rows.js";
+import { fromRow, type RunRow } from "./run-rows.js";
 
 const INFLIGHT = `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq`;
 

@@ -12,6 +12,7 @@ import type {
   StoredEvent,
 } from "../types.js";
 import { toApiRun } from "../run-record.js";
+import { RUN_COLUMNS } from "../shared/columns.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
 import { SqliteRunQueue } from "./run-queue.js";
@@ -24,9 +25,9 @@ export class SqliteRunRepository implements RunRepository {
   constructor(private readonly db: SqliteDatabase) {
     this.queue = new SqliteRunQueue(db);
     this.statements = {
-      get: db.prepare("SELECT * FROM runs WHERE run_id = ?"),
+      get: db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`),
       inflight: db.prepare(
-        "SELECT * FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid",
+        `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid`,
       ),
       insertEvent: db.prepare("INSERT OR IGNORE INTO run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)"),
       readEvents: db.prepare("SELECT seq, event, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq"),
@@ -90,7 +91,7 @@ export class SqliteRunRepository implements RunRepository {
   async list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
     const rows = this.db
       .prepare(
-        `SELECT * FROM runs WHERE thread_id = ? ${query.status ? "AND status = ?" : ""}
+        `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = ? ${query.status ? "AND status = ?" : ""}
           ORDER BY rowid DESC LIMIT ? OFFSET ?`,
       )
       .all(...[threadId, ...(query.status ? [query.status] : []), query.limit, query.offset]) as RunRow[];
@@ -114,7 +115,7 @@ export class SqliteRunRepository implements RunRepository {
       clauses.push("run_id IN (SELECT value FROM json_each(?))");
       params.push(JSON.stringify(filter.run_ids));
     }
-    const rows = this.db.prepare(`SELECT * FROM runs WHERE ${clauses.join(" AND ")} ORDER BY rowid`).all(...params);
+    const rows = this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE ${clauses.join(" AND ")} ORDER BY rowid`).all(...params);
     return rows.map((row) => toApiRun(fromRow(row as RunRow)));
   }
 
