@@ -15,22 +15,28 @@ import { toApiRun } from "../run-record.js";
 import { RUN_COLUMNS } from "../shared/columns.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
+import { SqliteRunEvents } from "./run-events.js";
 import { SqliteRunQueue } from "./run-queue.js";
-import { fromRow, type RunRow } from "./run-rows.js";
+import { fromRow, LEASE_HELD, leaseParams, type RunRow } from "./run-rows.js";
 
+/**
+ * Runs over SQLite: every write transaction is IMMEDIATE, so processes
+ * sharing the file take turns. The queue operations are in run-queue.ts, the
+ * event log in run-events.ts.
+ */
 export class SqliteRunRepository implements RunRepository {
   private readonly statements;
   private readonly queue: SqliteRunQueue;
+  private readonly events: SqliteRunEvents;
 
   constructor(private readonly db: SqliteDatabase) {
     this.queue = new SqliteRunQueue(db);
+    this.events = new SqliteRunEvents(db);
     this.statements = {
       get: db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`),
       inflight: db.prepare(
         `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid`,
       ),
-      insertEvent: db.prepare("INSERT OR IGNORE INTO run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)"),
-      readEvents: db.prepare("SELECT seq, event, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq"),
     };
   }
 
@@ -198,29 +204,20 @@ export class SqliteRunRepository implements RunRepository {
     }).immediate();
   }
 
-  async appendEvents(runId: string, events: StoredEvent[], lease?: RunLease): Promise<boolean> {
-    return this.db.transaction(() => {
-      if (lease && !this.db.prepare(`SELECT 1 FROM runs WHERE run_id = ? ${LEASE_HELD}`).get(runId, ...leaseParams(lease))) return false;
-      for (const event of events) this.statements.insertEvent.run(runId, event.seq, event.event, event.data);
-      return true;
-    }).immediate();
+  async appendEvents(runId: string, batch: StoredEvent[], lease?: RunLease): Promise<boolean> {
+    return this.events.appendEvents(runId, batch, lease);
   }
 
   async readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]> {
-    return this.statements.readEvents.all(runId, afterSeq) as StoredEvent[];
+    return this.events.readEvents(runId, afterSeq);
   }
 
   async lastEventSeq(runId: string): Promise<number> {
-    const row = this.db.prepare("SELECT max(seq) AS seq FROM run_events WHERE run_id = ?").get(runId) as {
-      seq: number | null;
-    };
-    return row.seq ?? -1;
+    return this.events.lastEventSeq(runId);
   }
 
   async pruneEvents(endedBefore: string): Promise<number> {
-    return this.db
-      .prepare("DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs WHERE ended_at IS NOT NULL AND ended_at < ?)")
-      .run(endedBefore).changes;
+    return this.events.pruneEvents(endedBefore);
   }
 
   /** Thread status after a run: error > interrupted > busy (more runs waiting) > idle. */
@@ -238,13 +235,6 @@ export class SqliteRunRepository implements RunRepository {
     const settled = status === "idle" && waiting ? "busy" : status;
     this.db.prepare("UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?").run(settled, now, threadId);
   }
-}
-
-/** The condition that a claim still holds the run; its parameters are `leaseParams`. */
-const LEASE_HELD = "AND status = 'running' AND lease_owner = ? AND attempt = ?";
-
-function leaseParams(lease: RunLease | undefined): unknown[] {
-  return lease ? [lease.owner, lease.attempt] : [];
 }
 
 /** The two parameters of `kwargs = CASE WHEN ? IS NULL ... json(?)`: the feedback URLs as JSON, or NULL to leave kwargs alone. */
