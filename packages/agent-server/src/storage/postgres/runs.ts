@@ -20,7 +20,7 @@ import { withTransaction, type Queryable } from "./database.js";
 import { jsonb, jsonbOrNull } from "@berth/service-kit";
 import * as events from "./run-events.js";
 import * as queue from "./run-queue.js";
-import { fromRow, type RunRow } from "./run-rows.js";
+import { fromRow, leaseHeld, type RunRow } from "./run-rows.js";
 
 const INFLIGHT = `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq`;
 
@@ -229,12 +229,6 @@ async function lockThreadOfRun(q: Queryable, runId: string): Promise<string | un
     [runId],
   );
   return rows[0]?.thread_id;
-}
-
-/** The condition that `lease` still holds the run (none without a lease), its values pushed onto `params`. */
-function leaseHeld(params: unknown[], lease: RunLease | undefined): string {
-  if (!lease) return "";
-  return `AND status = 'running' AND lease_owner = $${params.push(lease.owner)} AND attempt = $${params.push(lease.attempt)}`;
 }
 
 /** Status $2 for thread $1, except that idle becomes busy while more runs wait: error > interrupted > busy > idle. */
