@@ -1,4 +1,4 @@
-import type { StoredEvent } from "../storage/types.js";
+import type { StoredEvent } from "../../storage/types.js";
 
 /**
  * Puts a run's events from two sources, live delivery and the persisted log,

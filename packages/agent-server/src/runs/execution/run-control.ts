@@ -1,6 +1,4 @@
-import type { CancelAction } from "../storage/types.js";
-
-export type { CancelAction };
+import type { CancelAction } from "../../storage/types.js";
 
 /**
  * Why a run's execution was aborted: a cancel, its timeout, a shutdown (the

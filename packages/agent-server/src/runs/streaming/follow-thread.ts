@@ -1,7 +1,7 @@
-import type { RunRepository } from "../storage/types.js";
+import type { RunRepository } from "../../storage/types.js";
+import type { RunBroker } from "../brokers/broker.js";
 import { AsyncQueue } from "./async-queue.js";
 import { followRun } from "./follow-run.js";
-import type { RunBroker } from "./broker.js";
 
 /** An event of a thread stream: ids are `<run_id>:<seq>`, so a client can resume across runs. */
 export interface ThreadStreamEvent {
@@ -24,11 +24,11 @@ export function parseThreadEventId(id: string | undefined): { runId: string; seq
 export async function* followThread(
   threadId: string,
   resumeFrom: { runId: string; seq: number } | undefined,
-  deps: { runs: RunRepository; live: RunBroker },
+  deps: { runs: RunRepository; broker: RunBroker },
   signal: AbortSignal,
 ): AsyncGenerator<ThreadStreamEvent> {
   const started = new AsyncQueue<string>();
-  const unwatch = await deps.live.watchThread(threadId, (runId) => started.push(runId));
+  const unwatch = await deps.broker.watchThread(threadId, (runId) => started.push(runId));
   const stop = () => started.close();
   signal.addEventListener("abort", stop, { once: true });
   const followed = new Set<string>();

@@ -2,8 +2,6 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import type { CompiledGraph } from "../graphs/compiled-graph.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, Storage, Thread } from "../storage/types.js";
-import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
-import { readingGraphState, withGraphInput } from "./graph-errors.js";
 import {
   type CheckpointRef,
   checkpointRef,
@@ -12,6 +10,8 @@ import {
   type ThreadState,
   toThreadState,
 } from "../wire/thread-state.js";
+import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
+import { readingGraphState, withGraphInput } from "./graph-errors.js";
 
 /** A checkpoint as clients address it: all fields optional but the ones they know. */
 export interface CheckpointSelector {
@@ -35,7 +35,7 @@ export interface StateUpdate {
 }
 
 /** Reading and writing a thread's graph state through its graph. */
-export class StateService {
+export class GraphStateService {
   constructor(
     private readonly storage: Storage,
     private readonly graphs: GraphRegistry,

@@ -1,5 +1,4 @@
-import type { RunStatus, StoredEvent } from "../storage/types.js";
-import type { AbortReason } from "./run-control.js";
+import type { CancelAction, RunStatus, StoredEvent } from "../../storage/types.js";
 
 /** How a run ended, as told to whoever waits on it (the run row may be gone: stateless runs, rollbacks). */
 export interface RunEndNotice {
@@ -7,19 +6,20 @@ export interface RunEndNotice {
   output: unknown;
 }
 
-export interface RunListener {
+/** What observes a run through its broker: its events, its end, and notices about its log. */
+export interface RunObserver {
   onEvent(event: StoredEvent): void;
   /** The run ended: no event follows. */
   onEnd(notice: RunEndNotice): void;
   /**
    * A batch of the run's events reached the persisted log (from brokers whose
-   * live delivery can skip events, for a listener waiting for the log to fill
+   * live delivery can skip events, for an observer waiting for the log to fill
    * a gap).
    */
   onLogged?(): void;
   /**
    * Live delivery may have skipped events and the end (the broker's
-   * connection dropped): the listener should check the log and the run.
+   * connection dropped): the observer should check the log and the run.
    */
   onLost?(): void;
 }
@@ -54,7 +54,7 @@ export interface RunBroker {
    * already produced that the persisted log may not hold yet (followers read
    * the log themselves). Works for a run that has not started yet too.
    */
-  subscribe(runId: string, listener: RunListener): Promise<RunSubscription>;
+  subscribe(runId: string, observer: RunObserver): Promise<RunSubscription>;
   /** The latest sequence number produced by the run's current attempt (-1 when none). */
   lastSeq(runId: string): Promise<number>;
   /** Calls `onRunStart` whenever a run of the thread starts executing. */
@@ -63,7 +63,7 @@ export interface RunBroker {
   wakeWorkers(availableAt?: number): void;
   onWake(handler: (availableAt?: number) => void): void;
   /** Asks whichever process executes the run to abort it. */
-  cancel(runId: string, reason: AbortReason): void;
-  onCancel(handler: (runId: string, reason: AbortReason) => void): void;
+  cancel(runId: string, action: CancelAction): void;
+  onCancel(handler: (runId: string, action: CancelAction) => void): void;
   close(): Promise<void>;
 }

@@ -1,11 +1,10 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { ServiceUnavailableError } from "@berth/service-kit";
-import { createLogger, type Logger } from "../logger.js";
-import type { StoredEvent } from "../storage/types.js";
-import type { RunBroker, RunEndNotice, RunListener, RunSubscription } from "./broker.js";
+import { createLogger, type Logger } from "../../logger.js";
+import type { CancelAction, StoredEvent } from "../../storage/types.js";
+import type { RunBroker, RunEndNotice, RunObserver, RunSubscription } from "./broker.js";
 import { InProcessBroker } from "./in-process-broker.js";
-import type { AbortReason } from "./run-control.js";
 
 /** How long a run's live buffer stays in Redis after the run ended (late followers read the log anyway). */
 const BUFFER_TTL_SECONDS = 300;
@@ -19,7 +18,7 @@ type Message =
   | { o: string; t: "end"; n: RunEndNotice }
   | { o: string; t: "start"; r: string }
   | { o: string; t: "wake"; at?: number }
-  | { o: string; t: "cancel"; r: string; why: AbortReason };
+  | { o: string; t: "cancel"; r: string; why: CancelAction };
 
 /**
  * The broker across processes. Each run's current attempt is buffered in a
@@ -33,13 +32,13 @@ type Message =
  * so no event, end or cancellation is dropped here. What other processes sent
  * while this one's subscriber was disconnected is lost to pub/sub: once
  * subscribed again, followers replay the runs' buffers and are told to check
- * the log and the runs' status (RunListener.onLost). Reads on a request's
+ * the log and the runs' status (RunObserver.onLost). Reads on a request's
  * path fail fast instead, as a 503.
  */
 export class RedisBroker implements RunBroker {
   private readonly local = new InProcessBroker();
   private readonly origin = randomUUID();
-  /** One SUBSCRIBE per run channel, awaited by every listener before it replays the buffer. */
+  /** One SUBSCRIBE per run channel, awaited by every observer before it replays the buffer. */
   private readonly subscribed = new Map<string, Promise<unknown>>();
   /**
    * Every channel this process listens to, subscribed again by `resubscribed`
@@ -128,11 +127,11 @@ export class RedisBroker implements RunBroker {
     this.broadcastToRun(runId, { o: this.origin, t: "end", n: notice }, true);
   }
 
-  async subscribe(runId: string, listener: RunListener): Promise<RunSubscription> {
-    const subscription = this.local.subscribeSync(runId, listener);
+  async subscribe(runId: string, observer: RunObserver): Promise<RunSubscription> {
+    const subscription = this.local.subscribeSync(runId, observer);
     const unsubscribe = () => {
       subscription.unsubscribe();
-      if (this.local.hasListeners(runId)) return;
+      if (this.local.hasObservers(runId)) return;
       this.subscribed.delete(runId);
       this.unlisten(this.runChannel(runId));
     };
@@ -140,7 +139,7 @@ export class RedisBroker implements RunBroker {
     try {
       await this.channelOf(runId);
       // Executing elsewhere (or not started): replay what its attempt buffered so far.
-      const replayed = await this.replay(runId, listener);
+      const replayed = await this.replay(runId, observer);
       return { active: replayed.entries > 0 && !replayed.ended, unsubscribe };
     } catch (error) {
       unsubscribe();
@@ -181,13 +180,13 @@ export class RedisBroker implements RunBroker {
     this.local.onWake(handler);
   }
 
-  cancel(runId: string, reason: AbortReason): void {
-    this.local.cancel(runId, reason);
-    const text = JSON.stringify({ o: this.origin, t: "cancel", r: runId, why: reason } satisfies Message);
+  cancel(runId: string, action: CancelAction): void {
+    this.local.cancel(runId, action);
+    const text = JSON.stringify({ o: this.origin, t: "cancel", r: runId, why: action } satisfies Message);
     this.send(this.publisher.pipeline().publish(this.cancelChannel, text));
   }
 
-  onCancel(handler: (runId: string, reason: AbortReason) => void): void {
+  onCancel(handler: (runId: string, action: CancelAction) => void): void {
     this.local.onCancel(handler);
   }
 
@@ -201,7 +200,7 @@ export class RedisBroker implements RunBroker {
     else this.publisher.disconnect();
   }
 
-  /** The run channel's SUBSCRIBE, sent once for all of this process's listeners of the run. */
+  /** The run channel's SUBSCRIBE, sent once for all of this process's observers of the run. */
   private channelOf(runId: string): Promise<unknown> {
     let subscribed = this.subscribed.get(runId);
     if (!subscribed) {
@@ -222,15 +221,15 @@ export class RedisBroker implements RunBroker {
     void this.subscriber.unsubscribe(channel).catch(() => {}); // a dropped connection forgets it anyway
   }
 
-  /** Hands `listener` what the run's buffer holds; events it already has are skipped by followers (same seq). */
-  private async replay(runId: string, listener: RunListener): Promise<{ entries: number; ended: boolean }> {
+  /** Hands `observer` what the run's buffer holds; events it already has are skipped by followers (same seq). */
+  private async replay(runId: string, observer: RunObserver): Promise<{ entries: number; ended: boolean }> {
     const entries = await this.commands.xrange(this.bufferKey(runId), "-", "+");
     let ended = false;
     for (const [, fields] of entries) {
       const message = JSON.parse(fields[1]) as Message;
-      if (message.t === "event") listener.onEvent(message.e);
+      if (message.t === "event") observer.onEvent(message.e);
       if (message.t === "end") {
-        listener.onEnd(message.n);
+        observer.onEnd(message.n);
         ended = true;
       }
     }
@@ -247,13 +246,13 @@ export class RedisBroker implements RunBroker {
     try {
       await this.subscriber.subscribe(...this.channels);
       this.local.wakeWorkers(); // a wake-up may have been lost too
-      for (const runId of this.local.listenedRuns()) {
+      for (const runId of this.local.observedRuns()) {
         if (this.local.isExecuting(runId)) continue;
-        const listeners: RunListener = {
+        const relay: RunObserver = {
           onEvent: (event) => this.local.deliver(runId, event),
           onEnd: (notice) => this.local.end(runId, notice),
         };
-        await this.replay(runId, listeners).catch(() => {}); // Redis went away again: the next reconnection replays
+        await this.replay(runId, relay).catch(() => {}); // Redis went away again: the next reconnection replays
         this.local.deliverLost(runId);
       }
     } catch (err) {

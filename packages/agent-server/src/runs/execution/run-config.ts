@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { Assistant, JsonObject, Run, RunIds, Thread } from "../storage/types.js";
+import type { Assistant, JsonObject, Run, RunIds, Thread } from "../../storage/types.js";
 
 export interface RunScope {
   config: RunnableConfig;

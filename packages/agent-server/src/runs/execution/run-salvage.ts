@@ -1,8 +1,14 @@
 import type { Logger } from "pino";
-import { TERMINAL_STATUSES } from "./follow-run.js";
-import type { JsonObject, QueuedRun, RunLease, Storage, ThreadStateSummary } from "../storage/types.js";
-import type { RunEndNotice } from "./broker.js";
-import type { RunEventWriter } from "./event-writer.js";
+import {
+  type JsonObject,
+  type QueuedRun,
+  type RunLease,
+  type Storage,
+  TERMINAL_RUN_STATUSES,
+  type ThreadStateSummary,
+} from "../../storage/types.js";
+import type { RunEndNotice } from "../brokers/broker.js";
+import type { RunEventWriter } from "../streaming/event-writer.js";
 import { notifyRunWebhook } from "./webhook.js";
 
 /** The error a failed run reports (`error` event, `{__error__}` output). */
@@ -71,7 +77,7 @@ export async function endInError(
       // Not ours any more: it ended or went away meanwhile (an earlier try committed after all), or another attempt holds it.
       const current = await deps.storage.runs.get(run.run_id);
       if (!current) return { status: "error", output };
-      return TERMINAL_STATUSES.has(current.status) ? { status: current.status, output: current.output } : "lost";
+      return TERMINAL_RUN_STATUSES.has(current.status) ? { status: current.status, output: current.output } : "lost";
     } catch (err) {
       if (Date.now() - started + delay > RETRY_TOTAL_MS) {
         log.error({ err }, "could not end the run: its lease will lapse and a sweeper will requeue it");

@@ -1,6 +1,5 @@
-import type { StoredEvent } from "../storage/types.js";
-import type { RunBroker, RunEndNotice, RunListener, RunSubscription } from "./broker.js";
-import type { AbortReason } from "./run-control.js";
+import type { CancelAction, StoredEvent } from "../../storage/types.js";
+import type { RunBroker, RunEndNotice, RunObserver, RunSubscription } from "./broker.js";
 
 interface LiveStream {
   /** Every event of the current attempt, kept while the run is active so late joiners catch up from memory. */
@@ -10,10 +9,10 @@ interface LiveStream {
 /** The broker of a single process: everything stays in memory. */
 export class InProcessBroker implements RunBroker {
   private readonly streams = new Map<string, LiveStream>();
-  private readonly listeners = new Map<string, Set<RunListener>>();
+  private readonly observers = new Map<string, Set<RunObserver>>();
   private readonly threadWatchers = new Map<string, Set<(runId: string) => void>>();
   private wakeHandlers: ((availableAt?: number) => void)[] = [];
-  private cancelHandlers: ((runId: string, reason: AbortReason) => void)[] = [];
+  private cancelHandlers: ((runId: string, action: CancelAction) => void)[] = [];
 
   begin(runId: string, threadId: string): void {
     this.streams.set(runId, { events: [] });
@@ -30,54 +29,52 @@ export class InProcessBroker implements RunBroker {
     this.deliver(runId, event);
   }
 
-  /** Hands an event to this process's listeners (also used for events of runs executing elsewhere). */
+  /** Hands an event to this process's observers (also used for events of runs executing elsewhere). */
   deliver(runId: string, event: StoredEvent): void {
-    for (const listener of this.listeners.get(runId) ?? []) listener.onEvent(event);
+    for (const observer of this.observers.get(runId) ?? []) observer.onEvent(event);
   }
 
-  /** Tells this process's listeners that a batch of the run's events reached the log. */
+  /** Tells this process's observers that a batch of the run's events reached the log. */
   deliverLogged(runId: string): void {
-    for (const listener of this.listeners.get(runId) ?? []) listener.onLogged?.();
+    for (const observer of this.observers.get(runId) ?? []) observer.onLogged?.();
   }
 
-  /** Tells this process's listeners that live delivery may have skipped the run's events and end. */
+  /** Tells this process's observers that live delivery may have skipped the run's events and end. */
   deliverLost(runId: string): void {
-    for (const listener of this.listeners.get(runId) ?? []) listener.onLost?.();
+    for (const observer of this.observers.get(runId) ?? []) observer.onLost?.();
   }
 
   end(runId: string, notice: RunEndNotice): void {
     this.streams.delete(runId);
-    for (const listener of this.listeners.get(runId) ?? []) listener.onEnd(notice);
+    for (const observer of this.observers.get(runId) ?? []) observer.onEnd(notice);
   }
 
-  async subscribe(runId: string, listener: RunListener): Promise<RunSubscription> {
-    return this.subscribeSync(runId, listener);
+  async subscribe(runId: string, observer: RunObserver): Promise<RunSubscription> {
+    return this.subscribeSync(runId, observer);
   }
 
-  subscribeSync(runId: string, listener: RunListener): RunSubscription & { firstListener: boolean } {
-    let set = this.listeners.get(runId);
-    const firstListener = !set;
-    if (!set) this.listeners.set(runId, (set = new Set()));
-    set.add(listener);
+  subscribeSync(runId: string, observer: RunObserver): RunSubscription {
+    let set = this.observers.get(runId);
+    if (!set) this.observers.set(runId, (set = new Set()));
+    set.add(observer);
     const stream = this.streams.get(runId);
-    for (const event of stream?.events ?? []) listener.onEvent(event);
+    for (const event of stream?.events ?? []) observer.onEvent(event);
     return {
       active: stream !== undefined,
-      firstListener,
       unsubscribe: () => {
-        set.delete(listener);
-        if (set.size === 0) this.listeners.delete(runId);
+        set.delete(observer);
+        if (set.size === 0) this.observers.delete(runId);
       },
     };
   }
 
-  hasListeners(runId: string): boolean {
-    return this.listeners.has(runId);
+  hasObservers(runId: string): boolean {
+    return this.observers.has(runId);
   }
 
-  /** The runs this process's listeners follow. */
-  listenedRuns(): string[] {
-    return [...this.listeners.keys()];
+  /** The runs this process's observers follow. */
+  observedRuns(): string[] {
+    return [...this.observers.keys()];
   }
 
   /** The run's current attempt executes in this process. */
@@ -111,11 +108,11 @@ export class InProcessBroker implements RunBroker {
     this.wakeHandlers.push(handler);
   }
 
-  cancel(runId: string, reason: AbortReason): void {
-    for (const handler of this.cancelHandlers) handler(runId, reason);
+  cancel(runId: string, action: CancelAction): void {
+    for (const handler of this.cancelHandlers) handler(runId, action);
   }
 
-  onCancel(handler: (runId: string, reason: AbortReason) => void): void {
+  onCancel(handler: (runId: string, action: CancelAction) => void): void {
     this.cancelHandlers.push(handler);
   }
 

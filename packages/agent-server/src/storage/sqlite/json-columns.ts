@@ -8,7 +8,3 @@ export function parseJsonColumn<T = JsonObject>(text: string | null): T | null {
 export function toJsonColumn(value: unknown): string | null {
   return value === undefined || value === null ? null : JSON.stringify(value);
 }
-
-export function nowIso(): string {
-  return new Date().toISOString();
-}

@@ -1,13 +1,12 @@
-import type { Logger } from "../logger.js";
-import type { RunRepository, RunStatus } from "../storage/types.js";
-import { TERMINAL_STATUSES } from "./follow-run.js";
+import type { Logger } from "../../logger.js";
+import { type RunRepository, type RunStatus, TERMINAL_RUN_STATUSES } from "../../storage/types.js";
 import type { InProcessBroker } from "./in-process-broker.js";
 
 /** A run executing in another process, followed here through its event log. */
 interface Follower {
-  /** The last logged event handed to local listeners. */
+  /** The last logged event handed to local observers. */
   delivered: number;
-  /** Finding where the log ends when the first listener came. */
+  /** Finding where the log ends when the first observer came. */
   ready: Promise<void>;
   /** Then reads and deliveries, one at a time and in order. */
   chain: Promise<void>;
@@ -16,10 +15,10 @@ interface Follower {
 }
 
 /**
- * The runs executing elsewhere that this process's listeners follow, when no
+ * The runs executing elsewhere that this process's observers follow, when no
  * live events cross processes (SignalBroker): told that a batch of a run's
  * events reached the log, it reads the log past what it delivered and hands
- * the events to the local broker's listeners.
+ * the events to the local broker's observers.
  */
 export class LogFollowers {
   private readonly followers = new Map<string, Follower>();
@@ -46,7 +45,7 @@ export class LogFollowers {
     await follower.ready;
   }
 
-  /** Nobody here listens to the run any more. */
+  /** Nobody here observes the run any more. */
   forget(runId: string): void {
     this.followers.delete(runId);
   }
@@ -62,7 +61,7 @@ export class LogFollowers {
     });
   }
 
-  /** The run ended: its listeners get the rest of the log, then the end. */
+  /** The run ended: its observers get the rest of the log, then the end. */
   ended(runId: string, status: RunStatus): void {
     const follower = this.followers.get(runId);
     if (follower) this.enqueue(runId, follower, () => this.end(runId, follower, status));
@@ -74,7 +73,7 @@ export class LogFollowers {
       this.enqueue(runId, follower, async () => {
         await this.catchUp(runId, follower);
         const run = await this.runs.get(runId);
-        if (!run || TERMINAL_STATUSES.has(run.status)) await this.end(runId, follower, run?.status ?? "interrupted");
+        if (!run || TERMINAL_RUN_STATUSES.has(run.status)) await this.end(runId, follower, run?.status ?? "interrupted");
       });
     }
   }
@@ -84,16 +83,16 @@ export class LogFollowers {
     follower.chain = follower.chain.then(task).catch(failed);
   }
 
-  /** Hands local listeners what the log holds past what they got. */
+  /** Hands local observers what the log holds past what they got. */
   private async catchUp(runId: string, follower: Follower): Promise<void> {
     for (const event of await this.runs.readEvents(runId, follower.delivered)) {
-      if (this.followers.get(runId) !== follower) return; // nobody listens any more
+      if (this.followers.get(runId) !== follower) return; // nobody observes it any more
       follower.delivered = event.seq;
       this.local.deliver(runId, event);
     }
   }
 
-  /** Ends the listeners' stream even when the database fails meanwhile (better than hanging). */
+  /** Ends the observers' stream even when the database fails meanwhile (better than hanging). */
   private async end(runId: string, follower: Follower, status: RunStatus): Promise<void> {
     let output: unknown = null;
     try {

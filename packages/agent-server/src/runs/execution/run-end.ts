@@ -1,9 +1,9 @@
 import type { Logger } from "pino";
-import { toWire } from "../wire/serialize.js";
-import { summarizeState, toThreadState } from "../wire/thread-state.js";
-import type { JsonObject, QueuedRun, RunEnd, RunLease, ThreadStateSummary } from "../storage/types.js";
-import type { FeedbackUrls } from "../tracing/feedback.js";
-import type { RunEndNotice } from "./broker.js";
+import type { JsonObject, QueuedRun, RunEnd, RunLease, ThreadStateSummary } from "../../storage/types.js";
+import type { FeedbackUrls } from "../../tracing/feedback.js";
+import { toWire } from "../../wire/serialize.js";
+import { summarizeState, toThreadState } from "../../wire/thread-state.js";
+import type { RunEndNotice } from "../brokers/broker.js";
 import type { ExecutorDeps } from "./executor-deps.js";
 import type { AbortReason } from "./run-control.js";
 import { type RunError, runError } from "./run-salvage.js";

@@ -1,4 +1,4 @@
-import type { LeaseKeeper, RunRepository } from "../storage/types.js";
+import type { LeaseKeeper, RunRepository } from "../../storage/types.js";
 
 /**
  * Lease renewal on the main thread's timer, for a process that owns its

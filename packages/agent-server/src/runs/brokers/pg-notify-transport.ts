@@ -1,5 +1,5 @@
 import pg from "pg";
-import type { Logger } from "../logger.js";
+import type { Logger } from "../../logger.js";
 import type { SignalHandlers, SignalTransport } from "./signal-broker.js";
 
 /** Pause before opening a dropped LISTEN connection again. */

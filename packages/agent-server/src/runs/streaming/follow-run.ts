@@ -1,9 +1,7 @@
-import type { RunRepository, RunStatus, StoredEvent } from "../storage/types.js";
+import { type RunRepository, type StoredEvent, TERMINAL_RUN_STATUSES } from "../../storage/types.js";
+import type { RunBroker } from "../brokers/broker.js";
 import { AsyncQueue } from "./async-queue.js";
-import type { RunBroker } from "./broker.js";
 import { EventSequencer } from "./event-sequencer.js";
-
-export const TERMINAL_STATUSES: ReadonlySet<RunStatus> = new Set(["success", "error", "timeout", "interrupted"]);
 
 /** What the broker tells a follower: an event, a batch written to the log, or that live delivery may have skipped some. */
 type Notice = { kind: "event"; event: StoredEvent } | { kind: "logged" } | { kind: "lost" };
@@ -18,11 +16,11 @@ type Notice = { kind: "event"; event: StoredEvent } | { kind: "logged" } | { kin
 export async function followRun(
   runId: string,
   afterSeq: number,
-  deps: { runs: RunRepository; live: RunBroker },
+  deps: { runs: RunRepository; broker: RunBroker },
   signal?: AbortSignal,
 ): Promise<AsyncGenerator<StoredEvent>> {
   const inbox = new AsyncQueue<Notice>();
-  const subscription = await deps.live.subscribe(runId, {
+  const subscription = await deps.broker.subscribe(runId, {
     onEvent: (event) => inbox.push({ kind: "event", event }),
     onLogged: () => inbox.push({ kind: "logged" }),
     onLost: () => inbox.push({ kind: "lost" }),
@@ -36,7 +34,7 @@ export async function followRun(
     const fromLog = async () => order.logged(await deps.runs.readEvents(runId, order.last));
     const ended = async () => {
       const run = await deps.runs.get(runId);
-      return !run || TERMINAL_STATUSES.has(run.status);
+      return !run || TERMINAL_RUN_STATUSES.has(run.status);
     };
     try {
       yield* await fromLog();

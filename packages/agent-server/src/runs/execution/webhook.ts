@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import { toApiRun } from "../storage/run-record.js";
-import type { QueuedRun, RunStatus } from "../storage/types.js";
+import { toApiRun } from "../../storage/run-record.js";
+import type { QueuedRun, RunStatus } from "../../storage/types.js";
 
 const ATTEMPTS = 3;
 const TIMEOUT_MS = 10_000;

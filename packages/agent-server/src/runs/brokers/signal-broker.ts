@@ -1,10 +1,9 @@
 import { randomUUID } from "node:crypto";
-import type { Logger } from "../logger.js";
-import type { RunRepository, RunStatus, StoredEvent } from "../storage/types.js";
-import type { RunBroker, RunEndNotice, RunListener, RunSubscription } from "./broker.js";
+import type { Logger } from "../../logger.js";
+import type { CancelAction, RunRepository, RunStatus, StoredEvent } from "../../storage/types.js";
+import type { RunBroker, RunEndNotice, RunObserver, RunSubscription } from "./broker.js";
 import { InProcessBroker } from "./in-process-broker.js";
 import { LogFollowers } from "./log-followers.js";
-import type { AbortReason } from "./run-control.js";
 
 /** At most one "events flushed" notice per run this often (the event writer flushes every 25 ms). */
 const FLUSH_NOTICE_MS = 30;
@@ -33,7 +32,7 @@ export interface SignalTransport {
 /** Small on purpose (NOTIFY payloads stop at 8000 bytes): events and outputs stay in the database. */
 type Message =
   | { o: string; t: "wake"; at?: number }
-  | { o: string; t: "cancel"; r: string; why: AbortReason }
+  | { o: string; t: "cancel"; r: string; why: CancelAction }
   | { o: string; t: "start"; r: string; th: string }
   | { o: string; t: "flushed"; r: string }
   | { o: string; t: "end"; r: string; s: RunStatus };
@@ -95,14 +94,14 @@ export class SignalBroker implements RunBroker {
     this.send({ o: this.origin, t: "end", r: runId, s: notice.status });
   }
 
-  async subscribe(runId: string, listener: RunListener): Promise<RunSubscription> {
-    const subscription = this.local.subscribeSync(runId, listener);
+  async subscribe(runId: string, observer: RunObserver): Promise<RunSubscription> {
+    const subscription = this.local.subscribeSync(runId, observer);
     const unsubscribe = () => {
       subscription.unsubscribe();
-      if (!this.local.hasListeners(runId)) this.followers.forget(runId);
+      if (!this.local.hasObservers(runId)) this.followers.forget(runId);
     };
     if (subscription.active) return { active: true, unsubscribe };
-    // Listening before reading the row: a run it shows running ends with a notice received after this point.
+    // Subscribed before reading the row: a run it shows running ends with a notice received after this point.
     const [run] = await Promise.all([this.runs.get(runId), this.followers.follow(runId)]);
     return { active: run?.status === "running", unsubscribe };
   }
@@ -124,12 +123,12 @@ export class SignalBroker implements RunBroker {
     this.local.onWake(handler);
   }
 
-  cancel(runId: string, reason: AbortReason): void {
-    this.local.cancel(runId, reason);
-    this.send({ o: this.origin, t: "cancel", r: runId, why: reason });
+  cancel(runId: string, action: CancelAction): void {
+    this.local.cancel(runId, action);
+    this.send({ o: this.origin, t: "cancel", r: runId, why: action });
   }
 
-  onCancel(handler: (runId: string, reason: AbortReason) => void): void {
+  onCancel(handler: (runId: string, action: CancelAction) => void): void {
     this.local.onCancel(handler);
   }
 

@@ -1,5 +1,5 @@
-import type { Logger } from "../logger.js";
-import { openSqliteDatabase, type SqliteDatabase } from "../storage/sqlite/database.js";
+import type { Logger } from "../../logger.js";
+import { openSqliteDatabase, type SqliteDatabase } from "../../storage/sqlite/database.js";
 import type { SignalHandlers, SignalTransport } from "./signal-broker.js";
 
 /** How often a process reads the signals the others appended. */

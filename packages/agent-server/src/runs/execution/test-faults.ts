@@ -1,4 +1,4 @@
-import type { RunRepository } from "../storage/types.js";
+import type { RunRepository } from "../../storage/types.js";
 
 /**
  * TEST-ONLY fault injection, for the black-box tests of failures a client

@@ -1,5 +1,5 @@
-import type { Logger } from "../logger.js";
-import type { RunRepository } from "../storage/types.js";
+import type { Logger } from "../../logger.js";
+import type { RunRepository } from "../../storage/types.js";
 import { channelName, PgNotifyTransport } from "./pg-notify-transport.js";
 import { SignalBroker } from "./signal-broker.js";
 

@@ -2,8 +2,8 @@ import { type BaseMessageChunk, isBaseMessageChunk } from "@langchain/core/messa
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { StreamEvent } from "@langchain/core/tracers/log_stream";
 import { isCheckpointEnvelope } from "@langchain/langgraph";
-import { toWire } from "../wire/serialize.js";
-import { checkpointRef } from "../wire/thread-state.js";
+import { toWire } from "../../wire/serialize.js";
+import { checkpointRef } from "../../wire/thread-state.js";
 import type { StreamMode } from "./stream-modes.js";
 
 /** One SSE event: `event:` name and the JSON-safe `data:` payload. */

@@ -1,5 +1,5 @@
-import type { RunLease, RunRepository, StoredEvent } from "../storage/types.js";
-import type { RunBroker, RunEndNotice } from "./broker.js";
+import type { RunLease, RunRepository, StoredEvent } from "../../storage/types.js";
+import type { RunBroker } from "../brokers/broker.js";
 
 /** Event ids of one attempt stay below the next attempt's first id. */
 const ATTEMPT_SEQ_SPAN = 1_000_000_000;
@@ -43,7 +43,7 @@ export class RunEventWriter {
     private readonly run: WriterRun,
     private nextSeq: number,
     private readonly runs: RunRepository,
-    private readonly live: RunBroker,
+    private readonly broker: RunBroker,
     private readonly hooks: EventLogHooks,
   ) {}
 
@@ -53,17 +53,17 @@ export class RunEventWriter {
    * log, and an id a client has seen must never name another event. A run
    * deleted when it ends (stateless) is not logged: its log would die with it.
    */
-  static async open(run: WriterRun, runs: RunRepository, live: RunBroker, hooks: EventLogHooks): Promise<RunEventWriter> {
-    live.begin(run.run_id, run.thread_id);
+  static async open(run: WriterRun, runs: RunRepository, broker: RunBroker, hooks: EventLogHooks): Promise<RunEventWriter> {
+    broker.begin(run.run_id, run.thread_id);
     const attemptBase = (run.attempt - 1) * ATTEMPT_SEQ_SPAN;
     const firstSeq = run.persistEvents ? Math.max(attemptBase, (await lastSeqOrNone(runs, run.run_id)) + 1) : attemptBase;
-    return new RunEventWriter(run, firstSeq, runs, live, hooks);
+    return new RunEventWriter(run, firstSeq, runs, broker, hooks);
   }
 
   emit(event: string, data: unknown): void {
     if (this.lost) return;
     const stored = { seq: this.nextSeq++, event, data: JSON.stringify(data) };
-    this.live.publish(this.run.run_id, stored);
+    this.broker.publish(this.run.run_id, stored);
     if (!this.run.persistEvents) return;
     this.pending.push(stored);
     this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
@@ -77,11 +77,6 @@ export class RunEventWriter {
     return this.flushing;
   }
 
-  /** Tells live readers the stream is over (after the final flush and the run's end are recorded). */
-  endLive(notice: RunEndNotice): void {
-    this.live.end(this.run.run_id, notice);
-  }
-
   private async write(): Promise<void> {
     const batch = this.pending;
     this.pending = [];
@@ -92,7 +87,7 @@ export class RunEventWriter {
         this.hooks.leaseLost();
         return;
       }
-      this.live.logged?.(this.run.run_id);
+      this.broker.logged?.(this.run.run_id);
     } catch (error) {
       this.pending = [...batch, ...this.pending];
       if (this.failure) return;

@@ -2,19 +2,19 @@ import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { StreamEvent } from "@langchain/core/tracers/log_stream";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import type { Logger } from "pino";
-import { PendingFeedbackUrls } from "../tracing/feedback.js";
-import type { QueuedRun, RunLease } from "../storage/types.js";
+import type { QueuedRun, RunLease } from "../../storage/types.js";
+import { PendingFeedbackUrls } from "../../tracing/feedback.js";
+import type { RunEndNotice } from "../brokers/broker.js";
+import { RunEventWriter } from "../streaming/event-writer.js";
+import { StreamEncoder } from "../streaming/stream-encoder.js";
+import { graphStreamModes, type StreamMode } from "../streaming/stream-modes.js";
 import { EventLoopPacer } from "./event-loop-pacer.js";
 import type { ExecutorDeps } from "./executor-deps.js";
-import { RunEventWriter } from "./event-writer.js";
-import type { RunEndNotice } from "./broker.js";
 import { RunCheckpointer } from "./run-checkpointer.js";
 import { runScope } from "./run-config.js";
 import type { AbortReason } from "./run-control.js";
 import { isEphemeral, type Outcome, record, settleThread } from "./run-end.js";
 import { asError, endInError, type RunError, runError } from "./run-salvage.js";
-import { StreamEncoder } from "./stream-encoder.js";
-import { graphStreamModes, type StreamMode } from "./stream-modes.js";
 
 /**
  * How an execution ended: the run's end was recorded; the run was handed back
@@ -66,7 +66,7 @@ export async function executeRun(run: QueuedRun, lease: RunLease, deps: Executor
     deps.control.release(run.run_id, controller);
   }
   // Not when its end could not be recorded either: followers wait for the attempt that will end it.
-  if (conclusion.notice) deps.live.end(run.run_id, conclusion.notice);
+  if (conclusion.notice) deps.broker.end(run.run_id, conclusion.notice);
   return conclusion.ending;
 }
 
@@ -79,7 +79,7 @@ async function attempt(
   log: Logger,
 ): Promise<Conclusion> {
   const persistEvents = !(isEphemeral(run) && !deps.statelessKeepMs);
-  const writer = await RunEventWriter.open({ ...run, persistEvents, lease }, deps.storage.runs, deps.live, {
+  const writer = await RunEventWriter.open({ ...run, persistEvents, lease }, deps.storage.runs, deps.broker, {
     failed: (err) => {
       log.error({ err }, "writing the run's event log failed: the run ends in error");
       controller.abort("failure");

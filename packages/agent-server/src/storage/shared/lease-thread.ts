@@ -1,5 +1,5 @@
 import { Worker } from "node:worker_threads";
-import type { LeaseKeeper } from "./types.js";
+import type { LeaseKeeper } from "../types.js";
 
 /** What a lease thread tells the process: runs whose lease another attempt took, or a failed renewal. */
 type LeaseThreadMessage = { lost: string[] } | { error: string };

@@ -1,15 +1,15 @@
 import type { Logger } from "pino";
-import type { GraphRegistry } from "../graphs/registry.js";
-import type { Storage } from "../storage/types.js";
-import type { Tracing } from "../tracing/tracing.js";
-import type { RunBroker } from "./broker.js";
+import type { GraphRegistry } from "../../graphs/registry.js";
+import type { Storage } from "../../storage/types.js";
+import type { Tracing } from "../../tracing/tracing.js";
+import type { RunBroker } from "../brokers/broker.js";
 import type { RunControl } from "./run-control.js";
 
 /** What executing a run needs from the process around it. */
 export interface ExecutorDeps {
   storage: Storage;
   graphs: GraphRegistry;
-  live: RunBroker;
+  broker: RunBroker;
   control: RunControl;
   logger: Logger;
   maxAttempts: number;

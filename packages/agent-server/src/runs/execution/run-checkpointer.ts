@@ -8,7 +8,7 @@ import {
   type CheckpointTuple,
   type PendingWrite,
 } from "@langchain/langgraph-checkpoint";
-import type { JsonObject } from "../storage/types.js";
+import type { JsonObject } from "../../storage/types.js";
 
 /** Keys of `configurable` that address a checkpoint rather than describe the run. */
 const ADDRESS_KEYS = new Set(["checkpoint_ns", "checkpoint_id", "checkpoint_map", "run_id", "thread_id"]);

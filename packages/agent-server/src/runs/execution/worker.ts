@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { LeaseRenewal, QueuedRun, RunLease, RunRepository } from "../storage/types.js";
+import type { LeaseRenewal, QueuedRun, RunLease, RunRepository } from "../../storage/types.js";
 import { type ExecutorDeps, executeRun, type RunEnding } from "./executor.js";
 import { deadOwnersOnThisHost, newLeaseOwner } from "./lease-owner.js";
 import { mainThreadLeases } from "./main-thread-leases.js";
@@ -175,7 +175,7 @@ export class RunWorker {
     } catch (error) {
       this.log.error({ err: error, run_id: run.run_id }, "a run's execution ended without recording its end");
       const notice = await endInError(run, lease, runError(error), this.deps);
-      if (notice && notice !== "lost") this.deps.live.end(run.run_id, notice);
+      if (notice && notice !== "lost") this.deps.broker.end(run.run_id, notice);
       ending = notice ? "ended" : "unrecorded";
     }
     if (ending === "unrecorded")
@@ -228,7 +228,7 @@ export class RunWorker {
       const requeued = await this.runs.requeueExpired({ all: false, deadOwners, except: [...this.executing.keys()] });
       if (requeued === 0) return;
       this.log.warn({ requeued, dead_owners: deadOwners }, "requeued runs nobody executes any more");
-      this.deps.live.wakeWorkers();
+      this.deps.broker.wakeWorkers();
     } catch (err) {
       this.log.error({ err }, "sweeping for runs nobody executes failed");
     }
