@@ -1,12 +1,12 @@
 import { join } from "node:path";
 import type { ServerSettings } from "./config/settings.js";
 import type { Logger } from "./logger.js";
-import type { RunBroker } from "./runs/broker.js";
-import { InProcessBroker } from "./runs/in-process-broker.js";
-import { PostgresBroker } from "./runs/postgres-broker.js";
-import { RedisBroker } from "./runs/redis-broker.js";
-import { SignalBroker } from "./runs/signal-broker.js";
-import { SqliteSignalTransport } from "./runs/sqlite-signal-transport.js";
+import type { RunBroker } from "./runs/brokers/broker.js";
+import { InProcessBroker } from "./runs/brokers/in-process-broker.js";
+import { PostgresBroker } from "./runs/brokers/postgres-broker.js";
+import { RedisBroker } from "./runs/brokers/redis-broker.js";
+import { SignalBroker } from "./runs/brokers/signal-broker.js";
+import { SqliteSignalTransport } from "./runs/brokers/sqlite-signal-transport.js";
 import { createPostgresStorage } from "./storage/postgres/index.js";
 import { createSqliteStorage } from "./storage/sqlite/index.js";
 import type { Storage } from "./storage/types.js";

@@ -9,8 +9,8 @@ import { GraphRegistry } from "./graphs/registry.js";
 import { useSchemaCacheDir } from "./graphs/schemas.js";
 import { buildApp } from "./http/app.js";
 import { createLogger, type Logger } from "./logger.js";
-import { RunControl } from "./runs/run-control.js";
-import { RunWorker } from "./runs/worker.js";
+import { RunControl } from "./runs/execution/run-control.js";
+import { RunWorker } from "./runs/execution/worker.js";
 import { openBackends } from "./runtime.js";
 import { createServices } from "./services/index.js";
 import type { Storage } from "./storage/types.js";
@@ -91,7 +91,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     const control = new RunControl();
     // Runs are traced where they execute: an API-only process has nothing to trace.
     const tracing = role !== "api" && settings.tracing ? Tracing.create(settings.tracing, logger) : undefined;
-    broker.onCancel((runId, reason) => control.abort(runId, reason));
+    broker.onCancel((runId, action) => control.abort(runId, action));
     const worker =
       role === "api"
         ? undefined
@@ -99,7 +99,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             {
               storage,
               graphs,
-              live: broker,
+              broker,
               control,
               logger,
               maxAttempts: settings.maxAttempts,

@@ -52,7 +52,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerMetaRoutes(context, options.info);
   registerAssistantRoutes(context, services.assistants);
   registerThreadRoutes(context, services.threads);
-  registerStateRoutes(context, services.state);
+  registerStateRoutes(context, services.graphState);
   registerRunRoutes(context, services.runs, options.timings);
   if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
 

@@ -1,16 +1,16 @@
 import type { GraphRegistry } from "../graphs/registry.js";
-import type { RunBroker } from "../runs/broker.js";
+import type { RunBroker } from "../runs/brokers/broker.js";
 import type { Storage } from "../storage/types.js";
 import { AssistantService } from "./assistants.js";
+import { GraphStateService } from "./graph-state.js";
 import { MaintenanceService } from "./maintenance.js";
 import { RunService } from "./runs.js";
-import { StateService } from "./state.js";
 import { ThreadService } from "./threads.js";
 
 export interface Services {
   assistants: AssistantService;
   threads: ThreadService;
-  state: StateService;
+  graphState: GraphStateService;
   runs: RunService;
   maintenance: MaintenanceService;
 }
@@ -20,7 +20,7 @@ export function createServices(storage: Storage, graphs: GraphRegistry, broker: 
   return {
     assistants,
     threads: new ThreadService(storage, graphs),
-    state: new StateService(storage, graphs),
+    graphState: new GraphStateService(storage, graphs),
     runs: new RunService(storage, graphs, assistants, broker),
     maintenance: new MaintenanceService(storage, graphs),
   };

@@ -1,20 +1,21 @@
 import { randomUUID } from "node:crypto";
 import type { GraphRegistry } from "../graphs/registry.js";
-import { followRun, TERMINAL_STATUSES } from "../runs/follow-run.js";
-import { followThread, parseThreadEventId } from "../runs/follow-thread.js";
-import type { RunBroker, RunEndNotice } from "../runs/broker.js";
-import type { CancelAction } from "../runs/run-control.js";
+import { followRun } from "../runs/streaming/follow-run.js";
+import { followThread, parseThreadEventId } from "../runs/streaming/follow-thread.js";
+import type { RunBroker, RunEndNotice } from "../runs/brokers/broker.js";
 import { toApiRun } from "../storage/run-record.js";
-import type {
-  Assistant,
-  JsonObject,
-  MultitaskStrategy,
-  QueuedRun,
-  Run,
-  RunKwargs,
-  RunStatus,
-  Storage,
-  StoredEvent,
+import {
+  type Assistant,
+  type CancelAction,
+  type JsonObject,
+  type MultitaskStrategy,
+  type QueuedRun,
+  type Run,
+  type RunKwargs,
+  type RunStatus,
+  type Storage,
+  type StoredEvent,
+  TERMINAL_RUN_STATUSES,
 } from "../storage/types.js";
 import type { AssistantService } from "./assistants.js";
 import { checkRunInput } from "./run-input.js";
@@ -49,7 +50,7 @@ export class RunService {
     private readonly storage: Storage,
     private readonly graphs: GraphRegistry,
     private readonly assistants: AssistantService,
-    private readonly live: RunBroker,
+    private readonly broker: RunBroker,
   ) {}
 
   /**
@@ -137,24 +138,20 @@ export class RunService {
     if (input.multitask_strategy === "interrupt" || input.multitask_strategy === "rollback") {
       for (const inflight of result.inflight) await this.cancelRun(inflight, input.multitask_strategy);
     }
-    this.live.wakeWorkers(availableAt);
+    this.broker.wakeWorkers(availableAt);
     return result.run;
   }
 
-  async get(threadId: string | undefined, runId: string): Promise<QueuedRun> {
+  /** The API's view of a run (without the queue's bookkeeping). */
+  async get(threadId: string | undefined, runId: string): Promise<Run> {
     const run = await this.storage.runs.get(runId);
     if (!run || (threadId !== undefined && run.thread_id !== threadId)) throw new NotFoundError("Run not found");
-    return run;
-  }
-
-  /** The API's view of a run (without queue bookkeeping). */
-  publicRun(run: QueuedRun): Run {
     return toApiRun(run);
   }
 
   /** The sequence number of the run's latest event so far (-1 when none). */
   async lastSeq(runId: string): Promise<number> {
-    return Math.max(await this.storage.runs.lastEventSeq(runId), await this.live.lastSeq(runId));
+    return Math.max(await this.storage.runs.lastEventSeq(runId), await this.broker.lastSeq(runId));
   }
 
   async list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
@@ -164,7 +161,7 @@ export class RunService {
 
   async delete(threadId: string, runId: string): Promise<void> {
     const run = await this.get(threadId, runId);
-    if (!TERMINAL_STATUSES.has(run.status)) {
+    if (!TERMINAL_RUN_STATUSES.has(run.status)) {
       throw new ConflictError(`Run ${runId} is ${run.status}: cancel it before deleting it`);
     }
     await this.storage.runs.delete(runId);
@@ -175,7 +172,7 @@ export class RunService {
     const ended = await this.watchEnd(run.run_id);
     try {
       const current = await this.storage.runs.get(run.run_id);
-      if (!current || TERMINAL_STATUSES.has(current.status)) return; // already over: nothing to cancel
+      if (!current || TERMINAL_RUN_STATUSES.has(current.status)) return; // already over: nothing to cancel
       await this.cancelRun(current, action);
       if (wait) await ended.promise;
     } finally {
@@ -204,7 +201,7 @@ export class RunService {
     try {
       const current = await this.storage.runs.get(run.run_id);
       if (!current) throw new NotFoundError("Run not found");
-      if (TERMINAL_STATUSES.has(current.status)) return this.outputOf(current);
+      if (TERMINAL_RUN_STATUSES.has(current.status)) return this.outputOf(current);
       const notice = await ended.promise;
       const after = await this.storage.runs.get(run.run_id);
       return after ? this.outputOf(after) : notice.output;
@@ -216,13 +213,13 @@ export class RunService {
 
   /** Events of a run after `lastEventId` (-1: from the start). */
   follow(runId: string, lastEventId: number, signal?: AbortSignal): Promise<AsyncGenerator<StoredEvent>> {
-    return followRun(runId, lastEventId, { runs: this.storage.runs, live: this.live }, signal);
+    return followRun(runId, lastEventId, { runs: this.storage.runs, broker: this.broker }, signal);
   }
 
   /** Every run of the thread from now on (or from a thread stream's Last-Event-ID). */
   async followThread(threadId: string, lastEventId: string | undefined, signal: AbortSignal) {
     if (!(await this.storage.threads.get(threadId))) throw new NotFoundError("Thread not found");
-    return followThread(threadId, parseThreadEventId(lastEventId), { runs: this.storage.runs, live: this.live }, signal);
+    return followThread(threadId, parseThreadEventId(lastEventId), { runs: this.storage.runs, broker: this.broker }, signal);
   }
 
   private async outputOf(run: QueuedRun): Promise<unknown> {
@@ -250,7 +247,7 @@ export class RunService {
     const current = await this.storage.runs.get(run.run_id);
     if (current?.status === "running") {
       // Kept with the run, so the attempt that executes it next honours it should the one executing it now be gone.
-      if (await this.storage.runs.requestCancel(run.run_id, action)) this.live.cancel(run.run_id, action);
+      if (await this.storage.runs.requestCancel(run.run_id, action)) this.broker.cancel(run.run_id, action);
       else if ((await this.storage.runs.get(run.run_id))?.status === "pending") await this.cancelRun(run, action);
       return;
     }
@@ -259,10 +256,10 @@ export class RunService {
       await this.storage.runs.discard(run.run_id, await this.threadSummary(run.thread_id));
     } else if (!(await this.storage.runs.cancelPending(run.run_id))) {
       // It started meanwhile: abort the execution instead.
-      this.live.cancel(run.run_id, action);
+      this.broker.cancel(run.run_id, action);
       return;
     }
-    this.live.end(run.run_id, { status: "interrupted", output: null });
+    this.broker.end(run.run_id, { status: "interrupted", output: null });
   }
 
   private async threadSummary(threadId: string) {
@@ -283,7 +280,7 @@ export class RunService {
       reject = rej;
     });
     promise.catch(() => {}); // a cancelled watch nobody awaits is fine
-    const subscription = await this.live.subscribe(runId, { onEvent: () => {}, onEnd: (notice) => resolve(notice) });
+    const subscription = await this.broker.subscribe(runId, { onEvent: () => {}, onEnd: (notice) => resolve(notice) });
     return {
       promise,
       cancel: () => {

@@ -3,9 +3,9 @@ import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command } from "@langchain/langgraph";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, Storage, Thread, ThreadFilter, ThreadQuery } from "../storage/types.js";
+import { summarizeState, toThreadState } from "../wire/thread-state.js";
 import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
 import { withGraphInput } from "./graph-errors.js";
-import { summarizeState, toThreadState } from "../wire/thread-state.js";
 
 export interface SuperstepUpdate {
   values?: unknown;

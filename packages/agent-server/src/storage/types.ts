@@ -208,7 +208,8 @@ export type MultitaskStrategy = "reject" | "interrupt" | "rollback" | "enqueue";
 
 export type CancelAction = "interrupt" | "rollback";
 
-export const ACTIVE_RUN_STATUSES: readonly RunStatus[] = ["pending", "running"];
+/** The statuses of a run that ended: it changes no more. */
+export const TERMINAL_RUN_STATUSES: ReadonlySet<RunStatus> = new Set(["success", "error", "timeout", "interrupted"]);
 
 /** What a run was created with (the `kwargs` of the API's Run). */
 export interface RunKwargs {
@@ -250,6 +251,14 @@ export interface Run {
   metadata: JsonObject;
   multitask_strategy: MultitaskStrategy;
   kwargs: RunKwargs;
+}
+
+/** The ids that name a run wherever it shows: configurable, metadata, checkpoints, traces. */
+export interface RunIds {
+  thread_id: string;
+  run_id: string;
+  graph_id: string;
+  assistant_id: string;
 }
 
 /** A run with the bookkeeping the queue keeps beside the API fields. */

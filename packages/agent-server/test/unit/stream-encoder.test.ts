@@ -14,8 +14,8 @@ import {
   type StreamMode as GraphStreamMode,
   interrupt,
 } from "@langchain/langgraph";
-import { type EncodedEvent, StreamEncoder } from "../../src/runs/stream-encoder.js";
-import { STREAM_MODES, type StreamMode, graphStreamModes } from "../../src/runs/stream-modes.js";
+import { type EncodedEvent, StreamEncoder } from "../../src/runs/streaming/stream-encoder.js";
+import { STREAM_MODES, type StreamMode, graphStreamModes } from "../../src/runs/streaming/stream-modes.js";
 
 type Dict = Record<string, unknown>;
 

@@ -135,7 +135,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     app,
     catalog,
     { method: "GET", path: "/threads/:thread_id/runs/:run_id", summary: "Get a run", tag, params: RunParams, responses: created },
-    async ({ params }) => runs.publicRun(await runs.get(params.thread_id, params.run_id)),
+    ({ params }) => runs.get(params.thread_id, params.run_id),
   );
 
   defineRoute(

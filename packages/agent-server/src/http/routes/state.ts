@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { StateService } from "../../services/state.js";
+import type { GraphStateService } from "../../services/graph-state.js";
 import { defineRoute } from "@berth/service-kit";
 import {
   HistoryBody,
@@ -16,7 +16,7 @@ import type { RouteContext } from "./context.js";
 
 const tag = "state";
 
-export function registerStateRoutes({ app, catalog }: RouteContext, state: StateService): void {
+export function registerStateRoutes({ app, catalog }: RouteContext, state: GraphStateService): void {
   defineRoute(
     app,
     catalog,

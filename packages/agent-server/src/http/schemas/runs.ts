@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { STREAM_MODES } from "../../runs/stream-modes.js";
+import { STREAM_MODES } from "../../runs/streaming/stream-modes.js";
 import { CheckpointSelector, JsonObject, QueryBoolean, Uuid } from "./common.js";
 
 const NodeList = z.union([z.literal("*"), z.array(z.string())]);

@@ -9,13 +9,10 @@ import type {
   JsonObject,
   NewAssistant,
 } from "../types.js";
-import { nowIso } from "../sqlite/rows.js";
+import { ASSISTANT_COLUMNS, ASSISTANT_VERSION_COLUMNS, qualified } from "../shared/columns.js";
+import { nowIso } from "../shared/timestamps.js";
 import { withTransaction } from "./database.js";
 import { jsonb } from "@berth/service-kit";
-
-// Column lists in the order SQLite's `SELECT *` gives them, so API objects have the same key order.
-const ASSISTANT = "assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at";
-const VERSION = "assistant_id, version, graph_id, name, description, config, context, metadata, created_at";
 
 /** Sortable columns, whitelisted because they are interpolated. */
 const SORT_COLUMNS: Record<AssistantQuery["sort_by"], string> = {
@@ -51,11 +48,11 @@ export class PostgresAssistantRepository implements AssistantRepository {
       `WITH inserted AS (
          INSERT INTO assistants (assistant_id, graph_id, name, description, config, context, metadata, version, created_at, updated_at)
          VALUES ($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7::jsonb, 1, $8, $8) ON CONFLICT (assistant_id) DO NOTHING
-         RETURNING ${ASSISTANT}
+         RETURNING ${ASSISTANT_COLUMNS}
        ), first_version AS (
-         INSERT INTO assistant_versions (${VERSION}) SELECT ${VERSION} FROM inserted
+         INSERT INTO assistant_versions (${ASSISTANT_VERSION_COLUMNS}) SELECT ${ASSISTANT_VERSION_COLUMNS} FROM inserted
        )
-       SELECT ${ASSISTANT} FROM inserted`,
+       SELECT ${ASSISTANT_COLUMNS} FROM inserted`,
       [
         assistant.assistant_id,
         assistant.graph_id,
@@ -71,7 +68,7 @@ export class PostgresAssistantRepository implements AssistantRepository {
   }
 
   async get(assistantId: string): Promise<Assistant | undefined> {
-    const { rows } = await this.pool.query<Assistant>(`SELECT ${ASSISTANT} FROM assistants WHERE assistant_id = $1`, [
+    const { rows } = await this.pool.query<Assistant>(`SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = $1`, [
       assistantId,
     ]);
     return rows[0];
@@ -81,7 +78,9 @@ export class PostgresAssistantRepository implements AssistantRepository {
     return withTransaction(this.pool, async (client) => {
       // The row lock orders concurrent patches, so each gets the next version number.
       const current = (
-        await client.query<Assistant>(`SELECT ${ASSISTANT} FROM assistants WHERE assistant_id = $1 FOR UPDATE`, [assistantId])
+        await client.query<Assistant>(`SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = $1 FOR UPDATE`, [
+          assistantId,
+        ])
       ).rows[0];
       if (!current) return undefined;
       const now = nowIso();
@@ -89,7 +88,7 @@ export class PostgresAssistantRepository implements AssistantRepository {
         `UPDATE assistants SET graph_id = $2, name = $3, description = $4, config = $5::jsonb, context = $6::jsonb,
            metadata = $7::jsonb, updated_at = $8,
            version = (SELECT max(version) + 1 FROM assistant_versions WHERE assistant_id = $1)
-         WHERE assistant_id = $1 RETURNING ${ASSISTANT}`,
+         WHERE assistant_id = $1 RETURNING ${ASSISTANT_COLUMNS}`,
         [
           assistantId,
           patch.graph_id ?? current.graph_id,
@@ -102,7 +101,7 @@ export class PostgresAssistantRepository implements AssistantRepository {
         ],
       );
       await client.query(
-        `INSERT INTO assistant_versions (${VERSION})
+        `INSERT INTO assistant_versions (${ASSISTANT_VERSION_COLUMNS})
          SELECT assistant_id, version, graph_id, name, description, config, context, metadata, $2 FROM assistants WHERE assistant_id = $1`,
         [assistantId, now],
       );
@@ -119,7 +118,7 @@ export class PostgresAssistantRepository implements AssistantRepository {
     const where = filterSql(query, params);
     const order = query.sort_order === "desc" ? "DESC" : "ASC";
     const { rows } = await this.pool.query<Assistant & { total: number }>(
-      `SELECT ${ASSISTANT}, count(*) OVER () AS total FROM assistants ${where}
+      `SELECT ${ASSISTANT_COLUMNS}, count(*) OVER () AS total FROM assistants ${where}
        ORDER BY ${SORT_COLUMNS[query.sort_by]} ${order}, seq ${order}
        LIMIT $${params.push(query.limit)} OFFSET $${params.push(query.offset)}`,
       params,
@@ -142,7 +141,7 @@ export class PostgresAssistantRepository implements AssistantRepository {
     const metadataClause =
       query.metadata && Object.keys(query.metadata).length ? `AND metadata @> $${params.push(jsonb(query.metadata))}::jsonb` : "";
     const { rows } = await this.pool.query<AssistantVersion>(
-      `SELECT ${VERSION} FROM assistant_versions WHERE assistant_id = $1 ${metadataClause}
+      `SELECT ${ASSISTANT_VERSION_COLUMNS} FROM assistant_versions WHERE assistant_id = $1 ${metadataClause}
        ORDER BY version DESC LIMIT $${params.push(query.limit)} OFFSET $${params.push(query.offset)}`,
       params,
     );
@@ -155,9 +154,7 @@ export class PostgresAssistantRepository implements AssistantRepository {
       `UPDATE assistants a SET graph_id = v.graph_id, name = v.name, description = v.description, config = v.config,
          context = v.context, metadata = v.metadata, version = v.version, updated_at = $3
        FROM assistant_versions v WHERE a.assistant_id = $1 AND v.assistant_id = $1 AND v.version = $2
-       RETURNING ${ASSISTANT.split(", ")
-         .map((column) => `a.${column}`)
-         .join(", ")}`,
+       RETURNING ${qualified("a", ASSISTANT_COLUMNS)}`,
       [assistantId, version, nowIso()],
     );
     return rows[0];

@@ -1,14 +1,13 @@
 // The checkpoint tables' statements. Each write is one statement (CTEs for
 // the multi-table ones), so it is atomic without an explicit transaction and
 // can also run on a client inside a caller's transaction (thread delete/copy).
-import type { BlobRow, Bytes, CheckpointKey, CheckpointRow, WriteRow } from "../sqlite/checkpoint-rows.js";
+import type { BlobRow, Bytes, CheckpointKey, CheckpointRow, WriteRow } from "../shared/checkpoint-rows.js";
+import { CHECKPOINT_BLOB_COLUMNS, CHECKPOINT_COLUMNS, CHECKPOINT_WRITE_COLUMNS, qualified } from "../shared/columns.js";
 import type { Queryable } from "./database.js";
 import { jsonb } from "@berth/service-kit";
 
-const COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint";
 /** Checkpoint rows as CheckpointRow: metadata as JSON text, which toTuple parses. */
-const SELECT_ROW = `SELECT ${COLUMNS}, metadata::text AS metadata FROM checkpoints`;
-const WRITE_COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value";
+const SELECT_ROW = `SELECT ${CHECKPOINT_COLUMNS}, metadata::text AS metadata FROM checkpoints`;
 const OF_RUN = "thread_id = $1 AND metadata ->> 'run_id' = $2";
 
 /** A string from serde becomes its UTF-8 bytes: pg would read a string bound to bytea as bytea escape text. */
@@ -75,9 +74,7 @@ export async function selectBlobs(
 export async function selectWrites(q: Queryable, keys: CheckpointKey[], channel?: string): Promise<WriteRow[][]> {
   const indexed = keys.map((key, i) => ({ i, t: key.thread_id, n: key.checkpoint_ns, c: key.checkpoint_id }));
   const { rows } = await q.query<WriteRow & { i: number }>(
-    `SELECT k.i, ${WRITE_COLUMNS.split(", ")
-      .map((column) => `w.${column}`)
-      .join(", ")}
+    `SELECT k.i, ${qualified("w", CHECKPOINT_WRITE_COLUMNS)}
        FROM jsonb_to_recordset($1::jsonb) AS k(i integer, t text, n text, c text)
        JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.n AND w.checkpoint_id = k.c
       WHERE $2::text IS NULL OR w.channel = $2`,
@@ -100,11 +97,12 @@ export async function insertCheckpoint(
 ): Promise<void> {
   await q.query(
     `WITH blobs AS (
-       INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
-       SELECT $1, $2, * FROM unnest($9::text[], $10::text[], $11::text[], $12::bytea[])
+       INSERT INTO checkpoint_blobs (${CHECKPOINT_BLOB_COLUMNS})
+       SELECT $1, $2, b.channel, b.version, b.type, b.blob
+         FROM unnest($9::text[], $10::text[], $11::text[], $12::bytea[]) AS b(channel, version, type, blob)
        ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
      )
-     INSERT INTO checkpoints (${COLUMNS}, metadata, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
+     INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}, metadata, created_at) VALUES ($1, $2, $3, $4, $5, $6, $7::jsonb, $8)
      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
        parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
        checkpoint = excluded.checkpoint, metadata = excluded.metadata`,
@@ -141,8 +139,10 @@ export async function insertWrites(q: Queryable, rows: WriteRow[]): Promise<void
   if (unique.length === 0) return;
   const column = <K extends keyof WriteRow>(name: K) => unique.map((row) => row[name]);
   await q.query(
-    `INSERT INTO checkpoint_writes (${WRITE_COLUMNS})
-     SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::bytea[])
+    `INSERT INTO checkpoint_writes (${CHECKPOINT_WRITE_COLUMNS})
+     SELECT ${CHECKPOINT_WRITE_COLUMNS}
+       FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::bytea[])
+         AS w(${CHECKPOINT_WRITE_COLUMNS})
      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
        task_path = excluded.task_path, channel = excluded.channel, type = excluded.type, value = excluded.value
      WHERE excluded.idx < 0`,
@@ -174,14 +174,14 @@ export async function deleteThreadCheckpoints(q: Queryable, threadId: string): P
 export async function copyThreadCheckpoints(q: Queryable, source: string, target: string): Promise<void> {
   await q.query(
     `WITH writes AS (
-       INSERT INTO checkpoint_writes (${WRITE_COLUMNS})
+       INSERT INTO checkpoint_writes (${CHECKPOINT_WRITE_COLUMNS})
        SELECT $2, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value
          FROM checkpoint_writes WHERE thread_id = $1
      ), blobs AS (
-       INSERT INTO checkpoint_blobs (thread_id, checkpoint_ns, channel, version, type, blob)
+       INSERT INTO checkpoint_blobs (${CHECKPOINT_BLOB_COLUMNS})
        SELECT $2, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = $1
      )
-     INSERT INTO checkpoints (${COLUMNS}, metadata, created_at)
+     INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}, metadata, created_at)
      SELECT $2, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
        CASE WHEN metadata ? 'thread_id' THEN jsonb_set(metadata, '{thread_id}', to_jsonb($2::text)) ELSE metadata END,
        created_at

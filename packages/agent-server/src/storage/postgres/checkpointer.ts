@@ -21,7 +21,7 @@ import {
   versionsParam,
   type CheckpointKey,
   type CheckpointRow,
-} from "../sqlite/checkpoint-rows.js";
+} from "../shared/checkpoint-rows.js";
 import {
   copyThreadCheckpoints,
   deleteRunCheckpoints,

@@ -1,4 +1,4 @@
-import { threadLeaseKeeper } from "../lease-thread.js";
+import { threadLeaseKeeper } from "../shared/lease-thread.js";
 import type { Storage } from "../types.js";
 import { PostgresAssistantRepository } from "./assistants.js";
 import { PostgresCheckpointer } from "./checkpointer.js";

@@ -1,6 +1,7 @@
 // The persisted stream log of runs (run_events).
 import type { RunLease, StoredEvent } from "../types.js";
 import type { Queryable } from "./database.js";
+import { leaseHeld } from "./run-rows.js";
 
 /**
  * Appends events in one statement; an event already logged (same seq) is
@@ -10,26 +11,26 @@ import type { Queryable } from "./database.js";
  */
 export async function appendEvents(q: Queryable, runId: string, events: StoredEvent[], lease?: RunLease): Promise<boolean> {
   if (events.length === 0) return true;
-  const rows = [runId, events.map((e) => e.seq), events.map((e) => e.event), events.map((e) => e.data)];
+  const params: unknown[] = [runId, events.map((e) => e.seq), events.map((e) => e.event), events.map((e) => e.data)];
   if (!lease) {
-    await q.query(`INSERT INTO run_events (run_id, seq, event, data) ${EVENT_ROWS} ON CONFLICT (run_id, seq) DO NOTHING`, rows);
+    await q.query(`INSERT INTO run_events (run_id, seq, event, data) ${EVENT_ROWS} ON CONFLICT (run_id, seq) DO NOTHING`, params);
     return true;
   }
-  const { rows: result } = await q.query<{ held: boolean }>(
+  const { rows } = await q.query<{ held: boolean }>(
     `WITH lease AS MATERIALIZED (
-       SELECT 1 FROM runs WHERE run_id = $1 AND status = 'running' AND lease_owner = $5 AND attempt = $6 FOR SHARE
+       SELECT 1 FROM runs WHERE run_id = $1 ${leaseHeld(params, lease)} FOR SHARE
      ), logged AS (
        INSERT INTO run_events (run_id, seq, event, data) ${EVENT_ROWS} WHERE EXISTS (SELECT 1 FROM lease)
        ON CONFLICT (run_id, seq) DO NOTHING
      )
      SELECT EXISTS (SELECT 1 FROM lease) AS held`,
-    [...rows, lease.owner, lease.attempt],
+    params,
   );
-  return result[0].held;
+  return rows[0].held;
 }
 
 /** The rows of $2..$4 (seqs, names, data) for run $1. */
-const EVENT_ROWS = "SELECT $1, * FROM unnest($2::bigint[], $3::text[], $4::text[])";
+const EVENT_ROWS = "SELECT $1, e.seq, e.event, e.data FROM unnest($2::bigint[], $3::text[], $4::text[]) AS e(seq, event, data)";
 
 export async function readEvents(q: Queryable, runId: string, afterSeq: number): Promise<StoredEvent[]> {
   const { rows } = await q.query<StoredEvent>(

@@ -3,10 +3,11 @@
 // it atomic. Claim and requeue skip locked rows instead of waiting for them,
 // and heartbeat and release only ever wait for run rows, so none of them can
 // deadlock with the transactions of runs.ts (which lock a thread, then its run).
+import { RUN_COLUMNS, qualified } from "../shared/columns.js";
+import { nowIso } from "../shared/timestamps.js";
 import type { HeldRun, QueuedRun } from "../types.js";
-import { nowIso } from "../sqlite/rows.js";
 import { isUniqueViolation, type Queryable } from "./database.js";
-import { RUN_COLUMNS, fromRow, type RunRow } from "./run-rows.js";
+import { fromRow, type RunRow } from "./run-rows.js";
 
 /** How many times a claim looks again when a startable run was there but locked, or taken under it. */
 const CLAIM_ATTEMPTS = 20;
@@ -39,13 +40,11 @@ const CLAIM = `
   ), claimed AS (
     UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = $2, lease_expires_at = $3, updated_at = $4
       FROM next WHERE runs.run_id = next.run_id AND runs.status = 'pending'
-    RETURNING ${RUN_COLUMNS.split(", ")
-      .map((column) => `runs.${column}`)
-      .join(", ")}
+    RETURNING ${qualified("runs", RUN_COLUMNS)}
   ), busy AS (
     UPDATE threads SET status = 'busy', updated_at = $4 FROM claimed WHERE threads.thread_id = claimed.thread_id
   )
-  SELECT claimed.*, EXISTS (SELECT 1 FROM runs r WHERE ${STARTABLE}) AS startable
+  SELECT ${qualified("claimed", RUN_COLUMNS)}, EXISTS (SELECT 1 FROM runs r WHERE ${STARTABLE}) AS startable
     FROM (VALUES (1)) AS one LEFT JOIN claimed ON true`;
 
 export async function claimRun(q: Queryable, owner: string, leaseMs: number): Promise<QueuedRun | undefined> {
@@ -78,15 +77,20 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 /** Extends `owner`'s leases: those of `held` (all of the owner's without it); returns the `held` runs it no longer holds. */
 export async function heartbeat(q: Queryable, owner: string, leaseMs: number, held?: HeldRun[]): Promise<string[]> {
   const params: unknown[] = [Date.now() + leaseMs, owner];
-  const only = held
-    ? `AND (run_id, attempt) IN (SELECT * FROM unnest($${params.push(held.map((run) => run.run_id))}::text[], $${params.push(held.map((run) => run.attempt))}::int[]))`
-    : "";
+  const only = held ? `AND (run_id, attempt) IN (${heldRuns(params, held)})` : "";
   const { rows } = await q.query<{ run_id: string }>(
     `UPDATE runs SET lease_expires_at = $1 WHERE lease_owner = $2 AND status = 'running' ${only} RETURNING run_id`,
     params,
   );
   const renewed = new Set(rows.map((row) => row.run_id));
   return (held ?? []).map((run) => run.run_id).filter((runId) => !renewed.has(runId));
+}
+
+/** The (run_id, attempt) rows of `held`, its arrays pushed onto `params`. */
+function heldRuns(params: unknown[], held: HeldRun[]): string {
+  const runIds = `$${params.push(held.map((run) => run.run_id))}::text[]`;
+  const attempts = `$${params.push(held.map((run) => run.attempt))}::int[]`;
+  return `SELECT h.run_id, h.attempt FROM unnest(${runIds}, ${attempts}) AS h(run_id, attempt)`;
 }
 
 /**

@@ -1,12 +1,13 @@
-import { type RunColumns, queuedRun, toApiRun } from "../run-record.js";
-import type { QueuedRun, Run } from "../types.js";
+import { type RunColumns, queuedRun } from "../run-record.js";
+import type { QueuedRun, RunLease } from "../types.js";
 
-/** The runs columns a QueuedRun is made of (pg parses the JSONB, bigint and timestamp ones). */
-export const RUN_COLUMNS =
-  "run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, available_at, attempt, handovers, cancel_action, output";
-
+/** A runs row as pg returns it: the JSONB, bigint and timestamp columns already parsed. */
 export type RunRow = RunColumns;
 
 export const fromRow = (row: RunRow): QueuedRun => queuedRun(row);
 
-export const apiRunFromRow = (row: RunRow): Run => toApiRun(fromRow(row));
+/** The condition that `lease` still holds the run (none without a lease), its values pushed onto `params`. */
+export function leaseHeld(params: unknown[], lease: RunLease | undefined): string {
+  if (!lease) return "";
+  return `AND status = 'running' AND lease_owner = $${params.push(lease.owner)} AND attempt = $${params.push(lease.attempt)}`;
+}

@@ -13,12 +13,14 @@ import type {
   StoredEvent,
   ThreadStateSummary,
 } from "../types.js";
-import { nowIso } from "../sqlite/rows.js";
+import { toApiRun } from "../run-record.js";
+import { RUN_COLUMNS } from "../shared/columns.js";
+import { nowIso } from "../shared/timestamps.js";
 import { withTransaction, type Queryable } from "./database.js";
 import { jsonb, jsonbOrNull } from "@berth/service-kit";
 import * as events from "./run-events.js";
 import * as queue from "./run-queue.js";
-import { RUN_COLUMNS, apiRunFromRow, fromRow, type RunRow } from "./run-rows.js";
+import { fromRow, leaseHeld, type RunRow } from "./run-rows.js";
 
 const INFLIGHT = `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq`;
 
@@ -50,7 +52,7 @@ export class PostgresRunRepository implements RunRepository {
           break;
         }
       }
-      const inflight = (await client.query<RunRow>(INFLIGHT, [run.thread_id])).rows.map(apiRunFromRow);
+      const inflight = (await client.query<RunRow>(INFLIGHT, [run.thread_id])).rows.map((row) => toApiRun(fromRow(row)));
       if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
       if (!created) {
         await client.query(
@@ -74,7 +76,7 @@ export class PostgresRunRepository implements RunRepository {
           run.available_at,
         ],
       );
-      return { kind: "created", run: apiRunFromRow(rows[0]), inflight };
+      return { kind: "created", run: toApiRun(fromRow(rows[0])), inflight };
     });
   }
 
@@ -91,11 +93,11 @@ export class PostgresRunRepository implements RunRepository {
         ORDER BY seq DESC LIMIT $${params.push(query.limit)} OFFSET $${params.push(query.offset)}`,
       params,
     );
-    return rows.map(apiRunFromRow);
+    return rows.map((row) => toApiRun(fromRow(row)));
   }
 
   async inflight(threadId: string): Promise<Run[]> {
-    return (await this.pool.query<RunRow>(INFLIGHT, [threadId])).rows.map(apiRunFromRow);
+    return (await this.pool.query<RunRow>(INFLIGHT, [threadId])).rows.map((row) => toApiRun(fromRow(row)));
   }
 
   async findActive(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }): Promise<Run[]> {
@@ -111,7 +113,7 @@ export class PostgresRunRepository implements RunRepository {
       `SELECT ${RUN_COLUMNS} FROM runs WHERE ${clauses.join(" AND ")} ORDER BY seq`,
       params,
     );
-    return rows.map(apiRunFromRow);
+    return rows.map((row) => toApiRun(fromRow(row)));
   }
 
   async delete(runId: string): Promise<boolean> {
@@ -229,12 +231,6 @@ async function lockThreadOfRun(q: Queryable, runId: string): Promise<string | un
     [runId],
   );
   return rows[0]?.thread_id;
-}
-
-/** The condition that `lease` still holds the run (none without a lease), its values pushed onto `params`. */
-function leaseHeld(params: unknown[], lease: RunLease | undefined): string {
-  if (!lease) return "";
-  return `AND status = 'running' AND lease_owner = $${params.push(lease.owner)} AND attempt = $${params.push(lease.attempt)}`;
 }
 
 /** Status $2 for thread $1, except that idle becomes busy while more runs wait: error > interrupted > busy > idle. */

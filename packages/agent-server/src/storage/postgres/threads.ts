@@ -1,12 +1,10 @@
 import type pg from "pg";
 import type { JsonObject, NewThread, Thread, ThreadFilter, ThreadQuery, ThreadRepository, ThreadStateSummary } from "../types.js";
-import { nowIso } from "../sqlite/rows.js";
+import { THREAD_COLUMNS } from "../shared/columns.js";
+import { nowIso } from "../shared/timestamps.js";
 import { copyThreadCheckpoints, deleteThreadCheckpoints } from "./checkpoint-sql.js";
 import { withTransaction } from "./database.js";
 import { jsonb, jsonbOrNull } from "@berth/service-kit";
-
-/** The API's Thread, in its key order. */
-const THREAD = `thread_id, created_at, updated_at, metadata, status, config, "values", interrupts`;
 
 /** Sortable columns, whitelisted because they are interpolated. */
 const SORT_COLUMNS: Record<ThreadQuery["sort_by"], string> = {
@@ -39,21 +37,21 @@ export class PostgresThreadRepository implements ThreadRepository {
     const now = nowIso();
     const { rows } = await this.pool.query<Thread>(
       `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at)
-       VALUES ($1, 'idle', $2::jsonb, $3::jsonb, $4, $4) ON CONFLICT (thread_id) DO NOTHING RETURNING ${THREAD}`,
+       VALUES ($1, 'idle', $2::jsonb, $3::jsonb, $4, $4) ON CONFLICT (thread_id) DO NOTHING RETURNING ${THREAD_COLUMNS}`,
       [thread.thread_id, jsonb(thread.metadata), jsonb(thread.config ?? {}), now],
     );
     return rows[0];
   }
 
   async get(threadId: string): Promise<Thread | undefined> {
-    const { rows } = await this.pool.query<Thread>(`SELECT ${THREAD} FROM threads WHERE thread_id = $1`, [threadId]);
+    const { rows } = await this.pool.query<Thread>(`SELECT ${THREAD_COLUMNS} FROM threads WHERE thread_id = $1`, [threadId]);
     return rows[0];
   }
 
   async patch(threadId: string, metadata: JsonObject): Promise<Thread | undefined> {
     // `||` is the shallow merge SQLite does in JS, here under the row lock of the update.
     const { rows } = await this.pool.query<Thread>(
-      `UPDATE threads SET metadata = metadata || $2::jsonb, updated_at = $3 WHERE thread_id = $1 RETURNING ${THREAD}`,
+      `UPDATE threads SET metadata = metadata || $2::jsonb, updated_at = $3 WHERE thread_id = $1 RETURNING ${THREAD_COLUMNS}`,
       [threadId, jsonb(metadata), nowIso()],
     );
     return rows[0];
@@ -72,7 +70,7 @@ export class PostgresThreadRepository implements ThreadRepository {
     const where = filterSql(query, params);
     const order = query.sort_order === "desc" ? "DESC" : "ASC";
     const { rows } = await this.pool.query<Thread & { total: number }>(
-      `SELECT ${THREAD}, count(*) OVER () AS total FROM threads ${where}
+      `SELECT ${THREAD_COLUMNS}, count(*) OVER () AS total FROM threads ${where}
        ORDER BY ${SORT_COLUMNS[query.sort_by]} ${order}, seq ${order}
        LIMIT $${params.push(query.limit)} OFFSET $${params.push(query.offset)}`,
       params,
@@ -93,7 +91,7 @@ export class PostgresThreadRepository implements ThreadRepository {
       const { rows } = await client.query<Thread>(
         `INSERT INTO threads (thread_id, status, metadata, config, "values", interrupts, created_at, updated_at)
          SELECT $1, status, metadata, config, "values", interrupts, $2, $2 FROM threads WHERE thread_id = $3
-         RETURNING ${THREAD}`,
+         RETURNING ${THREAD_COLUMNS}`,
         [targetId, now, sourceId],
       );
       if (rows.length === 0) return undefined;

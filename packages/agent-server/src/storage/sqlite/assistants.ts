@@ -8,8 +8,10 @@ import type {
   JsonObject,
   NewAssistant,
 } from "../types.js";
+import { ASSISTANT_COLUMNS, ASSISTANT_VERSION_COLUMNS } from "../shared/columns.js";
+import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
-import { nowIso, parseJsonColumn } from "./rows.js";
+import { parseJsonColumn } from "./json-columns.js";
 
 interface AssistantRow {
   assistant_id: string;
@@ -130,7 +132,7 @@ export class SqliteAssistantRepository implements AssistantRepository {
     const { where, params } = filterSql(query);
     const rows = this.db
       .prepare(
-        `SELECT *, count(*) OVER () AS total FROM assistants ${where}
+        `SELECT ${ASSISTANT_COLUMNS}, count(*) OVER () AS total FROM assistants ${where}
          ORDER BY ${query.sort_by} ${query.sort_order}, rowid ${query.sort_order} LIMIT ? OFFSET ?`,
       )
       .all(...params, query.limit, query.offset) as (AssistantRow & { total: number })[];
@@ -151,7 +153,10 @@ export class SqliteAssistantRepository implements AssistantRepository {
     const params: unknown[] = [assistantId];
     if (metadataClause) params.push(JSON.stringify(query.metadata));
     const rows = this.db
-      .prepare(`SELECT * FROM assistant_versions WHERE assistant_id = ? ${metadataClause} ORDER BY version DESC LIMIT ? OFFSET ?`)
+      .prepare(
+        `SELECT ${ASSISTANT_VERSION_COLUMNS} FROM assistant_versions WHERE assistant_id = ? ${metadataClause}
+         ORDER BY version DESC LIMIT ? OFFSET ?`,
+      )
       .all(...params, query.limit, query.offset) as AssistantRow[];
     return rows.map((row) => fromRow(row, true));
   }
@@ -160,7 +165,7 @@ export class SqliteAssistantRepository implements AssistantRepository {
     return this.db
       .transaction(() => {
         const row = this.db
-          .prepare("SELECT * FROM assistant_versions WHERE assistant_id = ? AND version = ?")
+          .prepare(`SELECT ${ASSISTANT_VERSION_COLUMNS} FROM assistant_versions WHERE assistant_id = ? AND version = ?`)
           .get(assistantId, version) as AssistantRow | undefined;
         if (!row) return undefined;
         this.db
@@ -175,7 +180,9 @@ export class SqliteAssistantRepository implements AssistantRepository {
   }
 
   private getSync(assistantId: string): Assistant | undefined {
-    const row = this.db.prepare("SELECT * FROM assistants WHERE assistant_id = ?").get(assistantId) as AssistantRow | undefined;
+    const row = this.db.prepare(`SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = ?`).get(assistantId) as
+      | AssistantRow
+      | undefined;
     return row && fromRow(row);
   }
 
@@ -183,7 +190,7 @@ export class SqliteAssistantRepository implements AssistantRepository {
   private insertVersion(assistantId: string, createdAt: string): void {
     this.db
       .prepare(
-        `INSERT INTO assistant_versions (assistant_id, version, graph_id, name, description, config, context, metadata, created_at)
+        `INSERT INTO assistant_versions (${ASSISTANT_VERSION_COLUMNS})
          SELECT assistant_id, version, graph_id, name, description, config, context, metadata, ? FROM assistants WHERE assistant_id = ?`,
       )
       .run(createdAt, assistantId);

@@ -24,7 +24,8 @@ import {
   type CheckpointKey,
   type CheckpointRow,
   type WriteRow,
-} from "./checkpoint-rows.js";
+} from "../shared/checkpoint-rows.js";
+import { CHECKPOINT_BLOB_COLUMNS, CHECKPOINT_COLUMNS, CHECKPOINT_WRITE_COLUMNS } from "../shared/columns.js";
 import type { SqliteDatabase } from "./database.js";
 
 /** `list` parameters: null disables a condition; limit -1 means no limit, as in SQLite. */
@@ -32,10 +33,10 @@ type ListParams = {
   [key in "thread_id" | "checkpoint_ns" | "checkpoint_id" | "before" | "filter"]: string | null;
 } & { limit: number };
 
-const COLUMNS = "thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata";
+/** Checkpoint rows as CheckpointRow: metadata is stored as JSON text. */
+const COLUMNS = `${CHECKPOINT_COLUMNS}, metadata`;
 const BY_KEY = "thread_id = @thread_id AND checkpoint_ns = @checkpoint_ns AND checkpoint_id = @checkpoint_id";
 const OF_RUN = "thread_id = @thread_id AND json_extract(metadata, '$.run_id') = @run_id";
-const BLOB_COLUMNS = "thread_id, checkpoint_ns, channel, version, type, blob";
 
 // Two variants so that a thread-scoped listing can use the primary key index.
 function listSql(byThread: boolean): string {
@@ -58,14 +59,14 @@ type BlobsParams = Omit<CheckpointKey, "checkpoint_id"> & { versions: string };
 function prepare(db: SqliteDatabase) {
   const insertWrite = (verb: string) =>
     db.prepare<WriteRow>(
-      `${verb} INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+      `${verb} INTO checkpoint_writes (${CHECKPOINT_WRITE_COLUMNS})
        VALUES (@thread_id, @checkpoint_ns, @checkpoint_id, @task_id, @task_path, @idx, @channel, @type, @value)`,
     );
   const replaceWrite = insertWrite("INSERT OR REPLACE");
   const keepWrite = insertWrite("INSERT OR IGNORE");
   // A (channel, version) names one value, so an existing blob is already right.
   const putBlob = db.prepare<BlobRow>(
-    `INSERT INTO checkpoint_blobs (${BLOB_COLUMNS}) VALUES (@thread_id, @checkpoint_ns, @channel, @version, @type, @blob)
+    `INSERT INTO checkpoint_blobs (${CHECKPOINT_BLOB_COLUMNS}) VALUES (@thread_id, @checkpoint_ns, @channel, @version, @type, @blob)
      ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING`,
   );
   // Re-putting a checkpoint id replaces its content but keeps its creation time.
@@ -89,12 +90,12 @@ function prepare(db: SqliteDatabase) {
      FROM checkpoints WHERE thread_id = @source`,
   );
   const copyWrites = db.prepare<CopyParams>(
-    `INSERT INTO checkpoint_writes (thread_id, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value)
+    `INSERT INTO checkpoint_writes (${CHECKPOINT_WRITE_COLUMNS})
      SELECT @target, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value
      FROM checkpoint_writes WHERE thread_id = @source`,
   );
   const copyBlobs = db.prepare<CopyParams>(
-    `INSERT INTO checkpoint_blobs (${BLOB_COLUMNS})
+    `INSERT INTO checkpoint_blobs (${CHECKPOINT_BLOB_COLUMNS})
      SELECT @target, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = @source`,
   );
   const deleteRunWrites = db.prepare<RunParams>(
@@ -111,7 +112,7 @@ function prepare(db: SqliteDatabase) {
     ),
     listThread: db.prepare<ListParams, CheckpointRow>(listSql(true)),
     listAll: db.prepare<ListParams, CheckpointRow>(listSql(false)),
-    writes: db.prepare<CheckpointKey, WriteRow>(`SELECT * FROM checkpoint_writes WHERE ${BY_KEY}`),
+    writes: db.prepare<CheckpointKey, WriteRow>(`SELECT ${CHECKPOINT_WRITE_COLUMNS} FROM checkpoint_writes WHERE ${BY_KEY}`),
     // One primary key lookup per channel of the checkpoint, in one statement
     // (CROSS JOIN keeps json_each outermost; otherwise SQLite scans the thread's blobs).
     blobs: db.prepare<BlobsParams, Pick<BlobRow, "channel" | "type" | "blob">>(

@@ -1,7 +1,7 @@
 import { openSqliteDatabase as openWithMigrations, type SqliteDatabase, type SqliteSynchronous } from "@berth/service-kit";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { jsonContains } from "../json-contains.js";
+import { jsonContains } from "./json-contains.js";
 
 export type { SqliteDatabase, SqliteSynchronous };
 

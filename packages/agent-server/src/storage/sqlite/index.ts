@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { threadLeaseKeeper } from "../lease-thread.js";
+import { threadLeaseKeeper } from "../shared/lease-thread.js";
 import type { Storage } from "../types.js";
 import { SqliteAssistantRepository } from "./assistants.js";
 import { SqliteCheckpointer } from "./checkpointer.js";

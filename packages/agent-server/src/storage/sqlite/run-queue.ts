@@ -1,9 +1,10 @@
 // The run queue on SQLite: claiming runs, leases, requeueing. Every write is
 // one statement or one IMMEDIATE transaction, so processes sharing the file
 // (BERTH_SQLITE_SHARED) take turns.
+import { RUN_COLUMNS } from "../shared/columns.js";
+import { nowIso } from "../shared/timestamps.js";
 import type { HeldRun, QueuedRun } from "../types.js";
 import type { SqliteDatabase } from "./database.js";
-import { nowIso } from "./rows.js";
 import { fromRow, type RunRow } from "./run-rows.js";
 
 export class SqliteRunQueue {
@@ -20,7 +21,7 @@ export class SqliteRunQueue {
       ),
       markRunning: db.prepare(
         `UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = ?, lease_expires_at = ?, updated_at = ?
-          WHERE run_id = ? AND status = 'pending' RETURNING *`,
+          WHERE run_id = ? AND status = 'pending' RETURNING ${RUN_COLUMNS}`,
       ),
       threadBusy: db.prepare("UPDATE threads SET status = 'busy', updated_at = ? WHERE thread_id = ?"),
     };

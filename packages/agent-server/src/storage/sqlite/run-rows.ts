@@ -1,6 +1,6 @@
-import { type RunColumns, queuedRun, toApiRun } from "../run-record.js";
-import type { QueuedRun, Run } from "../types.js";
-import { parseJsonColumn } from "./rows.js";
+import { type RunColumns, queuedRun } from "../run-record.js";
+import type { QueuedRun, RunLease } from "../types.js";
+import { parseJsonColumn } from "./json-columns.js";
 
 /** A runs row as SQLite returns it: JSON columns as text. */
 export interface RunRow extends Omit<RunColumns, "metadata" | "kwargs" | "output"> {
@@ -18,4 +18,9 @@ export function fromRow(row: RunRow): QueuedRun {
   });
 }
 
-export const apiRunFromRow = (row: RunRow): Run => toApiRun(fromRow(row));
+/** The condition that a claim still holds the run; its parameters are `leaseParams`. */
+export const LEASE_HELD = "AND status = 'running' AND lease_owner = ? AND attempt = ?";
+
+export function leaseParams(lease: RunLease | undefined): unknown[] {
+  return lease ? [lease.owner, lease.attempt] : [];
+}

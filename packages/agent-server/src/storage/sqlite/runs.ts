@@ -11,22 +11,32 @@ import type {
   RunStatus,
   StoredEvent,
 } from "../types.js";
+import { toApiRun } from "../run-record.js";
+import { RUN_COLUMNS } from "../shared/columns.js";
+import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
-import { nowIso } from "./rows.js";
-import { apiRunFromRow, fromRow, type RunRow } from "./run-rows.js";
+import { SqliteRunEvents } from "./run-events.js";
 import { SqliteRunQueue } from "./run-queue.js";
+import { fromRow, LEASE_HELD, leaseParams, type RunRow } from "./run-rows.js";
 
+/**
+ * Runs over SQLite: every write transaction is IMMEDIATE, so processes
+ * sharing the file take turns. The queue operations are in run-queue.ts, the
+ * event log in run-events.ts.
+ */
 export class SqliteRunRepository implements RunRepository {
   private readonly statements;
   private readonly queue: SqliteRunQueue;
+  private readonly events: SqliteRunEvents;
 
   constructor(private readonly db: SqliteDatabase) {
     this.queue = new SqliteRunQueue(db);
+    this.events = new SqliteRunEvents(db);
     this.statements = {
-      get: db.prepare("SELECT * FROM runs WHERE run_id = ?"),
-      inflight: db.prepare("SELECT * FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid"),
-      insertEvent: db.prepare("INSERT OR IGNORE INTO run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)"),
-      readEvents: db.prepare("SELECT seq, event, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq"),
+      get: db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`),
+      inflight: db.prepare(
+        `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid`,
+      ),
     };
   }
 
@@ -51,7 +61,7 @@ export class SqliteRunRepository implements RunRepository {
               now,
             );
         }
-        const inflight = this.statements.inflight.all(run.thread_id).map((row) => apiRunFromRow(row as RunRow));
+        const inflight = this.statements.inflight.all(run.thread_id).map((row) => toApiRun(fromRow(row as RunRow)));
         if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
         if (thread) {
           const metadata = { ...JSON.parse(thread.metadata), graph_id: run.graph_id, assistant_id: run.assistant_id };
@@ -75,7 +85,7 @@ export class SqliteRunRepository implements RunRepository {
             now,
             run.available_at,
           );
-        const created = apiRunFromRow(this.statements.get.get(run.run_id) as RunRow);
+        const created = toApiRun(fromRow(this.statements.get.get(run.run_id) as RunRow));
         return { kind: "created", run: created, inflight };
       })
       .immediate();
@@ -89,15 +99,15 @@ export class SqliteRunRepository implements RunRepository {
   async list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
     const rows = this.db
       .prepare(
-        `SELECT * FROM runs WHERE thread_id = ? ${query.status ? "AND status = ?" : ""}
+        `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = ? ${query.status ? "AND status = ?" : ""}
           ORDER BY rowid DESC LIMIT ? OFFSET ?`,
       )
       .all(...[threadId, ...(query.status ? [query.status] : []), query.limit, query.offset]) as RunRow[];
-    return rows.map(apiRunFromRow);
+    return rows.map((row) => toApiRun(fromRow(row)));
   }
 
   async inflight(threadId: string): Promise<Run[]> {
-    return this.statements.inflight.all(threadId).map((row) => apiRunFromRow(row as RunRow));
+    return this.statements.inflight.all(threadId).map((row) => toApiRun(fromRow(row as RunRow)));
   }
 
   async findActive(filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" }) {
@@ -115,8 +125,8 @@ export class SqliteRunRepository implements RunRepository {
       clauses.push("run_id IN (SELECT value FROM json_each(?))");
       params.push(JSON.stringify(filter.run_ids));
     }
-    const rows = this.db.prepare(`SELECT * FROM runs WHERE ${clauses.join(" AND ")} ORDER BY rowid`).all(...params);
-    return rows.map((row) => apiRunFromRow(row as RunRow));
+    const rows = this.db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE ${clauses.join(" AND ")} ORDER BY rowid`).all(...params);
+    return rows.map((row) => toApiRun(fromRow(row as RunRow)));
   }
 
   async delete(runId: string): Promise<boolean> {
@@ -212,32 +222,20 @@ export class SqliteRunRepository implements RunRepository {
       .immediate();
   }
 
-  async appendEvents(runId: string, events: StoredEvent[], lease?: RunLease): Promise<boolean> {
-    return this.db
-      .transaction(() => {
-        if (lease && !this.db.prepare(`SELECT 1 FROM runs WHERE run_id = ? ${LEASE_HELD}`).get(runId, ...leaseParams(lease)))
-          return false;
-        for (const event of events) this.statements.insertEvent.run(runId, event.seq, event.event, event.data);
-        return true;
-      })
-      .immediate();
+  async appendEvents(runId: string, batch: StoredEvent[], lease?: RunLease): Promise<boolean> {
+    return this.events.appendEvents(runId, batch, lease);
   }
 
   async readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]> {
-    return this.statements.readEvents.all(runId, afterSeq) as StoredEvent[];
+    return this.events.readEvents(runId, afterSeq);
   }
 
   async lastEventSeq(runId: string): Promise<number> {
-    const row = this.db.prepare("SELECT max(seq) AS seq FROM run_events WHERE run_id = ?").get(runId) as {
-      seq: number | null;
-    };
-    return row.seq ?? -1;
+    return this.events.lastEventSeq(runId);
   }
 
   async pruneEvents(endedBefore: string): Promise<number> {
-    return this.db
-      .prepare("DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs WHERE ended_at IS NOT NULL AND ended_at < ?)")
-      .run(endedBefore).changes;
+    return this.events.pruneEvents(endedBefore);
   }
 
   /** Thread status after a run: error > interrupted > busy (more runs waiting) > idle. */
@@ -255,13 +253,6 @@ export class SqliteRunRepository implements RunRepository {
     const settled = status === "idle" && waiting ? "busy" : status;
     this.db.prepare("UPDATE threads SET status = ?, updated_at = ? WHERE thread_id = ?").run(settled, now, threadId);
   }
-}
-
-/** The condition that a claim still holds the run; its parameters are `leaseParams`. */
-const LEASE_HELD = "AND status = 'running' AND lease_owner = ? AND attempt = ?";
-
-function leaseParams(lease: RunLease | undefined): unknown[] {
-  return lease ? [lease.owner, lease.attempt] : [];
 }
 
 /** The two parameters of `kwargs = CASE WHEN ? IS NULL ... json(?)`: the feedback URLs as JSON, or NULL to leave kwargs alone. */

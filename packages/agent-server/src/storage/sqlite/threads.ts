@@ -8,8 +8,10 @@ import type {
   ThreadRepository,
   ThreadStateSummary,
 } from "../types.js";
+import { THREAD_COLUMNS } from "../shared/columns.js";
+import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
-import { nowIso, parseJsonColumn, toJsonColumn } from "./rows.js";
+import { parseJsonColumn, toJsonColumn } from "./json-columns.js";
 
 interface ThreadRow {
   thread_id: string;
@@ -106,7 +108,7 @@ export class SqliteThreadRepository implements ThreadRepository {
     const { where, params } = filterSql(query);
     const rows = this.db
       .prepare(
-        `SELECT *, count(*) OVER () AS total FROM threads ${where}
+        `SELECT ${THREAD_COLUMNS}, count(*) OVER () AS total FROM threads ${where}
          ORDER BY ${query.sort_by} ${query.sort_order}, rowid ${query.sort_order} LIMIT ? OFFSET ?`,
       )
       .all(...params, query.limit, query.offset) as (ThreadRow & { total: number })[];
@@ -150,7 +152,9 @@ export class SqliteThreadRepository implements ThreadRepository {
   }
 
   private getSync(threadId: string): Thread | undefined {
-    const row = this.db.prepare("SELECT * FROM threads WHERE thread_id = ?").get(threadId) as ThreadRow | undefined;
+    const row = this.db.prepare(`SELECT ${THREAD_COLUMNS} FROM threads WHERE thread_id = ?`).get(threadId) as
+      | ThreadRow
+      | undefined;
     return row && fromRow(row);
   }
 }

@@ -1,0 +1,337 @@
+import { randomUUID } from "node:crypto";
+import { Redis } from "ioredis";
+import { ServiceUnavailableError } from "@berth/service-kit";
+import { createLogger, type Logger } from "../../logger.js";
+import type { CancelAction, StoredEvent } from "../../storage/types.js";
+import type { RunBroker, RunEndNotice, RunObserver, RunSubscription } from "./broker.js";
+import { InProcessBroker } from "./in-process-broker.js";
+
+/** How long a run's live buffer stays in Redis after the run ended (late followers read the log anyway). */
+const BUFFER_TTL_SECONDS = 300;
+
+/** At most one log line per connection and kind of failure this often, while Redis is down. */
+const LOG_EVERY_MS = 30_000;
+
+type Message =
+  | { o: string; t: "event"; e: StoredEvent }
+  | { o: string; t: "logged" }
+  | { o: string; t: "end"; n: RunEndNotice }
+  | { o: string; t: "start"; r: string }
+  | { o: string; t: "wake"; at?: number }
+  | { o: string; t: "cancel"; r: string; why: CancelAction };
+
+/**
+ * The broker across processes. Each run's current attempt is buffered in a
+ * Redis stream (so a follower in another process catches up with what was
+ * produced before it subscribed, flushed to the log or not) and announced on
+ * the run's pub/sub channel; wake-ups and cancellations are broadcast.
+ * Messages this process sent itself are delivered locally, not via Redis.
+ *
+ * Outages: what this process sends waits while Redis is unreachable and goes
+ * out once it is back (the `publisher` connection never gives a command up),
+ * so no event, end or cancellation is dropped here. What other processes sent
+ * while this one's subscriber was disconnected is lost to pub/sub: once
+ * subscribed again, followers replay the runs' buffers and are told to check
+ * the log and the runs' status (RunObserver.onLost). Reads on a request's
+ * path fail fast instead, as a 503.
+ */
+export class RedisBroker implements RunBroker {
+  private readonly local = new InProcessBroker();
+  private readonly origin = randomUUID();
+  /** One SUBSCRIBE per run channel, awaited by every observer before it replays the buffer. */
+  private readonly subscribed = new Map<string, Promise<unknown>>();
+  /**
+   * Every channel this process listens to, subscribed again by `resubscribed`
+   * after a reconnection (ioredis' own re-subscription is off: when it fails,
+   * its rejection is nobody's and ends the process).
+   */
+  private readonly channels = new Set<string>();
+  private closed = false;
+
+  private constructor(
+    /** Sends; queues while disconnected, never drops (maxRetriesPerRequest: null). */
+    private readonly publisher: Redis,
+    /** Reads on a request's path; fails after a few reconnection attempts. */
+    private readonly commands: Redis,
+    private readonly subscriber: Redis,
+    private readonly prefix: string,
+    private readonly logger: Logger,
+  ) {
+    subscriber.on("message", (channel: string, text: string) => this.receive(channel, text));
+    this.watchConnection(publisher, "publisher");
+    this.watchConnection(commands, "commands");
+    this.watchConnection(subscriber, "subscriber", () => void this.resubscribed());
+  }
+
+  static async connect(url: string, prefix = "berth", logger: Logger = createLogger()): Promise<RedisBroker> {
+    const commands = new Redis(url, { lazyConnect: true, maxRetriesPerRequest: 3 });
+    const publisher = commands.duplicate({ maxRetriesPerRequest: null });
+    const subscriber = commands.duplicate({ autoResubscribe: false });
+    const connections = [commands, publisher, subscriber];
+    // Unreachable at start: the process fails with the reason (its supervisor restarts it), not with ioredis' noise.
+    let cause: unknown;
+    const noted = (err: unknown) => void (cause ??= err);
+    for (const connection of connections) connection.on("error", noted);
+    try {
+      await Promise.all(connections.map((connection) => connection.connect()));
+      const broker = new RedisBroker(publisher, commands, subscriber, prefix, logger);
+      await Promise.all([broker.listen(broker.wakeChannel), broker.listen(broker.cancelChannel)]);
+      return broker;
+    } catch (error) {
+      for (const connection of connections) connection.disconnect();
+      const reason = cause ?? error;
+      throw new Error(`Redis (REDIS_URL) unreachable: ${reason instanceof Error ? reason.message : String(reason)}`, {
+        cause: reason,
+      });
+    } finally {
+      for (const connection of connections) connection.off("error", noted);
+    }
+  }
+
+  private get wakeChannel() {
+    return `${this.prefix}:wake`;
+  }
+  private get cancelChannel() {
+    return `${this.prefix}:cancel`;
+  }
+  private runChannel(runId: string) {
+    return `${this.prefix}:run:${runId}`;
+  }
+  private threadChannel(threadId: string) {
+    return `${this.prefix}:thread:${threadId}`;
+  }
+  private bufferKey(runId: string) {
+    return `${this.prefix}:events:${runId}`;
+  }
+
+  begin(runId: string, threadId: string): void {
+    this.local.begin(runId, threadId);
+    const message = JSON.stringify({ o: this.origin, t: "start", r: runId } satisfies Message);
+    this.send(this.publisher.multi().del(this.bufferKey(runId)).publish(this.threadChannel(threadId), message));
+  }
+
+  publish(runId: string, event: StoredEvent): void {
+    this.local.publish(runId, event);
+    this.broadcastToRun(runId, { o: this.origin, t: "event", e: event }, false);
+  }
+
+  /** Followers waiting for the log to fill a gap read it again (not buffered: they need no replay of it). */
+  logged(runId: string): void {
+    this.local.deliverLogged(runId);
+    const text = JSON.stringify({ o: this.origin, t: "logged" } satisfies Message);
+    this.send(this.publisher.pipeline().publish(this.runChannel(runId), text));
+  }
+
+  end(runId: string, notice: RunEndNotice): void {
+    this.local.end(runId, notice);
+    this.broadcastToRun(runId, { o: this.origin, t: "end", n: notice }, true);
+  }
+
+  async subscribe(runId: string, observer: RunObserver): Promise<RunSubscription> {
+    const subscription = this.local.subscribeSync(runId, observer);
+    const unsubscribe = () => {
+      subscription.unsubscribe();
+      if (this.local.hasObservers(runId)) return;
+      this.subscribed.delete(runId);
+      this.unlisten(this.runChannel(runId));
+    };
+    if (subscription.active) return { active: true, unsubscribe };
+    try {
+      await this.channelOf(runId);
+      // Executing elsewhere (or not started): replay what its attempt buffered so far.
+      const replayed = await this.replay(runId, observer);
+      return { active: replayed.entries > 0 && !replayed.ended, unsubscribe };
+    } catch (error) {
+      unsubscribe();
+      throw unreachable(error);
+    }
+  }
+
+  async lastSeq(runId: string): Promise<number> {
+    const [last] = await this.commands.xrevrange(this.bufferKey(runId), "+", "-", "COUNT", 1).catch((error: unknown) => {
+      throw unreachable(error);
+    });
+    const message = last ? (JSON.parse(last[1][1]) as Message) : undefined;
+    return Math.max(await this.local.lastSeq(runId), message?.t === "event" ? message.e.seq : -1);
+  }
+
+  async watchThread(threadId: string, onRunStart: (runId: string) => void): Promise<() => void> {
+    const first = !this.local.hasThreadWatchers(threadId);
+    const unwatch = await this.local.watchThread(threadId, onRunStart);
+    const stop = () => {
+      unwatch();
+      if (!this.local.hasThreadWatchers(threadId)) this.unlisten(this.threadChannel(threadId));
+    };
+    if (first)
+      await this.listen(this.threadChannel(threadId)).catch((error: unknown) => {
+        stop();
+        throw unreachable(error);
+      });
+    return stop;
+  }
+
+  wakeWorkers(availableAt?: number): void {
+    this.local.wakeWorkers(availableAt);
+    const text = JSON.stringify({ o: this.origin, t: "wake", at: availableAt } satisfies Message);
+    this.send(this.publisher.pipeline().publish(this.wakeChannel, text));
+  }
+
+  onWake(handler: (availableAt?: number) => void): void {
+    this.local.onWake(handler);
+  }
+
+  cancel(runId: string, action: CancelAction): void {
+    this.local.cancel(runId, action);
+    const text = JSON.stringify({ o: this.origin, t: "cancel", r: runId, why: action } satisfies Message);
+    this.send(this.publisher.pipeline().publish(this.cancelChannel, text));
+  }
+
+  onCancel(handler: (runId: string, action: CancelAction) => void): void {
+    this.local.onCancel(handler);
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    await this.local.close();
+    this.subscriber.disconnect();
+    this.commands.disconnect();
+    // What is still queued goes out if Redis is there; otherwise closing must not wait for it.
+    if (this.publisher.status === "ready") await this.publisher.quit().catch(() => this.publisher.disconnect());
+    else this.publisher.disconnect();
+  }
+
+  /** The run channel's SUBSCRIBE, sent once for all of this process's observers of the run. */
+  private channelOf(runId: string): Promise<unknown> {
+    let subscribed = this.subscribed.get(runId);
+    if (!subscribed) {
+      subscribed = this.listen(this.runChannel(runId));
+      subscribed.catch(() => this.subscribed.delete(runId));
+      this.subscribed.set(runId, subscribed);
+    }
+    return subscribed;
+  }
+
+  private listen(channel: string): Promise<unknown> {
+    this.channels.add(channel);
+    return this.subscriber.subscribe(channel);
+  }
+
+  private unlisten(channel: string): void {
+    this.channels.delete(channel);
+    void this.subscriber.unsubscribe(channel).catch(() => {}); // a dropped connection forgets it anyway
+  }
+
+  /** Hands `observer` what the run's buffer holds; events it already has are skipped by followers (same seq). */
+  private async replay(runId: string, observer: RunObserver): Promise<{ entries: number; ended: boolean }> {
+    const entries = await this.commands.xrange(this.bufferKey(runId), "-", "+");
+    let ended = false;
+    for (const [, fields] of entries) {
+      const message = JSON.parse(fields[1]) as Message;
+      if (message.t === "event") observer.onEvent(message.e);
+      if (message.t === "end") {
+        observer.onEnd(message.n);
+        ended = true;
+      }
+    }
+    return { entries: entries.length, ended };
+  }
+
+  /**
+   * The subscriber connection is back: once its channels are subscribed again
+   * (messages sent from then on arrive), followers of runs executing elsewhere
+   * get what the buffers hold (messages sent meanwhile were lost to pub/sub)
+   * and check the log and runs themselves.
+   */
+  private async resubscribed(): Promise<void> {
+    try {
+      await this.subscriber.subscribe(...this.channels);
+      this.local.wakeWorkers(); // a wake-up may have been lost too
+      for (const runId of this.local.observedRuns()) {
+        if (this.local.isExecuting(runId)) continue;
+        const relay: RunObserver = {
+          onEvent: (event) => this.local.deliver(runId, event),
+          onEnd: (notice) => this.local.end(runId, notice),
+        };
+        await this.replay(runId, relay).catch(() => {}); // Redis went away again: the next reconnection replays
+        this.local.deliverLost(runId);
+      }
+    } catch (err) {
+      this.logger.warn({ err }, "catching up after Redis came back failed; the next reconnection tries again");
+    }
+  }
+
+  /** Buffers the message in the run's stream, then announces it (in that order, on one connection). */
+  private broadcastToRun(runId: string, message: Message, last: boolean): void {
+    const text = JSON.stringify(message);
+    const key = this.bufferKey(runId);
+    const pipeline = this.publisher.pipeline().xadd(key, "*", "m", text);
+    if (last) pipeline.expire(key, BUFFER_TTL_SECONDS);
+    this.send(pipeline.publish(this.runChannel(runId), text));
+  }
+
+  /** Fire and forget, but not silently: a command Redis refused is logged (at most once per interval). */
+  private send(batch: { exec(): Promise<[Error | null, unknown][] | null> }): void {
+    batch.exec().then(
+      (results) => {
+        const failed = results?.find(([error]) => error)?.[0];
+        if (failed) this.warn("send", failed, "a Redis command failed");
+      },
+      (err: unknown) => this.warn("send", err, "a Redis command failed"),
+    );
+  }
+
+  private watchConnection(connection: Redis, name: string, onBack?: () => void): void {
+    let dropped = false;
+    connection.on("error", (err: unknown) => this.warn(name, err, `Redis connection (${name}) failed; reconnecting`));
+    connection.on("close", () => (dropped = !this.closed));
+    connection.on("ready", () => {
+      if (!dropped) return;
+      dropped = false;
+      this.logger.info({ connection: name }, "Redis connection is back");
+      onBack?.();
+    });
+  }
+
+  private readonly warned = new Map<string, number>();
+
+  private warn(kind: string, err: unknown, message: string): void {
+    if (this.closed) return;
+    const now = Date.now();
+    if (now - (this.warned.get(kind) ?? 0) < LOG_EVERY_MS) return;
+    this.warned.set(kind, now);
+    this.logger.warn({ err }, message);
+  }
+
+  private receive(channel: string, text: string): void {
+    const message = JSON.parse(text) as Message;
+    if (message.o === this.origin) return;
+    const runId = () => channel.slice(`${this.prefix}:run:`.length);
+    switch (message.t) {
+      case "wake":
+        this.local.wakeWorkers(message.at);
+        return;
+      case "cancel":
+        this.local.cancel(message.r, message.why);
+        return;
+      case "start":
+        this.local.runStarted(message.r, channel.slice(`${this.prefix}:thread:`.length));
+        return;
+      case "event":
+        this.local.deliver(runId(), message.e);
+        return;
+      case "logged":
+        this.local.deliverLogged(runId());
+        return;
+      case "end":
+        this.local.end(runId(), message.n);
+        return;
+    }
+  }
+}
+
+/** A request that needs Redis while it is unreachable is a 503, not a 500. */
+function unreachable(error: unknown): Error {
+  if (error instanceof ServiceUnavailableError) return error;
+  const reason = error instanceof Error ? error.message : String(error);
+  return new ServiceUnavailableError(`Live event broker (Redis) unavailable: ${reason}`);
+}

@@ -1,0 +1,26 @@
+import type { Logger } from "pino";
+import type { GraphRegistry } from "../../graphs/registry.js";
+import type { Storage } from "../../storage/types.js";
+import type { Tracing } from "../../tracing/tracing.js";
+import type { RunBroker } from "../brokers/broker.js";
+import type { RunControl } from "./run-control.js";
+
+/** What executing a run needs from the process around it. */
+export interface ExecutorDeps {
+  storage: Storage;
+  graphs: GraphRegistry;
+  broker: RunBroker;
+  control: RunControl;
+  logger: Logger;
+  maxAttempts: number;
+  /** Runs taking longer end as `timeout`; 0 disables the limit. */
+  runTimeoutMs: number;
+  /**
+   * When the broker cannot carry a run's output and events to other processes
+   * (LISTEN/NOTIFY mode), a stateless run is logged like any other and its
+   * thread deleted this long after its end, so followers elsewhere can read it.
+   */
+  statelessKeepMs?: number;
+  /** Traces runs and makes their feedback URLs, when tracing is configured. */
+  tracing?: Tracing;
+}

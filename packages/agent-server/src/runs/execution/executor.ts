@@ -1,0 +1,233 @@
+import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
+import type { StreamEvent } from "@langchain/core/tracers/log_stream";
+import { Command, MemorySaver } from "@langchain/langgraph";
+import type { Logger } from "pino";
+import type { QueuedRun, RunLease } from "../../storage/types.js";
+import { PendingFeedbackUrls } from "../../tracing/feedback.js";
+import type { RunEndNotice } from "../brokers/broker.js";
+import { RunEventWriter } from "../streaming/event-writer.js";
+import { StreamEncoder } from "../streaming/stream-encoder.js";
+import { graphStreamModes, type StreamMode } from "../streaming/stream-modes.js";
+import { EventLoopPacer } from "./event-loop-pacer.js";
+import type { ExecutorDeps } from "./executor-deps.js";
+import { RunCheckpointer } from "./run-checkpointer.js";
+import { runScope } from "./run-config.js";
+import type { AbortReason } from "./run-control.js";
+import { isEphemeral, type Outcome, record, settleThread } from "./run-end.js";
+import { asError, endInError, type RunError, runError } from "./run-salvage.js";
+
+/**
+ * How an execution ended: the run's end was recorded; the run was handed back
+ * to the queue (shutdown); another attempt holds it now (nothing recorded); or
+ * its end could not be recorded at all (its lease is left to lapse).
+ */
+export type { ExecutorDeps };
+
+export type RunEnding = "ended" | "handed_over" | "lease_lost" | "unrecorded";
+
+/** What an execution tells followers, if anything, and how it ended. */
+interface Conclusion {
+  ending: RunEnding;
+  /** Followers are told the run ended, or (handed over) that it goes on elsewhere; nothing when another attempt holds it. */
+  notice?: RunEndNotice;
+}
+
+/** One attempt's event writer, once opened, and whether the run's `error` event is out. */
+interface AttemptLog {
+  writer?: RunEventWriter;
+  errorEmitted: boolean;
+}
+
+/**
+ * Executes one claimed run to its end and records the outcome under `lease`.
+ * Never throws: whatever fails around the graph (the graph's factory, reading
+ * its final state, writing its log, recording its end) ends the run `error`.
+ */
+export async function executeRun(run: QueuedRun, lease: RunLease, deps: ExecutorDeps): Promise<RunEnding> {
+  const log = deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
+  const controller = deps.control.register(run.run_id);
+  const timeout = deps.runTimeoutMs > 0 ? setTimeout(() => controller.abort("timeout"), deps.runTimeoutMs) : undefined;
+  const attemptLog: AttemptLog = { errorEmitted: false };
+  let conclusion: Conclusion;
+  try {
+    conclusion = await attempt(run, lease, deps, controller, attemptLog, log);
+  } catch (error) {
+    log.error({ err: error }, "the run failed outside its graph");
+    const writer = attemptLog.writer && { instance: attemptLog.writer, emitted: attemptLog.errorEmitted };
+    const salvaged = await endInError(run, lease, runError(error), deps, writer);
+    conclusion =
+      salvaged === "lost"
+        ? { ending: "lease_lost" }
+        : salvaged
+          ? { ending: "ended", notice: salvaged }
+          : { ending: "unrecorded" };
+  } finally {
+    clearTimeout(timeout);
+    deps.control.release(run.run_id, controller);
+  }
+  // Not when its end could not be recorded either: followers wait for the attempt that will end it.
+  if (conclusion.notice) deps.broker.end(run.run_id, conclusion.notice);
+  return conclusion.ending;
+}
+
+async function attempt(
+  run: QueuedRun,
+  lease: RunLease,
+  deps: ExecutorDeps,
+  controller: AbortController,
+  attemptLog: AttemptLog,
+  log: Logger,
+): Promise<Conclusion> {
+  const persistEvents = !(isEphemeral(run) && !deps.statelessKeepMs);
+  const writer = await RunEventWriter.open({ ...run, persistEvents, lease }, deps.storage.runs, deps.broker, {
+    failed: (err) => {
+      log.error({ err }, "writing the run's event log failed: the run ends in error");
+      controller.abort("failure");
+    },
+    leaseLost: () => controller.abort("lease_lost"),
+  });
+  attemptLog.writer = writer;
+  writer.emit("metadata", { run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
+  const exhausted = run.attempt - run.handovers > deps.maxAttempts;
+  const runsGraph = !exhausted && !run.cancel_action;
+  const feedback = runsGraph ? PendingFeedbackUrls.start(run.run_id, run.kwargs.feedback_keys, deps.tracing, log) : undefined;
+  let outcome: Outcome = run.cancel_action
+    ? { kind: "aborted", reason: run.cancel_action, lastValues: null } // cancelled while no attempt executed it
+    : exhausted
+      ? { kind: "failed", error: { error: "RunAttemptsExceeded", message: `Run exceeded ${deps.maxAttempts} attempts` } }
+      : await stream(run, deps, writer, controller.signal);
+  if (writer.failure) outcome = { kind: "failed", error: logFailure(writer.failure) };
+  if (outcome.kind === "aborted" && outcome.reason === "lease_lost") {
+    log.warn("another attempt holds the run now: this one stops without recording anything");
+    return { ending: "lease_lost" };
+  }
+  if (outcome.kind === "aborted" && outcome.reason === "shutdown") return handOver(run, lease, writer, deps, log);
+  const settled = await settleThread(run, outcome, deps);
+  outcome = settled.outcome;
+  // A run rolled back has no end here to attach feedback to.
+  const feedbackUrls = outcome.kind === "aborted" && outcome.reason === "rollback" ? undefined : await feedback?.settle(log);
+  // Last but for the error, which stays the final event of a failed run.
+  if (feedbackUrls) writer.emit("feedback", feedbackUrls);
+  if (outcome.kind === "failed") {
+    writer.emit("error", outcome.error);
+    attemptLog.errorEmitted = true;
+  }
+  await writer.flush();
+  // The log lost its last events: the run cannot be followed to its end, so it does not succeed.
+  if (writer.failure && outcome.kind !== "failed") throw asError(logFailure(writer.failure));
+  let notice: RunEndNotice | undefined;
+  try {
+    notice = await record(run, lease, outcome, settled.thread, deps, log, feedbackUrls);
+  } catch (error) {
+    // Recording failed: it is ended in error instead, with the error it had if it failed anyway.
+    throw outcome.kind === "failed" ? asError(outcome.error) : error;
+  }
+  return notice ? { ending: "ended", notice } : { ending: "lease_lost" };
+}
+
+function logFailure(failure: Error): RunError {
+  return runError(failure, "Writing the run's event log failed: ");
+}
+
+/**
+ * Hands the run back to the queue at shutdown, its events logged first: the
+ * attempt does not count against the limit. Should handing it back fail, the
+ * worker releases its runs once more as it stops.
+ */
+async function handOver(
+  run: QueuedRun,
+  lease: RunLease,
+  writer: RunEventWriter,
+  deps: ExecutorDeps,
+  log: Logger,
+): Promise<Conclusion> {
+  await writer.flush();
+  try {
+    await deps.storage.runs.release(lease.owner, { run_id: run.run_id, attempt: lease.attempt });
+    log.info("run handed back to the queue at shutdown");
+  } catch (err) {
+    log.error({ err }, "handing the run back failed");
+  }
+  return { ending: "handed_over", notice: { status: "running", output: null } };
+}
+
+async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter, signal: AbortSignal): Promise<Outcome> {
+  let lastValues: unknown = null;
+  let checkpointer: RunCheckpointer | undefined;
+  try {
+    const assistant = await deps.storage.assistants.get(run.assistant_id);
+    const thread = await deps.storage.threads.get(run.thread_id);
+    if (!assistant) throw new Error(`Assistant ${run.assistant_id} not found`);
+    if (!thread) throw new Error(`Thread ${run.thread_id} not found`);
+    const scope = runScope(run, assistant, thread, run.attempt);
+    // A stateless run's thread is deleted at its end: its checkpoints need not outlive it in the database.
+    if (!isEphemeral(run)) checkpointer = new RunCheckpointer(deps.storage.checkpointer, scope.metadata);
+    const graph = await deps.graphs.get(assistant.graph_id, scope.config);
+    const modes = run.kwargs.stream_mode as StreamMode[];
+    const encoder = new StreamEncoder(modes, run.kwargs.stream_subgraphs);
+    const options = {
+      ...scope.config,
+      // The root traced run is the Berth run: feedback created for run_id attaches to its trace.
+      runId: run.run_id,
+      ...tracedBy(deps.tracing?.tracerFor(scope.ids, run.attempt)),
+      configurable: { ...scope.config.configurable, __pregel_checkpointer: checkpointer ?? new MemorySaver() },
+      context: scope.context,
+      streamMode: graphStreamModes(modes),
+      subgraphs: run.kwargs.stream_subgraphs,
+      interruptBefore: run.kwargs.interrupt_before ?? undefined,
+      interruptAfter: run.kwargs.interrupt_after ?? undefined,
+      ...(run.kwargs.durability ? { durability: run.kwargs.durability } : {}),
+      signal,
+    } as Parameters<typeof graph.stream>[1];
+    const input = await runInput(run, deps);
+    const pacer = new EventLoopPacer();
+    await pacer.yieldNow(); // let the first event (metadata) reach the client before the graph starts
+    if (modes.includes("events")) {
+      const events = graph.streamEvents(input, { ...options, version: "v2" } as never) as unknown as AsyncIterable<StreamEvent>;
+      for await (const event of events) {
+        for (const encoded of encoder.encodeStreamEvent(event)) writer.emit(encoded.event, encoded.data);
+        lastValues = encoder.lastRootValues ?? lastValues;
+        await pacer.maybeYield();
+      }
+    } else {
+      const chunks = (await graph.stream(input, options)) as unknown as AsyncIterable<unknown>;
+      for await (const chunk of chunks) {
+        const [namespace, mode, payload] = normalizeChunk(chunk, run.kwargs.stream_subgraphs);
+        if (mode === "values" && namespace.length === 0) lastValues = payload;
+        for (const encoded of encoder.encode(namespace, mode, payload)) writer.emit(encoded.event, encoded.data);
+        await pacer.maybeYield();
+      }
+    }
+    if (signal.aborted) return { kind: "aborted", reason: signal.reason as AbortReason, lastValues };
+    return { kind: "completed", lastValues };
+  } catch (error) {
+    if (signal.aborted) return { kind: "aborted", reason: signal.reason as AbortReason, lastValues };
+    return { kind: "failed", error: runError(error) };
+  } finally {
+    await checkpointer?.settled();
+  }
+}
+
+/** The run's callbacks: its tracer when it is traced (the run's config brings no callbacks of its own: it is JSON). */
+function tracedBy(tracer: BaseCallbackHandler | undefined): { callbacks?: BaseCallbackHandler[] } {
+  return tracer ? { callbacks: [tracer] } : {};
+}
+
+/** A retried attempt resumes from the run's last checkpoint instead of starting over. */
+async function runInput(run: QueuedRun, deps: ExecutorDeps): Promise<unknown> {
+  if (run.attempt > 1) {
+    const written = deps.storage.checkpointer.list(
+      { configurable: { thread_id: run.thread_id, checkpoint_ns: "" } },
+      { filter: { run_id: run.run_id }, limit: 1 },
+    );
+    for await (const _checkpoint of written) return null;
+  }
+  if (run.kwargs.command) return new Command(run.kwargs.command as ConstructorParameters<typeof Command>[0]);
+  return run.kwargs.input ?? null;
+}
+
+function normalizeChunk(chunk: unknown, subgraphs: boolean): [string[], string, unknown] {
+  const tuple = chunk as unknown[];
+  if (subgraphs) return [tuple[0] as string[], tuple[1] as string, tuple[2]];
+  return [[], tuple[0] as string, tuple[1]];
+}

@@ -1,0 +1,118 @@
+import type { RunLease, RunRepository, StoredEvent } from "../../storage/types.js";
+import type { RunBroker } from "../brokers/broker.js";
+
+/** Event ids of one attempt stay below the next attempt's first id. */
+const ATTEMPT_SEQ_SPAN = 1_000_000_000;
+
+/** How long events may wait before they are written to the log in one batch. */
+const FLUSH_INTERVAL_MS = 25;
+
+/** What the writer tells its run about the log. */
+export interface EventLogHooks {
+  /** A batch could not be written: the run's stream is no longer complete in the log, the run must end. */
+  failed(error: Error): void;
+  /** The log refused a batch because another attempt holds the run now: this one must stop. */
+  leaseLost(): void;
+}
+
+export interface WriterRun {
+  run_id: string;
+  thread_id: string;
+  attempt: number;
+  persistEvents: boolean;
+  /** The claim the run's events are logged under (a worker that lost it logs nothing more). */
+  lease?: RunLease;
+}
+
+/**
+ * Writes one run attempt's events: numbered, serialized once, delivered live
+ * at once and appended to the persisted log in small batches. Writing never
+ * rejects: a batch that failed stays pending (later flushes retry it, in
+ * order) and the failure is reported once through the hooks.
+ */
+export class RunEventWriter {
+  private pending: StoredEvent[] = [];
+  private flushTimer: NodeJS.Timeout | undefined;
+  private flushing: Promise<void> = Promise.resolve();
+  /** The first failure to write the log, if any. */
+  failure: Error | undefined;
+  /** Another attempt holds the run: nothing is published or logged any more. */
+  lost = false;
+
+  private constructor(
+    private readonly run: WriterRun,
+    private nextSeq: number,
+    private readonly runs: RunRepository,
+    private readonly broker: RunBroker,
+    private readonly hooks: EventLogHooks,
+  ) {}
+
+  /**
+   * Numbers attempt k from (k-1)·10⁹ (or after what earlier attempts logged):
+   * events of a crashed attempt may have reached clients without reaching the
+   * log, and an id a client has seen must never name another event. A run
+   * deleted when it ends (stateless) is not logged: its log would die with it.
+   */
+  static async open(run: WriterRun, runs: RunRepository, broker: RunBroker, hooks: EventLogHooks): Promise<RunEventWriter> {
+    broker.begin(run.run_id, run.thread_id);
+    const attemptBase = (run.attempt - 1) * ATTEMPT_SEQ_SPAN;
+    const firstSeq = run.persistEvents ? Math.max(attemptBase, (await lastSeqOrNone(runs, run.run_id)) + 1) : attemptBase;
+    return new RunEventWriter(run, firstSeq, runs, broker, hooks);
+  }
+
+  emit(event: string, data: unknown): void {
+    if (this.lost) return;
+    const stored = { seq: this.nextSeq++, event, data: JSON.stringify(data) };
+    this.broker.publish(this.run.run_id, stored);
+    if (!this.run.persistEvents) return;
+    this.pending.push(stored);
+    this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
+  }
+
+  /** Writes every pending event; resolves once they are in the log, or once writing them failed (see `failure`). */
+  flush(): Promise<void> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    if (this.pending.length > 0) this.flushing = this.flushing.then(() => this.write());
+    return this.flushing;
+  }
+
+  private async write(): Promise<void> {
+    const batch = this.pending;
+    this.pending = [];
+    if (batch.length === 0 || this.lost) return;
+    try {
+      if (!(await this.runs.appendEvents(this.run.run_id, batch, this.run.lease))) {
+        this.lost = true;
+        this.hooks.leaseLost();
+        return;
+      }
+      this.broker.logged?.(this.run.run_id);
+    } catch (error) {
+      this.pending = [...batch, ...this.pending];
+      if (this.failure) return;
+      this.failure = error instanceof Error ? error : new Error(String(error));
+      this.hooks.failed(this.failure);
+    }
+  }
+}
+
+/** Tries (and waits) before giving up on reading the log's last id: a dropped connection is back in moments. */
+const LAST_SEQ_RETRY_MS = [100, 300, 900];
+
+/**
+ * The last id in the run's log, or -1 when the log cannot be read now: each
+ * attempt numbers its events from its own base, above any earlier attempt's,
+ * so the writer can open (and the run end with its `error` event in the
+ * stream) even while the database is briefly unreachable.
+ */
+async function lastSeqOrNone(runs: RunRepository, runId: string): Promise<number> {
+  for (const delay of LAST_SEQ_RETRY_MS) {
+    try {
+      return await runs.lastEventSeq(runId);
+    } catch {
+      await new Promise((resolve) => setTimeout(resolve, delay));
+    }
+  }
+  return runs.lastEventSeq(runId).catch(() => -1);
+}

@@ -1,0 +1,145 @@
+import type { RunnableConfig } from "@langchain/core/runnables";
+import type { CompiledGraph } from "../graphs/compiled-graph.js";
+import type { GraphRegistry } from "../graphs/registry.js";
+import type { JsonObject, Storage, Thread } from "../storage/types.js";
+import {
+  type CheckpointRef,
+  checkpointRef,
+  emptyThreadState,
+  summarizeState,
+  type ThreadState,
+  toThreadState,
+} from "../wire/thread-state.js";
+import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
+import { readingGraphState, withGraphInput } from "./graph-errors.js";
+
+/** A checkpoint as clients address it: all fields optional but the ones they know. */
+export interface CheckpointSelector {
+  checkpoint_id?: string;
+  checkpoint_ns?: string;
+  checkpoint_map?: Record<string, string>;
+}
+
+export interface HistoryQuery {
+  limit: number;
+  before?: string | CheckpointSelector;
+  metadata?: JsonObject;
+  checkpoint?: CheckpointSelector;
+}
+
+export interface StateUpdate {
+  values?: unknown;
+  as_node?: string;
+  checkpoint_id?: string;
+  checkpoint?: CheckpointSelector;
+}
+
+/** Reading and writing a thread's graph state through its graph. */
+export class GraphStateService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly graphs: GraphRegistry,
+  ) {}
+
+  async get(threadId: string, checkpoint: CheckpointSelector | undefined, subgraphs: boolean): Promise<ThreadState> {
+    const thread = await this.thread(threadId);
+    const graph = await this.graphOf(thread);
+    if (!graph) {
+      if (checkpoint?.checkpoint_id) throw new NotFoundError(`Checkpoint ${checkpoint.checkpoint_id} not found`);
+      return emptyThreadState();
+    }
+    const config = this.config(thread, checkpoint);
+    if (checkpoint?.checkpoint_id && !(await this.storage.checkpointer.getTuple(config))) {
+      throw new NotFoundError(`Checkpoint ${checkpoint.checkpoint_id} not found`);
+    }
+    const state = toThreadState(await readingGraphState(threadId, () => graph.getState(config, { subgraphs })));
+    return state.checkpoint ? state : emptyThreadState();
+  }
+
+  async history(threadId: string, query: HistoryQuery): Promise<ThreadState[]> {
+    const thread = await this.thread(threadId);
+    const graph = await this.graphOf(thread);
+    if (!graph) return [];
+    const before = typeof query.before === "string" ? { checkpoint_id: query.before } : query.before;
+    const states: ThreadState[] = [];
+    const history = graph.getStateHistory(this.config(thread, query.checkpoint), {
+      limit: query.limit,
+      before: before ? this.config(thread, before) : undefined,
+      filter: query.metadata,
+    });
+    await readingGraphState(threadId, async () => {
+      for await (const snapshot of history) states.push(toThreadState(snapshot));
+    });
+    return states;
+  }
+
+  /** Applies an update as if `as_node` wrote it; refused while a run is active on the thread. */
+  async update(
+    threadId: string,
+    update: StateUpdate,
+  ): Promise<{ checkpoint: CheckpointRef | null; configurable: CheckpointRef | null }> {
+    const thread = await this.thread(threadId);
+    if (thread.status === "busy") throw new ConflictError("Thread is busy");
+    const graph = await this.graphOf(thread);
+    if (!graph) {
+      throw new UnprocessableError(`Thread ${threadId} has no graph: create it with metadata.graph_id or run it first`, ["body"]);
+    }
+    const selector = update.checkpoint ?? (update.checkpoint_id ? { checkpoint_id: update.checkpoint_id } : undefined);
+    if (selector?.checkpoint_id && !(await this.storage.checkpointer.getTuple(this.config(thread, selector)))) {
+      throw new NotFoundError(`Checkpoint ${selector.checkpoint_id} not found`);
+    }
+    const written = await withGraphInput(
+      () => graph.updateState(this.config(thread, selector), update.values, update.as_node),
+      ["body", "values"],
+    );
+    const current = toThreadState(await graph.getState(this.config(thread, undefined)));
+    await this.storage.threads.setState(threadId, summarizeState(current));
+    const checkpoint = checkpointRef(written);
+    // The official server answers `{checkpoint}`; the JS SDK's type reads `{configurable}`: both are sent.
+    return { checkpoint, configurable: checkpoint };
+  }
+
+  private async thread(threadId: string): Promise<Thread> {
+    const thread = await this.storage.threads.get(threadId);
+    if (!thread) throw new NotFoundError(`Thread ${threadId} not found`);
+    return thread;
+  }
+
+  /**
+   * The thread's graph, built as its runs build it: a factory gets the config
+   * of the thread's assistant under the thread's own, or it could make other
+   * nodes than the ones its checkpoints name.
+   */
+  private async graphOf(thread: Thread): Promise<CompiledGraph | undefined> {
+    const graphId = thread.metadata.graph_id;
+    if (typeof graphId !== "string" || !this.graphs.has(graphId)) return undefined;
+    const assistantId = thread.metadata.assistant_id;
+    const assistant = typeof assistantId === "string" ? await this.storage.assistants.get(assistantId) : undefined;
+    const own = this.config(thread, undefined);
+    const assistantConfig = (assistant?.config ?? {}) as RunnableConfig;
+    return this.graphs.get(graphId, {
+      ...assistantConfig,
+      ...own,
+      configurable: {
+        ...assistantConfig.configurable,
+        ...(assistant ? { assistant_id: assistant.assistant_id } : {}),
+        ...own.configurable,
+      },
+    });
+  }
+
+  private config(thread: Thread, checkpoint: CheckpointSelector | undefined): RunnableConfig {
+    const threadConfigurable = (thread.config.configurable as JsonObject | undefined) ?? {};
+    return {
+      ...thread.config,
+      configurable: {
+        ...threadConfigurable,
+        thread_id: thread.thread_id,
+        graph_id: thread.metadata.graph_id,
+        checkpoint_ns: checkpoint?.checkpoint_ns ?? "",
+        ...(checkpoint?.checkpoint_id ? { checkpoint_id: checkpoint.checkpoint_id } : {}),
+        ...(checkpoint?.checkpoint_map ? { checkpoint_map: checkpoint.checkpoint_map } : {}),
+      },
+    };
+  }
+}

@@ -1,0 +1,91 @@
+// The columns both backends select, listed once so they select the same.
+// Where a row becomes an API object as it is (assistants, PostgreSQL's
+// threads), the order is the API's key order.
+
+const list = (...columns: string[]) => columns.join(", ");
+
+export const ASSISTANT_COLUMNS = list(
+  "assistant_id",
+  "graph_id",
+  "name",
+  "description",
+  "config",
+  "context",
+  "metadata",
+  "version",
+  "created_at",
+  "updated_at",
+);
+
+export const ASSISTANT_VERSION_COLUMNS = list(
+  "assistant_id",
+  "version",
+  "graph_id",
+  "name",
+  "description",
+  "config",
+  "context",
+  "metadata",
+  "created_at",
+);
+
+export const THREAD_COLUMNS = list(
+  "thread_id",
+  "created_at",
+  "updated_at",
+  "metadata",
+  "status",
+  "config",
+  `"values"`,
+  "interrupts",
+);
+
+/** The columns a QueuedRun is made of (RunColumns). */
+export const RUN_COLUMNS = list(
+  "run_id",
+  "thread_id",
+  "assistant_id",
+  "status",
+  "metadata",
+  "kwargs",
+  "multitask_strategy",
+  "created_at",
+  "updated_at",
+  "available_at",
+  "attempt",
+  "handovers",
+  "cancel_action",
+  "output",
+);
+
+/** A checkpoint row but its metadata, which each backend reads back as JSON text its own way. */
+export const CHECKPOINT_COLUMNS = list(
+  "thread_id",
+  "checkpoint_ns",
+  "checkpoint_id",
+  "parent_checkpoint_id",
+  "type",
+  "checkpoint",
+);
+
+export const CHECKPOINT_WRITE_COLUMNS = list(
+  "thread_id",
+  "checkpoint_ns",
+  "checkpoint_id",
+  "task_id",
+  "task_path",
+  "idx",
+  "channel",
+  "type",
+  "value",
+);
+
+export const CHECKPOINT_BLOB_COLUMNS = list("thread_id", "checkpoint_ns", "channel", "version", "type", "blob");
+
+/** The columns as those of the table aliased `alias` (`a.x, a.y`), for statements that join or return from several. */
+export function qualified(alias: string, columns: string): string {
+  return columns
+    .split(", ")
+    .map((column) => `${alias}.${column}`)
+    .join(", ");
+}

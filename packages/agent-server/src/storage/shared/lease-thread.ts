@@ -1,0 +1,31 @@
+import { Worker } from "node:worker_threads";
+import type { LeaseKeeper } from "../types.js";
+
+/** What a lease thread tells the process: runs whose lease another attempt took, or a failed renewal. */
+type LeaseThreadMessage = { lost: string[] } | { error: string };
+
+/**
+ * Lease renewal in a worker thread with its own database connection (the
+ * `script`, given `workerData` plus `owner` and `leaseMs`), so a graph that
+ * blocks the event loop cannot let its run's lease lapse and have it executed
+ * twice. The thread renews the runs it was told to hold, every third of a lease.
+ */
+export function threadLeaseKeeper(script: URL, workerData: Record<string, unknown>): LeaseKeeper {
+  return (owner, leaseMs, events) => {
+    const thread = new Worker(script, { workerData: { ...workerData, owner, leaseMs } });
+    thread.unref();
+    thread.on("message", (message: LeaseThreadMessage) => {
+      if ("lost" in message) events.lost(message.lost);
+      else events.failed(message.error);
+    });
+    thread.on("error", (error) => events.failed(`lease thread stopped: ${String(error)}`));
+    return {
+      hold: (run) => thread.postMessage({ hold: run }),
+      drop: (runId) => thread.postMessage({ drop: runId }),
+      async stop() {
+        thread.postMessage("stop");
+        await new Promise((resolve) => thread.once("exit", resolve));
+      },
+    };
+  };
+}

@@ -1,0 +1,64 @@
+// What only PostgreSQL does or needs: migrations raced by several pools,
+// row locks held by other transactions, JSON that JSONB refuses.
+import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { describe, it } from "node:test";
+import pg from "pg";
+import { createPostgresStorage } from "../../../src/storage/postgres/index.js";
+import { type Backend, databasePerTest } from "./backends.js";
+import { newRun, newThread } from "./fixtures.js";
+import { freshSchema } from "./postgres-schema.js";
+
+export function postgresOnlyContract(backend: Backend): void {
+  describe("PostgreSQL only", () => {
+    const db = databasePerTest(backend);
+
+    it("applies migrations from several pools starting at once", async () => {
+      const schema = await freshSchema();
+      try {
+        const storages = await Promise.all(Array.from({ length: 6 }, () => createPostgresStorage(schema.url, { poolSize: 2 })));
+        assert.equal(storages.length, 6);
+        // Usable from every pool, and each migration recorded once.
+        assert.ok(await storages[5].threads.create({ thread_id: randomUUID(), metadata: {} }));
+        const client = new pg.Client({ connectionString: schema.url });
+        await client.connect();
+        const { rows } = await client.query("SELECT version, name FROM schema_migrations ORDER BY version");
+        await client.end();
+        assert.deepEqual(rows, [
+          { version: 1, name: "001_core.sql" },
+          { version: 2, name: "002_runs.sql" },
+          { version: 3, name: "003_run_leases.sql" },
+        ]);
+        await Promise.all(storages.map((storage) => storage.close()));
+      } finally {
+        await schema.drop();
+      }
+    });
+
+    it("claims a run whose thread another transaction holds for a moment, instead of leaving it behind", async () => {
+      const threadId = await newThread(db.storage);
+      const created = await db.storage.runs.create(newRun(threadId));
+      assert.equal(created.kind, "created");
+      const other = new pg.Client({ connectionString: db.url });
+      await other.connect();
+      try {
+        await other.query("BEGIN");
+        await other.query("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE", [threadId]);
+        // The claim meets the lock (or just misses it) and must wait it out rather than fail.
+        const claiming = (await db.open()).runs.claim("w", 60_000);
+        await other.query("COMMIT");
+        assert.equal((await claiming)?.thread_id, threadId);
+      } finally {
+        await other.end();
+      }
+    });
+
+    it("stores JSON that JSONB refuses: U+0000 dropped, lone surrogates replaced, escaped look-alikes kept", async () => {
+      const threadId = randomUUID();
+      const metadata = { "a\u0000b": "x\u0000y", lone: "\ud800!", pair: "\ud83d\ude00", literal: "\\u0000 \\ud800" };
+      const thread = await db.storage.threads.create({ thread_id: threadId, metadata });
+      assert.deepEqual(thread?.metadata, { ab: "xy", lone: "\ufffd!", pair: "\ud83d\ude00", literal: "\\u0000 \\ud800" });
+      assert.deepEqual(await db.storage.threads.idsByMetadata({ "a\u0000b": "x\u0000y" }), [threadId]);
+    });
+  });
+}
