@@ -4,7 +4,7 @@ import { Detail } from "../../schemas/common.js";
 import type { RouteContext } from "../context.js";
 import type { FeedbackService } from "../../../tracing/feedback.js";
 import type { TracingReader } from "../../../tracing/reads.js";
-import { presentRun } from "../../../tracing/present.js";
+import { presentRun } from "../../../tracing/trace-views.js";
 import {
   Feedback,
   PageQuery,
