@@ -24,7 +24,7 @@ import type { SecretBox } from "../domain/secret-box.js";
 import { checkSecretReferences, resolveSecrets } from "../domain/secrets.js";
 import type { DeploymentCreateInput, DeploymentPatchInput } from "../domain/inputs/deployment.js";
 import type { ControlPlaneStorage, DeploymentChange, DeploymentFilter, DeploymentRecord, NewRevision } from "../storage/types.js";
-import { presentDeployment, revisionSecrets } from "./present.js";
+import { presentDeployment, revisionSecrets } from "./deployment-views.js";
 
 export type Deployment = ReturnType<typeof presentDeployment>;
 

@@ -6,7 +6,7 @@ import type { SecretBox } from "../domain/secret-box.js";
 import type { AssignedRevision, Assignment, Authorization } from "../model/listener-protocol.js";
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
 import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
-import { revisionSecrets } from "./present.js";
+import { revisionSecrets } from "./deployment-views.js";
 import type { RevisionWatch } from "./revision-watch.js";
 
 export type { AssignedRevision, Assignment, Authorization };

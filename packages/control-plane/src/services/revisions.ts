@@ -2,7 +2,7 @@ import { ConflictError, NotFoundError } from "@berth/service-kit";
 import { FINAL_REVISION_STATUSES, IN_PROGRESS_REVISION_STATUSES } from "../model/statuses.js";
 import type { ControlPlaneStorage, RevisionFilter } from "../storage/types.js";
 import { notFound } from "./deployments.js";
-import { presentRevision } from "./present.js";
+import { presentRevision } from "./deployment-views.js";
 import type { RevisionWatch } from "./revision-watch.js";
 
 export type Revision = ReturnType<typeof presentRevision>;

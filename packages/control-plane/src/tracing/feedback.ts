@@ -1,7 +1,7 @@
 import { NotFoundError, UnprocessableError } from "@berth/service-kit";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { feedbackRecord, scoreOf } from "./feedback-record.js";
-import { presentFeedback } from "./present.js";
+import { presentFeedback } from "./trace-views.js";
 import type { TokenFeedbackInput, TokenRequest } from "./schemas.js";
 import type { FeedbackTokenRecord, JsonObject, TracingStore } from "../storage/tracing-types.js";
 import type { FeedbackCreate } from "./wire.js";

@@ -1,5 +1,5 @@
 import { NotFoundError } from "@berth/service-kit";
-import { buildTree, presentRun } from "./present.js";
+import { buildTree, presentRun } from "./trace-views.js";
 import type { RunFilter, TracingProjectRecord, TracingStore } from "../storage/tracing-types.js";
 import { Uuid } from "./wire.js";
 
