@@ -12,27 +12,26 @@ const held = new Map();
 const db = new Database(file);
 db.pragma("busy_timeout = 5000");
 db.pragma("synchronous = NORMAL"); // a renewal lost to a power cut matters no more than the process it renewed for
-const renew = db.prepare(
+const renewal = db.prepare(
   `UPDATE runs SET lease_expires_at = ? WHERE lease_owner = ? AND status = 'running'
       AND (run_id, attempt) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?)) RETURNING run_id`,
 );
 
-const timer = setInterval(
-  () => {
-    if (held.size === 0) return;
-    const runs = [...held];
-    try {
-      const renewed = new Set(renew.all(Date.now() + leaseMs, owner, JSON.stringify(runs)).map((row) => row.run_id));
-      const lost = runs.filter(([runId]) => !renewed.has(runId)).map(([runId]) => runId);
-      for (const runId of lost) held.delete(runId);
-      if (lost.length > 0) parentPort.postMessage({ lost });
-    } catch {
-      // The database stayed locked past busy_timeout: the next renewal, a third of a lease later, tries again.
-    }
-  },
-  Math.max(100, leaseMs / 3),
-);
+function renew() {
+  if (held.size === 0) return;
+  const runs = [...held];
+  try {
+    const renewed = new Set(renewal.all(Date.now() + leaseMs, owner, JSON.stringify(runs)).map((row) => row.run_id));
+    const lost = runs.filter(([runId, attempt]) => !renewed.has(runId) && held.get(runId) === attempt).map(([runId]) => runId);
+    for (const runId of lost) held.delete(runId);
+    if (lost.length > 0) parentPort.postMessage({ lost });
+  } catch (error) {
+    // Usually the database stayed locked past busy_timeout: the next renewal, a third of a lease later, tries again.
+    parentPort.postMessage({ error: String(error) });
+  }
+}
 
+const timer = setInterval(renew, Math.max(100, leaseMs / 3));
 parentPort.on("message", (message) => {
   if (message === "stop") {
     clearInterval(timer);
