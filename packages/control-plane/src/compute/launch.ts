@@ -1,9 +1,9 @@
 import { spawn } from "node:child_process";
-import http from "node:http";
+import { untilServing } from "./health.js";
 import type { OutputLine } from "./process-output.js";
 import { plainServerPlan } from "./server-command.js";
-import { describeExit, ServerProcess } from "./server-process.js";
-import { DeployError, type ServerSandbox, type ServerSpec } from "./types.js";
+import { ServerProcess } from "./server-process.js";
+import type { ServerSandbox, ServerSpec } from "./types.js";
 
 export interface LaunchOptions {
   berthBin: string;
@@ -17,9 +17,6 @@ export interface LaunchOptions {
   signal?: AbortSignal;
 }
 
-const PROBE_TIMEOUT_MS = 2000;
-const PROBE_INTERVAL_MS = 100;
-
 /**
  * Spawns an agent server and resolves once `GET /ok` answers 200. Rejects with
  * a DeployError when it exits first or is not healthy within the timeout, or
@@ -32,67 +29,6 @@ export async function launch(options: LaunchOptions): Promise<ServerProcess> {
   signal?.throwIfAborted();
   const child = spawn(plan.file, plan.args, { cwd: plan.cwd, env: plan.env, stdio: ["ignore", "pipe", "pipe"] });
   const server = new ServerProcess(child, options.onLine, plan.sandboxed);
-  const settled = new AbortController();
-  try {
-    await new Promise<void>((resolve, reject) => {
-      const seconds = Math.round(options.healthTimeoutMs / 100) / 10;
-      const timer = setTimeout(
-        () => reject(new DeployError(`The agent server was not healthy within ${seconds} s${lastLines(server)}`)),
-        options.healthTimeoutMs,
-      );
-      settled.signal.addEventListener("abort", () => clearTimeout(timer));
-      void server.exited.then((exit) =>
-        reject(
-          new DeployError(`The agent server ${describeExit(exit)} before it was healthy${reasonOf(server)}${lastLines(server)}`),
-        ),
-      );
-      signal?.addEventListener("abort", () => reject(signal.reason), { once: true, signal: settled.signal });
-      void server.listening.then((url) => untilHealthy(url, settled.signal)).then(resolve, reject);
-    });
-  } catch (error) {
-    settled.abort();
-    await server.terminate(options.killGraceMs);
-    throw error;
-  }
-  settled.abort();
+  await untilServing(server, options);
   return server;
-}
-
-/** The last stderr line, without the CLI's prefix: usually the one-line reason (a graph that fails to load). */
-function reasonOf(server: ServerProcess): string {
-  const line = server.tail.lastStderrLine();
-  return line ? `: ${line.replace(/^berth serve: /, "")}` : "";
-}
-
-function lastLines(server: ServerProcess): string {
-  const text = server.tail.text();
-  // A lone stderr line is the reason already.
-  return text && text !== server.tail.lastStderrLine() ? `\nLast log lines:\n${text}` : "";
-}
-
-/** Probes `GET /ok` until it answers 200; gives up quietly once `signal` aborts (the start was settled otherwise). */
-async function untilHealthy(url: string, signal: AbortSignal): Promise<void> {
-  while (!signal.aborted) {
-    if (await probe(`${url}/ok`)) return;
-    await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, PROBE_INTERVAL_MS);
-      const stop = () => {
-        clearTimeout(timer);
-        resolve();
-      };
-      signal.addEventListener("abort", stop, { once: true });
-    });
-  }
-}
-
-/** One health probe on its own connection (no pooled socket left to the child). */
-function probe(url: string): Promise<boolean> {
-  return new Promise((resolve) => {
-    const request = http.get(url, { agent: false, timeout: PROBE_TIMEOUT_MS }, (response) => {
-      response.resume();
-      resolve(response.statusCode === 200);
-    });
-    request.on("timeout", () => request.destroy(new Error("health probe timed out")));
-    request.on("error", () => resolve(false));
-  });
 }

@@ -1,13 +1,7 @@
 import type { ChildProcess } from "node:child_process";
 import { signalSandboxed } from "../process/process-tree.js";
 import { type OutputLine, OutputTail, onLines, parseStderrLine, parseStdoutLine } from "./process-output.js";
-
-export interface Exit {
-  code: number | null;
-  signal: NodeJS.Signals | null;
-  /** The process could not be spawned at all. */
-  error?: Error;
-}
+import type { Exit, RunningServer } from "./running-server.js";
 
 /** After `exit`, how long the last output may take to arrive before the exit is reported anyway. */
 const OUTPUT_DRAIN_MS = 500;
@@ -16,7 +10,7 @@ const OUTPUT_DRAIN_MS = 500;
  * One agent-server child process: its output (parsed, remembered, passed on),
  * the URL it announced, and its exit.
  */
-export class ServerProcess {
+export class ServerProcess implements RunningServer {
   readonly tail = new OutputTail();
   /** Resolves once the process is gone and its output read (or shortly after, if a grandchild keeps the pipes open). */
   readonly exited: Promise<Exit>;
@@ -86,10 +80,4 @@ export class ServerProcess {
       clearTimeout(timer);
     }
   }
-}
-
-export function describeExit(exit: Exit): string {
-  if (exit.error) return `could not be started (${exit.error.message})`;
-  if (exit.signal) return `was killed by ${exit.signal}`;
-  return `exited with code ${exit.code}`;
 }
