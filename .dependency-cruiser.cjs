@@ -13,7 +13,7 @@ const LAYERS = {
     ["listener"],
     ["router", "sandbox"],
     ["build", "compute"],
-    ["process", "config"],
+    ["process", "config", "engine"],
     ["storage"],
     ["model"],
   ],

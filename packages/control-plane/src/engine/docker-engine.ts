@@ -1,0 +1,118 @@
+import Docker from "dockerode";
+import type { Readable } from "node:stream";
+
+/** A line of an image build or pull, for the build log. */
+export type EngineLog = (line: { level: "info" | "error"; message: string }) => void;
+
+/** A Docker Engine API (Docker Engine, or podman's compatible service) the container compute and image builds use. */
+export interface ContainerEngine {
+  readonly docker: Docker;
+  /** `unix:///path` or `tcp://host:port`, for messages. */
+  readonly address: string;
+}
+
+/**
+ * Connects to the engine at `address` (default: DOCKER_HOST, else the
+ * standard socket) and checks that it answers, so that a listener configured
+ * for containers fails at start with the reason rather than at each deploy.
+ */
+export async function connectEngine(
+  address = process.env.DOCKER_HOST || "unix:///var/run/docker.sock",
+): Promise<ContainerEngine> {
+  const docker = new Docker(connectionOf(address));
+  try {
+    await docker.ping();
+  } catch (error) {
+    throw new Error(`The container engine at ${address} does not answer: ${(error as Error).message}`);
+  }
+  return { docker, address };
+}
+
+function connectionOf(address: string): Docker.DockerOptions {
+  if (address.startsWith("unix://")) return { socketPath: address.slice("unix://".length) };
+  if (address.startsWith("/")) return { socketPath: address };
+  const url = new URL(address.replace(/^tcp:/, "http:"));
+  return { host: url.hostname, port: Number(url.port || 2375), protocol: "http" };
+}
+
+export async function imageExists(engine: ContainerEngine, ref: string): Promise<boolean> {
+  try {
+    await engine.docker.getImage(ref).inspect();
+    return true;
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) return false;
+    throw error;
+  }
+}
+
+/**
+ * Builds `context` (a tar stream with a Dockerfile at its root) into `tag`,
+ * passing the engine's output to `log`; resolves with the image id, rejects
+ * with the failed step's message.
+ */
+export async function buildImage(
+  engine: ContainerEngine,
+  context: Readable,
+  options: { tag: string; labels?: Record<string, string>; log: EngineLog; signal?: AbortSignal },
+): Promise<string> {
+  const stream = await engine.docker.buildImage(context, {
+    t: options.tag,
+    labels: options.labels,
+    rm: true,
+    forcerm: true,
+    abortSignal: options.signal,
+  });
+  await followProgress(engine, stream as Readable, options.log);
+  const image = await engine.docker.getImage(options.tag).inspect();
+  return image.Id;
+}
+
+/** Pulls `ref` (with registry credentials when given); rejects with the engine's reason. */
+export async function pullImage(
+  engine: ContainerEngine,
+  ref: string,
+  options: { auth?: { username: string; password: string; serveraddress: string }; log: EngineLog },
+): Promise<string> {
+  const stream = (await engine.docker.pull(ref, options.auth ? { authconfig: options.auth } : {})) as Readable;
+  await followProgress(engine, stream, options.log);
+  return (await engine.docker.getImage(ref).inspect()).Id;
+}
+
+/** Removes an image, quietly when it is gone already; rejects while a container still uses it. */
+export async function removeImage(engine: ContainerEngine, ref: string): Promise<void> {
+  try {
+    await engine.docker.getImage(ref).remove({ force: true });
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+  }
+}
+
+interface ProgressEvent {
+  stream?: string;
+  status?: string;
+  error?: string;
+  errorDetail?: { message?: string };
+}
+
+function followProgress(engine: ContainerEngine, stream: Readable, log: EngineLog): Promise<void> {
+  return new Promise((resolve, reject) => {
+    let failure: string | undefined;
+    engine.docker.modem.followProgress(
+      stream,
+      (error: Error | null) => {
+        if (error) reject(error);
+        else if (failure) reject(new Error(failure));
+        else resolve();
+      },
+      (event: ProgressEvent) => {
+        if (event.error) {
+          failure = event.errorDetail?.message ?? event.error;
+          log({ level: "error", message: failure });
+          return;
+        }
+        const text = (event.stream ?? event.status ?? "").trimEnd();
+        for (const line of text.split("\n")) if (line.trim()) log({ level: "info", message: line });
+      },
+    );
+  });
+}
