@@ -43,7 +43,7 @@ const LOCKFILES: ReadonlyArray<{ file: string; command: string }> = [
 ];
 
 /** Package-manager settings at the root that change what an install produces (registry, hoisting, hooks). */
-const INSTALL_SETTINGS = [".npmrc", ".yarnrc", ".yarnrc.yml", "pnpm-workspace.yaml", ".pnpmfile.cjs"];
+export const INSTALL_SETTINGS = [".npmrc", ".yarnrc", ".yarnrc.yml", "pnpm-workspace.yaml", ".pnpmfile.cjs"];
 
 /** Bumped when the layout of cache entries changes, so old entries are ignored. */
 const CACHE_FORMAT = "berth-install-cache-v1";
