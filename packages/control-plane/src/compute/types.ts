@@ -4,8 +4,10 @@ import type { SpawnPlan } from "../process/spawn-plan.js";
 export interface ServerSpec {
   deploymentId: string;
   revisionId: string;
-  /** Absolute path of langgraph.json in the built artifact. */
+  /** Absolute path of langgraph.json in the built artifact (inside the image, for a container). */
   configFile: string;
+  /** The image to run, on container compute (its command serves configFile). */
+  image?: string;
   /** The deployment's persistent data dir (outlives revisions). */
   dataDir: string;
   /**
@@ -14,10 +16,13 @@ export interface ServerSpec {
    */
   env: Record<string, string>;
   /**
-   * Applied where a local process can: memoryLimitMb caps the V8 heap
-   * (--max-old-space-size, 3/4 of it), workers sets BERTH_WORKERS. cpu is ignored.
+   * A local process: memoryLimitMb caps the V8 heap (--max-old-space-size, 3/4
+   * of it), cpu is ignored. A container: memory and CPU limits of the engine.
+   * workers sets BERTH_WORKERS on both.
    */
   resources?: { memoryLimitMb?: number | null; cpu?: number | null; workers?: number | null };
+  /** Container labels (resource_spec.labels and annotations); a local process has none. */
+  labels?: Record<string, string>;
 }
 
 export type LogSink = (entry: { level: "info" | "warn" | "error"; message: string; revisionId: string }) => void;

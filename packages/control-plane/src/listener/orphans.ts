@@ -12,6 +12,7 @@ import { join } from "node:path";
  * (Sandboxes also die with the listener itself; the pid files are for the rest.)
  */
 export async function recordPid(deploymentDir: string, pid: number): Promise<void> {
+  if (pid <= 0) return; // a container: the engine keeps track of it
   await mkdir(join(deploymentDir, "pids"), { recursive: true });
   await writeFile(join(deploymentDir, "pids", String(pid)), "");
 }

@@ -1,0 +1,90 @@
+import { randomBytes } from "node:crypto";
+import { chown } from "node:fs/promises";
+import type { ContainerEngine } from "../../engine/docker-engine.js";
+import { untilServing } from "../health.js";
+import type { OutputLine } from "../process-output.js";
+import { serverEnv } from "../server-command.js";
+import { DeployError, type ServerSpec } from "../types.js";
+import { ContainerServer } from "./container-server.js";
+
+/** Inside the image: the port `berth serve` listens on and the data volume (see build/image/dockerfile.ts). */
+const PORT = "8000/tcp";
+const DATA_DIR = "/data";
+/** Agent servers run as nobody: nothing of the image is theirs to change, only /data and /tmp. */
+const SERVER_USER = 65534;
+const MIB = 1024 * 1024;
+
+export interface ContainerLaunchOptions {
+  healthTimeoutMs: number;
+  killGraceMs: number;
+  onLine: (line: OutputLine) => void;
+  signal: AbortSignal;
+  /** Labels every container of this listener carries, to find its leftovers after a crash. */
+  ownerLabels: Record<string, string>;
+}
+
+/**
+ * Creates and starts a container of the revision's image and resolves once
+ * `GET /ok` answers 200 on its port, published on 127.0.0.1 only. The
+ * container runs with an init (signals reach the server, zombies are
+ * reaped), no new privileges, no capabilities, a read-only root with a
+ * tmpfs /tmp, the deployment's data dir as /data, and the spec's limits.
+ */
+export async function launchContainer(
+  engine: ContainerEngine,
+  spec: ServerSpec,
+  options: ContainerLaunchOptions,
+): Promise<ContainerServer> {
+  if (!spec.image) throw new DeployError("The revision has no image to run");
+  options.signal.throwIfAborted();
+  await chown(spec.dataDir, SERVER_USER, SERVER_USER);
+  const env = { ...serverEnv(spec, {}), HOME: "/tmp" };
+  const memory = spec.resources?.memoryLimitMb;
+  const cpu = spec.resources?.cpu;
+  let container: Awaited<ReturnType<typeof engine.docker.createContainer>>;
+  try {
+    container = await engine.docker.createContainer({
+      name: `berth-${spec.deploymentId.slice(0, 8)}-${spec.revisionId.slice(0, 8)}-${randomBytes(3).toString("hex")}`,
+      Image: spec.image,
+      Env: Object.entries(env).map(([name, value]) => `${name}=${value}`),
+      User: `${SERVER_USER}:${SERVER_USER}`,
+      ExposedPorts: { [PORT]: {} },
+      Labels: {
+        ...spec.labels,
+        ...options.ownerLabels,
+        "berth.managed": "server",
+        "berth.deployment": spec.deploymentId,
+        "berth.revision": spec.revisionId,
+      },
+      HostConfig: {
+        Init: true,
+        ReadonlyRootfs: true,
+        Tmpfs: { "/tmp": "rw,nosuid,nodev,size=512m" },
+        SecurityOpt: ["no-new-privileges"],
+        CapDrop: ["ALL"],
+        PortBindings: { [PORT]: [{ HostIp: "127.0.0.1", HostPort: "" }] },
+        Binds: [`${spec.dataDir}:${DATA_DIR}`],
+        PidsLimit: 1024,
+        ...(memory != null && memory > 0 ? { Memory: Math.floor(memory * MIB), MemorySwap: Math.floor(memory * MIB) } : {}),
+        ...(cpu != null && cpu > 0 ? { NanoCpus: Math.round(cpu * 1e9) } : {}),
+      },
+    });
+  } catch (error) {
+    throw new DeployError(`Creating the container failed: ${(error as Error).message}`);
+  }
+  let resolveUrl: (url: string) => void = () => {};
+  const url = new Promise<string>((resolve) => (resolveUrl = resolve));
+  const server = new ContainerServer(engine.docker, container, url, options.onLine);
+  try {
+    await container.start();
+    const info = await container.inspect();
+    const port = info.NetworkSettings.Ports[PORT]?.[0]?.HostPort;
+    if (!port) throw new Error("the engine published no port");
+    resolveUrl(`http://127.0.0.1:${port}`);
+  } catch (error) {
+    await server.terminate(options.killGraceMs);
+    throw new DeployError(`Starting the container failed: ${(error as Error).message}`);
+  }
+  await untilServing(server, options);
+  return server;
+}

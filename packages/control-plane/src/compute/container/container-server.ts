@@ -1,0 +1,90 @@
+import type Docker from "dockerode";
+import { PassThrough } from "node:stream";
+import { type OutputLine, OutputTail, onLines, parseStderrLine, parseStdoutLine } from "../process-output.js";
+import type { Exit, RunningServer } from "../running-server.js";
+
+/**
+ * One agent server in a container the launcher created and started: its
+ * output (demultiplexed from the engine's log stream), its published URL and
+ * its exit. Once it exits the container is removed: a restart creates a new one.
+ */
+export class ContainerServer implements RunningServer {
+  readonly tail = new OutputTail();
+  readonly exited: Promise<Exit>;
+  readonly listening: Promise<string>;
+  readonly pid = 0;
+  private gone = false;
+
+  constructor(
+    private readonly docker: Docker,
+    private readonly container: Docker.Container,
+    url: Promise<string>,
+    onLine: (line: OutputLine) => void,
+  ) {
+    this.listening = url;
+    const output = this.follow(onLine);
+    // Created, not started yet: "next-exit" waits for the exit to come (the default answers at once for a created container).
+    this.exited = container
+      .wait({ condition: "next-exit" })
+      .then(async (result: { StatusCode: number }) => {
+        const state = await container.inspect().then(
+          (info) => info.State,
+          () => undefined,
+        );
+        await output;
+        return { code: result.StatusCode, signal: null, outOfMemory: state?.OOMKilled === true } satisfies Exit;
+      })
+      .catch((error: Error) => ({ code: null, signal: null, error }) satisfies Exit)
+      .then(async (exit) => {
+        // Removed before the exit is reported: whoever waited for it may remove the image next.
+        await container.remove({ force: true }).catch(() => {});
+        this.gone = true;
+        return exit;
+      });
+  }
+
+  hasExited(): boolean {
+    return this.gone;
+  }
+
+  /** The engine sends SIGTERM to the server (behind its init) and SIGKILL after the grace period. */
+  async terminate(graceMs: number): Promise<Exit> {
+    if (!this.gone) {
+      await this.container.stop({ t: Math.max(1, Math.ceil(graceMs / 1000)) }).catch((error: { statusCode?: number }) => {
+        // 304: stopped already; 404: removed already.
+        if (error.statusCode !== 304 && error.statusCode !== 404) throw error;
+      });
+    }
+    return this.exited;
+  }
+
+  /** Reads stdout and stderr until the container ends; resolves when the stream does. */
+  private async follow(onLine: (line: OutputLine) => void): Promise<void> {
+    const stdout = new PassThrough();
+    const stderr = new PassThrough();
+    onLines(stdout, (raw) => {
+      const line = parseStdoutLine(raw);
+      this.tail.push(line.message, false);
+      onLine(line);
+    });
+    onLines(stderr, (raw) => {
+      const line = parseStderrLine(raw);
+      this.tail.push(line.message, true);
+      onLine(line);
+    });
+    try {
+      const stream = await this.container.logs({ follow: true, stdout: true, stderr: true });
+      this.docker.modem.demuxStream(stream, stdout, stderr);
+      await new Promise<void>((resolve) => {
+        stream.on("end", resolve);
+        stream.on("close", resolve);
+        stream.on("error", () => resolve());
+      });
+    } catch {
+      // The container is gone already: its exit says why.
+    } finally {
+      stdout.end();
+      stderr.end();
+    }
+  }
+}

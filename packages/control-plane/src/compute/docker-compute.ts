@@ -1,0 +1,31 @@
+import type { ContainerEngine } from "../engine/docker-engine.js";
+import { launchContainer } from "./container/container-launch.js";
+import { SupervisedCompute, type SupervisedComputeOptions } from "./supervised-compute.js";
+
+/**
+ * Runs revisions as containers through a Docker Engine API (Docker Engine or
+ * podman's service) and keeps them running exactly as local processes are:
+ * health check, restarts with backoff, status events, graceful stop.
+ */
+export class DockerCompute extends SupervisedCompute {
+  constructor(
+    private readonly engine: ContainerEngine,
+    /** Identifies this listener's containers (its data dir): the leftovers of a crash are its own to remove. */
+    private readonly owner: string,
+    options: SupervisedComputeOptions,
+  ) {
+    super(options, (spec, launchOptions) =>
+      launchContainer(engine, spec, { ...launchOptions, ownerLabels: { "berth.listener": owner } }),
+    );
+  }
+
+  /** Removes the containers a previous run of this listener left (killed without stopping them); returns how many. */
+  async removeLeftovers(): Promise<number> {
+    const containers = await this.engine.docker.listContainers({
+      all: true,
+      filters: { label: [`berth.listener=${this.owner}`, "berth.managed=server"] },
+    });
+    await Promise.all(containers.map((info) => this.engine.docker.getContainer(info.Id).remove({ force: true })));
+    return containers.length;
+  }
+}
