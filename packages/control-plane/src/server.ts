@@ -96,6 +96,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
           pollMs: settings.listenerPollMs,
           drainTimeoutMs: settings.drainTimeoutMs,
           trustAllCode: settings.trustAllCode,
+          compute:
+            settings.listenerCompute === "docker" ? { type: "docker", engine: settings.containerEngine } : { type: "local" },
         })
       : undefined;
     const app = await buildApp(storage, services, {

@@ -1,5 +1,5 @@
 import { HttpLink, startListener } from "@berth/control-plane";
-import { createServiceLogger, envBoolean } from "@berth/service-kit";
+import { createServiceLogger, envBoolean, envOneOf } from "@berth/service-kit";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
@@ -19,6 +19,8 @@ export async function listenerCommand(argv: string[]): Promise<number> {
         "router-port": { type: "string", default: "8080" },
         "router-public-url": { type: "string" },
         "trust-all-code": { type: "boolean" },
+        compute: { type: "string" },
+        engine: { type: "string" },
       },
     }),
   );
@@ -30,6 +32,9 @@ export async function listenerCommand(argv: string[]): Promise<number> {
   if (!controlPlaneUrl || !apiKey || !listenerId) return fail("needs --control-plane, --api-key and --listener-id");
   const routerPort = parsePort(values["router-port"]);
   if (routerPort === undefined) return fail("--router-port must be a port number");
+  const compute = values.compute ?? envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker"] as const, "local");
+  if (compute !== "local" && compute !== "docker") return fail("--compute must be local or docker");
+  const engine = values.engine ?? process.env.BERTH_CONTAINER_ENGINE;
   const logger = createServiceLogger("listener");
   closeOnSignals(
     await startListener({
@@ -43,6 +48,7 @@ export async function listenerCommand(argv: string[]): Promise<number> {
       logger,
       // Without a sandbox, run every workspace's code anyway (docs/security.md).
       trustAllCode: values["trust-all-code"] || envBoolean("BERTH_TRUST_ALL_CODE", false),
+      compute: compute === "docker" ? { type: "docker", engine } : { type: "local" },
     }),
   );
   return 0;

@@ -1,4 +1,4 @@
-import { envBoolean, envNumber } from "@berth/service-kit";
+import { envBoolean, envNumber, envOneOf } from "@berth/service-kit";
 
 /** The control plane's settings, from the environment (see the README's configuration table). */
 export interface ControlPlaneSettings {
@@ -24,6 +24,10 @@ export interface ControlPlaneSettings {
   feedbackTokenTtlSeconds: number;
   /** The embedded listener runs every workspace's code even when it cannot sandbox it (docs/security.md). */
   trustAllCode: boolean;
+  /** Where the embedded listener runs revisions: local processes or containers (docs/containers.md). */
+  listenerCompute: "local" | "docker";
+  /** The Docker Engine API of a docker listener (else DOCKER_HOST, else the standard socket). */
+  containerEngine?: string;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlaneSettings {
@@ -45,5 +49,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     drainTimeoutMs: envNumber("BERTH_DRAIN_TIMEOUT_SECONDS", 60, { min: 0, integer: true }, env) * 1000,
     feedbackTokenTtlSeconds: envNumber("BERTH_FEEDBACK_TOKEN_TTL_SECONDS", 86400, { min: 0, integer: true }, env), // tracing
     trustAllCode: envBoolean("BERTH_TRUST_ALL_CODE", false, env),
+    listenerCompute: envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker"] as const, "local", env),
+    containerEngine: env.BERTH_CONTAINER_ENGINE || undefined,
   };
 }

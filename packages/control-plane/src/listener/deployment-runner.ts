@@ -2,11 +2,13 @@ import type { Logger } from "@berth/service-kit";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { BuildError } from "../build/build.js";
-import { DeployError, type LocalCompute, type ServerInstance } from "../compute/local-compute.js";
+import { DeployError, type ServerInstance } from "../compute/local-compute.js";
+import type { SupervisedCompute } from "../compute/supervised-compute.js";
 import { FINAL_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
 import type { Router } from "../router/router.js";
 import type { AssignedRevision, Assignment, DeploymentReport } from "../model/listener-protocol.js";
 import type { ArtifactStore } from "./artifacts.js";
+import type { ImageBuilds } from "./image-builds.js";
 import type { ControlPlaneLink } from "./link.js";
 import type { LogShipper } from "./log-shipper.js";
 import { forgetPid, recordPid } from "./orphans.js";
@@ -14,7 +16,9 @@ import { upstreamKeyOf } from "./upstream-key.js";
 
 export interface RunnerContext {
   link: ControlPlaneLink;
-  compute: LocalCompute;
+  compute: SupervisedCompute;
+  /** On a container listener: revisions are built into images and run as containers. */
+  images?: ImageBuilds;
   router: Router;
   artifacts: ArtifactStore;
   logs: LogShipper;
@@ -34,6 +38,13 @@ const BUILT_SOURCES = ["internal_source"];
 
 /** The work on a revision was abandoned: the control plane moved it (superseded, interrupted) or the listener stops. */
 class Abandoned extends Error {}
+
+/** What a revision runs: a built project (configFile) or, on a container listener, an image. */
+interface Prepared {
+  configFile: string;
+  image?: string;
+  reused: boolean;
+}
 
 interface Job {
   revisionId: string;
@@ -129,26 +140,27 @@ export class DeploymentRunner {
     if (!BUILT_SOURCES.includes(revision.source)) {
       await move(
         "DEPLOY_FAILED",
-        `This listener runs local processes: it deploys internal_source revisions, not ${revision.source} (container images need a docker or cluster listener)`,
+        this.context.images
+          ? `This listener deploys internal_source revisions, not ${revision.source} yet`
+          : `This listener runs local processes: it deploys internal_source revisions, not ${revision.source} (container images need a docker or cluster listener)`,
       );
       return this.reportIdle(assignment);
     }
 
     const key = artifacts.keyOf(revision);
     if (!key) return void (await move("BUILD_FAILED", "The revision has no uploaded source tarball"));
-    let artifact = await artifacts.find(key);
-    const reused = artifact !== undefined;
-    if (reused) {
+    let prepared = await this.findBuild(key);
+    if (prepared) {
       buildLog({ level: "info", message: `Reusing the existing build ${key}: no build needed` });
     } else {
       await move("AWAITING_BUILD", "Waiting for the build to start");
-      await move("BUILDING", "Building the uploaded source");
+      await move("BUILDING", this.context.images ? "Building the uploaded source into an image" : "Building the uploaded source");
       const started = Date.now();
       try {
         await mkdir(dirs.sources, { recursive: true });
         const tarball = join(dirs.sources, `${revision.id}.tar.gz`);
         await link.fetchSource(revision.id, tarball);
-        artifact = await artifacts.build(key, revision, tarball, dirs.installCache, buildLog, signal);
+        prepared = await this.build(key, revision, tarball, buildLog, signal);
         await rm(tarball, { force: true });
       } catch (error) {
         if (signal.aborted) throw new Abandoned();
@@ -159,8 +171,7 @@ export class DeploymentRunner {
       }
       buildLog({ level: "info", message: `Built in ${((Date.now() - started) / 1000).toFixed(1)} s` });
     }
-    if (!artifact) throw new Error("unreachable: no artifact after the build");
-    await move("AWAITING_DEPLOY", reused ? "Reusing an existing build of the same source: no build" : "Built");
+    await move("AWAITING_DEPLOY", prepared.reused ? "Reusing an existing build of the same source: no build" : "Built");
 
     const dataDir = join(dirs.deployments, this.deploymentId, "data");
     if (assignment.status === "AWAITING_DATABASE") buildLog({ level: "info", message: "Creating the deployment's database" });
@@ -173,7 +184,8 @@ export class DeploymentRunner {
         {
           deploymentId: this.deploymentId,
           revisionId: revision.id,
-          configFile: artifact.configFile,
+          configFile: prepared.configFile,
+          image: prepared.image,
           dataDir,
           env: {
             ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
@@ -181,6 +193,7 @@ export class DeploymentRunner {
             BERTH_API_KEY: upstreamKey,
           },
           resources: resourcesOf(revision),
+          labels: labelsOf(revision),
         },
         signal,
       );
@@ -209,6 +222,33 @@ export class DeploymentRunner {
     this.context.router.setTarget(this.deploymentId, instance.url, upstreamKey);
     if (restore) await link.report(this.deploymentId, serving);
     if (previous && previous.instance !== instance) await this.retire(previous.instance);
+  }
+
+  /** A finished build of the key: a built project, or an image on a container listener. */
+  private async findBuild(key: string): Promise<Prepared | undefined> {
+    const { images, artifacts } = this.context;
+    if (images) {
+      const found = await images.find(this.deploymentId, key);
+      return found && { configFile: "", image: found.image, reused: true };
+    }
+    const artifact = await artifacts.find(key);
+    return artifact && { configFile: artifact.configFile, reused: true };
+  }
+
+  private async build(
+    key: string,
+    revision: AssignedRevision,
+    tarball: string,
+    log: ReturnType<RunnerContext["logs"]["writer"]>,
+    signal: AbortSignal,
+  ): Promise<Prepared> {
+    const { images, artifacts, dirs } = this.context;
+    if (images) {
+      const built = await images.build(this.deploymentId, key, revision, tarball, log, signal);
+      return { configFile: "", image: built.image, reused: false };
+    }
+    const artifact = await artifacts.build(key, revision, tarball, dirs.installCache, log, signal);
+    return { configFile: artifact.configFile, reused: false };
   }
 
   /** Lets a replaced revision finish what it serves, then stops it. */
@@ -248,6 +288,7 @@ export class DeploymentRunner {
   private async teardown(): Promise<void> {
     await this.stop();
     this.context.router.remove(this.deploymentId);
+    await this.context.images?.removeAll(this.deploymentId);
     await rm(join(this.context.dirs.deployments, this.deploymentId), { recursive: true, force: true });
     await this.context.link.purge(this.deploymentId);
   }
@@ -255,5 +296,15 @@ export class DeploymentRunner {
 
 function resourcesOf(revision: AssignedRevision) {
   const spec = revision.source_config.resource_spec as Record<string, number | null> | null | undefined;
-  return { memoryLimitMb: spec?.memory_limit_mb ?? null, cpu: spec?.cpu ?? null };
+  return { memoryLimitMb: spec?.memory_limit_mb ?? null, cpu: spec?.cpu_limit ?? spec?.cpu ?? null };
+}
+
+/** resource_spec.labels and annotations, as container labels (annotations prefixed, so the two cannot collide). */
+function labelsOf(revision: AssignedRevision): Record<string, string> {
+  const spec = revision.source_config.resource_spec as
+    | { labels?: Record<string, string> | null; annotations?: Record<string, string> | null }
+    | null
+    | undefined;
+  const annotations = Object.entries(spec?.annotations ?? {}).map(([name, value]) => [`annotation.${name}`, value]);
+  return { ...spec?.labels, ...Object.fromEntries(annotations) };
 }

@@ -2,11 +2,15 @@ import type { Logger } from "@berth/service-kit";
 import { chmod, mkdir } from "node:fs/promises";
 import { createRequire } from "node:module";
 import { join } from "node:path";
+import { DockerCompute } from "../compute/docker-compute.js";
 import { LocalCompute } from "../compute/local-compute.js";
+import type { SupervisedCompute, SupervisedComputeOptions } from "../compute/supervised-compute.js";
+import { connectEngine } from "../engine/docker-engine.js";
 import { Router } from "../router/router.js";
 import { startIsolation } from "../sandbox/isolation.js";
 import { ArtifactStore, removeSharedBuilds } from "./artifacts.js";
 import { DeploymentRunner, type RunnerContext } from "./deployment-runner.js";
+import { ImageBuilds } from "./image-builds.js";
 import type { ControlPlaneLink } from "./link.js";
 import { LogShipper } from "./log-shipper.js";
 import { killOrphans, recordPid } from "./orphans.js";
@@ -26,6 +30,11 @@ export interface ListenerOptions {
    * workspace anyway, as the listener's own user. Off: only one workspace's.
    */
   trustAllCode?: boolean;
+  /**
+   * Where revisions run: local processes (default), or containers through a
+   * Docker Engine API at `engine` (default DOCKER_HOST, else the standard socket).
+   */
+  compute?: { type: "local" } | { type: "docker"; engine?: string };
 }
 
 export interface RunningListener {
@@ -81,8 +90,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
   });
   const routerUrl = await router.listen();
 
-  const compute = new LocalCompute({
-    sandbox: isolation.server,
+  const computeOptions: SupervisedComputeOptions = {
     log: (entry) => {
       const deploymentId = revisionOwners.get(entry.revisionId);
       if (deploymentId) logs.writer(deploymentId, entry.revisionId, "deploy")(entry);
@@ -101,11 +109,25 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
         .report(event.deploymentId, { status: event.kind === "restarted" ? "READY" : "UNKNOWN" })
         .catch((err: unknown) => logger.warn({ err }, "reporting a deployment's status failed"));
     },
-  });
+  };
+  let compute: SupervisedCompute;
+  let images: ImageBuilds | undefined;
+  if (options.compute?.type === "docker") {
+    const engine = await connectEngine(options.compute.engine);
+    const docker = new DockerCompute(engine, options.dataDir, computeOptions);
+    const leftovers = await docker.removeLeftovers();
+    if (leftovers > 0) logger.warn({ count: leftovers }, "removed containers left running by a previous listener");
+    compute = docker;
+    images = new ImageBuilds(engine, join(options.dataDir, "image-builds"));
+    logger.info({ engine: engine.address }, "running revisions as containers");
+  } else {
+    compute = new LocalCompute({ ...computeOptions, sandbox: isolation.server });
+  }
 
   const context: RunnerContext = {
     link,
     compute,
+    images,
     router,
     artifacts: new ArtifactStore(dirs.artifacts, {
       isolation,

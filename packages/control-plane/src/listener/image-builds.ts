@@ -1,0 +1,75 @@
+import { mkdir, rm } from "node:fs/promises";
+import { join } from "node:path";
+import { type BuildLog, BuildError } from "../build/build.js";
+import { buildRevisionImage } from "../build/image/revision-image.js";
+import { type ContainerEngine, imageExists, removeImage } from "../engine/docker-engine.js";
+import type { AssignedRevision } from "../model/listener-protocol.js";
+
+/** What a container listener runs for a revision: an image, built or reused. */
+export interface RevisionImageRef {
+  image: string;
+  imageId: string;
+  reused: boolean;
+}
+
+/**
+ * A container listener's builds: `internal_source` revisions become images in
+ * the engine, tagged per deployment and build key, so a revision with the
+ * same source (a secrets or resources change, a rollback) reuses its image.
+ */
+export class ImageBuilds {
+  constructor(
+    private readonly engine: ContainerEngine,
+    private readonly workDir: string,
+  ) {}
+
+  /** The image's tag for a build key (`<deployment id>/<hash>`). */
+  tagOf(deploymentId: string, key: string): string {
+    return `berth/deployment-${deploymentId}:${key.split("/").at(-1)}`;
+  }
+
+  async find(deploymentId: string, key: string): Promise<RevisionImageRef | undefined> {
+    const image = this.tagOf(deploymentId, key);
+    if (!(await imageExists(this.engine, image))) return undefined;
+    const info = await this.engine.docker.getImage(image).inspect();
+    return { image, imageId: info.Id, reused: true };
+  }
+
+  async build(
+    deploymentId: string,
+    key: string,
+    revision: AssignedRevision,
+    tarball: string,
+    log: BuildLog,
+    signal: AbortSignal,
+  ): Promise<RevisionImageRef> {
+    const workDir = join(this.workDir, revision.id);
+    await rm(workDir, { recursive: true, force: true });
+    await mkdir(workDir, { recursive: true });
+    try {
+      const built = await buildRevisionImage(this.engine, {
+        tarball,
+        graphConfigPath: String(revision.source_revision_config.graph_config_path ?? "langgraph.json"),
+        installCommand: revision.source_config.install_command as string | null | undefined,
+        buildCommand: revision.source_config.build_command as string | null | undefined,
+        workDir,
+        tag: this.tagOf(deploymentId, key),
+        labels: { "berth.managed": "image", "berth.deployment": deploymentId, "berth.revision": revision.id },
+        log,
+        signal,
+      });
+      return { image: built.tag, imageId: built.imageId, reused: false };
+    } catch (error) {
+      if (error instanceof BuildError || signal.aborted) throw error;
+      throw new BuildError(`The image build failed: ${(error as Error).message}`);
+    } finally {
+      await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  /** Removes every image built for the deployment (it was deleted). */
+  async removeAll(deploymentId: string): Promise<void> {
+    const images = await this.engine.docker.listImages({ filters: { label: [`berth.deployment=${deploymentId}`] } });
+    for (const image of images) await removeImage(this.engine, image.Id);
+  }
+}
