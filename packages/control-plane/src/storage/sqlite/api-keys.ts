@@ -1,24 +1,8 @@
 import type { SqliteDatabase } from "@berth/service-kit";
-import type { ApiKeyRecord, ApiKeyStore, TenantRecord, TenantStore } from "../types.js";
+import type { ApiKeyRecord, ApiKeyStore } from "../types.js";
 import { apiKeyFromRow } from "./rows.js";
 
 type Row = Record<string, unknown>;
-
-export class SqliteTenantStore implements TenantStore {
-  constructor(private readonly db: SqliteDatabase) {}
-
-  async create(tenant: TenantRecord): Promise<void> {
-    this.db.prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?)").run(tenant.id, tenant.name, tenant.created_at);
-  }
-
-  async get(id: string): Promise<TenantRecord | undefined> {
-    return this.db.prepare("SELECT * FROM tenants WHERE id = ?").get(id) as TenantRecord | undefined;
-  }
-
-  async list(): Promise<TenantRecord[]> {
-    return this.db.prepare("SELECT * FROM tenants ORDER BY created_at, id").all() as TenantRecord[];
-  }
-}
 
 export class SqliteApiKeyStore implements ApiKeyStore {
   constructor(private readonly db: SqliteDatabase) {}
