@@ -12,7 +12,7 @@ import type {
   TracingProjectRecord,
 } from "../types.js";
 import { recordEvent } from "./revisions.js";
-import { DEPLOYMENT, REVISION } from "./rows.js";
+import { DEPLOYMENT, REVISION } from "../columns.js";
 
 export class PostgresDeploymentStore implements DeploymentStore {
   constructor(private readonly pool: pg.Pool) {}

@@ -9,10 +9,10 @@ import type {
   TracingProjectRecord,
   TracingStore,
 } from "../tracing-types.js";
+import { TRACING_PROJECT } from "../columns.js";
 import { FEEDBACK_COLUMNS, RUN_COLUMNS, TOKEN_COLUMNS, USAGE_SELECT } from "../tracing-columns.js";
 
 const RUN = RUN_COLUMNS.join(", ");
-const PROJECT = "id, tenant_id, name, deployment_id, created_at";
 
 /** The column types of traced_runs, to read a batch of runs sent as one JSON array (jsonb_to_recordset). */
 const RUN_RECORD_TYPE = RUN_COLUMNS.map((column) => {
@@ -32,7 +32,7 @@ export class PostgresTracingStore implements TracingStore {
 
   async projectById(tenantId: string, id: string): Promise<TracingProjectRecord | undefined> {
     const { rows } = await this.pool.query<TracingProjectRecord>(
-      `SELECT ${PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND id = $2`,
+      `SELECT ${TRACING_PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND id = $2`,
       [tenantId, id],
     );
     return rows[0];
@@ -40,7 +40,7 @@ export class PostgresTracingStore implements TracingStore {
 
   async projectByName(tenantId: string, name: string): Promise<TracingProjectRecord | undefined> {
     const { rows } = await this.pool.query<TracingProjectRecord>(
-      `SELECT ${PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND name = $2`,
+      `SELECT ${TRACING_PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND name = $2`,
       [tenantId, name],
     );
     return rows[0];
