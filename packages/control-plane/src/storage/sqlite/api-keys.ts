@@ -1,4 +1,5 @@
 import type { SqliteDatabase } from "@berth/service-kit";
+import { API_KEY } from "../columns.js";
 import type { ApiKeyRecord, ApiKeyStore } from "../types.js";
 import { apiKeyFromRow } from "./rows.js";
 
@@ -26,17 +27,17 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM api_keys WHERE key_hash = ?").get(hash) as Row | undefined;
+    const row = this.db.prepare(`SELECT ${API_KEY} FROM api_keys WHERE key_hash = ?`).get(hash) as Row | undefined;
     return row && apiKeyFromRow(row);
   }
 
   async list(): Promise<ApiKeyRecord[]> {
-    return (this.db.prepare("SELECT * FROM api_keys ORDER BY created_at, id").all() as Row[]).map(apiKeyFromRow);
+    return (this.db.prepare(`SELECT ${API_KEY} FROM api_keys ORDER BY created_at, id`).all() as Row[]).map(apiKeyFromRow);
   }
 
   async revoke(id: string, now: string): Promise<ApiKeyRecord | undefined> {
     this.db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now, id);
-    const row = this.db.prepare("SELECT * FROM api_keys WHERE id = ?").get(id) as Row | undefined;
+    const row = this.db.prepare(`SELECT ${API_KEY} FROM api_keys WHERE id = ?`).get(id) as Row | undefined;
     return row && apiKeyFromRow(row);
   }
 }

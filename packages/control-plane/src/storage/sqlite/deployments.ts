@@ -1,5 +1,6 @@
 import { ConflictError, type SqliteDatabase } from "@berth/service-kit";
 import { IN_PROGRESS_REVISION_STATUSES } from "../../model/statuses.js";
+import { DEPLOYMENT, REVISION } from "../columns.js";
 import type {
   DeploymentChange,
   DeploymentFilter,
@@ -58,7 +59,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
 
   async get(tenantId: string, id: string): Promise<DeploymentRecord | undefined> {
     const row = this.db
-      .prepare("SELECT * FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL")
+      .prepare(`SELECT ${DEPLOYMENT} FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`)
       .get(tenantId, id) as Row | undefined;
     return row && deploymentFromRow(row);
   }
@@ -83,7 +84,9 @@ export class SqliteDeploymentStore implements DeploymentStore {
       values.push(filter.deployment_type);
     }
     const rows = this.db
-      .prepare(`SELECT * FROM deployments WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
+      .prepare(
+        `SELECT ${DEPLOYMENT} FROM deployments WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+      )
       .all(...values, filter.limit, filter.offset) as Row[];
     return rows.map(deploymentFromRow);
   }
@@ -98,12 +101,12 @@ export class SqliteDeploymentStore implements DeploymentStore {
     return this.db
       .transaction(() => {
         const row = this.db
-          .prepare("SELECT * FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL")
+          .prepare(`SELECT ${DEPLOYMENT} FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`)
           .get(tenantId, id) as Row | undefined;
         if (!row) return undefined;
         const deployment = deploymentFromRow(row);
         const latest = revisionFromRow(
-          this.db.prepare("SELECT * FROM revisions WHERE id = ?").get(deployment.latest_revision_id) as Row,
+          this.db.prepare(`SELECT ${REVISION} FROM revisions WHERE id = ?`).get(deployment.latest_revision_id) as Row,
         );
         const change = plan(deployment, latest);
         let revision: RevisionRecord | undefined;
@@ -114,7 +117,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
         this.db
           .prepare("UPDATE deployments SET source_config = ?, secret_references = ?, updated_at = ? WHERE id = ?")
           .run(toJson(change.source_config), toJson(change.secret_references), change.updated_at, id);
-        const updated = deploymentFromRow(this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row);
+        const updated = deploymentFromRow(this.db.prepare(`SELECT ${DEPLOYMENT} FROM deployments WHERE id = ?`).get(id) as Row);
         return { deployment: updated, revision };
       })
       .immediate();
@@ -141,13 +144,13 @@ export class SqliteDeploymentStore implements DeploymentStore {
   }
 
   async getAny(id: string): Promise<DeploymentRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row | undefined;
+    const row = this.db.prepare(`SELECT ${DEPLOYMENT} FROM deployments WHERE id = ?`).get(id) as Row | undefined;
     return row && deploymentFromRow(row);
   }
 
   async assigned(listenerId: string | null): Promise<DeploymentRecord[]> {
     const rows = this.db
-      .prepare("SELECT * FROM deployments WHERE listener_id IS ? ORDER BY created_at, id")
+      .prepare(`SELECT ${DEPLOYMENT} FROM deployments WHERE listener_id IS ? ORDER BY created_at, id`)
       .all(listenerId) as Row[];
     return rows.map(deploymentFromRow);
   }
@@ -155,7 +158,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
   async report(id: string, report: DeploymentReport, now: string): Promise<void> {
     this.db
       .transaction(() => {
-        const row = this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row | undefined;
+        const row = this.db.prepare(`SELECT ${DEPLOYMENT} FROM deployments WHERE id = ?`).get(id) as Row | undefined;
         if (!row) return;
         const current = deploymentFromRow(row);
         const sourceConfig =

@@ -1,4 +1,5 @@
 import type { SqliteDatabase } from "@berth/service-kit";
+import { INTEGRATION } from "../columns.js";
 import type { IntegrationRecord, IntegrationStore } from "../types.js";
 import { integrationFromRow } from "./rows.js";
 
@@ -24,12 +25,16 @@ export class SqliteIntegrationStore implements IntegrationStore {
   }
 
   async get(tenantId: string, id: string): Promise<IntegrationRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM integrations WHERE tenant_id = ? AND id = ?").get(tenantId, id) as Row | undefined;
+    const row = this.db.prepare(`SELECT ${INTEGRATION} FROM integrations WHERE tenant_id = ? AND id = ?`).get(tenantId, id) as
+      | Row
+      | undefined;
     return row && integrationFromRow(row);
   }
 
   async list(tenantId: string): Promise<IntegrationRecord[]> {
-    const rows = this.db.prepare("SELECT * FROM integrations WHERE tenant_id = ? ORDER BY created_at, id").all(tenantId) as Row[];
+    const rows = this.db
+      .prepare(`SELECT ${INTEGRATION} FROM integrations WHERE tenant_id = ? ORDER BY created_at, id`)
+      .all(tenantId) as Row[];
     return rows.map(integrationFromRow);
   }
 }

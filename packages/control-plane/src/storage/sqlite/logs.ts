@@ -1,4 +1,5 @@
 import type { SqliteDatabase } from "@berth/service-kit";
+import { LOG } from "../columns.js";
 import type { LogEntry, LogFilter, LogRecord, LogStore } from "../types.js";
 
 export class SqliteLogStore implements LogStore {
@@ -31,7 +32,7 @@ export class SqliteLogStore implements LogStore {
     if (filter.end_time) add("timestamp <= ?", filter.end_time);
     const order = filter.order === "asc" ? "ASC" : "DESC";
     return this.db
-      .prepare(`SELECT * FROM deployment_logs WHERE ${where.join(" AND ")} ORDER BY id ${order} LIMIT ? OFFSET ?`)
+      .prepare(`SELECT ${LOG} FROM deployment_logs WHERE ${where.join(" AND ")} ORDER BY id ${order} LIMIT ? OFFSET ?`)
       .all(...values, filter.limit, filter.offset) as LogRecord[];
   }
 }

@@ -1,4 +1,5 @@
 import type { SqliteDatabase } from "@berth/service-kit";
+import { TENANT } from "../columns.js";
 import type { TenantRecord, TenantStore } from "../types.js";
 
 export class SqliteTenantStore implements TenantStore {
@@ -9,10 +10,10 @@ export class SqliteTenantStore implements TenantStore {
   }
 
   async get(id: string): Promise<TenantRecord | undefined> {
-    return this.db.prepare("SELECT * FROM tenants WHERE id = ?").get(id) as TenantRecord | undefined;
+    return this.db.prepare(`SELECT ${TENANT} FROM tenants WHERE id = ?`).get(id) as TenantRecord | undefined;
   }
 
   async list(): Promise<TenantRecord[]> {
-    return this.db.prepare("SELECT * FROM tenants ORDER BY created_at, id").all() as TenantRecord[];
+    return this.db.prepare(`SELECT ${TENANT} FROM tenants ORDER BY created_at, id`).all() as TenantRecord[];
   }
 }

@@ -1,4 +1,5 @@
 import type { SqliteDatabase } from "@berth/service-kit";
+import { UPLOAD } from "../columns.js";
 import type { UploadRecord, UploadStore } from "../types.js";
 
 export class SqliteUploadStore implements UploadStore {
@@ -14,11 +15,11 @@ export class SqliteUploadStore implements UploadStore {
   }
 
   async getById(uploadId: string): Promise<UploadRecord | undefined> {
-    return this.db.prepare("SELECT * FROM uploads WHERE upload_id = ?").get(uploadId) as UploadRecord | undefined;
+    return this.db.prepare(`SELECT ${UPLOAD} FROM uploads WHERE upload_id = ?`).get(uploadId) as UploadRecord | undefined;
   }
 
   async getByPath(objectPath: string): Promise<UploadRecord | undefined> {
-    return this.db.prepare("SELECT * FROM uploads WHERE object_path = ?").get(objectPath) as UploadRecord | undefined;
+    return this.db.prepare(`SELECT ${UPLOAD} FROM uploads WHERE object_path = ?`).get(objectPath) as UploadRecord | undefined;
   }
 
   async markUploaded(uploadId: string, sizeBytes: number, sha256: string, now: string): Promise<void> {
