@@ -211,6 +211,7 @@ async function supersede(client: Queryable, deploymentId: string, newer: NewRevi
   );
 }
 
+/** Inserts a deployment's revision numbered `number`, with its first timeline step; the caller makes it the latest. */
 async function insertRevision(
   client: Queryable,
   deployment: DeploymentRecord,
