@@ -43,6 +43,11 @@ export const FEEDBACK_COLUMNS = [
 
 export const TOKEN_COLUMNS = ["token_hash", "tenant_id", "run_id", "key", "feedback_config", "expires_at", "created_at"] as const;
 
+/** The lists above as SQL, for SELECT and INSERT. */
+export const RUN = RUN_COLUMNS.join(", ");
+export const FEEDBACK = FEEDBACK_COLUMNS.join(", ");
+export const TOKEN = TOKEN_COLUMNS.join(", ");
+
 /**
  * A thread's token totals. Only `llm` runs count: LangSmith tracks tokens on
  * LLM runs, and a chain that reports its children's usage too would count

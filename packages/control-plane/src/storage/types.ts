@@ -1,6 +1,7 @@
 /**
  * The control plane's storage interface: one SQLite and one PostgreSQL
- * implementation, the same black-box tests over both. Records are plain JSON
+ * implementation, the same black-box tests and storage contract suite
+ * (test/unit/storage-contract.test.ts) over both. Records are plain JSON
  * values; every multi-row change is one transaction.
  */
 import type { DeploymentReport, LogEntry, LogKind } from "../model/listener-protocol.js";

@@ -1,7 +1,7 @@
 import { jsonb } from "@berth/service-kit";
 import type pg from "pg";
 import type { ApiKeyRecord, ApiKeyStore } from "../types.js";
-import { API_KEY } from "./rows.js";
+import { API_KEY } from "../columns.js";
 
 export class PostgresApiKeyStore implements ApiKeyStore {
   constructor(private readonly pool: pg.Pool) {}

@@ -12,7 +12,7 @@ import type {
   TracingProjectRecord,
 } from "../types.js";
 import { recordEvent } from "./revisions.js";
-import { DEPLOYMENT, REVISION } from "./rows.js";
+import { DEPLOYMENT, REVISION } from "../columns.js";
 
 export class PostgresDeploymentStore implements DeploymentStore {
   constructor(private readonly pool: pg.Pool) {}
@@ -211,6 +211,7 @@ async function supersede(client: Queryable, deploymentId: string, newer: NewRevi
   );
 }
 
+/** Inserts a deployment's revision numbered `number`, with its first timeline step; the caller makes it the latest. */
 async function insertRevision(
   client: Queryable,
   deployment: DeploymentRecord,

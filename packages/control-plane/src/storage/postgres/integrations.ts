@@ -1,7 +1,7 @@
 import { jsonb } from "@berth/service-kit";
 import type pg from "pg";
 import type { IntegrationRecord, IntegrationStore } from "../types.js";
-import { INTEGRATION } from "./rows.js";
+import { INTEGRATION } from "../columns.js";
 
 export class PostgresIntegrationStore implements IntegrationStore {
   constructor(private readonly pool: pg.Pool) {}

@@ -1,7 +1,7 @@
 import { ConflictError, isUniqueViolation, withTransaction, jsonb, type Queryable } from "@berth/service-kit";
 import type pg from "pg";
 import type { ListenerRecord, ListenerStore } from "../types.js";
-import { LISTENER } from "./rows.js";
+import { LISTENER } from "../columns.js";
 
 export class PostgresListenerStore implements ListenerStore {
   constructor(private readonly pool: pg.Pool) {}

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { LogEntry, LogFilter, LogRecord, LogStore } from "../types.js";
-import { LOG } from "./rows.js";
+import { LOG } from "../columns.js";
 
 export class PostgresLogStore implements LogStore {
   constructor(private readonly pool: pg.Pool) {}

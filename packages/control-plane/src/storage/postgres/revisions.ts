@@ -2,7 +2,7 @@ import type { Queryable } from "@berth/service-kit";
 import type pg from "pg";
 import type { RevisionStatus } from "../../model/statuses.js";
 import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
-import { REVISION, REVISION_EVENT, qualified } from "./rows.js";
+import { REVISION, REVISION_EVENT, qualified } from "../columns.js";
 
 const R = qualified(REVISION, "r");
 

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { TenantRecord, TenantStore } from "../types.js";
-import { TENANT } from "./rows.js";
+import { TENANT } from "../columns.js";
 
 export class PostgresTenantStore implements TenantStore {
   constructor(private readonly pool: pg.Pool) {}

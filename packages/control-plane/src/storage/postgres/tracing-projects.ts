@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { TracingProjectRecord, TracingProjectStore } from "../types.js";
-import { TRACING_PROJECT } from "./rows.js";
+import { TRACING_PROJECT } from "../columns.js";
 
 export class PostgresTracingProjectStore implements TracingProjectStore {
   constructor(private readonly pool: pg.Pool) {}

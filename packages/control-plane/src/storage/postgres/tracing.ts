@@ -9,10 +9,8 @@ import type {
   TracingProjectRecord,
   TracingStore,
 } from "../tracing-types.js";
-import { FEEDBACK_COLUMNS, RUN_COLUMNS, TOKEN_COLUMNS, USAGE_SELECT } from "../tracing-columns.js";
-
-const RUN = RUN_COLUMNS.join(", ");
-const PROJECT = "id, tenant_id, name, deployment_id, created_at";
+import { TRACING_PROJECT } from "../columns.js";
+import { FEEDBACK, RUN, RUN_COLUMNS, TOKEN, USAGE_SELECT } from "../tracing-columns.js";
 
 /** The column types of traced_runs, to read a batch of runs sent as one JSON array (jsonb_to_recordset). */
 const RUN_RECORD_TYPE = RUN_COLUMNS.map((column) => {
@@ -32,7 +30,7 @@ export class PostgresTracingStore implements TracingStore {
 
   async projectById(tenantId: string, id: string): Promise<TracingProjectRecord | undefined> {
     const { rows } = await this.pool.query<TracingProjectRecord>(
-      `SELECT ${PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND id = $2`,
+      `SELECT ${TRACING_PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND id = $2`,
       [tenantId, id],
     );
     return rows[0];
@@ -40,7 +38,7 @@ export class PostgresTracingStore implements TracingStore {
 
   async projectByName(tenantId: string, name: string): Promise<TracingProjectRecord | undefined> {
     const { rows } = await this.pool.query<TracingProjectRecord>(
-      `SELECT ${PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND name = $2`,
+      `SELECT ${TRACING_PROJECT} FROM tracing_projects WHERE tenant_id = $1 AND name = $2`,
       [tenantId, name],
     );
     return rows[0];
@@ -145,8 +143,8 @@ export class PostgresTracingStore implements TracingStore {
 
   async addFeedback(records: FeedbackRecord[]): Promise<void> {
     await this.pool.query(
-      `INSERT INTO tracing_feedback (${FEEDBACK_COLUMNS.join(", ")})
-       SELECT ${FEEDBACK_COLUMNS.join(", ")} FROM jsonb_to_recordset($1::jsonb) AS v(tenant_id text, id text, run_id text, trace_id text,
+      `INSERT INTO tracing_feedback (${FEEDBACK})
+       SELECT ${FEEDBACK} FROM jsonb_to_recordset($1::jsonb) AS v(tenant_id text, id text, run_id text, trace_id text,
          key text, score double precision, value jsonb, comment text, correction jsonb, metadata jsonb, source text, created_at timestamptz)
        ON CONFLICT (tenant_id, id) DO NOTHING`,
       [jsonb(records)],
@@ -155,7 +153,7 @@ export class PostgresTracingStore implements TracingStore {
 
   async listFeedback(tenantId: string, runId: string, limit: number, offset: number): Promise<FeedbackRecord[]> {
     const { rows } = await this.pool.query<FeedbackRecord>(
-      `SELECT ${FEEDBACK_COLUMNS.join(", ")} FROM tracing_feedback WHERE tenant_id = $1 AND run_id = $2
+      `SELECT ${FEEDBACK} FROM tracing_feedback WHERE tenant_id = $1 AND run_id = $2
        ORDER BY created_at, id LIMIT $3 OFFSET $4`,
       [tenantId, runId, limit, offset],
     );
@@ -163,25 +161,21 @@ export class PostgresTracingStore implements TracingStore {
   }
 
   async createToken(token: FeedbackTokenRecord): Promise<void> {
-    await this.pool.query(
-      `INSERT INTO feedback_tokens (${TOKEN_COLUMNS.join(", ")}) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)`,
-      [
-        token.token_hash,
-        token.tenant_id,
-        token.run_id,
-        token.key,
-        jsonbOrNull(token.feedback_config),
-        token.expires_at,
-        token.created_at,
-      ],
-    );
+    await this.pool.query(`INSERT INTO feedback_tokens (${TOKEN}) VALUES ($1, $2, $3, $4, $5::jsonb, $6, $7)`, [
+      token.token_hash,
+      token.tenant_id,
+      token.run_id,
+      token.key,
+      jsonbOrNull(token.feedback_config),
+      token.expires_at,
+      token.created_at,
+    ]);
   }
 
   async getToken(tokenHash: string): Promise<FeedbackTokenRecord | undefined> {
-    const { rows } = await this.pool.query<FeedbackTokenRecord>(
-      `SELECT ${TOKEN_COLUMNS.join(", ")} FROM feedback_tokens WHERE token_hash = $1`,
-      [tokenHash],
-    );
+    const { rows } = await this.pool.query<FeedbackTokenRecord>(`SELECT ${TOKEN} FROM feedback_tokens WHERE token_hash = $1`, [
+      tokenHash,
+    ]);
     return rows[0];
   }
 }

@@ -1,6 +1,6 @@
 import type pg from "pg";
 import type { UploadRecord, UploadStore } from "../types.js";
-import { UPLOAD } from "./rows.js";
+import { UPLOAD } from "../columns.js";
 
 export class PostgresUploadStore implements UploadStore {
   constructor(private readonly pool: pg.Pool) {}

@@ -1,5 +1,6 @@
 import { ConflictError, type SqliteDatabase } from "@berth/service-kit";
 import { IN_PROGRESS_REVISION_STATUSES } from "../../model/statuses.js";
+import { DEPLOYMENT, REVISION } from "../columns.js";
 import type {
   DeploymentChange,
   DeploymentFilter,
@@ -29,7 +30,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
           .prepare(
             `INSERT INTO deployments (id, tenant_id, name, source, source_config, secret_references, status, latest_revision_id,
              active_revision_id, image_version, listener_id, created_at, updated_at, deleted_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, NULL, ?, ?, ?, ?, ?, NULL)`,
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, NULL)`,
           )
           .run(
             deployment.id,
@@ -39,13 +40,14 @@ export class SqliteDeploymentStore implements DeploymentStore {
             toJson(deployment.source_config),
             toJson(deployment.secret_references),
             deployment.status,
+            revision.id, // the first revision, inserted next, is the latest
             deployment.active_revision_id,
             deployment.image_version,
             deployment.listener_id,
             deployment.created_at,
             deployment.updated_at,
           );
-        this.insertRevision(deployment, revision, 1);
+        insertRevision(this.db, deployment, revision, 1);
         this.db
           .prepare(
             `INSERT INTO tracing_projects (id, tenant_id, name, deployment_id, created_at) VALUES (?, ?, ?, ?, ?)
@@ -58,7 +60,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
 
   async get(tenantId: string, id: string): Promise<DeploymentRecord | undefined> {
     const row = this.db
-      .prepare("SELECT * FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL")
+      .prepare(`SELECT ${DEPLOYMENT} FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`)
       .get(tenantId, id) as Row | undefined;
     return row && deploymentFromRow(row);
   }
@@ -83,7 +85,9 @@ export class SqliteDeploymentStore implements DeploymentStore {
       values.push(filter.deployment_type);
     }
     const rows = this.db
-      .prepare(`SELECT * FROM deployments WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
+      .prepare(
+        `SELECT ${DEPLOYMENT} FROM deployments WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`,
+      )
       .all(...values, filter.limit, filter.offset) as Row[];
     return rows.map(deploymentFromRow);
   }
@@ -98,24 +102,33 @@ export class SqliteDeploymentStore implements DeploymentStore {
     return this.db
       .transaction(() => {
         const row = this.db
-          .prepare("SELECT * FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL")
+          .prepare(`SELECT ${DEPLOYMENT} FROM deployments WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`)
           .get(tenantId, id) as Row | undefined;
         if (!row) return undefined;
         const deployment = deploymentFromRow(row);
         const latest = revisionFromRow(
-          this.db.prepare("SELECT * FROM revisions WHERE id = ?").get(deployment.latest_revision_id) as Row,
+          this.db.prepare(`SELECT ${REVISION} FROM revisions WHERE id = ?`).get(deployment.latest_revision_id) as Row,
         );
         const change = plan(deployment, latest);
         let revision: RevisionRecord | undefined;
         if (change.revision) {
-          this.supersede(deployment.id, change.revision, latest.number + 1);
-          revision = this.insertRevision(deployment, change.revision, latest.number + 1);
+          supersede(this.db, deployment.id, change.revision, latest.number + 1);
+          revision = insertRevision(this.db, deployment, change.revision, latest.number + 1);
         }
-        this.db
-          .prepare("UPDATE deployments SET source_config = ?, secret_references = ?, updated_at = ? WHERE id = ?")
-          .run(toJson(change.source_config), toJson(change.secret_references), change.updated_at, id);
-        const updated = deploymentFromRow(this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row);
-        return { deployment: updated, revision };
+        const updated = this.db
+          .prepare(
+            `UPDATE deployments SET source_config = ?, secret_references = ?, updated_at = ?,
+               latest_revision_id = coalesce(?, latest_revision_id)
+             WHERE id = ? RETURNING ${DEPLOYMENT}`,
+          )
+          .get(
+            toJson(change.source_config),
+            toJson(change.secret_references),
+            change.updated_at,
+            revision?.id ?? null,
+            deployment.id,
+          ) as Row;
+        return { deployment: deploymentFromRow(updated), revision };
       })
       .immediate();
   }
@@ -141,13 +154,13 @@ export class SqliteDeploymentStore implements DeploymentStore {
   }
 
   async getAny(id: string): Promise<DeploymentRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row | undefined;
+    const row = this.db.prepare(`SELECT ${DEPLOYMENT} FROM deployments WHERE id = ?`).get(id) as Row | undefined;
     return row && deploymentFromRow(row);
   }
 
   async assigned(listenerId: string | null): Promise<DeploymentRecord[]> {
     const rows = this.db
-      .prepare("SELECT * FROM deployments WHERE listener_id IS ? ORDER BY created_at, id")
+      .prepare(`SELECT ${DEPLOYMENT} FROM deployments WHERE listener_id IS ? ORDER BY created_at, id`)
       .all(listenerId) as Row[];
     return rows.map(deploymentFromRow);
   }
@@ -155,7 +168,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
   async report(id: string, report: DeploymentReport, now: string): Promise<void> {
     this.db
       .transaction(() => {
-        const row = this.db.prepare("SELECT * FROM deployments WHERE id = ?").get(id) as Row | undefined;
+        const row = this.db.prepare(`SELECT ${DEPLOYMENT} FROM deployments WHERE id = ?`).get(id) as Row | undefined;
         if (!row) return;
         const current = deploymentFromRow(row);
         const sourceConfig =
@@ -189,45 +202,45 @@ export class SqliteDeploymentStore implements DeploymentStore {
       })
       .immediate();
   }
+}
 
-  /** Revisions still in progress end SKIPPED when a newer one arrives. */
-  private supersede(deploymentId: string, newer: NewRevision, number: number): void {
-    const message = `Superseded by revision ${number} (${newer.id})`;
-    const superseded = this.db
-      .prepare(
-        `UPDATE revisions SET status = 'SKIPPED', status_message = ?, updated_at = ?
-         WHERE deployment_id = ? AND status IN (${IN_PROGRESS_REVISION_STATUSES.map(() => "?").join(", ")}) RETURNING id`,
-      )
-      .all(message, newer.created_at, deploymentId, ...IN_PROGRESS_REVISION_STATUSES) as { id: string }[];
-    for (const { id } of superseded) recordEvent(this.db, id, deploymentId, newer.created_at, "SKIPPED", message);
-  }
+/** Revisions still in progress end SKIPPED when a newer one arrives. */
+function supersede(db: SqliteDatabase, deploymentId: string, newer: NewRevision, number: number): void {
+  const message = `Superseded by revision ${number} (${newer.id})`;
+  const superseded = db
+    .prepare(
+      `UPDATE revisions SET status = 'SKIPPED', status_message = ?, updated_at = ?
+       WHERE deployment_id = ? AND status IN (${IN_PROGRESS_REVISION_STATUSES.map(() => "?").join(", ")}) RETURNING id`,
+    )
+    .all(message, newer.created_at, deploymentId, ...IN_PROGRESS_REVISION_STATUSES) as { id: string }[];
+  for (const { id } of superseded) recordEvent(db, id, deploymentId, newer.created_at, "SKIPPED", message);
+}
 
-  private insertRevision(deployment: DeploymentRecord, revision: NewRevision, number: number): RevisionRecord {
-    const record: RevisionRecord = { ...revision, deployment_id: deployment.id, tenant_id: deployment.tenant_id, number };
-    this.db
-      .prepare(
-        `INSERT INTO revisions (id, deployment_id, tenant_id, number, status, status_message, source, source_revision_config,
-           source_config, secret_references, secrets_ciphertext, artifact_revision_id, created_at, updated_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        record.id,
-        record.deployment_id,
-        record.tenant_id,
-        number,
-        record.status,
-        record.status_message,
-        record.source,
-        toJson(record.source_revision_config),
-        toJson(record.source_config),
-        toJson(record.secret_references),
-        record.secrets_ciphertext,
-        record.artifact_revision_id,
-        record.created_at,
-        record.updated_at,
-      );
-    this.db.prepare("UPDATE deployments SET latest_revision_id = ? WHERE id = ?").run(record.id, deployment.id);
-    recordEvent(this.db, record.id, deployment.id, record.created_at, record.status, record.status_message);
-    return record;
-  }
+/** Inserts a deployment's revision numbered `number`, with its first timeline step; the caller makes it the latest. */
+function insertRevision(db: SqliteDatabase, deployment: DeploymentRecord, revision: NewRevision, number: number): RevisionRecord {
+  const row = db
+    .prepare(
+      `INSERT INTO revisions (id, deployment_id, tenant_id, number, status, status_message, source, source_revision_config,
+         source_config, secret_references, secrets_ciphertext, artifact_revision_id, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) RETURNING ${REVISION}`,
+    )
+    .get(
+      revision.id,
+      deployment.id,
+      deployment.tenant_id,
+      number,
+      revision.status,
+      revision.status_message,
+      revision.source,
+      toJson(revision.source_revision_config),
+      toJson(revision.source_config),
+      toJson(revision.secret_references),
+      revision.secrets_ciphertext,
+      revision.artifact_revision_id,
+      revision.created_at,
+      revision.updated_at,
+    ) as Row;
+  const record = revisionFromRow(row);
+  recordEvent(db, record.id, deployment.id, record.created_at, record.status, record.status_message);
+  return record;
 }

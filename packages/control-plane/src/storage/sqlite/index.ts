@@ -2,12 +2,16 @@ import { openSqliteDatabase } from "@berth/service-kit";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ControlPlaneStorage } from "../types.js";
-import { SqliteApiKeyStore, SqliteTenantStore } from "./accounts.js";
+import { SqliteApiKeyStore } from "./api-keys.js";
 import { SqliteDeploymentStore } from "./deployments.js";
+import { SqliteIntegrationStore } from "./integrations.js";
 import { SqliteListenerStore } from "./listeners.js";
-import { SqliteIntegrationStore, SqliteLogStore, SqliteTracingProjectStore, SqliteUploadStore } from "./misc.js";
+import { SqliteLogStore } from "./logs.js";
 import { SqliteRevisionStore } from "./revisions.js";
+import { SqliteTenantStore } from "./tenants.js";
+import { SqliteTracingProjectStore } from "./tracing-projects.js";
 import { SqliteTracingStore } from "./tracing.js";
+import { SqliteUploadStore } from "./uploads.js";
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations");
 

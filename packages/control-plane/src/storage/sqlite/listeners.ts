@@ -1,4 +1,5 @@
 import { ConflictError, type SqliteDatabase } from "@berth/service-kit";
+import { LISTENER } from "../columns.js";
 import type { ListenerRecord, ListenerStore } from "../types.js";
 import { listenerFromRow } from "./rows.js";
 
@@ -36,13 +37,15 @@ export class SqliteListenerStore implements ListenerStore {
   }
 
   async get(tenantId: string, id: string): Promise<ListenerRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM listeners WHERE tenant_id = ? AND id = ?").get(tenantId, id) as Row | undefined;
+    const row = this.db.prepare(`SELECT ${LISTENER} FROM listeners WHERE tenant_id = ? AND id = ?`).get(tenantId, id) as
+      | Row
+      | undefined;
     return row && listenerFromRow(row);
   }
 
   async list(tenantId: string, limit: number, offset: number): Promise<ListenerRecord[]> {
     const rows = this.db
-      .prepare("SELECT * FROM listeners WHERE tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?")
+      .prepare(`SELECT ${LISTENER} FROM listeners WHERE tenant_id = ? ORDER BY created_at DESC, id DESC LIMIT ? OFFSET ?`)
       .all(tenantId, limit, offset) as Row[];
     return rows.map(listenerFromRow);
   }
@@ -57,7 +60,8 @@ export class SqliteListenerStore implements ListenerStore {
         if (change.default) this.unmarkDefault(tenantId);
         const row = this.db
           .prepare(
-            "UPDATE listeners SET compute_config = ?, version = ?, is_default = ?, updated_at = ? WHERE tenant_id = ? AND id = ? RETURNING *",
+            `UPDATE listeners SET compute_config = ?, version = ?, is_default = ?, updated_at = ? WHERE tenant_id = ? AND id = ?
+             RETURNING ${LISTENER}`,
           )
           .get(JSON.stringify(change.compute_config), change.version, change.default ? 1 : 0, change.updated_at, tenantId, id) as
           | Row
@@ -68,7 +72,7 @@ export class SqliteListenerStore implements ListenerStore {
   }
 
   async defaultOf(tenantId: string): Promise<ListenerRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM listeners WHERE tenant_id = ? AND is_default = 1").get(tenantId) as
+    const row = this.db.prepare(`SELECT ${LISTENER} FROM listeners WHERE tenant_id = ? AND is_default = 1`).get(tenantId) as
       | Row
       | undefined;
     return row && listenerFromRow(row);

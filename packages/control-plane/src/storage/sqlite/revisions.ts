@@ -1,9 +1,12 @@
 import type { SqliteDatabase } from "@berth/service-kit";
 import type { RevisionStatus } from "../../model/statuses.js";
+import { qualified, REVISION, REVISION_EVENT } from "../columns.js";
 import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
 import { revisionFromRow } from "./rows.js";
 
 type Row = Record<string, unknown>;
+
+const R = qualified(REVISION, "r");
 
 export class SqliteRevisionStore implements RevisionStore {
   constructor(private readonly db: SqliteDatabase) {}
@@ -11,7 +14,7 @@ export class SqliteRevisionStore implements RevisionStore {
   async get(tenantId: string, deploymentId: string, revisionId: string): Promise<RevisionRecord | undefined> {
     const row = this.db
       .prepare(
-        `SELECT r.* FROM revisions r JOIN deployments d ON d.id = r.deployment_id
+        `SELECT ${R} FROM revisions r JOIN deployments d ON d.id = r.deployment_id
          WHERE r.id = ? AND r.deployment_id = ? AND d.tenant_id = ? AND d.deleted_at IS NULL`,
       )
       .get(revisionId, deploymentId, tenantId) as Row | undefined;
@@ -22,7 +25,7 @@ export class SqliteRevisionStore implements RevisionStore {
     const statuses = filter.statuses?.length ? `AND r.status IN (${filter.statuses.map(() => "?").join(", ")})` : "";
     const rows = this.db
       .prepare(
-        `SELECT r.* FROM revisions r JOIN deployments d ON d.id = r.deployment_id
+        `SELECT ${R} FROM revisions r JOIN deployments d ON d.id = r.deployment_id
          WHERE r.deployment_id = ? AND d.tenant_id = ? AND d.deleted_at IS NULL ${statuses}
          ORDER BY r.number DESC LIMIT ? OFFSET ?`,
       )
@@ -32,13 +35,13 @@ export class SqliteRevisionStore implements RevisionStore {
 
   async latest(deploymentId: string): Promise<RevisionRecord | undefined> {
     const row = this.db
-      .prepare("SELECT * FROM revisions WHERE deployment_id = ? ORDER BY number DESC LIMIT 1")
+      .prepare(`SELECT ${REVISION} FROM revisions WHERE deployment_id = ? ORDER BY number DESC LIMIT 1`)
       .get(deploymentId) as Row | undefined;
     return row && revisionFromRow(row);
   }
 
   async getAny(revisionId: string): Promise<RevisionRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM revisions WHERE id = ?").get(revisionId) as Row | undefined;
+    const row = this.db.prepare(`SELECT ${REVISION} FROM revisions WHERE id = ?`).get(revisionId) as Row | undefined;
     return row && revisionFromRow(row);
   }
 
@@ -46,7 +49,8 @@ export class SqliteRevisionStore implements RevisionStore {
     if (statuses.length === 0) return [];
     const rows = this.db
       .prepare(
-        `SELECT * FROM revisions WHERE deployment_id = ? AND status IN (${statuses.map(() => "?").join(", ")}) ORDER BY number DESC`,
+        `SELECT ${REVISION} FROM revisions WHERE deployment_id = ? AND status IN (${statuses.map(() => "?").join(", ")})
+         ORDER BY number DESC`,
       )
       .all(deploymentId, ...statuses) as Row[];
     return rows.map(revisionFromRow);
@@ -54,7 +58,7 @@ export class SqliteRevisionStore implements RevisionStore {
 
   async events(revisionId: string): Promise<RevisionEventRecord[]> {
     return this.db
-      .prepare("SELECT * FROM revision_events WHERE revision_id = ? ORDER BY id")
+      .prepare(`SELECT ${REVISION_EVENT} FROM revision_events WHERE revision_id = ? ORDER BY id`)
       .all(revisionId) as RevisionEventRecord[];
   }
 
@@ -71,7 +75,7 @@ export class SqliteRevisionStore implements RevisionStore {
         const row = this.db
           .prepare(
             `UPDATE revisions SET status = ?, status_message = ?, updated_at = ?
-           WHERE id = ? AND status IN (${from.map(() => "?").join(", ")}) RETURNING *`,
+           WHERE id = ? AND status IN (${from.map(() => "?").join(", ")}) RETURNING ${REVISION}`,
           )
           .get(status, message, now, revisionId, ...from) as Row | undefined;
         if (!row) return undefined;

@@ -19,8 +19,7 @@ export function revisionFromRow(row: Row): RevisionRecord {
 }
 
 export function listenerFromRow(row: Row): ListenerRecord {
-  const { is_default, ...rest } = row;
-  return { ...rest, compute_config: json(row.compute_config), default: is_default === 1 } as ListenerRecord;
+  return { ...row, compute_config: json(row.compute_config), default: row.default === 1 } as ListenerRecord;
 }
 
 export function integrationFromRow(row: Row): IntegrationRecord {

@@ -8,7 +8,8 @@ import type {
   TracingProjectRecord,
   TracingStore,
 } from "../tracing-types.js";
-import { FEEDBACK_COLUMNS, RUN_COLUMNS, TOKEN_COLUMNS, USAGE_SELECT } from "../tracing-columns.js";
+import { TRACING_PROJECT } from "../columns.js";
+import { FEEDBACK, FEEDBACK_COLUMNS, RUN, RUN_COLUMNS, TOKEN, TOKEN_COLUMNS, USAGE_SELECT } from "../tracing-columns.js";
 
 type Row = Record<string, unknown>;
 
@@ -34,7 +35,7 @@ function values(record: object, columns: readonly string[], jsonColumns: Readonl
   const row = record as Row;
   return columns.map((column) => (jsonColumns.has(column) ? json(row[column]) : row[column]));
 }
-const UPSERT_RUN = `INSERT INTO traced_runs (${RUN_COLUMNS.join(", ")}) VALUES (${RUN_COLUMNS.map(() => "?").join(", ")})
+const UPSERT_RUN = `INSERT INTO traced_runs (${RUN}) VALUES (${RUN_COLUMNS.map(() => "?").join(", ")})
   ON CONFLICT (tenant_id, id) DO UPDATE SET ${RUN_COLUMNS.filter((column) => column !== "tenant_id" && column !== "id")
     .map((column) => `${column} = excluded.${column}`)
     .join(", ")}`;
@@ -43,15 +44,15 @@ export class SqliteTracingStore implements TracingStore {
   constructor(private readonly db: SqliteDatabase) {}
 
   async projectById(tenantId: string, id: string): Promise<TracingProjectRecord | undefined> {
-    return this.db.prepare("SELECT * FROM tracing_projects WHERE tenant_id = ? AND id = ?").get(tenantId, id) as
+    return this.db.prepare(`SELECT ${TRACING_PROJECT} FROM tracing_projects WHERE tenant_id = ? AND id = ?`).get(tenantId, id) as
       | TracingProjectRecord
       | undefined;
   }
 
   async projectByName(tenantId: string, name: string): Promise<TracingProjectRecord | undefined> {
-    return this.db.prepare("SELECT * FROM tracing_projects WHERE tenant_id = ? AND name = ?").get(tenantId, name) as
-      | TracingProjectRecord
-      | undefined;
+    return this.db
+      .prepare(`SELECT ${TRACING_PROJECT} FROM tracing_projects WHERE tenant_id = ? AND name = ?`)
+      .get(tenantId, name) as TracingProjectRecord | undefined;
   }
 
   async ensureProject(project: TracingProjectRecord): Promise<TracingProjectRecord> {
@@ -68,7 +69,9 @@ export class SqliteTracingStore implements TracingStore {
     ids: string[],
     merge: (current: Map<string, TracedRunRecord>) => TracedRunRecord[],
   ): Promise<void> {
-    const select = this.db.prepare(`SELECT * FROM traced_runs WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`);
+    const select = this.db.prepare(
+      `SELECT ${RUN} FROM traced_runs WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`,
+    );
     const upsert = this.db.prepare(UPSERT_RUN);
     // IMMEDIATE: the write lock first, so another process's merge of the same run waits for this one.
     this.db
@@ -81,13 +84,15 @@ export class SqliteTracingStore implements TracingStore {
   }
 
   async getRun(tenantId: string, id: string): Promise<TracedRunRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM traced_runs WHERE tenant_id = ? AND id = ?").get(tenantId, id) as Row | undefined;
+    const row = this.db.prepare(`SELECT ${RUN} FROM traced_runs WHERE tenant_id = ? AND id = ?`).get(tenantId, id) as
+      | Row
+      | undefined;
     return row && runFromRow(row);
   }
 
   async traceRuns(tenantId: string, traceId: string): Promise<TracedRunRecord[]> {
     const rows = this.db
-      .prepare("SELECT * FROM traced_runs WHERE tenant_id = ? AND trace_id = ? ORDER BY dotted_order, start_time, id")
+      .prepare(`SELECT ${RUN} FROM traced_runs WHERE tenant_id = ? AND trace_id = ? ORDER BY dotted_order, start_time, id`)
       .all(tenantId, traceId) as Row[];
     return rows.map(runFromRow);
   }
@@ -105,7 +110,7 @@ export class SqliteTracingStore implements TracingStore {
     const order = filter.order === "asc" ? "ASC" : "DESC";
     const rows = this.db
       .prepare(
-        `SELECT * FROM traced_runs WHERE ${where.join(" AND ")} ORDER BY start_time ${order}, id ${order} LIMIT ? OFFSET ?`,
+        `SELECT ${RUN} FROM traced_runs WHERE ${where.join(" AND ")} ORDER BY start_time ${order}, id ${order} LIMIT ? OFFSET ?`,
       )
       .all(...params, filter.limit, filter.offset) as Row[];
     return rows.map(runFromRow);
@@ -119,7 +124,7 @@ export class SqliteTracingStore implements TracingStore {
 
   async addFeedback(records: FeedbackRecord[]): Promise<void> {
     const insert = this.db.prepare(
-      `INSERT INTO tracing_feedback (${FEEDBACK_COLUMNS.join(", ")}) VALUES (${FEEDBACK_COLUMNS.map(() => "?").join(", ")})
+      `INSERT INTO tracing_feedback (${FEEDBACK}) VALUES (${FEEDBACK_COLUMNS.map(() => "?").join(", ")})
        ON CONFLICT (tenant_id, id) DO NOTHING`,
     );
     this.db
@@ -131,19 +136,21 @@ export class SqliteTracingStore implements TracingStore {
 
   async listFeedback(tenantId: string, runId: string, limit: number, offset: number): Promise<FeedbackRecord[]> {
     const rows = this.db
-      .prepare("SELECT * FROM tracing_feedback WHERE tenant_id = ? AND run_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?")
+      .prepare(
+        `SELECT ${FEEDBACK} FROM tracing_feedback WHERE tenant_id = ? AND run_id = ? ORDER BY created_at, id LIMIT ? OFFSET ?`,
+      )
       .all(tenantId, runId, limit, offset) as Row[];
     return rows.map(feedbackFromRow);
   }
 
   async createToken(token: FeedbackTokenRecord): Promise<void> {
     this.db
-      .prepare(`INSERT INTO feedback_tokens (${TOKEN_COLUMNS.join(", ")}) VALUES (${TOKEN_COLUMNS.map(() => "?").join(", ")})`)
+      .prepare(`INSERT INTO feedback_tokens (${TOKEN}) VALUES (${TOKEN_COLUMNS.map(() => "?").join(", ")})`)
       .run(...values(token, TOKEN_COLUMNS, TOKEN_JSON));
   }
 
   async getToken(tokenHash: string): Promise<FeedbackTokenRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM feedback_tokens WHERE token_hash = ?").get(tokenHash) as Row | undefined;
+    const row = this.db.prepare(`SELECT ${TOKEN} FROM feedback_tokens WHERE token_hash = ?`).get(tokenHash) as Row | undefined;
     return row && tokenFromRow(row);
   }
 }

@@ -1,24 +1,9 @@
 import type { SqliteDatabase } from "@berth/service-kit";
-import type { ApiKeyRecord, ApiKeyStore, TenantRecord, TenantStore } from "../types.js";
+import { API_KEY } from "../columns.js";
+import type { ApiKeyRecord, ApiKeyStore } from "../types.js";
 import { apiKeyFromRow } from "./rows.js";
 
 type Row = Record<string, unknown>;
-
-export class SqliteTenantStore implements TenantStore {
-  constructor(private readonly db: SqliteDatabase) {}
-
-  async create(tenant: TenantRecord): Promise<void> {
-    this.db.prepare("INSERT INTO tenants (id, name, created_at) VALUES (?, ?, ?)").run(tenant.id, tenant.name, tenant.created_at);
-  }
-
-  async get(id: string): Promise<TenantRecord | undefined> {
-    return this.db.prepare("SELECT * FROM tenants WHERE id = ?").get(id) as TenantRecord | undefined;
-  }
-
-  async list(): Promise<TenantRecord[]> {
-    return this.db.prepare("SELECT * FROM tenants ORDER BY created_at, id").all() as TenantRecord[];
-  }
-}
 
 export class SqliteApiKeyStore implements ApiKeyStore {
   constructor(private readonly db: SqliteDatabase) {}
@@ -42,17 +27,17 @@ export class SqliteApiKeyStore implements ApiKeyStore {
   }
 
   async findByHash(hash: string): Promise<ApiKeyRecord | undefined> {
-    const row = this.db.prepare("SELECT * FROM api_keys WHERE key_hash = ?").get(hash) as Row | undefined;
+    const row = this.db.prepare(`SELECT ${API_KEY} FROM api_keys WHERE key_hash = ?`).get(hash) as Row | undefined;
     return row && apiKeyFromRow(row);
   }
 
   async list(): Promise<ApiKeyRecord[]> {
-    return (this.db.prepare("SELECT * FROM api_keys ORDER BY created_at, id").all() as Row[]).map(apiKeyFromRow);
+    return (this.db.prepare(`SELECT ${API_KEY} FROM api_keys ORDER BY created_at, id`).all() as Row[]).map(apiKeyFromRow);
   }
 
   async revoke(id: string, now: string): Promise<ApiKeyRecord | undefined> {
     this.db.prepare("UPDATE api_keys SET revoked_at = ? WHERE id = ? AND revoked_at IS NULL").run(now, id);
-    const row = this.db.prepare("SELECT * FROM api_keys WHERE id = ?").get(id) as Row | undefined;
+    const row = this.db.prepare(`SELECT ${API_KEY} FROM api_keys WHERE id = ?`).get(id) as Row | undefined;
     return row && apiKeyFromRow(row);
   }
 }

@@ -1,6 +1,10 @@
-// Column lists, in the key order of the records of ../types.ts. pg parses JSONB, boolean and integer
-// columns by itself, and the pool (service-kit) reads timestamptz as ISO strings and bigint as numbers,
-// so rows are records as they come.
+/**
+ * The columns both backends select for each record of ./types.ts, in the record's key order, so that either backend
+ * returns a record with the same keys in the same order (a stored name that is not the record's key is aliased).
+ * PostgreSQL's rows are records as they come: pg parses JSONB, boolean and integer columns, and the pool (service-kit)
+ * reads timestamptz as ISO strings and bigint as numbers. SQLite's rows go through sqlite/rows.ts (JSON as text,
+ * booleans as 0/1). The tracing tables' columns are in tracing-columns.ts.
+ */
 
 export const TENANT = "id, name, created_at";
 export const API_KEY = "id, name, prefix, key_hash, all_tenants, tenant_ids, created_at, revoked_at";
@@ -14,7 +18,7 @@ export const REVISION = `id, deployment_id, tenant_id, number, status, status_me
 export const UPLOAD = "object_path, upload_id, deployment_id, tenant_id, created_at, expires_at, uploaded_at, size_bytes, sha256";
 export const TRACING_PROJECT = "id, tenant_id, name, deployment_id, created_at";
 export const REVISION_EVENT = "id, revision_id, deployment_id, at, status, message";
-/** As SQLite's SELECT * returns them: the id first. */
+/** The id first, as the table has it. */
 export const LOG = "id, deployment_id, revision_id, kind, timestamp, level, message";
 
 /** `columns` qualified by a table alias, for joins. */
