@@ -98,6 +98,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
           trustAllCode: settings.trustAllCode,
           compute:
             settings.listenerCompute === "docker" ? { type: "docker", engine: settings.containerEngine } : { type: "local" },
+          secretsFile: settings.listenerSecretsFile,
         })
       : undefined;
     const app = await buildApp(storage, services, {

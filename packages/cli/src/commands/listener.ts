@@ -49,6 +49,7 @@ export async function listenerCommand(argv: string[]): Promise<number> {
       // Without a sandbox, run every workspace's code anyway (docs/security.md).
       trustAllCode: values["trust-all-code"] || envBoolean("BERTH_TRUST_ALL_CODE", false),
       compute: compute === "docker" ? { type: "docker", engine } : { type: "local" },
+      secretsFile: process.env.BERTH_LISTENER_SECRETS_FILE || undefined,
     }),
   );
   return 0;

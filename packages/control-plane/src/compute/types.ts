@@ -8,6 +8,11 @@ export interface ServerSpec {
   configFile: string;
   /** The image to run, on container compute (its command serves configFile). */
   image?: string;
+  /**
+   * The image is the user's (external_image): it keeps its own user and a
+   * writable root, and is told its port in PORT; Berth's images run as nobody on a read-only root.
+   */
+  externalImage?: boolean;
   /** The deployment's persistent data dir (outlives revisions). */
   dataDir: string;
   /**

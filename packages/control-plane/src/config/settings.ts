@@ -28,6 +28,8 @@ export interface ControlPlaneSettings {
   listenerCompute: "local" | "docker";
   /** The Docker Engine API of a docker listener (else DOCKER_HOST, else the standard socket). */
   containerEngine?: string;
+  /** The embedded listener's secret source (docs/containers.md). */
+  listenerSecretsFile?: string;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlaneSettings {
@@ -51,5 +53,6 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     trustAllCode: envBoolean("BERTH_TRUST_ALL_CODE", false, env),
     listenerCompute: envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker"] as const, "local", env),
     containerEngine: env.BERTH_CONTAINER_ENGINE || undefined,
+    listenerSecretsFile: env.BERTH_LISTENER_SECRETS_FILE || undefined,
   };
 }

@@ -12,6 +12,7 @@ import type { ImageBuilds } from "./image-builds.js";
 import type { ControlPlaneLink } from "./link.js";
 import type { LogShipper } from "./log-shipper.js";
 import { forgetPid, recordPid } from "./orphans.js";
+import type { SecretSource } from "./secret-source.js";
 import { upstreamKeyOf } from "./upstream-key.js";
 
 export interface RunnerContext {
@@ -19,6 +20,8 @@ export interface RunnerContext {
   compute: SupervisedCompute;
   /** On a container listener: revisions are built into images and run as containers. */
   images?: ImageBuilds;
+  /** The operator's secrets, for external images' secret_references and image_pull_secrets. */
+  secrets: SecretSource;
   router: Router;
   artifacts: ArtifactStore;
   logs: LogShipper;
@@ -35,6 +38,8 @@ const RESUMABLE: readonly RevisionStatus[] = ["AWAITING_BUILD", "BUILDING", "AWA
 /** Final statuses the control plane sets on its own (a newer revision, an interrupt): the work stops. */
 const STOPPED: readonly RevisionStatus[] = ["SKIPPED", "INTERRUPTED"];
 const BUILT_SOURCES = ["internal_source"];
+/** What a container listener runs. */
+const CONTAINER_SOURCES = ["internal_source", "external_image"];
 
 /** The work on a revision was abandoned: the control plane moved it (superseded, interrupted) or the listener stops. */
 class Abandoned extends Error {}
@@ -44,7 +49,11 @@ interface Prepared {
   configFile: string;
   image?: string;
   reused: boolean;
+  /** The user's own image (external_image), pulled rather than built. */
+  external?: boolean;
 }
+
+type LogWriter = ReturnType<RunnerContext["logs"]["writer"]>;
 
 interface Job {
   revisionId: string;
@@ -125,7 +134,7 @@ export class DeploymentRunner {
     { restore, note }: { restore: boolean; note?: string },
     signal: AbortSignal,
   ): Promise<void> {
-    const { link, logs, artifacts, dirs } = this.context;
+    const { link, logs, dirs } = this.context;
     const buildLog = logs.writer(this.deploymentId, revision.id, "build");
     let status = revision.status;
     const move = async (to: RevisionStatus, message: string, report?: DeploymentReport) => {
@@ -137,41 +146,27 @@ export class DeploymentRunner {
     };
     if (note) buildLog({ level: "info", message: note });
 
-    if (!BUILT_SOURCES.includes(revision.source)) {
+    const runnable = this.context.images ? CONTAINER_SOURCES : BUILT_SOURCES;
+    if (!runnable.includes(revision.source)) {
       await move(
         "DEPLOY_FAILED",
         this.context.images
-          ? `This listener deploys internal_source revisions, not ${revision.source} yet`
+          ? `This listener deploys ${CONTAINER_SOURCES.join(" and ")} revisions, not ${revision.source} yet`
           : `This listener runs local processes: it deploys internal_source revisions, not ${revision.source} (container images need a docker or cluster listener)`,
       );
       return this.reportIdle(assignment);
     }
 
-    const key = artifacts.keyOf(revision);
-    if (!key) return void (await move("BUILD_FAILED", "The revision has no uploaded source tarball"));
-    let prepared = await this.findBuild(key);
-    if (prepared) {
-      buildLog({ level: "info", message: `Reusing the existing build ${key}: no build needed` });
+    let prepared: Prepared;
+    if (revision.source === "external_image") {
+      const image = String(revision.source_revision_config.image_uri);
+      prepared = { configFile: "", image, reused: true, external: true };
+      await move("AWAITING_DEPLOY", `An external image (${image}): nothing to build`);
     } else {
-      await move("AWAITING_BUILD", "Waiting for the build to start");
-      await move("BUILDING", this.context.images ? "Building the uploaded source into an image" : "Building the uploaded source");
-      const started = Date.now();
-      try {
-        await mkdir(dirs.sources, { recursive: true });
-        const tarball = join(dirs.sources, `${revision.id}.tar.gz`);
-        await link.fetchSource(revision.id, tarball);
-        prepared = await this.build(key, revision, tarball, buildLog, signal);
-        await rm(tarball, { force: true });
-      } catch (error) {
-        if (signal.aborted) throw new Abandoned();
-        const reason = error instanceof BuildError ? error.message : `Build failed: ${(error as Error).message}`;
-        buildLog({ level: "error", message: reason });
-        await move("BUILD_FAILED", reason);
-        return this.reportIdle(assignment);
-      }
-      buildLog({ level: "info", message: `Built in ${((Date.now() - started) / 1000).toFixed(1)} s` });
+      const built = await this.buildSource(revision, buildLog, move, signal);
+      if (!built) return built === null ? this.reportIdle(assignment) : undefined;
+      prepared = built;
     }
-    await move("AWAITING_DEPLOY", prepared.reused ? "Reusing an existing build of the same source: no build" : "Built");
 
     const dataDir = join(dirs.deployments, this.deploymentId, "data");
     if (assignment.status === "AWAITING_DATABASE") buildLog({ level: "info", message: "Creating the deployment's database" });
@@ -180,14 +175,17 @@ export class DeploymentRunner {
     const upstreamKey = await upstreamKeyOf(this.deploymentDir());
     let instance: ServerInstance;
     try {
+      const referenced = prepared.external ? await this.pullExternal(prepared, revision) : {};
       instance = await this.context.compute.start(
         {
           deploymentId: this.deploymentId,
           revisionId: revision.id,
           configFile: prepared.configFile,
           image: prepared.image,
+          externalImage: prepared.external,
           dataDir,
           env: {
+            ...referenced,
             ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
             ...this.tracingEnv(assignment),
             BERTH_API_KEY: upstreamKey,
@@ -208,7 +206,8 @@ export class DeploymentRunner {
     const serving: DeploymentReport = {
       status: "READY",
       active_revision_id: revision.id,
-      custom_url: this.context.router.urlOf(this.deploymentId),
+      // An external image's custom_url is where its users reach it (their own ingress); else the router's stable URL.
+      custom_url: customUrlOf(revision) ?? this.context.router.urlOf(this.deploymentId),
       image_version: this.context.serverVersion,
     };
     try {
@@ -222,6 +221,58 @@ export class DeploymentRunner {
     this.context.router.setTarget(this.deploymentId, instance.url, upstreamKey);
     if (restore) await link.report(this.deploymentId, serving);
     if (previous && previous.instance !== instance) await this.retire(previous.instance);
+  }
+
+  /**
+   * Builds the revision's uploaded source (or finds its build), moving it
+   * through AWAITING_BUILD and BUILDING to AWAITING_DEPLOY. Undefined: it
+   * failed without a tarball; null: the build failed (BUILD_FAILED, logged).
+   */
+  private async buildSource(
+    revision: AssignedRevision,
+    buildLog: LogWriter,
+    move: (to: RevisionStatus, message: string) => Promise<void>,
+    signal: AbortSignal,
+  ): Promise<Prepared | null | undefined> {
+    const { link, artifacts, dirs } = this.context;
+    const key = artifacts.keyOf(revision);
+    if (!key) return void (await move("BUILD_FAILED", "The revision has no uploaded source tarball"));
+    let prepared = await this.findBuild(key);
+    if (prepared) {
+      buildLog({ level: "info", message: `Reusing the existing build ${key}: no build needed` });
+    } else {
+      await move("AWAITING_BUILD", "Waiting for the build to start");
+      await move("BUILDING", this.context.images ? "Building the uploaded source into an image" : "Building the uploaded source");
+      const started = Date.now();
+      try {
+        await mkdir(dirs.sources, { recursive: true });
+        const tarball = join(dirs.sources, `${revision.id}.tar.gz`);
+        await link.fetchSource(revision.id, tarball);
+        prepared = await this.build(key, revision, tarball, buildLog, signal);
+        await rm(tarball, { force: true });
+      } catch (error) {
+        if (signal.aborted) throw new Abandoned();
+        const reason = error instanceof BuildError ? error.message : `Build failed: ${(error as Error).message}`;
+        buildLog({ level: "error", message: reason });
+        await move("BUILD_FAILED", reason);
+        return null;
+      }
+      buildLog({ level: "info", message: `Built in ${((Date.now() - started) / 1000).toFixed(1)} s` });
+    }
+    await move("AWAITING_DEPLOY", prepared.reused ? "Reusing an existing build of the same source: no build" : "Built");
+    return prepared;
+  }
+
+  /** Pulls an external image (with its image_pull_secrets) and resolves its secret_references, from the listener's secret source. */
+  private async pullExternal(prepared: Prepared, revision: AssignedRevision): Promise<Record<string, string>> {
+    const { images, secrets } = this.context;
+    const image = prepared.image!;
+    const log = this.context.logs.writer(this.deploymentId, revision.id, "deploy");
+    const environment = await secrets.environment(revision.secret_references);
+    const spec = revision.source_config.resource_spec as { image_pull_secrets?: unknown } | null | undefined;
+    log({ level: "info", message: `Pulling ${image}` });
+    await images!.pull(image, await secrets.registryCredentials(spec?.image_pull_secrets, image), log);
+    return environment;
   }
 
   /** A finished build of the key: a built project, or an image on a container listener. */
@@ -239,7 +290,7 @@ export class DeploymentRunner {
     key: string,
     revision: AssignedRevision,
     tarball: string,
-    log: ReturnType<RunnerContext["logs"]["writer"]>,
+    log: LogWriter,
     signal: AbortSignal,
   ): Promise<Prepared> {
     const { images, artifacts, dirs } = this.context;
@@ -297,6 +348,11 @@ export class DeploymentRunner {
 function resourcesOf(revision: AssignedRevision) {
   const spec = revision.source_config.resource_spec as Record<string, number | null> | null | undefined;
   return { memoryLimitMb: spec?.memory_limit_mb ?? null, cpu: spec?.cpu_limit ?? spec?.cpu ?? null };
+}
+
+function customUrlOf(revision: AssignedRevision): string | undefined {
+  const url = revision.source_config.custom_url;
+  return typeof url === "string" && url !== "" ? url : undefined;
 }
 
 /** resource_spec.labels and annotations, as container labels (annotations prefixed, so the two cannot collide). */

@@ -1,8 +1,10 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { type BuildLog, BuildError } from "../build/build.js";
+import { DeployError } from "../compute/types.js";
 import { buildRevisionImage } from "../build/image/revision-image.js";
-import { type ContainerEngine, imageExists, removeImage } from "../engine/docker-engine.js";
+import { type ContainerEngine, imageExists, pullImage, removeImage } from "../engine/docker-engine.js";
+import type { RegistryCredentials } from "./secret-source.js";
 import type { AssignedRevision } from "../model/listener-protocol.js";
 
 /** What a container listener runs for a revision: an image, built or reused. */
@@ -64,6 +66,21 @@ export class ImageBuilds {
       throw new BuildError(`The image build failed: ${(error as Error).message}`);
     } finally {
       await rm(workDir, { recursive: true, force: true });
+    }
+  }
+
+  /**
+   * Pulls an external image. When the registry cannot be reached but the
+   * engine has the image already, that copy runs (logged as a warning);
+   * otherwise the engine's reason fails the deploy.
+   */
+  async pull(image: string, auth: RegistryCredentials | undefined, log: BuildLog): Promise<string> {
+    try {
+      return await pullImage(this.engine, image, { auth, log });
+    } catch (error) {
+      if (!(await imageExists(this.engine, image))) throw new DeployError(`Pulling ${image} failed: ${(error as Error).message}`);
+      log({ level: "error", message: `Pulling ${image} failed (${(error as Error).message}): running the engine's copy` });
+      return (await this.engine.docker.getImage(image).inspect()).Id;
     }
   }
 

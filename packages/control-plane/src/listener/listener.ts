@@ -13,6 +13,7 @@ import { DeploymentRunner, type RunnerContext } from "./deployment-runner.js";
 import { ImageBuilds } from "./image-builds.js";
 import type { ControlPlaneLink } from "./link.js";
 import { LogShipper } from "./log-shipper.js";
+import { SecretSource } from "./secret-source.js";
 import { killOrphans, recordPid } from "./orphans.js";
 
 export interface ListenerOptions {
@@ -35,6 +36,8 @@ export interface ListenerOptions {
    * Docker Engine API at `engine` (default DOCKER_HOST, else the standard socket).
    */
   compute?: { type: "local" } | { type: "docker"; engine?: string };
+  /** A JSON file of the operator's secrets, for external images' secret_references and image_pull_secrets. */
+  secretsFile?: string;
 }
 
 export interface RunningListener {
@@ -128,6 +131,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     link,
     compute,
     images,
+    secrets: new SecretSource(options.secretsFile),
     router,
     artifacts: new ArtifactStore(dirs.artifacts, {
       isolation,

@@ -37,8 +37,9 @@ export async function launchContainer(
 ): Promise<ContainerServer> {
   if (!spec.image) throw new DeployError("The revision has no image to run");
   options.signal.throwIfAborted();
-  await chown(spec.dataDir, SERVER_USER, SERVER_USER);
-  const env = { ...serverEnv(spec, {}), HOME: "/tmp" };
+  const own = !spec.externalImage;
+  if (own) await chown(spec.dataDir, SERVER_USER, SERVER_USER);
+  const env = { ...serverEnv(spec, {}), ...(own ? { HOME: "/tmp" } : {}), PORT: PORT.split("/")[0]! };
   const memory = spec.resources?.memoryLimitMb;
   const cpu = spec.resources?.cpu;
   let container: Awaited<ReturnType<typeof engine.docker.createContainer>>;
@@ -47,7 +48,7 @@ export async function launchContainer(
       name: `berth-${spec.deploymentId.slice(0, 8)}-${spec.revisionId.slice(0, 8)}-${randomBytes(3).toString("hex")}`,
       Image: spec.image,
       Env: Object.entries(env).map(([name, value]) => `${name}=${value}`),
-      User: `${SERVER_USER}:${SERVER_USER}`,
+      ...(own ? { User: `${SERVER_USER}:${SERVER_USER}` } : {}),
       ExposedPorts: { [PORT]: {} },
       Labels: {
         ...spec.labels,
@@ -58,7 +59,7 @@ export async function launchContainer(
       },
       HostConfig: {
         Init: true,
-        ReadonlyRootfs: true,
+        ReadonlyRootfs: own,
         Tmpfs: { "/tmp": "rw,nosuid,nodev,size=512m" },
         SecurityOpt: ["no-new-privileges"],
         CapDrop: ["ALL"],
