@@ -166,6 +166,26 @@ describe("when a PATCH makes a revision", () => {
     assert.equal(patched.latest_revision_id, repo.latest_revision_id, "no revision field was sent");
   });
 
+  test("POST /revisions always makes one, with the latest one's configuration and secrets", async () => {
+    const deployment = await createDeployment(cp.admin, {
+      ...externalImageBody(uniqueName("again")),
+      secrets: [{ name: "KEY", value: "v1" }],
+    });
+    const first = (await revisionsOf(cp.admin, deployment.id))[0]!;
+    const created = await cp.admin.post<Revision>(`/v2/deployments/${deployment.id}/revisions`);
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    assert.notEqual(created.body.id, first.id);
+    assert.deepEqual(created.body.source_revision_config, first.source_revision_config);
+    const again = await cp.admin.post<Revision>(`/v2/deployments/${deployment.id}/revisions`, {});
+    assert.equal(again.status, 201);
+    const current = await cp.admin.get<Deployment>(`/v2/deployments/${deployment.id}`);
+    assert.equal(current.body.latest_revision_id, again.body.id);
+    assert.deepEqual(current.body.secrets, [{ name: "KEY", value: "********" }]);
+    assert.equal((await revisionsOf(cp.admin, deployment.id)).length, 3);
+    const unknown = await cp.admin.post(`/v2/deployments/${crypto.randomUUID()}/revisions`);
+    assert.equal(unknown.status, 404);
+  });
+
   test("repo_host: a new ref makes a revision whose commit is not resolved yet", async () => {
     const repo = await createDeployment(
       cp.admin,

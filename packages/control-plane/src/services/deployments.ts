@@ -24,7 +24,8 @@ import type { SecretBox } from "../domain/secret-box.js";
 import { checkSecretReferences, resolveSecrets } from "../domain/secrets.js";
 import type { DeploymentCreateInput, DeploymentPatchInput } from "../domain/inputs/deployment.js";
 import type { ControlPlaneStorage, DeploymentChange, DeploymentFilter, DeploymentRecord, NewRevision } from "../storage/types.js";
-import { presentDeployment, revisionSecrets } from "./deployment-views.js";
+import { presentDeployment, presentRevision, revisionSecrets } from "./deployment-views.js";
+import type { Revision } from "./revisions.js";
 
 export type Deployment = ReturnType<typeof presentDeployment>;
 
@@ -179,6 +180,26 @@ export class DeploymentService {
     const deployment = await this.storage.deployments.get(tenantId, id);
     if (!deployment) throw notFound(id);
     return refusePushToken(deployment.source);
+  }
+
+  /**
+   * A new revision with the latest one's configuration and secrets: built (or
+   * pulled) and deployed again, e.g. after an image was pushed under the same
+   * tag. Always a revision, where a PATCH without changes makes none.
+   */
+  async createRevision(tenantId: string, id: string): Promise<Revision> {
+    const result = await this.storage.deployments.update(tenantId, id, (deployment, latest) => {
+      const now = new Date().toISOString();
+      checkSourceComplete(deployment.source, latest.source_revision_config);
+      return {
+        source_config: deployment.source_config,
+        secret_references: deployment.secret_references,
+        updated_at: now,
+        revision: this.newRevision(deployment, latest.source_revision_config, revisionSecrets(latest, this.box), now),
+      };
+    });
+    if (!result?.revision) throw notFound(id);
+    return presentRevision(result.revision);
   }
 
   /** Rollback: a new revision that deploys a deployed revision's built artifact again, with its configuration and secrets. */

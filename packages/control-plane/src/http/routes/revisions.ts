@@ -119,6 +119,26 @@ export function registerRevisionRoutes(
     catalog,
     {
       method: "POST",
+      path: "/v2/deployments/:deployment_id/revisions",
+      summary: "A new revision with the latest one's configuration and secrets, built or pulled and deployed again",
+      tag,
+      params: DeploymentIdParams,
+      body: z.object({}).describe("No fields; an empty body is fine"),
+      bodyOptional: true,
+      responses: {
+        201: { description: "The new revision", schema: Revision },
+        404: { description: "Not found", schema: Detail },
+      },
+    },
+    async ({ params, request, reply }) =>
+      reply.status(201).send(await deployments.createRevision((await caller(request)).tenantId, params.deployment_id)),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
       path: "/v2/deployments/:deployment_id/revisions/:revision_id/redeploy",
       summary: "Rollback: a new revision deploying this deployed revision's built artifact again, without a build",
       tag,
