@@ -11,6 +11,8 @@ import { InProcessLink } from "./embedded-link.js";
 import { type RunningListener, startListener } from "./listener/listener.js";
 import { createServices } from "./services/index.js";
 import { openStorage } from "./storage/open.js";
+import { loadRegistryKeys } from "./auth/registry-keys.js";
+import { startRegistryProcess } from "./process/registry-process.js";
 import type { ControlPlaneStorage } from "./storage/types.js";
 
 export interface ControlPlaneOptions {
@@ -35,6 +37,9 @@ const require = createRequire(import.meta.url);
 const VERSION = (require("../package.json") as { version: string }).version;
 
 export const defaultDataDir = () => join(process.cwd(), ".berth", "control-plane");
+
+/** The registry's `auth.token.service` and `issuer`, as the control plane's tokens name them. */
+const REGISTRY_TOKEN_NAMES = { service: "berth-registry", issuer: "berth-control-plane" };
 
 /** Files of the data directory that hold secrets (the database is protected by the directory). */
 const KEY_FILES = ["admin.key", "secrets.key"];
@@ -69,9 +74,19 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
   const dataDir = options.dataDir ?? defaultDataDir();
   const { storage, box } = await openControlPlaneState(dataDir, settings);
   let listener: RunningListener | undefined;
+  let registry: { close(): Promise<void> } | undefined;
   let url: string | undefined;
   try {
     const first = await bootstrap(storage, settings, join(dataDir, "admin.key"), logger);
+    const registryDir = join(dataDir, "registry");
+    const registrySettings = settings.registryPort
+      ? {
+          address: settings.registryAddress ?? `127.0.0.1:${settings.registryPort}`,
+          keys: await loadRegistryKeys(registryDir),
+          ...REGISTRY_TOKEN_NAMES,
+          pushTokenTtlSeconds: settings.pushTokenTtlSeconds,
+        }
+      : undefined;
     const services = createServices(
       storage,
       box,
@@ -81,6 +96,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
         maxBytes: settings.uploadMaxBytes,
       },
       { tokenTtlSeconds: settings.feedbackTokenTtlSeconds },
+      registrySettings,
     );
     listener = settings.embeddedListener
       ? await startListener({
@@ -111,6 +127,16 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : options.port;
     url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+    registry = registrySettings
+      ? await startRegistryProcess({
+          dir: registryDir,
+          port: settings.registryPort!,
+          realm: `${settings.publicUrl ?? url}/v1/registry/token`,
+          ...REGISTRY_TOKEN_NAMES,
+          certificateFile: registrySettings.keys.certificateFile,
+          logger: logger.child({ component: "registry" }),
+        })
+      : undefined;
     logger.info(
       { url, router_url: listener?.routerUrl, backend: settings.databaseUrl ? "postgres" : "sqlite", data_dir: dataDir },
       "control plane listening",
@@ -137,11 +163,13 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
       async close() {
         await app.close();
         await listener?.close();
+        await registry?.close();
         await storage.close();
       },
     };
   } catch (error) {
     await listener?.close();
+    await registry?.close();
     await storage.close();
     throw error;
   }

@@ -201,12 +201,12 @@ describe("the hosted dialect", () => {
   });
 
   describe("push-token (the CLI's local build)", () => {
-    test("an internal_docker deployment: 400, push tokens need a registry and container compute", async () => {
+    test("an internal_docker deployment on a control plane without a registry: 400 saying so", async () => {
       const created = await createDeployment(cp.admin, cliCreate(uniqueName("push"), "internal_docker"));
       for (const prefix of ["", "/api-host"]) {
         const response = await cp.admin.post(`${prefix}/v2/deployments/${created.id}/push-token`);
         assertError(response, 400, [
-          /^Push tokens need an image registry and a listener with container compute/,
+          /^Push tokens need an image registry, which this control plane is not configured with/,
           /langgraphjs deploy --remote/,
         ]);
       }

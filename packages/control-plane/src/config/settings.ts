@@ -30,6 +30,11 @@ export interface ControlPlaneSettings {
   containerEngine?: string;
   /** The embedded listener's secret source (docs/containers.md). */
   listenerSecretsFile?: string;
+  /** Run the platform's image registry on this port of 127.0.0.1 (push tokens, internal_image; docs/containers.md). */
+  registryPort?: number;
+  /** The registry's address as pushers and engines reach it (default 127.0.0.1:<registryPort>). */
+  registryAddress?: string;
+  pushTokenTtlSeconds: number;
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlaneSettings {
@@ -54,5 +59,10 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     listenerCompute: envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker"] as const, "local", env),
     containerEngine: env.BERTH_CONTAINER_ENGINE || undefined,
     listenerSecretsFile: env.BERTH_LISTENER_SECRETS_FILE || undefined,
+    registryPort: env.BERTH_REGISTRY_PORT
+      ? envNumber("BERTH_REGISTRY_PORT", 0, { min: 1, max: 65535, integer: true }, env)
+      : undefined,
+    registryAddress: env.BERTH_REGISTRY_ADDRESS || undefined,
+    pushTokenTtlSeconds: envNumber("BERTH_PUSH_TOKEN_TTL_SECONDS", 900, { min: 1, integer: true }, env),
   };
 }

@@ -17,6 +17,7 @@ import { registerIntegrationRoutes } from "./routes/integrations.js";
 import { registerListenerRoutes } from "./routes/listeners.js";
 import { registerListenerProtocolRoutes } from "./routes/listener-protocol.js";
 import { registerLogRoutes } from "./routes/logs.js";
+import { registerRegistryRoutes } from "./routes/registry.js";
 import { registerRevisionRoutes } from "./routes/revisions.js";
 import { registerUploadRoutes } from "./routes/uploads.js";
 import { registerTracingRoutes, TRACING_PUBLIC_PATHS } from "./routes/tracing/index.js";
@@ -33,8 +34,8 @@ export interface AppOptions {
 /** The self-hosted prefix: every route is also served under it. */
 const PREFIX = "/api-host";
 
-/** Routes open without credentials (the upload PUT carries its own signature). */
-const PUBLIC_PATHS = ["/ok", "/openapi.json", "/docs", "/v2/uploads/", ...TRACING_PUBLIC_PATHS];
+/** Routes open without credentials (the upload PUT carries its own signature, the registry's token endpoint a push token). */
+const PUBLIC_PATHS = ["/ok", "/openapi.json", "/docs", "/v2/uploads/", "/v1/registry/token", ...TRACING_PUBLIC_PATHS];
 
 export async function buildApp(storage: ControlPlaneStorage, services: Services, options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -69,6 +70,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   };
   app.get("/ok", async () => ({ ok: true }));
   registerDeploymentRoutes(context, services.deployments);
+  registerRegistryRoutes(context, services.registry);
   registerRevisionRoutes(context, services.revisions, services.deployments);
   registerLogRoutes(context, services.logs);
   registerListenerProtocolRoutes(context, services.listenerApi);

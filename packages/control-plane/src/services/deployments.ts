@@ -19,13 +19,11 @@ import {
   SOURCE_REVISION_CONFIG_FIELDS,
 } from "../domain/deployment-rules.js";
 import { answerInItsNames, readCreate, readPatch, type SpecCreate, type SpecPatch } from "../domain/hosted-dialect.js";
-import { refusePushToken } from "../domain/push-token.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import { checkSecretReferences, resolveSecrets } from "../domain/secrets.js";
 import type { DeploymentCreateInput, DeploymentPatchInput } from "../domain/inputs/deployment.js";
 import type { ControlPlaneStorage, DeploymentChange, DeploymentFilter, DeploymentRecord, NewRevision } from "../storage/types.js";
 import { presentDeployment, presentRevision, revisionSecrets } from "./deployment-views.js";
-import type { Revision } from "./revisions.js";
 
 export type Deployment = ReturnType<typeof presentDeployment>;
 
@@ -175,19 +173,12 @@ export class DeploymentService {
     return { deleted: unique.filter((id) => deleted.has(id)), missing: unique.filter((id) => !deleted.has(id)) };
   }
 
-  /** The official CLI's local-build path asks for a registry push token: refused with the reason (domain/push-token.ts). */
-  async pushToken(tenantId: string, id: string): Promise<never> {
-    const deployment = await this.storage.deployments.get(tenantId, id);
-    if (!deployment) throw notFound(id);
-    return refusePushToken(deployment.source);
-  }
-
   /**
    * A new revision with the latest one's configuration and secrets: built (or
    * pulled) and deployed again, e.g. after an image was pushed under the same
    * tag. Always a revision, where a PATCH without changes makes none.
    */
-  async createRevision(tenantId: string, id: string): Promise<Revision> {
+  async createRevision(tenantId: string, id: string): Promise<ReturnType<typeof presentRevision>> {
     const result = await this.storage.deployments.update(tenantId, id, (deployment, latest) => {
       const now = new Date().toISOString();
       checkSourceComplete(deployment.source, latest.source_revision_config);

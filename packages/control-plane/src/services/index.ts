@@ -5,6 +5,7 @@ import { IntegrationService } from "./integrations.js";
 import { ListenerApi } from "./listener-api.js";
 import { ListenerService } from "./listeners.js";
 import { LogService } from "./logs.js";
+import { type RegistrySettings, RegistryTokenService } from "./registry-tokens.js";
 import { RevisionWatch } from "./revision-watch.js";
 import { RevisionService } from "./revisions.js";
 import { UploadService, type UploadSettings } from "./uploads.js";
@@ -20,6 +21,8 @@ export interface Services {
   listenerApi: ListenerApi;
   /** Tracing: LangSmith-compatible ingestion, feedback, reads. */
   tracing: TracingService;
+  /** Push and pull credentials of the platform's image registry. */
+  registry: RegistryTokenService;
 }
 
 export function createServices(
@@ -27,8 +30,10 @@ export function createServices(
   box: SecretBox,
   uploads: UploadSettings,
   tracing: TracingSettings,
+  registrySettings?: RegistrySettings,
 ): Services {
   const watch = new RevisionWatch();
+  const registry = new RegistryTokenService(storage, registrySettings);
   return {
     deployments: new DeploymentService(storage, box),
     revisions: new RevisionService(storage, watch),
@@ -36,7 +41,8 @@ export function createServices(
     listeners: new ListenerService(storage),
     integrations: new IntegrationService(storage),
     logs: new LogService(storage),
-    listenerApi: new ListenerApi(storage, box, uploads.dir, watch),
+    listenerApi: new ListenerApi(storage, box, uploads.dir, watch, registry),
     tracing: createTracingService(storage.tracing, tracing),
+    registry,
   };
 }

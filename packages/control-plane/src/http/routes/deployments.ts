@@ -14,7 +14,6 @@ import {
   DeploymentPatchRequest,
 } from "../schemas/deployments.js";
 import type { RouteContext } from "./context.js";
-import { registerPushTokenRoute } from "./push-token.js";
 
 const tag = "Deployments (v2)";
 const errors = {
@@ -142,6 +141,4 @@ export function registerDeploymentRoutes({ app, catalog, caller }: RouteContext,
       return reply.status(204).send();
     },
   );
-
-  registerPushTokenRoute({ app, catalog, caller }, deployments);
 }
