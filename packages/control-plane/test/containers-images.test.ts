@@ -5,7 +5,15 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { pack } from "tar-fs";
-import { type ControlPlane, createDeployment, type Deployment, startControlPlane, uniqueName } from "@berth/test-support";
+import { createServer } from "node:net";
+import {
+  type ControlPlane,
+  createDeployment,
+  type Deployment,
+  type Revision,
+  startControlPlane,
+  uniqueName,
+} from "@berth/test-support";
 import { FIXTURES, finalRevision, logsOf } from "./helpers/deploy.js";
 import { containerEngine } from "./helpers/engine.js";
 
@@ -16,7 +24,11 @@ const skip =
 if (!engine.skip && !registry) process.stderr.write(`\n*** SKIPPED: the image tests: ${skip} ***\n\n`);
 
 /** Builds the stand-in server image, pushes it to the loopback registry and removes the local copy: the listener must pull it. */
-async function pushTestImage(docker: Docker, ref: string): Promise<void> {
+async function pushTestImage(
+  docker: Docker,
+  ref: string,
+  authconfig: { username?: string; password?: string; serveraddress: string } = { serveraddress: registry },
+): Promise<void> {
   const base = process.env.BERTH_NODE_BASE_IMAGE || `berth/node-base:${process.versions.node.split(".")[0]}`;
   const context = pack(join(FIXTURES, "external-image"), {
     finalize: false,
@@ -30,7 +42,7 @@ async function pushTestImage(docker: Docker, ref: string): Promise<void> {
       error ? reject(error) : docker.modem.followProgress(stream!, (failed) => (failed ? reject(failed) : resolve(undefined))),
     ),
   );
-  const pushed = await docker.getImage(ref).push({ authconfig: { serveraddress: registry } });
+  const pushed = await docker.getImage(ref).push({ authconfig });
   await new Promise((resolve, reject) =>
     docker.modem.followProgress(pushed, (failed, events: { error?: string }[]) =>
       failed || events.some((event) => event.error) ? reject(failed ?? new Error(JSON.stringify(events))) : resolve(undefined),
@@ -128,5 +140,87 @@ describe("a docker listener runs external images", { skip }, () => {
     const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);
     assert.equal(revision.status, "DEPLOY_FAILED");
     assert.match(revision.status_message ?? "", /Pulling .*absent:v1 failed/);
+  });
+});
+
+/** A port nothing listens on now, for the control plane's registry. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+describe("internal_image: pushed with a push token to the control plane's registry, then deployed", { skip: engine.skip }, () => {
+  let cp: ControlPlane;
+  let docker: Docker;
+  let registryHost: string;
+
+  before(async () => {
+    docker = engine.docker!;
+    const port = await freePort();
+    registryHost = `127.0.0.1:${port}`;
+    cp = await startControlPlane({
+      listener: true,
+      env: {
+        BERTH_LISTENER_COMPUTE: "docker",
+        BERTH_CONTAINER_ENGINE: engine.address,
+        BERTH_REGISTRY_PORT: String(port),
+        BERTH_DRAIN_TIMEOUT_SECONDS: "2",
+      },
+    });
+  });
+  after(() => cp?.stop());
+
+  const newImageDeployment = () =>
+    createDeployment(cp.admin, {
+      name: uniqueName("pushed"),
+      source: "internal_image",
+      source_config: {},
+      source_revision_config: {},
+      secrets: [{ name: "GREETING", value: "pushed" }],
+    });
+
+  test("push-token answers a short-lived credential for the deployment's repository; the push works with it", async () => {
+    const deployment = await newImageDeployment();
+    const issued = await cp.admin.post<{ token: string; registry_url: string }>(`/v2/deployments/${deployment.id}/push-token`);
+    assert.equal(issued.status, 200, JSON.stringify(issued.body));
+    assert.equal(issued.body.registry_url, `${registryHost}/d-${deployment.id}`);
+    const ref = `${issued.body.registry_url}/agent:v1`;
+    await pushTestImage(docker, ref, { username: "berth", password: issued.body.token, serveraddress: registryHost });
+
+    const patched = await cp.admin.patch<Deployment>(`/v2/deployments/${deployment.id}`, {
+      source_revision_config: { image_uri: ref },
+    });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    const revision = await finalRevision(cp.admin, deployment.id, patched.body.latest_revision_id!);
+    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    const current = (await cp.admin.get<Deployment>(`/v2/deployments/${deployment.id}`)).body;
+    const response = await fetch(`${current.source_config.custom_url}/info`, { headers: { "x-api-key": cp.adminKey } });
+    assert.equal(((await response.json()) as { greeting: string }).greeting, "pushed");
+
+    const again = await cp.admin.post<Revision>(`/v2/deployments/${deployment.id}/revisions`);
+    assert.equal(again.status, 201);
+    assert.equal((await finalRevision(cp.admin, deployment.id, again.body.id)).status, "DEPLOYED");
+  });
+
+  test("a push token reaches only its own deployment's repository, and the registry refuses anyone without one", async () => {
+    const [mine, other] = [await newImageDeployment(), await newImageDeployment()];
+    const { body } = await cp.admin.post<{ token: string }>(`/v2/deployments/${mine.id}/push-token`);
+    await assert.rejects(
+      pushTestImage(docker, `${registryHost}/d-${other.id}/agent:v1`, {
+        username: "berth",
+        password: body.token,
+        serveraddress: registryHost,
+      }),
+      "another deployment's repository is refused",
+    );
+    const anonymous = await fetch(`http://${registryHost}/v2/d-${mine.id}/agent/tags/list`);
+    assert.equal(anonymous.status, 401);
+    const forged = await fetch(`${cp.url}/v1/registry/token?service=berth-registry&scope=repository:d-${mine.id}/agent:push`, {
+      headers: { authorization: `Basic ${Buffer.from("berth:not-a-token").toString("base64")}` },
+    });
+    assert.equal(forged.status, 401);
   });
 });

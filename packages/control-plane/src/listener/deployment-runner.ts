@@ -39,7 +39,7 @@ const RESUMABLE: readonly RevisionStatus[] = ["AWAITING_BUILD", "BUILDING", "AWA
 const STOPPED: readonly RevisionStatus[] = ["SKIPPED", "INTERRUPTED"];
 const BUILT_SOURCES = ["internal_source"];
 /** What a container listener runs. */
-const CONTAINER_SOURCES = ["internal_source", "external_image"];
+const CONTAINER_SOURCES = ["internal_source", "external_image", "internal_image"];
 
 /** The work on a revision was abandoned: the control plane moved it (superseded, interrupted) or the listener stops. */
 class Abandoned extends Error {}
@@ -158,10 +158,10 @@ export class DeploymentRunner {
     }
 
     let prepared: Prepared;
-    if (revision.source === "external_image") {
+    if (revision.source === "external_image" || revision.source === "internal_image") {
       const image = String(revision.source_revision_config.image_uri);
       prepared = { configFile: "", image, reused: true, external: true };
-      await move("AWAITING_DEPLOY", `An external image (${image}): nothing to build`);
+      await move("AWAITING_DEPLOY", `A pushed image (${image}): nothing to build`);
     } else {
       const built = await this.buildSource(revision, buildLog, move, signal);
       if (!built) return built === null ? this.reportIdle(assignment) : undefined;
@@ -271,7 +271,9 @@ export class DeploymentRunner {
     const environment = await secrets.environment(revision.secret_references);
     const spec = revision.source_config.resource_spec as { image_pull_secrets?: unknown } | null | undefined;
     log({ level: "info", message: `Pulling ${image}` });
-    await images!.pull(image, await secrets.registryCredentials(spec?.image_pull_secrets, image), log);
+    // An internal_image comes from the platform's registry, with a pull token scoped to this deployment.
+    const auth = revision.registry_auth ?? (await secrets.registryCredentials(spec?.image_pull_secrets, image));
+    await images!.pull(image, auth, log);
     return environment;
   }
 

@@ -20,6 +20,8 @@ export interface AssignedRevision {
   artifact_revision_id: string | null;
   /** sha256 of the uploaded tarball, when the revision deploys one. */
   tarball_sha256: string | null;
+  /** How to pull an internal_image revision's image from the platform's registry (a pull token scoped to the deployment). */
+  registry_auth?: { username: string; password: string; serveraddress: string } | null;
 }
 
 /** One deployment a listener runs: what should run (latest), what runs (active), whether to tear it down. */

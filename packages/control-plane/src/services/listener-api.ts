@@ -1,3 +1,4 @@
+import type { RegistryTokenService } from "./registry-tokens.js";
 import { NotFoundError } from "@berth/service-kit";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
@@ -26,6 +27,7 @@ export class ListenerApi {
     private readonly box: SecretBox,
     private readonly uploadsDir: string,
     private readonly watch: RevisionWatch,
+    private readonly registry: RegistryTokenService,
   ) {}
 
   /** The scope of a `berth listener` process of the caller's workspace; 404 for another workspace's listener. */
@@ -167,6 +169,8 @@ export class ListenerApi {
       secrets: revisionSecrets(revision, this.box),
       artifact_revision_id: revision.artifact_revision_id,
       tarball_sha256: upload?.sha256 ?? null,
+      registry_auth:
+        revision.source === "internal_image" ? ((await this.registry.pullCredential(revision.deployment_id)) ?? null) : null,
     };
   }
 
