@@ -90,7 +90,25 @@ describe("a docker listener builds internal_source into an image and runs it as 
     assert.equal(lastMessage(output), "boxed: again");
   });
 
-  test("a revision with the same source reuses the image: no build", async () => {
+  test("a PATCH under steady load switches containers with zero failed requests; the same source reuses the image", async () => {
+    const url = (await cp.admin.get<Deployment>(`/v2/deployments/${deployment.id}`)).body.source_config.custom_url!;
+    const client = new Client({ apiUrl: url, apiKey: cp.adminKey });
+    const answers: string[] = [];
+    const failures: string[] = [];
+    let switched = false;
+    // Four clients call the deployment back to back until one is answered by the new revision.
+    const load = Array.from({ length: 4 }, async () => {
+      while (!switched) {
+        try {
+          const output = await client.runs.wait(null, "agent", { input: { messages: [{ type: "human", content: "load" }] } });
+          answers.push(lastMessage(output));
+          if (lastMessage(output).startsWith("second:")) switched = true;
+        } catch (error) {
+          failures.push((error as Error).message);
+          if (failures.length > 20) switched = true;
+        }
+      }
+    });
     const patched = await cp.admin.patch<Deployment>(`/v2/deployments/${deployment.id}`, {
       secrets: [{ name: "GREETING", value: "second" }],
     });
@@ -98,6 +116,9 @@ describe("a docker listener builds internal_source into an image and runs it as 
     const second = patched.body.latest_revision_id!;
     const revision = await finalRevision(cp.admin, deployment.id, second);
     assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    await Promise.all(load);
+    assert.deepEqual(failures, []);
+    assert.ok(answers.includes("boxed: load") && answers.includes("second: load"), `answers: ${new Set(answers).size} kinds`);
     const build = (await logsOf(cp.admin, deployment.id, second, "build")).map((line) => line.message);
     assert.ok(
       build.some((line) => line.startsWith("Reusing the existing build")),
