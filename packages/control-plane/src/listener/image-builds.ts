@@ -7,6 +7,9 @@ import { type ContainerEngine, imageExists, pullImage, removeImage } from "../en
 import type { RegistryCredentials } from "./secret-source.js";
 import type { AssignedRevision } from "../model/listener-protocol.js";
 
+/** The engine's errors when a layer it was using as cache was removed under it. */
+const LOST_LAYER = /failed to get digest|No such image|no such file or directory.*image\//;
+
 /** What a container listener runs for a revision: an image, built or reused. */
 export interface RevisionImageRef {
   image: string;
@@ -48,8 +51,8 @@ export class ImageBuilds {
     const workDir = join(this.workDir, revision.id);
     await rm(workDir, { recursive: true, force: true });
     await mkdir(workDir, { recursive: true });
-    try {
-      const built = await buildRevisionImage(this.engine, {
+    const buildOnce = () =>
+      buildRevisionImage(this.engine, {
         tarball,
         graphConfigPath: String(revision.source_revision_config.graph_config_path ?? "langgraph.json"),
         installCommand: revision.source_config.install_command as string | null | undefined,
@@ -60,6 +63,22 @@ export class ImageBuilds {
         log,
         signal,
       });
+    try {
+      let built: Awaited<ReturnType<typeof buildOnce>>;
+      try {
+        built = await buildOnce();
+      } catch (error) {
+        // Removing another deployment's image prunes its untagged parents, which a build running beside it may have
+        // been reusing as cache: the engine then loses a layer mid-build. Once more finds a consistent cache.
+        if (signal.aborted || !LOST_LAYER.test((error as Error).message)) throw error;
+        log({
+          level: "info",
+          message: "The engine lost a cached layer during the build (an image was removed meanwhile): building again",
+        });
+        await rm(workDir, { recursive: true, force: true });
+        await mkdir(workDir, { recursive: true });
+        built = await buildOnce();
+      }
       return { image: built.tag, imageId: built.imageId, reused: false };
     } catch (error) {
       if (error instanceof BuildError || signal.aborted) throw error;
