@@ -1,11 +1,9 @@
 import { defineRoute } from "@berth/service-kit";
 import { z } from "zod";
 import type { IntegrationService } from "../../services/integrations.js";
-import { Detail } from "../schemas/common.js";
+import { NOT_FOUND_RESPONSE } from "../schemas/common.js";
 import { Integration, IntegrationIdParams, Repository } from "../schemas/integrations.js";
 import type { RouteContext } from "./context.js";
-
-const notFound = { 404: { description: "Not found", schema: Detail } };
 
 export function registerIntegrationRoutes({ app, catalog, caller }: RouteContext, integrations: IntegrationService): void {
   const tag = "Integrations (v1)";
@@ -30,7 +28,7 @@ export function registerIntegrationRoutes({ app, catalog, caller }: RouteContext
       summary: "The repositories an integration may deploy",
       tag,
       params: IntegrationIdParams,
-      responses: { 200: { description: "Repositories", schema: z.array(Repository) }, ...notFound },
+      responses: { 200: { description: "Repositories", schema: z.array(Repository) }, ...NOT_FOUND_RESPONSE },
     },
     async ({ params, request }) => integrations.repos((await caller(request)).tenantId, params.integration_id),
   );

@@ -1,11 +1,9 @@
 import { defineRoute } from "@berth/service-kit";
 import { z } from "zod";
 import type { ListenerService } from "../../services/listeners.js";
-import { Detail, PageQuery } from "../schemas/common.js";
+import { Detail, NOT_FOUND_RESPONSE, PageQuery } from "../schemas/common.js";
 import { Listener, ListenerCreateRequest, ListenerIdParams, ListenerPage, ListenerPatchRequest } from "../schemas/listeners.js";
 import type { RouteContext } from "./context.js";
-
-const notFound = { 404: { description: "Not found", schema: Detail } };
 
 export function registerListenerRoutes({ app, catalog, caller }: RouteContext, listeners: ListenerService): void {
   const tag = "Listeners (v2)";
@@ -47,7 +45,7 @@ export function registerListenerRoutes({ app, catalog, caller }: RouteContext, l
       summary: "Get a listener",
       tag,
       params: ListenerIdParams,
-      responses: { 200: { description: "The listener", schema: Listener }, ...notFound },
+      responses: { 200: { description: "The listener", schema: Listener }, ...NOT_FOUND_RESPONSE },
     },
     async ({ params, request }) => listeners.get((await caller(request)).tenantId, params.listener_id),
   );
@@ -61,7 +59,7 @@ export function registerListenerRoutes({ app, catalog, caller }: RouteContext, l
       tag,
       params: ListenerIdParams,
       body: ListenerPatchRequest,
-      responses: { 200: { description: "The listener", schema: Listener }, ...notFound },
+      responses: { 200: { description: "The listener", schema: Listener }, ...NOT_FOUND_RESPONSE },
     },
     async ({ params, body, request }) => listeners.patch((await caller(request)).tenantId, params.listener_id, body),
   );
@@ -74,7 +72,7 @@ export function registerListenerRoutes({ app, catalog, caller }: RouteContext, l
       summary: "Delete a listener no live deployment uses",
       tag,
       params: ListenerIdParams,
-      responses: { 204: { description: "Deleted" }, ...notFound, 409: { description: "In use", schema: Detail } },
+      responses: { 204: { description: "Deleted" }, ...NOT_FOUND_RESPONSE, 409: { description: "In use", schema: Detail } },
     },
     async ({ params, request, reply }) => {
       await listeners.delete((await caller(request)).tenantId, params.listener_id);

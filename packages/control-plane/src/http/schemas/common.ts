@@ -33,3 +33,6 @@ export const Detail = z.object({ detail: z.unknown() });
 
 /** `{resources, offset}`: a page, and the offset of the next one. */
 export const Page = <T extends z.ZodType>(item: T) => z.object({ resources: z.array(item), offset: z.int() });
+
+/** The 404 answer of routes that look a resource up by id. */
+export const NOT_FOUND_RESPONSE = { 404: { description: "Not found", schema: Detail } };
