@@ -59,11 +59,15 @@ async function untilHealthy(url: string, signal: AbortSignal): Promise<void> {
   while (!signal.aborted) {
     if (await probe(`${url}/ok`)) return;
     await new Promise<void>((resolve) => {
-      const timer = setTimeout(resolve, PROBE_INTERVAL_MS);
+      // One listener at a time: a slow start probes many times on the same signal.
       const stop = () => {
         clearTimeout(timer);
         resolve();
       };
+      const timer = setTimeout(() => {
+        signal.removeEventListener("abort", stop);
+        resolve();
+      }, PROBE_INTERVAL_MS);
       signal.addEventListener("abort", stop, { once: true });
     });
   }
