@@ -112,6 +112,27 @@ describe("a docker listener runs external images", { skip }, () => {
     assert.equal(body.model_key, "sk-from-the-listener");
   });
 
+  test("min_scale 2: two containers serve the revision, and the router sends requests to both in turn", async () => {
+    const created = await deployImage(uniqueName("ext-two"), { resource_spec: { min_scale: 2, max_scale: 2 } });
+    const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);
+    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    const containers = await docker.listContainers({ filters: { label: [`berth.deployment=${created.id}`] } });
+    assert.equal(containers.length, 2);
+    const deployment = (await cp.admin.get<Deployment>(`/v2/deployments/${created.id}`)).body;
+    const hosts = new Set<string>();
+    for (let call = 0; call < 6; call++) {
+      const response = await fetch(`${deployment.source_config.custom_url}/info`, { headers: { "x-api-key": cp.adminKey } });
+      assert.equal(response.status, 200);
+      hosts.add(((await response.json()) as { host: string }).host);
+    }
+    assert.equal(hosts.size, 2, `requests reached ${[...hosts].join(", ")}`);
+    assert.deepEqual(
+      new Set(containers.map((container) => container.Id.slice(0, 12))),
+      hosts,
+      "each replica's container answered",
+    );
+  });
+
   test("custom_url is the deployment's URL", async () => {
     const created = await deployImage(uniqueName("ext-url"), { custom_url: "https://agents.example.com/support" });
     const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);

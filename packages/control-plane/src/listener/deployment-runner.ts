@@ -2,7 +2,7 @@ import type { Logger } from "@berth/service-kit";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { BuildError } from "../build/build.js";
-import { DeployError, type ServerInstance } from "../compute/local-compute.js";
+import { DeployError, type ServerInstance, type ServerSpec } from "../compute/local-compute.js";
 import type { SupervisedCompute } from "../compute/supervised-compute.js";
 import { FINAL_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
 import type { Router } from "../router/router.js";
@@ -66,7 +66,8 @@ interface Job {
  * lets the previous revision finish its open requests, then stops it.
  */
 export class DeploymentRunner {
-  private active: { revisionId: string; instance: ServerInstance } | undefined;
+  /** The serving revision's replicas (one on local compute; min_scale of an image on a container listener). */
+  private active: { revisionId: string; instances: ServerInstance[] } | undefined;
   private job: Job | undefined;
   private tearingDown: Promise<void> | undefined;
 
@@ -76,8 +77,8 @@ export class DeploymentRunner {
   ) {}
 
   /** The revision currently serving, for the router to follow restarts. */
-  activeInstance(): ServerInstance | undefined {
-    return this.active?.instance;
+  activeInstances(): ServerInstance[] {
+    return this.active?.instances ?? [];
   }
 
   reconcile(assignment: Assignment): void {
@@ -108,7 +109,7 @@ export class DeploymentRunner {
   async stop(): Promise<void> {
     this.job?.abort.abort(new Abandoned());
     this.job = undefined;
-    if (this.active) await this.stopInstance(this.active.instance);
+    if (this.active) await Promise.all(this.active.instances.map((instance) => this.stopInstance(instance)));
     this.active = undefined;
   }
 
@@ -173,28 +174,26 @@ export class DeploymentRunner {
     await mkdir(dataDir, { recursive: true });
     await move("DEPLOYING", "Starting the agent server");
     const upstreamKey = await upstreamKeyOf(this.deploymentDir());
-    let instance: ServerInstance;
+    let instances: ServerInstance[];
     try {
       const referenced = prepared.external ? await this.pullExternal(prepared, revision) : {};
-      instance = await this.context.compute.start(
-        {
-          deploymentId: this.deploymentId,
-          revisionId: revision.id,
-          configFile: prepared.configFile,
-          image: prepared.image,
-          externalImage: prepared.external,
-          dataDir,
-          env: {
-            ...referenced,
-            ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
-            ...this.tracingEnv(assignment),
-            BERTH_API_KEY: upstreamKey,
-          },
-          resources: resourcesOf(revision),
-          labels: labelsOf(revision),
+      const spec = {
+        deploymentId: this.deploymentId,
+        revisionId: revision.id,
+        configFile: prepared.configFile,
+        image: prepared.image,
+        externalImage: prepared.external,
+        dataDir,
+        env: {
+          ...referenced,
+          ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
+          ...this.tracingEnv(assignment),
+          BERTH_API_KEY: upstreamKey,
         },
-        signal,
-      );
+        resources: resourcesOf(revision),
+        labels: labelsOf(revision),
+      };
+      instances = await this.startReplicas(spec, this.context.images ? replicasOf(revision) : 1, signal);
     } catch (error) {
       if (signal.aborted) throw new Abandoned();
       const reason =
@@ -202,7 +201,7 @@ export class DeploymentRunner {
       await move("DEPLOY_FAILED", reason);
       return this.reportIdle(assignment);
     }
-    await recordPid(this.deploymentDir(), instance.pid);
+    for (const instance of instances) await recordPid(this.deploymentDir(), instance.pid);
     const serving: DeploymentReport = {
       status: "READY",
       active_revision_id: revision.id,
@@ -210,17 +209,32 @@ export class DeploymentRunner {
       custom_url: customUrlOf(revision) ?? this.context.router.urlOf(this.deploymentId),
       image_version: this.context.serverVersion,
     };
+    const replicas = instances.length > 1 ? `, ${instances.length} replicas` : "";
     try {
-      await move("DEPLOYED", `Serving (revision ${revision.number})`, serving);
+      await move("DEPLOYED", `Serving (revision ${revision.number}${replicas})`, serving);
     } catch (error) {
-      await this.stopInstance(instance);
+      await Promise.all(instances.map((instance) => this.stopInstance(instance)));
       throw error;
     }
     const previous = this.active;
-    this.active = { revisionId: revision.id, instance };
-    this.context.router.setTarget(this.deploymentId, instance.url, upstreamKey);
+    this.active = { revisionId: revision.id, instances };
+    this.context.router.setTargets(
+      this.deploymentId,
+      instances.map((instance) => instance.url),
+      upstreamKey,
+    );
     if (restore) await link.report(this.deploymentId, serving);
-    if (previous && previous.instance !== instance) await this.retire(previous.instance);
+    if (previous) await Promise.all(previous.instances.filter((old) => !instances.includes(old)).map((old) => this.retire(old)));
+  }
+
+  /** Starts `count` servers of the spec in parallel; if one fails, the others are stopped and its error thrown. */
+  private async startReplicas(spec: ServerSpec, count: number, signal: AbortSignal): Promise<ServerInstance[]> {
+    const started = await Promise.allSettled(Array.from({ length: count }, () => this.context.compute.start(spec, signal)));
+    const failed = started.find((result): result is PromiseRejectedResult => result.status === "rejected");
+    const instances = started.flatMap((result) => (result.status === "fulfilled" ? [result.value] : []));
+    if (!failed) return instances;
+    await Promise.all(instances.map((instance) => instance.stop()));
+    throw failed.reason;
   }
 
   /**
@@ -350,6 +364,12 @@ export class DeploymentRunner {
 function resourcesOf(revision: AssignedRevision) {
   const spec = revision.source_config.resource_spec as Record<string, number | null> | null | undefined;
   return { memoryLimitMb: spec?.memory_limit_mb ?? null, cpu: spec?.cpu_limit ?? spec?.cpu ?? null };
+}
+
+/** How many containers serve the revision: resource_spec.min_scale (at least one). */
+function replicasOf(revision: AssignedRevision): number {
+  const spec = revision.source_config.resource_spec as { min_scale?: number | null } | null | undefined;
+  return Math.max(1, Math.floor(spec?.min_scale ?? 1));
 }
 
 function customUrlOf(revision: AssignedRevision): string | undefined {

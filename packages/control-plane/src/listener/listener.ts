@@ -102,11 +102,14 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
       const line = logs.writer(event.deploymentId, event.revisionId, "deploy");
       line({ level: event.kind === "restarted" ? "warn" : "error", message: event.message });
       logger.warn({ deployment_id: event.deploymentId, revision_id: event.revisionId, kind: event.kind }, event.message);
-      const instance = runners.get(event.deploymentId)?.activeInstance();
-      if (instance?.revisionId !== event.revisionId) return;
+      const instances = runners.get(event.deploymentId)?.activeInstances() ?? [];
+      if (!instances.some((instance) => instance.revisionId === event.revisionId)) return;
       if (event.kind === "restarted") {
-        router.setTarget(event.deploymentId, instance.url);
-        void recordPid(join(context.dirs.deployments, event.deploymentId), instance.pid);
+        router.setTargets(
+          event.deploymentId,
+          instances.map((instance) => instance.url),
+        );
+        for (const instance of instances) void recordPid(join(context.dirs.deployments, event.deploymentId), instance.pid);
       }
       void link
         .report(event.deploymentId, { status: event.kind === "restarted" ? "READY" : "UNKNOWN" })

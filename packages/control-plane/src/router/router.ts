@@ -21,7 +21,9 @@ export interface RouterOptions {
 }
 
 interface Deployment {
-  target: string | null;
+  /** Where its requests go, round-robin: one per replica of the serving revision (none: 503 "not serving yet"). */
+  targets: string[];
+  next: number;
   /** The key the deployment's agent servers require: only the router holds it, so no other deployment can call them directly. */
   upstreamKey?: string;
 }
@@ -84,9 +86,15 @@ export class Router {
    * where they went. `upstreamKey` is sent as the target's X-Api-Key (kept from the previous call when not given).
    */
   setTarget(deploymentId: string, target: string | null, upstreamKey?: string): void {
+    this.setTargets(deploymentId, target === null ? [] : [target], upstreamKey);
+  }
+
+  /** As setTarget, for a revision served by several replicas: new requests go to each in turn. */
+  setTargets(deploymentId: string, targets: string[], upstreamKey?: string): void {
     const key = upstreamKey ?? this.deployments.get(deploymentId)?.upstreamKey;
     this.deployments.set(deploymentId, {
-      target: target === null ? null : normalize(target),
+      targets: targets.map(normalize),
+      next: 0,
       ...(key ? { upstreamKey: key } : {}),
     });
   }
@@ -164,7 +172,8 @@ export class Router {
     // Read after the key check: a switch during it already sends this request to the new revision.
     const deployment = this.deployments.get(deploymentId);
     if (!deployment) return this.notFound(request, response, deploymentId);
-    if (deployment.target === null) {
+    const target = nextTarget(deployment);
+    if (target === null) {
       return replyJson(request, response, 503, detail(`Deployment ${deploymentId} is not serving yet`), { "retry-after": "5" });
     }
     forward(
@@ -177,18 +186,30 @@ export class Router {
           ...upstreamHeaders(request, `/d/${match[1]}`, credential),
           ...(deployment.upstreamKey ? { "x-api-key": deployment.upstreamKey } : {}),
         },
-        currentTarget: () => this.deployments.get(deploymentId)?.target ?? null,
+        // A retry after a refused connection goes to the next replica, or to the revision switched to meanwhile.
+        currentTarget: () => {
+          const now = this.deployments.get(deploymentId);
+          return now ? nextTarget(now) : null;
+        },
         open: this.open,
         agent: this.agent,
         logger: this.options.logger,
       },
-      deployment.target,
+      target,
     );
   }
 
   private notFound(request: IncomingMessage, response: ServerResponse, deploymentId: string): void {
     replyJson(request, response, 404, detail(`Deployment ${deploymentId} not found`));
   }
+}
+
+/** The deployment's next target in turn, or null while none serves. */
+function nextTarget(deployment: Deployment): string | null {
+  if (deployment.targets.length === 0) return null;
+  const target = deployment.targets[deployment.next % deployment.targets.length]!;
+  deployment.next = (deployment.next + 1) % deployment.targets.length;
+  return target;
 }
 
 /** One spelling per target, so drained() finds what setTarget() named. */
