@@ -26,6 +26,6 @@ export const LISTENER_USAGE = `  listener                        Run deployments
       --router-port <n>           (default 8080)
       --router-public-url <url>   Base of deployment URLs when clients reach the router by another address
       --trust-all-code            Without a sandbox, run every workspace's code anyway (default BERTH_TRUST_ALL_CODE; docs/security.md)
-      --compute local|docker      Run revisions as local processes or as containers (default BERTH_LISTENER_COMPUTE or local)
+      --compute local|docker      Processes or containers (default BERTH_LISTENER_COMPUTE, else the listener's registered compute_type)
       --engine <address>          The Docker Engine API of --compute docker (default BERTH_CONTAINER_ENGINE, DOCKER_HOST; docs/containers.md)
 `;

@@ -83,6 +83,9 @@ describe("a listener without a sandbox", () => {
               randomUUID(),
               "--data-dir",
               dataDir,
+              // Given, the compute needs no answer from the (unreachable) control plane at start.
+              "--compute",
+              "local",
             ];
       const child = spawn(process.execPath, [`${REPO_ROOT}/packages/cli/bin/berth.mjs`, ...args, "--trust-all-code"], {
         env: { ...process.env, ...(await backendEnv(dataDir)), ...FORCED, BERTH_ROUTER_PORT: "0", LOG_LEVEL: "info" },

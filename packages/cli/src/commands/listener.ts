@@ -32,13 +32,26 @@ export async function listenerCommand(argv: string[]): Promise<number> {
   if (!controlPlaneUrl || !apiKey || !listenerId) return fail("needs --control-plane, --api-key and --listener-id");
   const routerPort = parsePort(values["router-port"]);
   if (routerPort === undefined) return fail("--router-port must be a port number");
-  const compute = values.compute ?? envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker"] as const, "local");
-  if (compute !== "local" && compute !== "docker") return fail("--compute must be local or docker");
+  const link = new HttpLink({ controlPlaneUrl, apiKey, listenerId, tenantId: values.tenant });
+  const asked =
+    values.compute ??
+    (process.env.BERTH_LISTENER_COMPUTE ? envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker"] as const, "local") : undefined);
+  // Without --compute, the listener's record says what it runs on (so the control plane must answer at start).
+  let compute = asked;
+  if (compute === undefined) {
+    try {
+      compute = await link.computeType();
+    } catch (error) {
+      return fail(`reading listener ${listenerId}'s compute_type failed (or pass --compute): ${(error as Error).message}`);
+    }
+  }
+  if (compute !== "local" && compute !== "docker")
+    return fail(`compute_type ${compute} is not supported by this listener yet (local and docker are)`);
   const engine = values.engine ?? process.env.BERTH_CONTAINER_ENGINE;
   const logger = createServiceLogger("listener");
   closeOnSignals(
     await startListener({
-      link: new HttpLink({ controlPlaneUrl, apiKey, listenerId, tenantId: values.tenant }),
+      link,
       dataDir: values["data-dir"] ?? join(process.cwd(), ".berth", "listener"),
       router: {
         host: values["router-host"],

@@ -42,6 +42,11 @@ export class HttpLink implements ControlPlaneLink {
     return `${this.options.controlPlaneUrl.replace(/\/+$/, "")}/api/v1`;
   }
 
+  /** The listener's compute_type, as registered with the control plane (POST /v2/listeners). */
+  async computeType(): Promise<string> {
+    return ((await this.call("GET", "")) as { compute_type: string }).compute_type;
+  }
+
   async assignments(): Promise<Assignment[]> {
     return ((await this.call("GET", "/assignments")) as { resources: Assignment[] }).resources;
   }
