@@ -113,7 +113,9 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
           drainTimeoutMs: settings.drainTimeoutMs,
           trustAllCode: settings.trustAllCode,
           compute:
-            settings.listenerCompute === "docker" ? { type: "docker", engine: settings.containerEngine } : { type: "local" },
+            settings.listenerCompute === "docker"
+              ? { type: "docker", engine: settings.containerEngine, bindAllowList: settings.containerBindAllow }
+              : { type: "local" },
           secretsFile: settings.listenerSecretsFile,
         })
       : undefined;

@@ -133,6 +133,49 @@ describe("a docker listener runs external images", { skip }, () => {
     );
   });
 
+  test("volumes: a claim becomes the deployment's named volume (removed with it), emptyDir a tmpfs, hostPath outside the allow-list is refused", async () => {
+    const created = await deployImage(uniqueName("ext-vol"), {
+      resource_spec: {
+        volumes: [
+          { name: "state", persistentVolumeClaim: { claimName: "state" } },
+          { name: "scratch", emptyDir: { sizeLimit: "64Mi" } },
+        ],
+        volume_mounts: [
+          { name: "state", mountPath: "/state" },
+          { name: "scratch", mountPath: "/scratch" },
+        ],
+      },
+    });
+    const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);
+    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    const [info] = await docker.listContainers({ filters: { label: [`berth.deployment=${created.id}`] } });
+    const mounts = (await docker.getContainer(info!.Id).inspect()).Mounts;
+    assert.ok(
+      mounts.some(
+        (mount) => mount.Type === "volume" && mount.Name === `berth-${created.id}-state` && mount.Destination === "/state",
+      ),
+    );
+    const tmpfs = (await docker.getContainer(info!.Id).inspect()).HostConfig.Mounts ?? [];
+    assert.ok(tmpfs.some((mount) => mount.Type === "tmpfs" && mount.Target === "/scratch"));
+
+    const refused = await deployImage(uniqueName("ext-host"), {
+      resource_spec: {
+        volumes: [{ name: "etc", hostPath: { path: "/etc" } }],
+        volume_mounts: [{ name: "etc", mountPath: "/host-etc" }],
+      },
+    });
+    const failed = await finalRevision(cp.admin, refused.id, refused.latest_revision_id!);
+    assert.equal(failed.status, "DEPLOY_FAILED");
+    assert.match(failed.status_message ?? "", /hostPath \/etc is not under a folder this listener allows/);
+
+    assert.equal((await cp.admin.delete(`/v2/deployments/${created.id}`)).status, 204);
+    const deadline = Date.now() + 60_000;
+    const volumesLeft = async () =>
+      (await docker.listVolumes({ filters: { label: [`berth.deployment=${created.id}`] } })).Volumes ?? [];
+    while ((await volumesLeft()).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(await volumesLeft(), []);
+  });
+
   test("custom_url is the deployment's URL", async () => {
     const created = await deployImage(uniqueName("ext-url"), { custom_url: "https://agents.example.com/support" });
     const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);

@@ -61,7 +61,17 @@ export async function listenerCommand(argv: string[]): Promise<number> {
       logger,
       // Without a sandbox, run every workspace's code anyway (docs/security.md).
       trustAllCode: values["trust-all-code"] || envBoolean("BERTH_TRUST_ALL_CODE", false),
-      compute: compute === "docker" ? { type: "docker", engine } : { type: "local" },
+      compute:
+        compute === "docker"
+          ? {
+              type: "docker",
+              engine,
+              bindAllowList: (process.env.BERTH_CONTAINER_BIND_ALLOW ?? "")
+                .split(",")
+                .map((f) => f.trim())
+                .filter(Boolean),
+            }
+          : { type: "local" },
       secretsFile: process.env.BERTH_LISTENER_SECRETS_FILE || undefined,
     }),
   );

@@ -12,10 +12,14 @@ export class DockerCompute extends SupervisedCompute {
     private readonly engine: ContainerEngine,
     /** Identifies this listener's containers (its data dir): the leftovers of a crash are its own to remove. */
     private readonly owner: string,
-    options: SupervisedComputeOptions,
+    options: SupervisedComputeOptions & { bindAllowList?: readonly string[] },
   ) {
     super(options, (spec, launchOptions) =>
-      launchContainer(engine, spec, { ...launchOptions, ownerLabels: { "berth.listener": owner } }),
+      launchContainer(engine, spec, {
+        ...launchOptions,
+        ownerLabels: { "berth.listener": owner },
+        bindAllowList: options.bindAllowList ?? [],
+      }),
     );
   }
 

@@ -28,6 +28,8 @@ export interface ServerSpec {
   resources?: { memoryLimitMb?: number | null; cpu?: number | null; workers?: number | null };
   /** Container labels (resource_spec.labels and annotations); a local process has none. */
   labels?: Record<string, string>;
+  /** resource_spec.volumes and volume_mounts, as given (container compute checks and maps them). */
+  volumes?: { volumes: unknown; mounts: unknown };
 }
 
 export type LogSink = (entry: { level: "info" | "warn" | "error"; message: string; revisionId: string }) => void;

@@ -28,6 +28,8 @@ export interface ControlPlaneSettings {
   listenerCompute: "local" | "docker";
   /** The Docker Engine API of a docker listener (else DOCKER_HOST, else the standard socket). */
   containerEngine?: string;
+  /** Host folders hostPath volumes of containers may bind (docs/containers.md). */
+  containerBindAllow: string[];
   /** The embedded listener's secret source (docs/containers.md). */
   listenerSecretsFile?: string;
   /** Run the platform's image registry on this port of 127.0.0.1 (push tokens, internal_image; docs/containers.md). */
@@ -59,6 +61,10 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     listenerCompute: envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker"] as const, "local", env),
     containerEngine: env.BERTH_CONTAINER_ENGINE || undefined,
     listenerSecretsFile: env.BERTH_LISTENER_SECRETS_FILE || undefined,
+    containerBindAllow: (env.BERTH_CONTAINER_BIND_ALLOW ?? "")
+      .split(",")
+      .map((folder) => folder.trim())
+      .filter(Boolean),
     registryPort: env.BERTH_REGISTRY_PORT
       ? envNumber("BERTH_REGISTRY_PORT", 0, { min: 1, max: 65535, integer: true }, env)
       : undefined,

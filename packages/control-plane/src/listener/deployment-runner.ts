@@ -192,6 +192,7 @@ export class DeploymentRunner {
         },
         resources: resourcesOf(revision),
         labels: labelsOf(revision),
+        volumes: volumesOf(revision),
       };
       instances = await this.startReplicas(spec, this.context.images ? replicasOf(revision) : 1, signal);
     } catch (error) {
@@ -364,6 +365,11 @@ export class DeploymentRunner {
 function resourcesOf(revision: AssignedRevision) {
   const spec = revision.source_config.resource_spec as Record<string, number | null> | null | undefined;
   return { memoryLimitMb: spec?.memory_limit_mb ?? null, cpu: spec?.cpu_limit ?? spec?.cpu ?? null };
+}
+
+function volumesOf(revision: AssignedRevision): { volumes: unknown; mounts: unknown } {
+  const spec = revision.source_config.resource_spec as { volumes?: unknown; volume_mounts?: unknown } | null | undefined;
+  return { volumes: spec?.volumes, mounts: spec?.volume_mounts };
 }
 
 /** How many containers serve the revision: resource_spec.min_scale (at least one). */

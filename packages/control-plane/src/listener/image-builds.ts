@@ -103,9 +103,12 @@ export class ImageBuilds {
     }
   }
 
-  /** Removes every image built for the deployment (it was deleted). */
+  /** Removes every image built for the deployment and its named volumes (it was deleted). */
   async removeAll(deploymentId: string): Promise<void> {
-    const images = await this.engine.docker.listImages({ filters: { label: [`berth.deployment=${deploymentId}`] } });
+    const label = { label: [`berth.deployment=${deploymentId}`] };
+    const images = await this.engine.docker.listImages({ filters: label });
     for (const image of images) await removeImage(this.engine, image.Id);
+    const { Volumes: volumes } = await this.engine.docker.listVolumes({ filters: label });
+    for (const volume of volumes ?? []) await this.engine.docker.getVolume(volume.Name).remove();
   }
 }

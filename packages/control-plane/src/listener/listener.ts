@@ -35,7 +35,7 @@ export interface ListenerOptions {
    * Where revisions run: local processes (default), or containers through a
    * Docker Engine API at `engine` (default DOCKER_HOST, else the standard socket).
    */
-  compute?: { type: "local" } | { type: "docker"; engine?: string };
+  compute?: { type: "local" } | { type: "docker"; engine?: string; bindAllowList?: string[] };
   /** A JSON file of the operator's secrets, for external images' secret_references and image_pull_secrets. */
   secretsFile?: string;
 }
@@ -120,7 +120,10 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
   let images: ImageBuilds | undefined;
   if (options.compute?.type === "docker") {
     const engine = await connectEngine(options.compute.engine);
-    const docker = new DockerCompute(engine, options.dataDir, computeOptions);
+    const docker = new DockerCompute(engine, options.dataDir, {
+      ...computeOptions,
+      bindAllowList: options.compute.bindAllowList,
+    });
     const leftovers = await docker.removeLeftovers();
     if (leftovers > 0) logger.warn({ count: leftovers }, "removed containers left running by a previous listener");
     compute = docker;

@@ -6,6 +6,7 @@ import type { OutputLine } from "../process-output.js";
 import { serverEnv } from "../server-command.js";
 import { DeployError, type ServerSpec } from "../types.js";
 import { ContainerServer } from "./container-server.js";
+import { volumeMounts } from "./volume-mounts.js";
 
 /** Inside the image: the port `berth serve` listens on and the data volume (see build/image/dockerfile.ts). */
 const PORT = "8000/tcp";
@@ -21,6 +22,8 @@ export interface ContainerLaunchOptions {
   signal: AbortSignal;
   /** Labels every container of this listener carries, to find its leftovers after a crash. */
   ownerLabels: Record<string, string>;
+  /** Host folders a hostPath volume may bind (BERTH_CONTAINER_BIND_ALLOW). */
+  bindAllowList: readonly string[];
 }
 
 /**
@@ -40,6 +43,7 @@ export async function launchContainer(
   const own = !spec.externalImage;
   if (own) await chown(spec.dataDir, SERVER_USER, SERVER_USER);
   const env = { ...serverEnv(spec, {}), ...(own ? { HOME: "/tmp" } : {}), PORT: PORT.split("/")[0]! };
+  const mounts = volumeMounts(spec.deploymentId, spec.volumes?.volumes, spec.volumes?.mounts, options.bindAllowList);
   const memory = spec.resources?.memoryLimitMb;
   const cpu = spec.resources?.cpu;
   let container: Awaited<ReturnType<typeof engine.docker.createContainer>>;
@@ -65,6 +69,7 @@ export async function launchContainer(
         CapDrop: ["ALL"],
         PortBindings: { [PORT]: [{ HostIp: "127.0.0.1", HostPort: "" }] },
         Binds: [`${spec.dataDir}:${DATA_DIR}`],
+        ...(mounts.length > 0 ? { Mounts: mounts } : {}),
         PidsLimit: 1024,
         ...(memory != null && memory > 0 ? { Memory: Math.floor(memory * MIB), MemorySwap: Math.floor(memory * MIB) } : {}),
         ...(cpu != null && cpu > 0 ? { NanoCpus: Math.round(cpu * 1e9) } : {}),
