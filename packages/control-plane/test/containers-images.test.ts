@@ -176,6 +176,48 @@ describe("a docker listener runs external images", { skip }, () => {
     assert.deepEqual(await volumesLeft(), []);
   });
 
+  test("init containers run to completion first; sidecars run in the server's network and end with it", async () => {
+    const node = (code: string) => ({ image, command: ["node", "-e", code] });
+    const created = await deployImage(uniqueName("ext-pod"), {
+      resource_spec: {
+        init_containers: [{ name: "migrate", ...node("console.log('migrated')") }],
+        sidecars: [
+          {
+            name: "prober",
+            // Reaches the server on localhost: the sidecar shares its network.
+            ...node("setInterval(() => fetch('http://127.0.0.1:8000/ok').then((r) => console.log('probe', r.status)), 200)"),
+          },
+        ],
+      },
+    });
+    const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);
+    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    const all = await docker.listContainers({ all: true, filters: { label: [`berth.deployment=${created.id}`] } });
+    const roles = all.map((container) => container.Labels["berth.managed"]).sort();
+    assert.deepEqual(roles, ["server", "sidecar"], "the init container is gone once done");
+    const sidecar = all.find((container) => container.Labels["berth.managed"] === "sidecar")!;
+    const server = all.find((container) => container.Labels["berth.managed"] === "server")!;
+    assert.equal((await docker.getContainer(sidecar.Id).inspect()).HostConfig.NetworkMode, `container:${server.Id}`);
+    let probed = "";
+    while (!probed.includes("probe 200")) {
+      probed = (await docker.getContainer(sidecar.Id).logs({ stdout: true, stderr: true })).toString("utf8");
+      if (!probed.includes("probe 200")) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+
+    const failing = await deployImage(uniqueName("ext-init-fails"), {
+      resource_spec: { init_containers: [{ name: "migrate", ...node("console.error('no database'); process.exit(3)") }] },
+    });
+    const failed = await finalRevision(cp.admin, failing.id, failing.latest_revision_id!);
+    assert.equal(failed.status, "DEPLOY_FAILED");
+    assert.match(failed.status_message ?? "", /Init container migrate exited with code 3:[\s\S]*no database/);
+
+    assert.equal((await cp.admin.delete(`/v2/deployments/${created.id}`)).status, 204);
+    const deadline = Date.now() + 60_000;
+    const left = async () => docker.listContainers({ all: true, filters: { label: [`berth.deployment=${created.id}`] } });
+    while ((await left()).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(await left(), []);
+  });
+
   test("custom_url is the deployment's URL", async () => {
     const created = await deployImage(uniqueName("ext-url"), { custom_url: "https://agents.example.com/support" });
     const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);

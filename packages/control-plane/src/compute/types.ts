@@ -30,6 +30,8 @@ export interface ServerSpec {
   labels?: Record<string, string>;
   /** resource_spec.volumes and volume_mounts, as given (container compute checks and maps them). */
   volumes?: { volumes: unknown; mounts: unknown };
+  /** resource_spec.init_containers and sidecars, as given (container compute checks and runs them). */
+  companions?: { initContainers: unknown; sidecars: unknown };
 }
 
 export type LogSink = (entry: { level: "info" | "warn" | "error"; message: string; revisionId: string }) => void;

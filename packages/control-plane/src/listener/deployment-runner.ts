@@ -193,6 +193,7 @@ export class DeploymentRunner {
         resources: resourcesOf(revision),
         labels: labelsOf(revision),
         volumes: volumesOf(revision),
+        companions: companionsOfSpec(revision),
       };
       instances = await this.startReplicas(spec, this.context.images ? replicasOf(revision) : 1, signal);
     } catch (error) {
@@ -370,6 +371,11 @@ function resourcesOf(revision: AssignedRevision) {
 function volumesOf(revision: AssignedRevision): { volumes: unknown; mounts: unknown } {
   const spec = revision.source_config.resource_spec as { volumes?: unknown; volume_mounts?: unknown } | null | undefined;
   return { volumes: spec?.volumes, mounts: spec?.volume_mounts };
+}
+
+function companionsOfSpec(revision: AssignedRevision): { initContainers: unknown; sidecars: unknown } {
+  const spec = revision.source_config.resource_spec as { init_containers?: unknown; sidecars?: unknown } | null | undefined;
+  return { initContainers: spec?.init_containers, sidecars: spec?.sidecars };
 }
 
 /** How many containers serve the revision: resource_spec.min_scale (at least one). */

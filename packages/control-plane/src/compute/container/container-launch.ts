@@ -6,6 +6,7 @@ import type { OutputLine } from "../process-output.js";
 import { serverEnv } from "../server-command.js";
 import { DeployError, type ServerSpec } from "../types.js";
 import { ContainerServer } from "./container-server.js";
+import { type CompanionContext, companionsOf, runInitContainers, startSidecars } from "./companions.js";
 import { volumeMounts } from "./volume-mounts.js";
 
 /** Inside the image: the port `berth serve` listens on and the data volume (see build/image/dockerfile.ts). */
@@ -44,6 +45,16 @@ export async function launchContainer(
   if (own) await chown(spec.dataDir, SERVER_USER, SERVER_USER);
   const env = { ...serverEnv(spec, {}), ...(own ? { HOME: "/tmp" } : {}), PORT: PORT.split("/")[0]! };
   const mounts = volumeMounts(spec.deploymentId, spec.volumes?.volumes, spec.volumes?.mounts, options.bindAllowList);
+  const companions: CompanionContext = {
+    engine,
+    deploymentId: spec.deploymentId,
+    volumes: spec.volumes?.volumes,
+    bindAllowList: options.bindAllowList,
+    labels: { ...options.ownerLabels, "berth.revision": spec.revisionId },
+  };
+  const initContainers = companionsOf(spec.companions?.initContainers, "init_containers");
+  const sidecars = companionsOf(spec.companions?.sidecars, "sidecars");
+  await runInitContainers(companions, initContainers, options.signal);
   const memory = spec.resources?.memoryLimitMb;
   const cpu = spec.resources?.cpu;
   let container: Awaited<ReturnType<typeof engine.docker.createContainer>>;
@@ -83,12 +94,14 @@ export async function launchContainer(
   const server = new ContainerServer(engine.docker, container, url, options.onLine);
   try {
     await container.start();
+    server.adoptCompanions(await startSidecars(companions, sidecars, container.id));
     const info = await container.inspect();
     const port = info.NetworkSettings.Ports[PORT]?.[0]?.HostPort;
     if (!port) throw new Error("the engine published no port");
     resolveUrl(`http://127.0.0.1:${port}`);
   } catch (error) {
     await server.terminate(options.killGraceMs);
+    if (error instanceof DeployError) throw error;
     throw new DeployError(`Starting the container failed: ${(error as Error).message}`);
   }
   await untilServing(server, options);

@@ -14,6 +14,8 @@ export class ContainerServer implements RunningServer {
   readonly listening: Promise<string>;
   readonly pid = 0;
   private gone = false;
+  /** Sidecars in its network: they end with it. */
+  private companions: Docker.Container[] = [];
 
   constructor(
     private readonly docker: Docker,
@@ -37,10 +39,17 @@ export class ContainerServer implements RunningServer {
       .catch((error: Error) => ({ code: null, signal: null, error }) satisfies Exit)
       .then(async (exit) => {
         // Removed before the exit is reported: whoever waited for it may remove the image next.
+        await Promise.all(this.companions.map((companion) => companion.remove({ force: true }).catch(() => {})));
         await container.remove({ force: true }).catch(() => {});
         this.gone = true;
         return exit;
       });
+  }
+
+  /** Sidecars started beside it, removed when it ends (at once, if it ended already). */
+  adoptCompanions(companions: Docker.Container[]): void {
+    this.companions = companions;
+    if (this.gone) for (const companion of companions) void companion.remove({ force: true }).catch(() => {});
   }
 
   hasExited(): boolean {
