@@ -105,13 +105,8 @@ export async function runInitContainers(context: CompanionContext, specs: Compan
       ])) as { StatusCode: number } | undefined;
       if (!exit) throw new DeployError(`Init container ${spec.name} did not finish within 10 minutes`);
       if (exit.StatusCode !== 0) {
-        const output = (await container.logs({ stdout: true, stderr: true, tail: 10 })).toString("utf8");
-        const last = output
-          .replace(/[\u0000-\u0008]/g, "")
-          .trim()
-          .split("\n")
-          .slice(-5)
-          .join("\n");
+        const output = demultiplexed(await container.logs({ stdout: true, stderr: true, tail: 10 }));
+        const last = output.trim().split("\n").slice(-5).join("\n");
         throw new DeployError(`Init container ${spec.name} exited with code ${exit.StatusCode}${last ? `:\n${last}` : ""}`);
       }
     } finally {
@@ -138,4 +133,15 @@ export async function startSidecars(
     throw error instanceof DeployError ? error : new DeployError(`Starting a sidecar failed: ${(error as Error).message}`);
   }
   return started;
+}
+
+/** The text of a non-following log read: frames of an 8-byte header (stream, 0, 0, 0, length) and their payload. */
+function demultiplexed(frames: Buffer): string {
+  const parts: Buffer[] = [];
+  for (let at = 0; at + 8 <= frames.length; ) {
+    const length = frames.readUInt32BE(at + 4);
+    parts.push(frames.subarray(at + 8, at + 8 + length));
+    at += 8 + length;
+  }
+  return Buffer.concat(parts).toString("utf8");
 }
