@@ -12,6 +12,7 @@ import type { ImageBuilds } from "./image-builds.js";
 import type { ControlPlaneLink } from "./link.js";
 import type { LogShipper } from "./log-shipper.js";
 import { forgetPid, recordPid } from "./orphans.js";
+import { companionContainersOf, customUrlOf, labelsOf, replicasOf, resourcesOf, volumesOf } from "./revision-spec.js";
 import type { SecretSource } from "./secret-source.js";
 import { upstreamKeyOf } from "./upstream-key.js";
 
@@ -162,7 +163,7 @@ export class DeploymentRunner {
     if (revision.source === "external_image" || revision.source === "internal_image") {
       const image = String(revision.source_revision_config.image_uri);
       prepared = { configFile: "", image, reused: true, external: true };
-      await move("AWAITING_DEPLOY", `A pushed image (${image}): nothing to build`);
+      await move("AWAITING_DEPLOY", `An image to pull (${image}): nothing to build`);
     } else {
       const built = await this.buildSource(revision, buildLog, move, signal);
       if (!built) return built === null ? this.reportIdle(assignment) : undefined;
@@ -193,7 +194,7 @@ export class DeploymentRunner {
         resources: resourcesOf(revision),
         labels: labelsOf(revision),
         volumes: volumesOf(revision),
-        companions: companionsOfSpec(revision),
+        companions: companionContainersOf(revision),
       };
       instances = await this.startReplicas(spec, this.context.images ? replicasOf(revision) : 1, signal);
     } catch (error) {
@@ -361,40 +362,4 @@ export class DeploymentRunner {
     await rm(join(this.context.dirs.deployments, this.deploymentId), { recursive: true, force: true });
     await this.context.link.purge(this.deploymentId);
   }
-}
-
-function resourcesOf(revision: AssignedRevision) {
-  const spec = revision.source_config.resource_spec as Record<string, number | null> | null | undefined;
-  return { memoryLimitMb: spec?.memory_limit_mb ?? null, cpu: spec?.cpu_limit ?? spec?.cpu ?? null };
-}
-
-function volumesOf(revision: AssignedRevision): { volumes: unknown; mounts: unknown } {
-  const spec = revision.source_config.resource_spec as { volumes?: unknown; volume_mounts?: unknown } | null | undefined;
-  return { volumes: spec?.volumes, mounts: spec?.volume_mounts };
-}
-
-function companionsOfSpec(revision: AssignedRevision): { initContainers: unknown; sidecars: unknown } {
-  const spec = revision.source_config.resource_spec as { init_containers?: unknown; sidecars?: unknown } | null | undefined;
-  return { initContainers: spec?.init_containers, sidecars: spec?.sidecars };
-}
-
-/** How many containers serve the revision: resource_spec.min_scale (at least one). */
-function replicasOf(revision: AssignedRevision): number {
-  const spec = revision.source_config.resource_spec as { min_scale?: number | null } | null | undefined;
-  return Math.max(1, Math.floor(spec?.min_scale ?? 1));
-}
-
-function customUrlOf(revision: AssignedRevision): string | undefined {
-  const url = revision.source_config.custom_url;
-  return typeof url === "string" && url !== "" ? url : undefined;
-}
-
-/** resource_spec.labels and annotations, as container labels (annotations prefixed, so the two cannot collide). */
-function labelsOf(revision: AssignedRevision): Record<string, string> {
-  const spec = revision.source_config.resource_spec as
-    | { labels?: Record<string, string> | null; annotations?: Record<string, string> | null }
-    | null
-    | undefined;
-  const annotations = Object.entries(spec?.annotations ?? {}).map(([name, value]) => [`annotation.${name}`, value]);
-  return { ...spec?.labels, ...Object.fromEntries(annotations) };
 }

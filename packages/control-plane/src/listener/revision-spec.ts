@@ -1,0 +1,46 @@
+import type { AssignedRevision } from "../model/listener-protocol.js";
+
+/*
+ * What a revision's source_config asks of compute (resource_spec and
+ * custom_url), read from an assignment. Compute checks the shapes it maps.
+ */
+
+/** resource_spec's limits, as compute applies them. */
+export function resourcesOf(revision: AssignedRevision) {
+  const spec = revision.source_config.resource_spec as Record<string, number | null> | null | undefined;
+  return { memoryLimitMb: spec?.memory_limit_mb ?? null, cpu: spec?.cpu_limit ?? spec?.cpu ?? null };
+}
+
+/** resource_spec.volumes and volume_mounts, for container compute to check and map. */
+export function volumesOf(revision: AssignedRevision): { volumes: unknown; mounts: unknown } {
+  const spec = revision.source_config.resource_spec as { volumes?: unknown; volume_mounts?: unknown } | null | undefined;
+  return { volumes: spec?.volumes, mounts: spec?.volume_mounts };
+}
+
+/** resource_spec.init_containers and sidecars, for container compute to check and run. */
+export function companionContainersOf(revision: AssignedRevision): { initContainers: unknown; sidecars: unknown } {
+  const spec = revision.source_config.resource_spec as { init_containers?: unknown; sidecars?: unknown } | null | undefined;
+  return { initContainers: spec?.init_containers, sidecars: spec?.sidecars };
+}
+
+/** How many containers serve the revision: resource_spec.min_scale (at least one). */
+export function replicasOf(revision: AssignedRevision): number {
+  const spec = revision.source_config.resource_spec as { min_scale?: number | null } | null | undefined;
+  return Math.max(1, Math.floor(spec?.min_scale ?? 1));
+}
+
+/** An external image's custom_url: where its users reach it (their own ingress). */
+export function customUrlOf(revision: AssignedRevision): string | undefined {
+  const url = revision.source_config.custom_url;
+  return typeof url === "string" && url !== "" ? url : undefined;
+}
+
+/** resource_spec.labels and annotations, as container labels (annotations prefixed, so the two cannot collide). */
+export function labelsOf(revision: AssignedRevision): Record<string, string> {
+  const spec = revision.source_config.resource_spec as
+    | { labels?: Record<string, string> | null; annotations?: Record<string, string> | null }
+    | null
+    | undefined;
+  const annotations = Object.entries(spec?.annotations ?? {}).map(([name, value]) => [`annotation.${name}`, value]);
+  return { ...spec?.labels, ...Object.fromEntries(annotations) };
+}
