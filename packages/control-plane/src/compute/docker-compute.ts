@@ -23,11 +23,11 @@ export class DockerCompute extends SupervisedCompute {
     );
   }
 
-  /** Removes the containers a previous run of this listener left (killed without stopping them); returns how many. */
+  /** Removes the containers (servers, sidecars, init containers) a previous run of this listener left; returns how many. */
   async removeLeftovers(): Promise<number> {
     const containers = await this.engine.docker.listContainers({
       all: true,
-      filters: { label: [`berth.listener=${this.owner}`, "berth.managed=server"] },
+      filters: { label: [`berth.listener=${this.owner}`] },
     });
     await Promise.all(containers.map((info) => this.engine.docker.getContainer(info.Id).remove({ force: true })));
     return containers.length;

@@ -72,10 +72,9 @@ export async function pullImage(
   engine: ContainerEngine,
   ref: string,
   options: { auth?: { username: string; password: string; serveraddress: string }; log: EngineLog },
-): Promise<string> {
+): Promise<void> {
   const stream = (await engine.docker.pull(ref, options.auth ? { authconfig: options.auth } : {})) as Readable;
   await followProgress(engine, stream, options.log);
-  return (await engine.docker.getImage(ref).inspect()).Id;
 }
 
 /** Removes an image, quietly when it is gone already; rejects while a container still uses it. */

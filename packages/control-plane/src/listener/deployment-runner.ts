@@ -298,8 +298,8 @@ export class DeploymentRunner {
   private async findBuild(key: string): Promise<Prepared | undefined> {
     const { images, artifacts } = this.context;
     if (images) {
-      const found = await images.find(this.deploymentId, key);
-      return found && { configFile: "", image: found.image, reused: true };
+      const image = await images.find(this.deploymentId, key);
+      return image ? { configFile: "", image, reused: true } : undefined;
     }
     const artifact = await artifacts.find(key);
     return artifact && { configFile: artifact.configFile, reused: true };
@@ -314,8 +314,8 @@ export class DeploymentRunner {
   ): Promise<Prepared> {
     const { images, artifacts, dirs } = this.context;
     if (images) {
-      const built = await images.build(this.deploymentId, key, revision, tarball, log, signal);
-      return { configFile: "", image: built.image, reused: false };
+      const image = await images.build(this.deploymentId, key, revision, tarball, log, signal);
+      return { configFile: "", image, reused: false };
     }
     const artifact = await artifacts.build(key, revision, tarball, dirs.installCache, log, signal);
     return { configFile: artifact.configFile, reused: false };

@@ -10,13 +10,6 @@ import type { AssignedRevision } from "../model/listener-protocol.js";
 /** The engine's errors when a layer it was using as cache was removed under it. */
 const LOST_LAYER = /failed to get digest|No such image|no such file or directory.*image\//;
 
-/** What a container listener runs for a revision: an image, built or reused. */
-export interface RevisionImageRef {
-  image: string;
-  imageId: string;
-  reused: boolean;
-}
-
 /**
  * A container listener's builds: `internal_source` revisions become images in
  * the engine, tagged per deployment and build key, so a revision with the
@@ -33,11 +26,10 @@ export class ImageBuilds {
     return `berth/deployment-${deploymentId}:${key.split("/").at(-1)}`;
   }
 
-  async find(deploymentId: string, key: string): Promise<RevisionImageRef | undefined> {
+  /** The tag of the key's image, when the engine has it. */
+  async find(deploymentId: string, key: string): Promise<string | undefined> {
     const image = this.tagOf(deploymentId, key);
-    if (!(await imageExists(this.engine, image))) return undefined;
-    const info = await this.engine.docker.getImage(image).inspect();
-    return { image, imageId: info.Id, reused: true };
+    return (await imageExists(this.engine, image)) ? image : undefined;
   }
 
   async build(
@@ -47,7 +39,7 @@ export class ImageBuilds {
     tarball: string,
     log: BuildLog,
     signal: AbortSignal,
-  ): Promise<RevisionImageRef> {
+  ): Promise<string> {
     const workDir = join(this.workDir, revision.id);
     await rm(workDir, { recursive: true, force: true });
     await mkdir(workDir, { recursive: true });
@@ -79,7 +71,7 @@ export class ImageBuilds {
         await mkdir(workDir, { recursive: true });
         built = await buildOnce();
       }
-      return { image: built.tag, imageId: built.imageId, reused: false };
+      return built.tag;
     } catch (error) {
       if (error instanceof BuildError || signal.aborted) throw error;
       throw new BuildError(`The image build failed: ${(error as Error).message}`);
@@ -93,13 +85,12 @@ export class ImageBuilds {
    * engine has the image already, that copy runs (logged as a warning);
    * otherwise the engine's reason fails the deploy.
    */
-  async pull(image: string, auth: RegistryCredentials | undefined, log: BuildLog): Promise<string> {
+  async pull(image: string, auth: RegistryCredentials | undefined, log: BuildLog): Promise<void> {
     try {
-      return await pullImage(this.engine, image, { auth, log });
+      await pullImage(this.engine, image, { auth, log });
     } catch (error) {
       if (!(await imageExists(this.engine, image))) throw new DeployError(`Pulling ${image} failed: ${(error as Error).message}`);
       log({ level: "error", message: `Pulling ${image} failed (${(error as Error).message}): running the engine's copy` });
-      return (await this.engine.docker.getImage(image).inspect()).Id;
     }
   }
 

@@ -37,6 +37,8 @@ export function repositoryPrefixOf(deploymentId: string): string {
  * them for the registry's own short tokens, granting only what the scope allows.
  */
 export class RegistryTokenService {
+  private readonly pullTokens = new Map<string, { token: string; renewAt: number }>();
+
   constructor(
     private readonly storage: ControlPlaneStorage,
     private readonly settings: RegistrySettings | undefined,
@@ -61,7 +63,14 @@ export class RegistryTokenService {
   /** What a listener pulls a deployment's image with (undefined without a registry). */
   async pullCredential(deploymentId: string): Promise<RegistryCredential | undefined> {
     if (!this.settings) return undefined;
-    const password = await this.sign({ deployment_id: deploymentId, use: "pull" }, PULL_TOKEN_TTL_SECONDS);
+    // Listeners read their assignments every second: a token is signed again only once half its life is gone.
+    const now = Date.now();
+    const cached = this.pullTokens.get(deploymentId);
+    let password = cached && cached.renewAt > now ? cached.token : undefined;
+    if (!password) {
+      password = await this.sign({ deployment_id: deploymentId, use: "pull" }, PULL_TOKEN_TTL_SECONDS);
+      this.pullTokens.set(deploymentId, { token: password, renewAt: now + (PULL_TOKEN_TTL_SECONDS * 1000) / 2 });
+    }
     return { username: "berth", password, serveraddress: this.settings.address };
   }
 

@@ -50,7 +50,7 @@ export async function buildRevisionImage(engine: ContainerEngine, request: Revis
     (name): name is string => name !== undefined && existsSync(join(workDir, name)),
   );
   log({ level: "info", message: "==> Preparing the Berth runtime image" });
-  const runtime = await ensureRuntimeImage(engine, log, signal);
+  const runtime = await ensureRuntimeImage(engine, log);
   const configPath = relative(workDir, configFile).split(sep).join("/");
   const dockerfile = revisionDockerfile({
     from: runtime,

@@ -21,15 +21,33 @@ export function baseImageOf(): string {
  * Berth (its agent server is the entry point) at /opt/berth. Tagged by a hash
  * of Berth's sources and lockfile, so it is built once per Berth version and engine.
  */
-export async function ensureRuntimeImage(engine: ContainerEngine, log: EngineLog, signal?: AbortSignal): Promise<string> {
+export async function ensureRuntimeImage(engine: ContainerEngine, log: EngineLog): Promise<string> {
   const base = baseImageOf();
   if (!(await imageExists(engine, base))) {
     throw new Error(
       `The Node base image ${base} is missing from the engine at ${engine.address}: make it once with scripts/node-base-image.sh (docs/containers.md)`,
     );
   }
-  const tag = `berth/agent-runtime:${await fingerprint(base)}`;
+  fingerprinted ??= fingerprint(base);
+  const tag = `berth/agent-runtime:${await fingerprinted}`;
   if (await imageExists(engine, tag)) return tag;
+  // Revisions built at the same time wait for one build of it.
+  const key = `${engine.address} ${tag}`;
+  let building = runtimeBuilds.get(key);
+  if (!building) {
+    // Not stopped by the signal of the revision that started it: others may be waiting for it.
+    building = buildRuntimeImage(engine, base, tag, log).finally(() => runtimeBuilds.delete(key));
+    runtimeBuilds.set(key, building);
+  }
+  await building;
+  return tag;
+}
+
+/** The fingerprint of the Berth this process runs: computed once, as the code loaded does not change. */
+let fingerprinted: Promise<string> | undefined;
+const runtimeBuilds = new Map<string, Promise<void>>();
+
+async function buildRuntimeImage(engine: ContainerEngine, base: string, tag: string, log: EngineLog): Promise<void> {
   log({ level: "info", message: `Building the Berth runtime image ${tag} (once per Berth version)` });
   const dockerfile = `FROM ${base}\nCOPY . ${BERTH_IN_IMAGE}\nENV NODE_ENV=production\n`;
   const context = packWithDockerfile(
@@ -38,8 +56,7 @@ export async function ensureRuntimeImage(engine: ContainerEngine, log: EngineLog
     dockerfile,
     (path) => /^packages\/[^/]+\/test(\/|$)/.test(path),
   );
-  await buildImage(engine, context, { tag, labels: { "berth.managed": "runtime" }, log, signal });
-  return tag;
+  await buildImage(engine, context, { tag, labels: { "berth.managed": "runtime" }, log });
 }
 
 /** A hash of the base image's name, Berth's lockfile and its sources' names, sizes and times: cheap, and changes with any edit. */
