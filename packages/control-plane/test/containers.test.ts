@@ -70,15 +70,20 @@ describe("a docker listener builds internal_source into an image and runs it as 
     assert.ok(!inspected.Config.Env.some((entry) => entry.startsWith("BERTH_ADMIN_API_KEY=")), "no control-plane key inside");
   });
 
-  test("a killed container is restarted, with the reason in the deploy log", async () => {
+  test("a killed container is restarted, with the reason in the revision's timeline and the deploy log", async () => {
     const [before] = await containersOf(deployment.id);
     await docker.getContainer(before!.Id).kill({ signal: "SIGKILL" });
-    let restarted: string | undefined;
-    while (!restarted) {
-      const lines = await logsOf(cp.admin, deployment.id, revisionId, "deploy");
-      restarted = lines.find((line) => line.message.startsWith("Restarted the agent server"))?.message;
-      if (!restarted) await new Promise((resolve) => setTimeout(resolve, 200));
+    type Step = { status: string; message: string };
+    let timeline: Step[] = [];
+    while (!timeline.some((step) => step.message.startsWith("Restarted the agent server"))) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      timeline = (await cp.admin.get<{ resources: Step[] }>(`/v2/deployments/${deployment.id}/revisions/${revisionId}/events`))
+        .body.resources;
     }
+    const killed = timeline.findIndex((step) => /was killed|exited with code 137/.test(step.message));
+    const restarted = timeline.findIndex((step) => step.message.startsWith("Restarted the agent server"));
+    assert.ok(killed >= 0 && killed < restarted, JSON.stringify(timeline));
+    assert.deepEqual(new Set(timeline.slice(killed).map((step) => step.status)), new Set(["DEPLOYED"]));
     const lines = (await logsOf(cp.admin, deployment.id, revisionId, "deploy")).map((line) => line.message);
     assert.ok(
       lines.some((line) => /was killed|exited with code 137/.test(line)),

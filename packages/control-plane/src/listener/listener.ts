@@ -111,8 +111,10 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
         );
         for (const instance of instances) void recordPid(join(context.dirs.deployments, event.deploymentId), instance.pid);
       }
+      // The serving revision stays DEPLOYED; the step goes into its timeline with the reason.
       void link
-        .report(event.deploymentId, { status: event.kind === "restarted" ? "READY" : "UNKNOWN" })
+        .transition(event.revisionId, ["DEPLOYED"], "DEPLOYED", event.message)
+        .then(() => link.report(event.deploymentId, { status: event.kind === "restarted" ? "READY" : "UNKNOWN" }))
         .catch((err: unknown) => logger.warn({ err }, "reporting a deployment's status failed"));
     },
   };
