@@ -1,7 +1,7 @@
 import { copyFile } from "node:fs/promises";
 import type { RevisionStatus } from "./model/statuses.js";
 import type { ListenerApi, ListenerScope } from "./services/listener-api.js";
-import type { DeploymentReport, LogEntry } from "./model/listener-protocol.js";
+import type { DeploymentReport, LogEntry, RevisionFacts } from "./model/listener-protocol.js";
 import type { ControlPlaneLink } from "./listener/link.js";
 
 /** The embedded listener's link: direct calls, scoped to deployments that name no listener. */
@@ -29,8 +29,9 @@ export class InProcessLink implements ControlPlaneLink {
     to: RevisionStatus,
     message: string,
     report?: DeploymentReport,
+    facts?: RevisionFacts,
   ): Promise<boolean> {
-    return (await this.api.transition(this.scope, revisionId, [...from], to, message, report)).transitioned;
+    return (await this.api.transition(this.scope, revisionId, [...from], to, message, report, facts)).transitioned;
   }
 
   report(deploymentId: string, report: DeploymentReport) {

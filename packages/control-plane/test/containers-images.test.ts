@@ -103,6 +103,7 @@ describe("a docker listener runs external images", { skip }, () => {
     assert.equal(inspected.Config.Labels.team, "agents");
     assert.equal(inspected.Config.Labels["annotation.owner"], "ops");
     assert.deepEqual(inspected.HostConfig.SecurityOpt, ["no-new-privileges"]);
+    assert.equal(revision.image_digest, inspected.Image, "the revision records the pulled image's content id");
 
     const deployment = (await cp.admin.get<Deployment>(`/v2/deployments/${created.id}`)).body;
     const response = await fetch(`${deployment.source_config.custom_url}/info`, { headers: { "x-api-key": cp.adminKey } });

@@ -52,6 +52,9 @@ describe("a docker listener builds internal_source into an image and runs it as 
       input: { messages: [{ type: "human", content: "from a container" }] },
     });
     assert.equal(lastMessage(output), "boxed: from a container");
+    const [running] = await containersOf(deployment.id);
+    assert.match(revision.image_digest ?? "", /^sha256:[0-9a-f]{64}$/);
+    assert.equal(running?.ImageID, revision.image_digest, "the revision records the image its container runs");
   });
 
   test("the container runs with an init, no privileges, a read-only root and its port on 127.0.0.1 only", async () => {

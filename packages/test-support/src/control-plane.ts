@@ -74,6 +74,7 @@ export interface Revision {
   status_message: string | null;
   source: string;
   source_revision_config: SourceRevisionConfig;
+  image_digest: string | null;
   created_at: string;
   updated_at: string;
 }

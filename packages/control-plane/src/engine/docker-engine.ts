@@ -36,11 +36,15 @@ function connectionOf(address: string): Docker.DockerOptions {
 }
 
 export async function imageExists(engine: ContainerEngine, ref: string): Promise<boolean> {
+  return (await imageIdOf(engine, ref)) !== undefined;
+}
+
+/** The image's content id (`sha256:…`), or undefined when the engine does not have it. */
+export async function imageIdOf(engine: ContainerEngine, ref: string): Promise<string | undefined> {
   try {
-    await engine.docker.getImage(ref).inspect();
-    return true;
+    return (await engine.docker.getImage(ref).inspect()).Id;
   } catch (error) {
-    if ((error as { statusCode?: number }).statusCode === 404) return false;
+    if ((error as { statusCode?: number }).statusCode === 404) return undefined;
     throw error;
   }
 }

@@ -6,7 +6,7 @@ import { DeployError, type ServerInstance, type ServerSpec } from "../compute/lo
 import type { SupervisedCompute } from "../compute/supervised-compute.js";
 import { FINAL_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
 import type { Router } from "../router/router.js";
-import type { AssignedRevision, Assignment, DeploymentReport } from "../model/listener-protocol.js";
+import type { AssignedRevision, Assignment, DeploymentReport, RevisionFacts } from "../model/listener-protocol.js";
 import type { ArtifactStore } from "./artifacts.js";
 import type { ImageBuilds } from "./image-builds.js";
 import type { ControlPlaneLink } from "./link.js";
@@ -139,11 +139,11 @@ export class DeploymentRunner {
     const { link, logs, dirs } = this.context;
     const buildLog = logs.writer(this.deploymentId, revision.id, "build");
     let status = revision.status;
-    const move = async (to: RevisionStatus, message: string, report?: DeploymentReport) => {
+    const move = async (to: RevisionStatus, message: string, report?: DeploymentReport, facts?: RevisionFacts) => {
       if (restore) return;
       // A client that sees a final status reads complete logs.
       if (FINAL_REVISION_STATUSES.includes(to)) await logs.flush();
-      if (signal.aborted || !(await link.transition(revision.id, [status], to, message, report))) throw new Abandoned();
+      if (signal.aborted || !(await link.transition(revision.id, [status], to, message, report, facts))) throw new Abandoned();
       status = to;
     };
     if (note) buildLog({ level: "info", message: note });
@@ -214,7 +214,8 @@ export class DeploymentRunner {
     };
     const replicas = instances.length > 1 ? `, ${instances.length} replicas` : "";
     try {
-      await move("DEPLOYED", `Serving (revision ${revision.number}${replicas})`, serving);
+      const digest = prepared.image ? await this.context.images?.digestOf(prepared.image) : undefined;
+      await move("DEPLOYED", `Serving (revision ${revision.number}${replicas})`, serving, { image_digest: digest });
     } catch (error) {
       await Promise.all(instances.map((instance) => this.stopInstance(instance)));
       throw error;

@@ -3,7 +3,7 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream } from "node:stream/web";
 import type { RevisionStatus } from "../model/statuses.js";
-import type { Assignment, Authorization, DeploymentReport, LogEntry } from "../model/listener-protocol.js";
+import type { Assignment, Authorization, DeploymentReport, LogEntry, RevisionFacts } from "../model/listener-protocol.js";
 import type { ControlPlaneLink } from "./link.js";
 
 export interface HttpLinkOptions {
@@ -57,8 +57,9 @@ export class HttpLink implements ControlPlaneLink {
     to: RevisionStatus,
     message: string,
     report?: DeploymentReport,
+    facts?: RevisionFacts,
   ): Promise<boolean> {
-    const body = { from, to, message, ...(report ? { report } : {}) };
+    const body = { from, to, message, ...(report ? { report } : {}), ...(facts ? { facts } : {}) };
     const result = (await this.call("POST", `/revisions/${revisionId}/transition`, body)) as { transitioned: boolean };
     return result.transitioned;
   }

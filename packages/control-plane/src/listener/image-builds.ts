@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { type BuildLog, BuildError } from "../build/build.js";
 import { DeployError } from "../compute/types.js";
 import { buildRevisionImage } from "../build/image/revision-image.js";
-import { type ContainerEngine, imageExists, pullImage, removeImage } from "../engine/docker-engine.js";
+import { type ContainerEngine, imageExists, imageIdOf, pullImage, removeImage } from "../engine/docker-engine.js";
 import type { RegistryCredentials } from "./secret-source.js";
 import type { AssignedRevision } from "../model/listener-protocol.js";
 
@@ -30,6 +30,11 @@ export class ImageBuilds {
   async find(deploymentId: string, key: string): Promise<string | undefined> {
     const image = this.tagOf(deploymentId, key);
     return (await imageExists(this.engine, image)) ? image : undefined;
+  }
+
+  /** The content id of an image the engine has (recorded on the revision that runs it). */
+  async digestOf(image: string): Promise<string | undefined> {
+    return imageIdOf(this.engine, image);
   }
 
   async build(

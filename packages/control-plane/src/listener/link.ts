@@ -1,5 +1,5 @@
 import type { RevisionStatus } from "../model/statuses.js";
-import type { Assignment, Authorization, DeploymentReport, LogEntry } from "../model/listener-protocol.js";
+import type { Assignment, Authorization, DeploymentReport, LogEntry, RevisionFacts } from "../model/listener-protocol.js";
 
 /**
  * How a listener talks to the control plane: in process for the embedded
@@ -11,7 +11,7 @@ export interface ControlPlaneLink {
   /**
    * Compare-and-set of a revision's status (false when it was no longer in
    * `from`: superseded, interrupted); `report` is applied to the deployment
-   * along with a successful move.
+   * along with a successful move, and `facts` recorded on the revision.
    */
   transition(
     revisionId: string,
@@ -19,6 +19,7 @@ export interface ControlPlaneLink {
     to: RevisionStatus,
     message: string,
     report?: DeploymentReport,
+    facts?: RevisionFacts,
   ): Promise<boolean>;
   report(deploymentId: string, report: DeploymentReport): Promise<void>;
   purge(deploymentId: string): Promise<void>;

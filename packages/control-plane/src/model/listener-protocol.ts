@@ -54,6 +54,12 @@ export interface LogEntry {
   message: string;
 }
 
+/** What a listener learnt about a revision while moving it (recorded with the move). */
+export interface RevisionFacts {
+  /** The content id of the image the revision runs (`sha256:…`, as the engine reports it). */
+  image_digest?: string;
+}
+
 export interface DeploymentReport {
   status?: DeploymentStatus;
   active_revision_id?: string | null;

@@ -32,6 +32,7 @@ export function presentRevision(revision: RevisionRecord) {
     status_message: revision.status_message,
     source: revision.source,
     source_revision_config: complete(SOURCE_REVISION_CONFIG_FIELDS, revision.source_revision_config),
+    image_digest: revision.image_digest,
     created_at: revision.created_at,
     updated_at: revision.updated_at,
   };

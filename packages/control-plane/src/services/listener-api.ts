@@ -4,7 +4,7 @@ import { rm } from "node:fs/promises";
 import { join } from "node:path";
 import { apiKeyRecord, hashApiKey, isTracingOnly, TRACING_KEY_NAME_PREFIX } from "../auth/api-keys.js";
 import type { SecretBox } from "../domain/secret-box.js";
-import type { AssignedRevision, Assignment, Authorization } from "../model/listener-protocol.js";
+import type { AssignedRevision, Assignment, Authorization, RevisionFacts } from "../model/listener-protocol.js";
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
 import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
 import { revisionSecrets } from "./deployment-views.js";
@@ -53,13 +53,14 @@ export class ListenerApi {
     to: RevisionStatus,
     message: string,
     report?: DeploymentReport,
+    facts?: RevisionFacts,
   ) {
     const revision = await this.revisionInScope(scope, revisionId);
     const serving = report?.active_revision_id
       ? (await this.storage.deployments.getAny(revision.deployment_id))?.active_revision_id
       : null;
     const now = new Date().toISOString();
-    const moved = await this.storage.revisions.transition(revision.id, from, to, message, now);
+    const moved = await this.storage.revisions.transition(revision.id, from, to, message, now, facts);
     if (moved && report) {
       await this.storage.deployments.report(revision.deployment_id, report, now);
       if (serving && serving !== report.active_revision_id) await this.noteReplaced(serving, moved, now);

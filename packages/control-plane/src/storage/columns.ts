@@ -14,7 +14,7 @@ export const INTEGRATION = "id, tenant_id, name, provider, installation_id, repo
 export const DEPLOYMENT = `id, tenant_id, name, source, source_config, secret_references, status, latest_revision_id,
   active_revision_id, image_version, listener_id, created_at, updated_at, deleted_at`;
 export const REVISION = `id, deployment_id, tenant_id, number, status, status_message, source, source_revision_config,
-  source_config, secret_references, secrets_ciphertext, artifact_revision_id, created_at, updated_at`;
+  source_config, secret_references, secrets_ciphertext, artifact_revision_id, image_digest, created_at, updated_at`;
 export const UPLOAD = "object_path, upload_id, deployment_id, tenant_id, created_at, expires_at, uploaded_at, size_bytes, sha256";
 export const TRACING_PROJECT = "id, tenant_id, name, deployment_id, created_at";
 export const REVISION_EVENT = "id, revision_id, deployment_id, at, status, message";

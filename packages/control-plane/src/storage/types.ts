@@ -4,7 +4,7 @@
  * (test/unit/storage-contract.test.ts) over both. Records are plain JSON
  * values; every multi-row change is one transaction.
  */
-import type { DeploymentReport, LogEntry, LogKind } from "../model/listener-protocol.js";
+import type { DeploymentReport, LogEntry, LogKind, RevisionFacts } from "../model/listener-protocol.js";
 import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "../model/statuses.js";
 import type { TracingProjectRecord, TracingStore } from "./tracing-types.js";
 
@@ -107,6 +107,8 @@ export interface RevisionRecord {
   secrets_ciphertext: string;
   /** A redeploy: the revision whose built artifact this one deploys again (no build). */
   artifact_revision_id: string | null;
+  /** The content id of the image it ran, on a container listener. */
+  image_digest: string | null;
   created_at: string;
   updated_at: string;
 }
@@ -172,7 +174,8 @@ export interface RevisionFilter {
  * A new revision as the domain computed it; the store numbers it, makes it
  * the latest and starts its timeline.
  */
-export type NewRevision = Omit<RevisionRecord, "number" | "deployment_id" | "tenant_id">;
+/** A revision as it is created: the listener records its image digest later. */
+export type NewRevision = Omit<RevisionRecord, "number" | "deployment_id" | "tenant_id" | "image_digest">;
 
 /** What a PATCH changes, decided by `plan` from the current records inside the store's transaction. */
 export interface DeploymentChange {
@@ -240,6 +243,7 @@ export interface RevisionStore {
     status: RevisionStatus,
     message: string,
     now: string,
+    facts?: RevisionFacts,
   ): Promise<RevisionRecord | undefined>;
 }
 

@@ -75,6 +75,10 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
         to: RevisionStatus,
         message: Text.max(4000),
         report: Report.optional().describe("Applied to the deployment when the move happened"),
+        facts: z
+          .strictObject({ image_digest: Text.max(200).optional() })
+          .optional()
+          .describe("Recorded on the revision when the move happened"),
       }),
       responses: {
         200: {
@@ -92,6 +96,7 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
         body.to,
         body.message,
         body.report,
+        body.facts,
       ),
   );
 

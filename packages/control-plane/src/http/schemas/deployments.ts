@@ -51,6 +51,10 @@ export const Revision = z.object({
   status_message: z.string(),
   source: DeploymentSource,
   source_revision_config: SourceRevisionConfig,
+  image_digest: z
+    .string()
+    .nullable()
+    .describe("The content id (`sha256:…`) of the image the revision ran; null until a container listener deployed it"),
   created_at: Timestamp,
   updated_at: Timestamp,
 });

@@ -1,5 +1,6 @@
 import type { Queryable } from "@berth/service-kit";
 import type pg from "pg";
+import type { RevisionFacts } from "../../model/listener-protocol.js";
 import type { RevisionStatus } from "../../model/statuses.js";
 import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
 import { REVISION, REVISION_EVENT, qualified } from "../columns.js";
@@ -67,19 +68,20 @@ export class PostgresRevisionStore implements RevisionStore {
     status: RevisionStatus,
     message: string,
     now: string,
+    facts: RevisionFacts = {},
   ): Promise<RevisionRecord | undefined> {
     if (from.length === 0) return undefined;
     // One statement: the row lock, the status check and the timeline step are atomic.
     const { rows } = await this.pool.query<RevisionRecord>(
       `WITH moved AS (
-         UPDATE revisions SET status = $1, status_message = $2, updated_at = $3
+         UPDATE revisions SET status = $1, status_message = $2, updated_at = $3, image_digest = COALESCE($6, image_digest)
          WHERE id = $4 AND status = ANY($5::text[]) RETURNING ${REVISION}
        ), step AS (
          INSERT INTO revision_events (revision_id, deployment_id, at, status, message)
          SELECT id, deployment_id, $3, $1, $2 FROM moved
        )
        SELECT ${REVISION} FROM moved`,
-      [status, message, now, revisionId, from],
+      [status, message, now, revisionId, from, facts.image_digest ?? null],
     );
     return rows[0];
   }

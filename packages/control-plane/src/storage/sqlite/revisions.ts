@@ -1,4 +1,5 @@
 import type { SqliteDatabase } from "@berth/service-kit";
+import type { RevisionFacts } from "../../model/listener-protocol.js";
 import type { RevisionStatus } from "../../model/statuses.js";
 import { qualified, REVISION, REVISION_EVENT } from "../columns.js";
 import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
@@ -68,16 +69,17 @@ export class SqliteRevisionStore implements RevisionStore {
     status: RevisionStatus,
     message: string,
     now: string,
+    facts: RevisionFacts = {},
   ): Promise<RevisionRecord | undefined> {
     if (from.length === 0) return undefined;
     return this.db
       .transaction(() => {
         const row = this.db
           .prepare(
-            `UPDATE revisions SET status = ?, status_message = ?, updated_at = ?
+            `UPDATE revisions SET status = ?, status_message = ?, updated_at = ?, image_digest = COALESCE(?, image_digest)
            WHERE id = ? AND status IN (${from.map(() => "?").join(", ")}) RETURNING ${REVISION}`,
           )
-          .get(status, message, now, revisionId, ...from) as Row | undefined;
+          .get(status, message, now, facts.image_digest ?? null, revisionId, ...from) as Row | undefined;
         if (!row) return undefined;
         const revision = revisionFromRow(row);
         recordEvent(this.db, revision.id, revision.deployment_id, now, status, message);

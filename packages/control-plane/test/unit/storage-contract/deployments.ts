@@ -37,7 +37,13 @@ export function deploymentsContract(backend: Backend): void {
       assert.equal(await a.deployments.get("other-tenant", made.deployment.id), undefined);
       assert.equal(await a.deployments.get(t, "missing"), undefined);
 
-      const revision: RevisionRecord = { ...made.revision, deployment_id: made.deployment.id, tenant_id: t, number: 1 };
+      const revision: RevisionRecord = {
+        ...made.revision,
+        deployment_id: made.deployment.id,
+        tenant_id: t,
+        number: 1,
+        image_digest: null,
+      };
       assert.deepEqual(await a.revisions.get(t, made.deployment.id, made.revision.id), revision);
       assert.deepEqual(await a.revisions.latest(made.deployment.id), revision);
       assert.deepEqual(await a.revisions.list(t, made.deployment.id, { limit: 10, offset: 0 }), [revision]);

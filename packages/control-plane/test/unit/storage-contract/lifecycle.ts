@@ -78,6 +78,19 @@ export function lifecycleContract(backend: Backend): void {
       assert.deepEqual(await a.revisions.events("missing"), []);
     });
 
+    it("records an image digest with a move, and keeps it through later moves", async () => {
+      const t = await newTenant(a);
+      const made = await created(a, t, "digest");
+      const id = made.revision.id;
+      assert.equal((await a.revisions.latest(made.deployment.id))?.image_digest, null);
+      const digest = "sha256:0123456789abcdef";
+      const deployed = await a.revisions.transition(id, ["QUEUED"], "DEPLOYED", "Serving", tick(), { image_digest: digest });
+      assert.equal(deployed?.image_digest, digest);
+      const noted = await b.revisions.transition(id, ["DEPLOYED"], "DEPLOYED", "Restarted", tick());
+      assert.equal(noted?.image_digest, digest);
+      assert.equal((await b.revisions.get(t, made.deployment.id, id))?.image_digest, digest);
+    });
+
     it("finds a deployment's revisions in given statuses, newest first, and any revision by id", async () => {
       const t = await newTenant(a);
       const made = await created(a, t, "statuses");

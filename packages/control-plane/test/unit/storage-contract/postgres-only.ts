@@ -17,6 +17,7 @@ export function postgresOnlyContract(): void {
           { version: 1, name: "001_control_plane.sql" },
           { version: 2, name: "002_lifecycle.sql" },
           { version: 3, name: "003_tracing.sql" },
+          { version: 4, name: "004_image_digest.sql" },
         ]);
         const extra = await createPostgresStorage(schema.url, { poolSize: 1 });
         await extra.close();
