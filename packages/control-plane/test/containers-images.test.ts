@@ -68,6 +68,10 @@ describe("a docker listener runs external images", { skip }, () => {
         BERTH_CONTAINER_ENGINE: engine.address,
         BERTH_LISTENER_SECRETS_FILE: secretsFile,
         BERTH_DRAIN_TIMEOUT_SECONDS: "2",
+        // One request in flight per replica is the target, and replicas leave after 1 s of low load.
+        BERTH_AUTOSCALE_TARGET_REQUESTS: "1",
+        BERTH_AUTOSCALE_INTERVAL_SECONDS: "0.2",
+        BERTH_AUTOSCALE_SCALE_DOWN_SECONDS: "1",
       },
     });
   });
@@ -132,6 +136,46 @@ describe("a docker listener runs external images", { skip }, () => {
       hosts,
       "each replica's container answered",
     );
+  });
+
+  test("max_scale: requests in flight grow the replicas up to max_scale, and they shrink back to min_scale when it ends", async () => {
+    const created = await deployImage(uniqueName("ext-auto"), { resource_spec: { min_scale: 1, max_scale: 3 } });
+    const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);
+    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    const running = async () =>
+      (await docker.listContainers({ filters: { label: [`berth.deployment=${created.id}`, "berth.managed=server"] } })).length;
+    assert.equal(await running(), 1);
+    const url = (await cp.admin.get<Deployment>(`/v2/deployments/${created.id}`)).body.source_config.custom_url!;
+    const failures: number[] = [];
+    let loaded = true;
+    let peak = 1;
+    // Four clients keep a request in flight each until the deployment has grown to max_scale.
+    const clients = Array.from({ length: 4 }, async () => {
+      while (loaded) {
+        const response = await fetch(`${url}/hold?ms=300`, { headers: { "x-api-key": cp.adminKey } });
+        if (response.status !== 200) failures.push(response.status);
+        await response.arrayBuffer();
+      }
+    });
+    while (peak < 3) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      peak = Math.max(peak, await running());
+    }
+    loaded = false;
+    await Promise.all(clients);
+    while ((await running()) > 1) await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(failures, [], "no request failed while replicas came and went");
+    const deploy = (await logsOf(cp.admin, created.id, revision.id, "deploy")).map((line) => line.message);
+    assert.ok(
+      deploy.some((line) => /^Scaling from 1 to [23] replicas: \d+ requests in flight/.test(line)),
+      deploy.join("\n"),
+    );
+    assert.ok(
+      deploy.some((line) => line.startsWith("Scaling from 2 to 1 replicas")),
+      deploy.join("\n"),
+    );
+    // Four requests in flight ask for four replicas: max_scale caps them at three.
+    assert.ok(!deploy.some((line) => /to \d{2,}|to [4-9] replicas/.test(line)), deploy.join("\n"));
   });
 
   test("volumes: a claim becomes the deployment's named volume (removed with it), emptyDir a tmpfs, hostPath outside the allow-list is refused", async () => {

@@ -12,7 +12,16 @@ import type { ImageBuilds } from "./image-builds.js";
 import type { ControlPlaneLink } from "./link.js";
 import type { LogShipper } from "./log-shipper.js";
 import { forgetPid, recordPid } from "./orphans.js";
-import { companionContainersOf, customUrlOf, labelsOf, replicasOf, resourcesOf, volumesOf } from "./revision-spec.js";
+import type { Scalable, ScaleBounds } from "./autoscaler.js";
+import {
+  companionContainersOf,
+  customUrlOf,
+  labelsOf,
+  maxReplicasOf,
+  replicasOf,
+  resourcesOf,
+  volumesOf,
+} from "./revision-spec.js";
 import type { SecretSource } from "./secret-source.js";
 import { upstreamKeyOf } from "./upstream-key.js";
 
@@ -56,6 +65,14 @@ interface Prepared {
 
 type LogWriter = ReturnType<RunnerContext["logs"]["writer"]>;
 
+/** The serving revision: its replicas, what starts another, and how many it may have. */
+interface Serving {
+  revisionId: string;
+  instances: ServerInstance[];
+  spec: ServerSpec;
+  bounds: ScaleBounds;
+}
+
 interface Job {
   revisionId: string;
   abort: AbortController;
@@ -66,11 +83,13 @@ interface Job {
  * starts its latest revision, switches the stable URL once it is healthy,
  * lets the previous revision finish its open requests, then stops it.
  */
-export class DeploymentRunner {
-  /** The serving revision's replicas (one on local compute; min_scale of an image on a container listener). */
-  private active: { revisionId: string; instances: ServerInstance[] } | undefined;
+export class DeploymentRunner implements Scalable {
+  /** The serving revision's replicas (one on local compute; min_scale to max_scale of an image on a container listener). */
+  private active: Serving | undefined;
   private job: Job | undefined;
   private tearingDown: Promise<void> | undefined;
+  /** Aborts replicas the autoscaler is starting when the runner stops. */
+  private readonly stopping = new AbortController();
 
   constructor(
     readonly deploymentId: string,
@@ -106,8 +125,46 @@ export class DeploymentRunner {
     }
   }
 
+  scaling(): { replicas: number; bounds: ScaleBounds } | undefined {
+    if (!this.active || this.job || this.tearingDown) return undefined;
+    return { replicas: this.active.instances.length, bounds: this.active.bounds };
+  }
+
+  openRequests(): number {
+    return this.context.router.openRequests(this.deploymentId);
+  }
+
+  /** Starts replicas of the serving revision, or retires some (they finish their open requests first). */
+  async scaleTo(count: number, reason: string): Promise<void> {
+    const serving = this.active;
+    if (!serving || count === serving.instances.length) return;
+    const log = this.context.logs.writer(this.deploymentId, serving.revisionId, "deploy");
+    const from = serving.instances.length;
+    log({ level: "info", message: `Scaling from ${from} to ${count} replicas: ${reason}` });
+    if (count > from) {
+      const added = await this.startReplicas(serving.spec, count - from, this.stopping.signal);
+      // A switch to another revision (or a stop) while they started: they serve nothing.
+      if (this.active !== serving) return void (await Promise.all(added.map((instance) => this.stopInstance(instance))));
+      serving.instances.push(...added);
+      for (const instance of added) await recordPid(this.deploymentDir(), instance.pid);
+      this.context.router.setTargets(
+        this.deploymentId,
+        serving.instances.map((instance) => instance.url),
+      );
+    } else {
+      const retired = serving.instances.splice(count);
+      this.context.router.setTargets(
+        this.deploymentId,
+        serving.instances.map((instance) => instance.url),
+      );
+      await Promise.all(retired.map((instance) => this.retire(instance)));
+    }
+    log({ level: "info", message: `${serving.instances.length} replicas serve revision ${serving.revisionId}` });
+  }
+
   /** Stops everything this runner started (listener shutdown); the deployment resumes at the next start. */
   async stop(): Promise<void> {
+    this.stopping.abort(new Abandoned());
     this.job?.abort.abort(new Abandoned());
     this.job = undefined;
     if (this.active) await Promise.all(this.active.instances.map((instance) => this.stopInstance(instance)));
@@ -176,9 +233,10 @@ export class DeploymentRunner {
     await move("DEPLOYING", "Starting the agent server");
     const upstreamKey = await upstreamKeyOf(this.deploymentDir());
     let instances: ServerInstance[];
+    let spec: ServerSpec;
     try {
       const referenced = prepared.external ? await this.pullExternal(prepared, revision) : {};
-      const spec = {
+      spec = {
         deploymentId: this.deploymentId,
         revisionId: revision.id,
         configFile: prepared.configFile,
@@ -221,7 +279,8 @@ export class DeploymentRunner {
       throw error;
     }
     const previous = this.active;
-    this.active = { revisionId: revision.id, instances };
+    const bounds = this.context.images ? { min: replicasOf(revision), max: maxReplicasOf(revision) } : { min: 1, max: 1 };
+    this.active = { revisionId: revision.id, instances, spec, bounds };
     this.context.router.setTargets(
       this.deploymentId,
       instances.map((instance) => instance.url),

@@ -9,6 +9,7 @@ import { connectEngine } from "../engine/docker-engine.js";
 import { Router } from "../router/router.js";
 import { startIsolation } from "../sandbox/isolation.js";
 import { ArtifactStore, removeSharedBuilds } from "./artifacts.js";
+import { type AutoscaleSettings, Autoscaler, autoscaleSettings } from "./autoscaler.js";
 import { DeploymentRunner, type RunnerContext } from "./deployment-runner.js";
 import { ImageBuilds } from "./image-builds.js";
 import type { ControlPlaneLink } from "./link.js";
@@ -38,6 +39,8 @@ export interface ListenerOptions {
   compute?: { type: "local" } | { type: "docker"; engine?: string; bindAllowList?: string[] };
   /** A JSON file of the operator's secrets, for external images' secret_references and image_pull_secrets. */
   secretsFile?: string;
+  /** How container deployments grow from min_scale toward max_scale (default: from the BERTH_AUTOSCALE_* variables). */
+  autoscale?: AutoscaleSettings;
 }
 
 export interface RunningListener {
@@ -198,6 +201,11 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
       });
   };
   reconcile();
+  // Only containers scale: a local listener runs one process per deployment.
+  const autoscaler = images
+    ? new Autoscaler(options.autoscale ?? autoscaleSettings(), () => runners.values(), logger)
+    : undefined;
+  autoscaler?.start();
   logger.info({ router_url: routerUrl }, "listener started");
 
   return {
@@ -206,6 +214,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     async close() {
       closed = true;
       clearTimeout(timer);
+      autoscaler?.stop();
       await passing;
       await Promise.all([...runners.values()].map((runner) => runner.stop()));
       await compute.stopAll();

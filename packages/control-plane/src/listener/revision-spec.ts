@@ -29,6 +29,12 @@ export function replicasOf(revision: AssignedRevision): number {
   return Math.max(1, Math.floor(spec?.min_scale ?? 1));
 }
 
+/** How far the autoscaler may grow the revision: resource_spec.max_scale (never below min_scale). */
+export function maxReplicasOf(revision: AssignedRevision): number {
+  const spec = revision.source_config.resource_spec as { max_scale?: number | null } | null | undefined;
+  return Math.max(replicasOf(revision), Math.floor(spec?.max_scale ?? 1));
+}
+
 /** An external image's custom_url: where its users reach it (their own ingress). */
 export function customUrlOf(revision: AssignedRevision): string | undefined {
   const url = revision.source_config.custom_url;

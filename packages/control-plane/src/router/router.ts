@@ -105,6 +105,12 @@ export class Router {
     this.auth.forget(deploymentId);
   }
 
+  /** Requests in flight to the deployment's current targets (the autoscaler's measure of load). */
+  openRequests(deploymentId: string): number {
+    const targets = this.deployments.get(deploymentId)?.targets ?? [];
+    return targets.reduce((sum, target) => sum + this.open.count(target), 0);
+  }
+
   /** Resolves when no request forwarded to `target` is still open (streams included). */
   drained(target: string): Promise<void> {
     return this.open.drained(normalize(target));
