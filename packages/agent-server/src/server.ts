@@ -8,6 +8,7 @@ import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { useSchemaCacheDir } from "./graphs/schemas.js";
 import { buildApp } from "./http/app.js";
+import { serveHealthOnly } from "./http/health-only.js";
 import { createLogger, type Logger } from "./logger.js";
 import { RunControl } from "./runs/execution/run-control.js";
 import { RunWorker } from "./runs/execution/worker.js";
@@ -25,6 +26,8 @@ export interface ServerOptions {
   host: string;
   port: number;
   role?: ServerRole;
+  /** A worker answers `GET /ok` on host:port (and nothing else), for a supervisor's health checks. */
+  workerHealth?: boolean;
   /** Where the SQLite database lives; default `.berth/` beside langgraph.json. */
   dataDir?: string;
   /** Overrides of the settings read from the environment. */
@@ -122,6 +125,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
     let app: FastifyInstance | undefined;
     let url: string | undefined;
+    let closeHealth: (() => Promise<void>) | undefined;
     if (role !== "worker") {
       app = await buildApp(services, {
         logger,
@@ -136,7 +140,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       if (settings.internalTruncate)
         logger.warn("POST /internal/truncate is enabled (BERTH_INTERNAL_TRUNCATE): any client can empty the database");
     } else {
-      logger.info({ role, graphs: graphs.ids(), storage: describe, owner: worker?.owner }, "worker ready");
+      const health = options.workerHealth ? await serveHealthOnly(options.host, options.port) : undefined;
+      closeHealth = health?.close;
+      url = health?.url;
+      logger.info({ role, graphs: graphs.ids(), storage: describe, owner: worker?.owner, health: url }, "worker ready");
     }
     logger.flush();
 
@@ -157,6 +164,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           if (!sent) logger.warn({ waited_ms: TRACE_FLUSH_TIMEOUT_MS }, "pending traces not sent before shutdown: they are lost");
         });
         if (app) await closeWithin(app, settings.shutdownGraceMs);
+        await closeHealth?.();
         await flushing;
         await broker.close();
         await storage.close();

@@ -41,6 +41,17 @@ describe("scale-out: API and worker processes on PostgreSQL + Redis", { skip }, 
     }
   });
 
+  it("a worker given a port answers GET /ok there, and no API route", async () => {
+    const health = workers[0]!.url;
+    assert.match(health, /^http:\/\/127\.0\.0\.1:\d+$/);
+    const ok = await fetch(`${health}/ok`);
+    assert.equal(ok.status, 200);
+    assert.deepEqual(await ok.json(), { ok: true });
+    const threads = await fetch(`${health}/threads/search`, { method: "POST", body: "{}" });
+    assert.equal(threads.status, 404);
+    assert.match(((await threads.json()) as { detail: string }).detail, /GET \/ok only/);
+  });
+
   it("a run created through one API process streams, joins and waits through another", async () => {
     const thread = await apiA.client.threads.create();
     const run = await apiA.client.runs.create(thread.thread_id, "slow", { input: { steps: 4, delay_ms: 30 } });

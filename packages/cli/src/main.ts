@@ -10,7 +10,7 @@ Commands:
       --allow-unenforced-auth     Serve a project whose langgraph.json declares auth, which Berth does not
                                   enforce yet (default: refuse to start; BERTH_ALLOW_UNENFORCED_AUTH=1)
   serve [dir-or-langgraph.json]   Serve a project in production: the options of dev, and
-      --role api|worker|all       What this process does (default all; api and worker need DATABASE_URL)
+      --role api|worker|all       What this process does (default BERTH_ROLE, else all; a worker given --port answers GET /ok there)
       --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 10)
 ${CHECK_USAGE}${CONTROL_PLANE_USAGE}${LISTENER_USAGE}
 DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-out backends.

@@ -54,16 +54,19 @@ async function spawnBerth(options: BerthOptions): Promise<{ child: ChildProcess;
   return { child, dataDir, output: () => text };
 }
 
-/** Starts `berth dev` (or `serve --role`) on a free port and resolves once it listens (a worker: once ready). */
+/** Starts `berth dev` (or `serve --role`) on a free port and resolves once it listens (a worker: once ready; its url answers /ok only). */
 export async function startBerth(options: BerthOptions = {}): Promise<BerthProcess> {
   const { child, dataDir, output } = await spawnBerth(options);
   const url = await new Promise<string>((resolve, reject) => {
     const onData = () => {
-      const match = /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"agent server listening"|"msg":"worker ready"/.exec(output());
+      const match =
+        /"url":"(http:\/\/[^"]+)"[^\n]*"msg":"agent server listening"|(?:"health":"(http:\/\/[^"]+)"[^\n]*)?"msg":"worker ready"/.exec(
+          output(),
+        );
       if (match) {
         child.stdout!.off("data", onData);
         child.off("exit", onExit);
-        resolve(match[1] ?? "");
+        resolve(match[1] ?? match[2] ?? "");
       }
     };
     const onExit = (code: number | null) => reject(new Error(`berth dev exited (${code}) before listening:\n${output()}`));

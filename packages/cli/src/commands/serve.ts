@@ -16,18 +16,18 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
       args: argv,
       allowPositionals: true,
       options: {
-        port: { type: "string", default: "2024" },
+        port: { type: "string" },
         host: { type: "string", default: "127.0.0.1" },
         "data-dir": { type: "string" },
         "allow-unenforced-auth": { type: "boolean", default: false },
-        ...(command === "serve" ? { role: { type: "string", default: "all" }, workers: { type: "string" } } : {}),
+        ...(command === "serve" ? { role: { type: "string" }, workers: { type: "string" } } : {}),
       },
     }),
   );
   if (parsed instanceof Error) return usageError(command, parsed.message);
   const { "allow-unenforced-auth": allowUnenforcedAuth, ...options } = parsed.values;
   const values = options as Record<string, string | undefined>;
-  const port = parsePort(values.port!);
+  const port = parsePort(values.port ?? "2024");
   if (port === undefined) return usageError(command, `--port must be a port number, got "${values.port}"`);
   if (command === "dev" && !LOOPBACK.includes(values.host!)) {
     return usageError(
@@ -35,8 +35,10 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
       `dev serves without authentication, on loopback only (${LOOPBACK.join(", ")}); use berth serve with BERTH_API_KEY to listen on ${values.host}`,
     );
   }
-  const role = (values.role ?? "all") as (typeof ROLES)[number];
-  if (!ROLES.includes(role)) return usageError(command, `--role must be one of ${ROLES.join(", ")}, got "${values.role}"`);
+  // BERTH_ROLE lets one image run as api or worker containers without another command.
+  const askedRole = values.role ?? (command === "serve" ? process.env.BERTH_ROLE || undefined : undefined) ?? "all";
+  const role = askedRole as (typeof ROLES)[number];
+  if (!ROLES.includes(role)) return usageError(command, `--role must be one of ${ROLES.join(", ")}, got "${askedRole}"`);
   const workers = values.workers === undefined ? undefined : Number(values.workers);
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1)) {
     return usageError(command, `--workers must be a positive integer, got "${values.workers}"`);
@@ -47,6 +49,8 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
       host: values.host!,
       port,
       role,
+      // A worker given a port answers health checks there (containers, probes); without one it listens nowhere.
+      workerHealth: role === "worker" && values.port !== undefined,
       dataDir: values["data-dir"],
       allowUnenforcedAuth: allowUnenforcedAuth || envBoolean("BERTH_ALLOW_UNENFORCED_AUTH", false),
       settings: workers === undefined ? undefined : { workers },
