@@ -4,6 +4,7 @@ import { join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { buildImage, type ContainerEngine, type EngineLog, imageExists } from "../../engine/docker-engine.js";
 import { packWithDockerfile } from "./build-context.js";
+import { sharedBuild } from "./shared-builds.js";
 
 /** The Berth install the runtime image carries: the repository's root with its installed dependencies. */
 const BERTH_ROOT = fileURLToPath(new URL("../../../../../", import.meta.url));
@@ -31,21 +32,12 @@ export async function ensureRuntimeImage(engine: ContainerEngine, log: EngineLog
   fingerprinted ??= fingerprint(base);
   const tag = `berth/agent-runtime:${await fingerprinted}`;
   if (await imageExists(engine, tag)) return tag;
-  // Revisions built at the same time wait for one build of it.
-  const key = `${engine.address} ${tag}`;
-  let building = runtimeBuilds.get(key);
-  if (!building) {
-    // Not stopped by the signal of the revision that started it: others may be waiting for it.
-    building = buildRuntimeImage(engine, base, tag, log).finally(() => runtimeBuilds.delete(key));
-    runtimeBuilds.set(key, building);
-  }
-  await building;
+  await sharedBuild(`${engine.address} ${tag}`, () => buildRuntimeImage(engine, base, tag, log));
   return tag;
 }
 
 /** The fingerprint of the Berth this process runs: computed once, as the code loaded does not change. */
 let fingerprinted: Promise<string> | undefined;
-const runtimeBuilds = new Map<string, Promise<void>>();
 
 async function buildRuntimeImage(engine: ContainerEngine, base: string, tag: string, log: EngineLog): Promise<void> {
   log({ level: "info", message: `Building the Berth runtime image ${tag} (once per Berth version)` });
