@@ -121,7 +121,7 @@ describe("a docker listener runs external images", { skip }, () => {
     const created = await deployImage(uniqueName("ext-two"), { resource_spec: { min_scale: 2, max_scale: 2 } });
     const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);
     assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
-    const containers = await docker.listContainers({ filters: { label: [`berth.deployment=${created.id}`] } });
+    const containers = await docker.listContainers({ filters: { label: [`berth.deployment=${created.id}`, "berth.role=api"] } });
     assert.equal(containers.length, 2);
     const deployment = (await cp.admin.get<Deployment>(`/v2/deployments/${created.id}`)).body;
     const hosts = new Set<string>();
@@ -143,7 +143,7 @@ describe("a docker listener runs external images", { skip }, () => {
     const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);
     assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
     const running = async () =>
-      (await docker.listContainers({ filters: { label: [`berth.deployment=${created.id}`, "berth.managed=server"] } })).length;
+      (await docker.listContainers({ filters: { label: [`berth.deployment=${created.id}`, "berth.role=api"] } })).length;
     assert.equal(await running(), 1);
     const url = (await cp.admin.get<Deployment>(`/v2/deployments/${created.id}`)).body.source_config.custom_url!;
     const failures: number[] = [];

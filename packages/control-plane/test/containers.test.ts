@@ -2,11 +2,19 @@ import { Client } from "@langchain/langgraph-sdk";
 import type Docker from "dockerode";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type ControlPlane, type Deployment, revisionsOf, startControlPlane } from "@berth/test-support";
+import {
+  type ControlPlane,
+  createDeployment,
+  type Deployment,
+  revisionsOf,
+  startControlPlane,
+  uniqueName,
+} from "@berth/test-support";
 import { deployTarball, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
 import { containerEngine } from "./helpers/engine.js";
 
 const engine = await containerEngine();
+const registry = process.env.BERTH_TEST_REGISTRY ?? "";
 
 /** The text of the last message of a run's output. */
 function lastMessage(values: unknown): string {
@@ -96,6 +104,83 @@ describe("a docker listener builds internal_source into an image and runs it as 
     const client = new Client({ apiUrl: current.body.source_config.custom_url!, apiKey: cp.adminKey });
     const output = await client.runs.wait(null, "agent", { input: { messages: [{ type: "human", content: "again" }] } });
     assert.equal(lastMessage(output), "boxed: again");
+  });
+
+  test("Berth's image as an external image with max_scale 2 runs in scale-out mode: API and worker containers on the deployment's PostgreSQL and Redis, all removed with it", {
+    skip: !registry && "BERTH_TEST_REGISTRY is not set",
+  }, async () => {
+    // The revision image the listener built, pushed to the loopback registry: a user's own Berth image.
+    const [running] = await containersOf(deployment.id);
+    const image = `${registry}/berth-test/scale-out-${Date.now()}:v1`;
+    const [repo, tag] = [image.slice(0, image.lastIndexOf(":")), "v1"];
+    await docker.getImage(running!.Image).tag({ repo, tag });
+    await new Promise((resolve, reject) =>
+      docker
+        .getImage(image)
+        .push({ authconfig: { serveraddress: registry } })
+        .then((stream) =>
+          docker.modem.followProgress(stream, (failed, events: { error?: string }[]) =>
+            failed || events.some((event) => event.error)
+              ? reject(failed ?? new Error(JSON.stringify(events)))
+              : resolve(undefined),
+          ),
+        ),
+    );
+    const created = await createDeployment(cp.admin, {
+      name: uniqueName("scaled"),
+      source: "external_image",
+      source_config: {
+        resource_spec: { min_scale: 1, max_scale: 2, queue_min_scale: 1, db_max_connections: 40, cache_memory_mb: 64 },
+      },
+      source_revision_config: { image_uri: image },
+      secrets: [{ name: "GREETING", value: "scaled" }],
+    });
+    const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);
+    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    assert.match(revision.status_message ?? "", /1 workers, PostgreSQL and Redis/);
+
+    const labelled = (...labels: string[]) =>
+      docker.listContainers({ all: true, filters: { label: [`berth.deployment=${created.id}`, ...labels] } });
+    const [api] = await labelled("berth.role=api");
+    const [worker] = await labelled("berth.role=worker");
+    const services = await labelled("berth.managed=scale-out");
+    assert.ok(api && worker, "an API and a worker container run");
+    assert.deepEqual(services.map((service) => service.Labels["berth.service"]).sort(), ["cache", "db"]);
+    const apiInfo = await docker.getContainer(api.Id).inspect();
+    const workerInfo = await docker.getContainer(worker.Id).inspect();
+    assert.equal(apiInfo.HostConfig.NetworkMode, `berth-${created.id}`);
+    assert.ok(apiInfo.Config.Env.includes("BERTH_ROLE=api"));
+    assert.ok(workerInfo.Config.Env.includes("BERTH_ROLE=worker"));
+    assert.ok(apiInfo.Config.Env.some((entry) => /^DATABASE_URL=postgres:\/\/berth:[^@]+@db:5432\//.test(entry)));
+    const db = services.find((service) => service.Labels["berth.service"] === "db")!;
+    const cache = services.find((service) => service.Labels["berth.service"] === "cache")!;
+    assert.ok((await docker.getContainer(db.Id).inspect()).Config.Env.includes("POSTGRES_MAX_CONNECTIONS=40"));
+    assert.equal((await docker.getContainer(cache.Id).inspect()).HostConfig.Memory, 64 * 1024 * 1024);
+    const bindings = Object.values((await docker.getContainer(db.Id).inspect()).NetworkSettings.Ports ?? {}).flat();
+    assert.deepEqual(bindings.filter(Boolean), [], "the database publishes no port");
+
+    // An API process executes nothing: the run's answer came from the worker, through the database.
+    const url = (await cp.admin.get<Deployment>(`/v2/deployments/${created.id}`)).body.source_config.custom_url!;
+    const client = new Client({ apiUrl: url, apiKey: cp.adminKey });
+    const thread = await client.threads.create();
+    const output = await client.runs.wait(thread.thread_id, "agent", {
+      input: { messages: [{ type: "human", content: "across processes" }] },
+    });
+    assert.equal(lastMessage(output), "scaled: across processes");
+    const state = await client.threads.getState(thread.thread_id);
+    assert.equal(lastMessage(state.values), "scaled: across processes");
+
+    assert.equal((await cp.admin.delete(`/v2/deployments/${created.id}`)).status, 204);
+    const left = async () => [
+      ...(await labelled()).map((container) => `container ${container.Names.join(",")}`),
+      ...(await docker.listVolumes({ filters: { label: [`berth.deployment=${created.id}`] } })).Volumes.map(
+        (volume) => `volume ${volume.Name}`,
+      ),
+      ...(await docker.listNetworks({ filters: { name: [`berth-${created.id}`] } })).map((network) => `network ${network.Name}`),
+    ];
+    const deadline = Date.now() + 60_000;
+    while ((await left()).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.deepEqual(await left(), []);
   });
 
   test("a PATCH under steady load switches containers with zero failed requests; the same source reuses the image", async () => {

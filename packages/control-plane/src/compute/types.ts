@@ -26,6 +26,10 @@ export interface ServerSpec {
    * workers sets BERTH_WORKERS on both.
    */
   resources?: { memoryLimitMb?: number | null; cpu?: number | null; workers?: number | null };
+  /** A container of a scale-out deployment: an API server (behind the router) or a worker (runs only). */
+  role?: "api" | "worker";
+  /** A container joins this network instead of the engine's default (a scale-out deployment's own, with its database). */
+  network?: string;
   /** Container labels (resource_spec.labels and annotations); a local process has none. */
   labels?: Record<string, string>;
   /** resource_spec.volumes and volume_mounts, as given (container compute checks and maps them). */

@@ -13,6 +13,7 @@ import type { ControlPlaneLink } from "./link.js";
 import type { LogShipper } from "./log-shipper.js";
 import { forgetPid, recordPid } from "./orphans.js";
 import type { Scalable, ScaleBounds } from "./autoscaler.js";
+import type { ScaleOutServices } from "./scale-out.js";
 import {
   companionContainersOf,
   customUrlOf,
@@ -20,6 +21,7 @@ import {
   maxReplicasOf,
   replicasOf,
   resourcesOf,
+  scaleOutOf,
   volumesOf,
 } from "./revision-spec.js";
 import type { SecretSource } from "./secret-source.js";
@@ -30,6 +32,8 @@ export interface RunnerContext {
   compute: SupervisedCompute;
   /** On a container listener: revisions are built into images and run as containers. */
   images?: ImageBuilds;
+  /** On a container listener: the PostgreSQL and Redis of scale-out deployments. */
+  scaleOut?: ScaleOutServices;
   /** The operator's secrets, for external images' secret_references and image_pull_secrets. */
   secrets: SecretSource;
   router: Router;
@@ -65,11 +69,16 @@ interface Prepared {
 
 type LogWriter = ReturnType<RunnerContext["logs"]["writer"]>;
 
-/** The serving revision: its replicas, what starts another, and how many it may have. */
-interface Serving {
-  revisionId: string;
+/** A revision's started servers: API replicas (the router's targets), workers (scale-out), and the spec of another replica. */
+interface Started {
   instances: ServerInstance[];
+  workers: ServerInstance[];
   spec: ServerSpec;
+}
+
+/** The serving revision: its servers, and how many replicas it may have. */
+interface Serving extends Started {
+  revisionId: string;
   bounds: ScaleBounds;
 }
 
@@ -96,7 +105,7 @@ export class DeploymentRunner implements Scalable {
     private readonly context: RunnerContext,
   ) {}
 
-  /** The revision currently serving, for the router to follow restarts. */
+  /** The serving revision's API replicas, for the router to follow restarts. */
   activeInstances(): ServerInstance[] {
     return this.active?.instances ?? [];
   }
@@ -167,7 +176,8 @@ export class DeploymentRunner implements Scalable {
     this.stopping.abort(new Abandoned());
     this.job?.abort.abort(new Abandoned());
     this.job = undefined;
-    if (this.active) await Promise.all(this.active.instances.map((instance) => this.stopInstance(instance)));
+    if (this.active)
+      await Promise.all([...this.active.instances, ...this.active.workers].map((instance) => this.stopInstance(instance)));
     this.active = undefined;
   }
 
@@ -232,11 +242,10 @@ export class DeploymentRunner implements Scalable {
     await mkdir(dataDir, { recursive: true });
     await move("DEPLOYING", "Starting the agent server");
     const upstreamKey = await upstreamKeyOf(this.deploymentDir());
-    let instances: ServerInstance[];
-    let spec: ServerSpec;
+    let started: Started;
     try {
       const referenced = prepared.external ? await this.pullExternal(prepared, revision) : {};
-      spec = {
+      const spec: ServerSpec = {
         deploymentId: this.deploymentId,
         revisionId: revision.id,
         configFile: prepared.configFile,
@@ -254,7 +263,7 @@ export class DeploymentRunner implements Scalable {
         volumes: volumesOf(revision),
         companions: companionContainersOf(revision),
       };
-      instances = await this.startReplicas(spec, this.context.images ? replicasOf(revision) : 1, signal);
+      started = await this.startServers(revision, spec, signal);
     } catch (error) {
       if (signal.aborted) throw new Abandoned();
       const reason =
@@ -262,7 +271,8 @@ export class DeploymentRunner implements Scalable {
       await move("DEPLOY_FAILED", reason);
       return this.reportIdle(assignment);
     }
-    for (const instance of instances) await recordPid(this.deploymentDir(), instance.pid);
+    const { instances, workers, spec } = started;
+    for (const instance of [...instances, ...workers]) await recordPid(this.deploymentDir(), instance.pid);
     const serving: DeploymentReport = {
       status: "READY",
       active_revision_id: revision.id,
@@ -271,23 +281,66 @@ export class DeploymentRunner implements Scalable {
       image_version: this.context.serverVersion,
     };
     const replicas = instances.length > 1 ? `, ${instances.length} replicas` : "";
+    const scaleOut = workers.length > 0 ? `, ${workers.length} workers, PostgreSQL and Redis` : "";
     try {
       const digest = prepared.image ? await this.context.images?.digestOf(prepared.image) : undefined;
-      await move("DEPLOYED", `Serving (revision ${revision.number}${replicas})`, serving, { image_digest: digest });
+      await move("DEPLOYED", `Serving (revision ${revision.number}${replicas}${scaleOut})`, serving, { image_digest: digest });
     } catch (error) {
-      await Promise.all(instances.map((instance) => this.stopInstance(instance)));
+      await Promise.all([...instances, ...workers].map((instance) => this.stopInstance(instance)));
       throw error;
     }
     const previous = this.active;
     const bounds = this.context.images ? { min: replicasOf(revision), max: maxReplicasOf(revision) } : { min: 1, max: 1 };
-    this.active = { revisionId: revision.id, instances, spec, bounds };
+    this.active = { revisionId: revision.id, instances, workers, spec, bounds };
     this.context.router.setTargets(
       this.deploymentId,
       instances.map((instance) => instance.url),
       upstreamKey,
     );
     if (restore) await link.report(this.deploymentId, serving);
-    if (previous) await Promise.all(previous.instances.filter((old) => !instances.includes(old)).map((old) => this.retire(old)));
+    if (previous) {
+      // Old workers stop once the new revision serves: SIGTERM lets them finish their runs (or hand them back to the queue).
+      await Promise.all([
+        ...previous.instances.filter((old) => !instances.includes(old)).map((old) => this.retire(old)),
+        ...previous.workers.filter((old) => !workers.includes(old)).map((old) => this.stopInstance(old)),
+      ]);
+    }
+  }
+
+  /**
+   * Starts the revision's API replicas (min_scale on a container listener,
+   * else one) and, in scale-out mode, its deployment's PostgreSQL and Redis
+   * first, then its worker containers beside the replicas.
+   */
+  private async startServers(revision: AssignedRevision, base: ServerSpec, signal: AbortSignal): Promise<Started> {
+    const replicas = this.context.images ? replicasOf(revision) : 1;
+    const plan = this.context.scaleOut ? scaleOutOf(revision) : undefined;
+    if (!plan || !this.context.scaleOut)
+      return { instances: await this.startReplicas(base, replicas, signal), workers: [], spec: base };
+    const deployLog = this.context.logs.writer(this.deploymentId, revision.id, "deploy");
+    const endpoints = await this.context.scaleOut.prepare(this.deploymentId, plan, deployLog, signal);
+    const spec: ServerSpec = {
+      ...base,
+      role: "api",
+      network: endpoints.network,
+      env: { ...base.env, ...endpoints.env, BERTH_ROLE: "api" },
+    };
+    const workerSpec: ServerSpec = {
+      ...spec,
+      role: "worker",
+      env: { ...spec.env, BERTH_ROLE: "worker" },
+      resources: plan.workerResources,
+    };
+    const [instances, workers] = await Promise.allSettled([
+      this.startReplicas(spec, replicas, signal),
+      this.startReplicas(workerSpec, plan.workers, signal),
+    ]);
+    if (instances.status === "fulfilled" && workers.status === "fulfilled")
+      return { instances: instances.value, workers: workers.value, spec };
+    const failed = [instances, workers].find((result) => result.status === "rejected") as PromiseRejectedResult;
+    const up = [instances, workers].flatMap((result) => (result.status === "fulfilled" ? result.value : []));
+    await Promise.all(up.map((instance) => instance.stop()));
+    throw failed.reason;
   }
 
   /** Starts `count` servers of the spec in parallel; if one fails, the others are stopped and its error thrown. */
@@ -418,6 +471,7 @@ export class DeploymentRunner implements Scalable {
   private async teardown(): Promise<void> {
     await this.stop();
     this.context.router.remove(this.deploymentId);
+    await this.context.scaleOut?.remove(this.deploymentId);
     await this.context.images?.removeAll(this.deploymentId);
     await rm(join(this.context.dirs.deployments, this.deploymentId), { recursive: true, force: true });
     await this.context.link.purge(this.deploymentId);

@@ -14,6 +14,7 @@ import { DeploymentRunner, type RunnerContext } from "./deployment-runner.js";
 import { ImageBuilds } from "./image-builds.js";
 import type { ControlPlaneLink } from "./link.js";
 import { LogShipper } from "./log-shipper.js";
+import { ScaleOutServices } from "./scale-out.js";
 import { SecretSource } from "./secret-source.js";
 import { killOrphans, recordPid } from "./orphans.js";
 
@@ -123,6 +124,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
   };
   let compute: SupervisedCompute;
   let images: ImageBuilds | undefined;
+  let scaleOut: ScaleOutServices | undefined;
   if (options.compute?.type === "docker") {
     const engine = await connectEngine(options.compute.engine);
     const docker = new DockerCompute(engine, options.dataDir, {
@@ -133,6 +135,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     if (leftovers > 0) logger.warn({ count: leftovers }, "removed containers left running by a previous listener");
     compute = docker;
     images = new ImageBuilds(engine, join(options.dataDir, "image-builds"));
+    scaleOut = new ScaleOutServices(engine, dirs.deployments);
     logger.info({ engine: engine.address }, "running revisions as containers");
   } else {
     compute = new LocalCompute({ ...computeOptions, sandbox: isolation.server });
@@ -142,6 +145,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     link,
     compute,
     images,
+    scaleOut,
     secrets: new SecretSource(options.secretsFile),
     router,
     artifacts: new ArtifactStore(dirs.artifacts, {

@@ -35,6 +35,36 @@ export function maxReplicasOf(revision: AssignedRevision): number {
   return Math.max(replicasOf(revision), Math.floor(spec?.max_scale ?? 1));
 }
 
+/** What a scale-out deployment runs besides its API replicas (see scaleOutOf). */
+export interface ScaleOutPlan {
+  workers: number;
+  workerResources: { memoryLimitMb: number | null; cpu: number | null };
+  db: { cpu: number | null; memoryLimitMb: number | null; maxConnections: number | null };
+  cache: { cpu: number | null; memoryLimitMb: number | null };
+}
+
+/**
+ * A revision that may run more than one API replica (max_scale above 1)
+ * runs in scale-out mode: its replicas cannot share one SQLite file, so the
+ * deployment gets a PostgreSQL (db_*) and a Redis (cache_*) container, and
+ * runs execute in queue_min_scale worker containers (queue_*).
+ */
+export function scaleOutOf(revision: AssignedRevision): ScaleOutPlan | undefined {
+  if (maxReplicasOf(revision) <= 1) return undefined;
+  const spec = (revision.source_config.resource_spec ?? {}) as Record<string, number | null | undefined>;
+  const value = (name: string) => spec[name] ?? null;
+  return {
+    workers: Math.max(1, Math.floor(value("queue_min_scale") ?? 1)),
+    workerResources: { memoryLimitMb: value("queue_memory_limit_mb"), cpu: value("queue_cpu_limit") ?? value("queue_cpu") },
+    db: {
+      cpu: value("db_cpu_limit") ?? value("db_cpu"),
+      memoryLimitMb: value("db_memory_limit_mb"),
+      maxConnections: value("db_max_connections"),
+    },
+    cache: { cpu: value("cache_cpu_limit") ?? value("cache_cpu"), memoryLimitMb: value("cache_memory_limit_mb") },
+  };
+}
+
 /** An external image's custom_url: where its users reach it (their own ingress). */
 export function customUrlOf(revision: AssignedRevision): string | undefined {
   const url = revision.source_config.custom_url;

@@ -11,8 +11,13 @@ const FILE = "upstream.key";
  * another deployment that found their port. One per deployment, so both
  * revisions of a switch take the router's requests.
  */
-export async function upstreamKeyOf(deploymentDir: string): Promise<string> {
-  const file = join(deploymentDir, FILE);
+export function upstreamKeyOf(deploymentDir: string): Promise<string> {
+  return deploymentSecretOf(deploymentDir, FILE);
+}
+
+/** A random secret of the deployment kept in its directory under `name` (0600), made on first use. */
+export async function deploymentSecretOf(deploymentDir: string, name: string): Promise<string> {
+  const file = join(deploymentDir, name);
   try {
     const existing = (await readFile(file, "utf8")).trim();
     if (existing) return existing;

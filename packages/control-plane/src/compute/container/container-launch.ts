@@ -71,6 +71,7 @@ export async function launchContainer(
         "berth.managed": "server",
         "berth.deployment": spec.deploymentId,
         "berth.revision": spec.revisionId,
+        "berth.role": spec.role ?? "api",
       },
       HostConfig: {
         Init: true,
@@ -79,6 +80,7 @@ export async function launchContainer(
         SecurityOpt: ["no-new-privileges"],
         CapDrop: ["ALL"],
         PortBindings: { [PORT]: [{ HostIp: "127.0.0.1", HostPort: "" }] },
+        ...(spec.network ? { NetworkMode: spec.network } : {}),
         Binds: [`${spec.dataDir}:${DATA_DIR}`],
         ...(mounts.length > 0 ? { Mounts: mounts } : {}),
         PidsLimit: 1024,
