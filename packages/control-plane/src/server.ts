@@ -12,7 +12,7 @@ import { type RunningListener, startListener } from "./listener/listener.js";
 import { createServices } from "./services/index.js";
 import { openStorage } from "./storage/open.js";
 import { loadRegistryKeys } from "./auth/registry-keys.js";
-import { startRegistryProcess } from "./process/registry-process.js";
+import { registryStorageOf, startRegistryProcess } from "./process/registry-process.js";
 import type { ControlPlaneStorage } from "./storage/types.js";
 
 export interface ControlPlaneOptions {
@@ -85,6 +85,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
           keys: await loadRegistryKeys(registryDir),
           ...REGISTRY_TOKEN_NAMES,
           pushTokenTtlSeconds: settings.pushTokenTtlSeconds,
+          storageDir: registryStorageOf(registryDir),
         }
       : undefined;
     const services = createServices(

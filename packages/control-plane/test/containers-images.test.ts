@@ -1,6 +1,6 @@
 import type Docker from "dockerode";
 import assert from "node:assert/strict";
-import { mkdtempSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
@@ -354,6 +354,14 @@ describe("internal_image: pushed with a push token to the control plane's regist
     const again = await cp.admin.post<Revision>(`/v2/deployments/${deployment.id}/revisions`);
     assert.equal(again.status, 201);
     assert.equal((await finalRevision(cp.admin, deployment.id, again.body.id)).status, "DEPLOYED");
+
+    // Deleting the deployment deletes its repository from the registry's storage.
+    const repository = join(cp.dataDir, "registry", "data", "docker", "registry", "v2", "repositories", `d-${deployment.id}`);
+    assert.ok(existsSync(repository), "the pushed repository is in the registry's storage");
+    assert.equal((await cp.admin.delete(`/v2/deployments/${deployment.id}`)).status, 204);
+    const deadline = Date.now() + 60_000;
+    while (existsSync(repository) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.equal(existsSync(repository), false, "the repository went with the deployment");
   });
 
   test("a push token reaches only its own deployment's repository, and the registry refuses anyone without one", async () => {

@@ -27,15 +27,20 @@ const READY_TIMEOUT_MS = 10_000;
  * plane: every push and pull needs a token the control plane issued. Resolves
  * once it answers; rejects with its output when it does not start.
  */
+/** Where the registry keeps images, under its folder. */
+export function registryStorageOf(dir: string): string {
+  return join(dir, "data");
+}
+
 export async function startRegistryProcess(options: RegistryProcessOptions): Promise<{ close(): Promise<void> }> {
-  await mkdir(join(options.dir, "data"), { recursive: true, mode: 0o700 });
+  await mkdir(registryStorageOf(options.dir), { recursive: true, mode: 0o700 });
   const config = join(options.dir, "config.yml");
   await writeFile(
     config,
     [
       "version: 0.1",
       "log: {level: warn}",
-      `storage: {filesystem: {rootdirectory: ${JSON.stringify(join(options.dir, "data"))}}, delete: {enabled: true}}`,
+      `storage: {filesystem: {rootdirectory: ${JSON.stringify(registryStorageOf(options.dir))}}, delete: {enabled: true}}`,
       `http: {addr: "127.0.0.1:${options.port}"}`,
       "auth:",
       "  token:",

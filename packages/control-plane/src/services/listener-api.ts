@@ -90,6 +90,7 @@ export class ListenerApi {
     if (!deployment.deleted_at) throw new NotFoundError(`Deployment ${deploymentId} is not deleted`);
     await this.storage.deployments.purge(deploymentId);
     await rm(join(this.uploadsDir, "deployments", deploymentId), { recursive: true, force: true });
+    await this.registry.removeRepositories(deploymentId);
   }
 
   /** Where the revision's uploaded tarball lies. */

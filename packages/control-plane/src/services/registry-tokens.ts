@@ -1,3 +1,5 @@
+import { rm } from "node:fs/promises";
+import { join } from "node:path";
 import { BadRequestError, NotFoundError, UnauthorizedError } from "@berth/service-kit";
 import { randomUUID } from "node:crypto";
 import { type JWTPayload, jwtVerify, SignJWT } from "jose";
@@ -12,6 +14,8 @@ export interface RegistrySettings {
   service: string;
   issuer: string;
   pushTokenTtlSeconds: number;
+  /** The registry's storage root (its filesystem driver's rootdirectory), where deleted deployments' repositories are removed. */
+  storageDir: string;
 }
 
 /** A registry credential: the username is ignored, the password is one of these tokens. */
@@ -58,6 +62,18 @@ export class RegistryTokenService {
     const settings = this.configured();
     const token = await this.sign({ deployment_id: deploymentId, use: "push" }, settings.pushTokenTtlSeconds);
     return { token, registry_url: `${settings.address}/${repositoryPrefixOf(deploymentId)}` };
+  }
+
+  /**
+   * A deleted deployment's repositories go with it: their tags and manifests
+   * are removed from the registry's storage (layers other repositories share
+   * stay; space is reclaimed by the registry's garbage-collect).
+   */
+  async removeRepositories(deploymentId: string): Promise<void> {
+    if (!this.settings) return;
+    const repositories = join(this.settings.storageDir, "docker", "registry", "v2", "repositories");
+    await rm(join(repositories, repositoryPrefixOf(deploymentId)), { recursive: true, force: true });
+    this.pullTokens.delete(deploymentId);
   }
 
   /** What a listener pulls a deployment's image with (undefined without a registry). */
