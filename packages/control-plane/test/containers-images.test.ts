@@ -200,8 +200,12 @@ describe("a docker listener runs external images", { skip }, () => {
         (mount) => mount.Type === "volume" && mount.Name === `berth-${created.id}-state` && mount.Destination === "/state",
       ),
     );
-    const tmpfs = (await docker.getContainer(info!.Id).inspect()).HostConfig.Mounts ?? [];
-    assert.ok(tmpfs.some((mount) => mount.Type === "tmpfs" && mount.Target === "/scratch"));
+    // Docker echoes a tmpfs mount in HostConfig.Mounts; podman's engine reports it in HostConfig.Tmpfs.
+    const { Mounts: hostMounts, Tmpfs: tmpfs } = (await docker.getContainer(info!.Id).inspect()).HostConfig;
+    assert.ok(
+      (hostMounts ?? []).some((mount) => mount.Type === "tmpfs" && mount.Target === "/scratch") ||
+        tmpfs?.["/scratch"] !== undefined,
+    );
 
     const refused = await deployImage(uniqueName("ext-host"), {
       resource_spec: {

@@ -1,6 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import type Docker from "dockerode";
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
 import { after, before, describe, test } from "node:test";
 import {
   type ControlPlane,
@@ -11,7 +12,7 @@ import {
   uniqueName,
 } from "@berth/test-support";
 import { deployTarball, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
-import { containerEngine } from "./helpers/engine.js";
+import { containerEngine, imagesLabelled } from "./helpers/engine.js";
 
 const engine = await containerEngine();
 const registry = process.env.BERTH_TEST_REGISTRY ?? "";
@@ -72,7 +73,10 @@ describe("a docker listener builds internal_source into an image and runs it as 
     assert.equal(inspected.HostConfig.Init, true);
     assert.equal(inspected.HostConfig.ReadonlyRootfs, true);
     assert.deepEqual(inspected.HostConfig.SecurityOpt, ["no-new-privileges"]);
-    assert.deepEqual(inspected.HostConfig.CapDrop, ["ALL"]);
+    // Docker reports CapDrop ["ALL"], podman's engine the default capabilities it dropped: the kernel's account is the same.
+    const status = readFileSync(`/proc/${inspected.State.Pid}/status`, "utf8");
+    assert.match(status, /^CapEff:\s*0+$/m);
+    assert.match(status, /^CapBnd:\s*0+$/m);
     assert.equal(inspected.Config.User, "65534:65534");
     assert.equal(inspected.Config.Labels["berth.revision"], revisionId);
     const bindings = Object.values(inspected.NetworkSettings.Ports).flat();
@@ -226,9 +230,7 @@ describe("a docker listener builds internal_source into an image and runs it as 
     assert.equal(deleted.status, 204);
     const left = async () => [
       ...(await containersOf(deployment.id)).map((container) => `container ${container.Names.join(",")}`),
-      ...(await docker.listImages({ filters: { label: [`berth.deployment=${deployment.id}`] } })).map(
-        (image) => `image ${image.Id}`,
-      ),
+      ...(await imagesLabelled(docker, `berth.deployment=${deployment.id}`)).map((image) => `image ${image.Id}`),
     ];
     // Bounded: the listener tears down within seconds; a minute means it never will.
     const deadline = Date.now() + 60_000;

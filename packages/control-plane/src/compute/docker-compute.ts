@@ -29,7 +29,13 @@ export class DockerCompute extends SupervisedCompute {
       all: true,
       filters: { label: [`berth.listener=${this.owner}`] },
     });
-    await Promise.all(containers.map((info) => this.engine.docker.getContainer(info.Id).remove({ force: true })));
+    // Sidecars and init containers first: podman's engine refuses to remove a container whose network another one joined.
+    const companionsFirst = [
+      containers.filter((info) => info.Labels["berth.managed"] !== "server"),
+      containers.filter((info) => info.Labels["berth.managed"] === "server"),
+    ];
+    for (const group of companionsFirst)
+      await Promise.all(group.map((info) => this.engine.docker.getContainer(info.Id).remove({ force: true })));
     return containers.length;
   }
 }

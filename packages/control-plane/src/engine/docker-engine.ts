@@ -81,6 +81,20 @@ export async function pullImage(
   await followProgress(engine, stream, options.log);
 }
 
+/**
+ * The engine's images matching `filters`. podman's engine before 4.6 fails a listing when one of the images
+ * it lists is removed meanwhile ("image not known"): the listing is asked for again.
+ */
+export async function listImages(engine: ContainerEngine, filters: Record<string, string[]>): Promise<Docker.ImageInfo[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await engine.docker.listImages({ filters });
+    } catch (error) {
+      if (attempt >= 5 || !/image not known/.test((error as Error).message)) throw error;
+    }
+  }
+}
+
 /** Removes an image, quietly when it is gone already; rejects while a container still uses it. */
 export async function removeImage(engine: ContainerEngine, ref: string): Promise<void> {
   try {

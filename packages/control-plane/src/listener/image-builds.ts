@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { type BuildLog, BuildError } from "../build/build.js";
 import { DeployError } from "../compute/types.js";
 import { buildRevisionImage } from "../build/image/revision-image.js";
-import { type ContainerEngine, imageExists, imageIdOf, pullImage, removeImage } from "../engine/docker-engine.js";
+import { type ContainerEngine, imageExists, imageIdOf, listImages, pullImage, removeImage } from "../engine/docker-engine.js";
 import type { RegistryCredentials } from "./secret-source.js";
 import type { AssignedRevision } from "../model/listener-protocol.js";
 
@@ -102,7 +102,7 @@ export class ImageBuilds {
   /** Removes every image built for the deployment and its named volumes (it was deleted). */
   async removeAll(deploymentId: string): Promise<void> {
     const label = { label: [`berth.deployment=${deploymentId}`] };
-    const images = await this.engine.docker.listImages({ filters: label });
+    const images = await listImages(this.engine, label);
     for (const image of images) await removeImage(this.engine, image.Id);
     const { Volumes: volumes } = await this.engine.docker.listVolumes({ filters: label });
     for (const volume of volumes ?? []) await this.engine.docker.getVolume(volume.Name).remove();

@@ -27,3 +27,17 @@ export async function containerEngine(): Promise<{ docker?: Docker; address: str
   }
   return { docker, address, skip: false };
 }
+
+/**
+ * The engine's images with `label`. podman's engine before 4.6 fails a listing when one of the images it
+ * lists is removed meanwhile ("image not known"), as the listener does while a test waits: asked again then.
+ */
+export async function imagesLabelled(docker: Docker, label: string): Promise<Docker.ImageInfo[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await docker.listImages({ filters: { label: [label] } });
+    } catch (error) {
+      if (attempt >= 5 || !/image not known/.test((error as Error).message)) throw error;
+    }
+  }
+}

@@ -2,7 +2,7 @@ import type Docker from "dockerode";
 import type { ContainerEngine } from "../../engine/docker-engine.js";
 import { imageExists, pullImage } from "../../engine/docker-engine.js";
 import { DeployError } from "../types.js";
-import { volumeMounts } from "./volume-mounts.js";
+import { createNamedVolumes, volumeMounts } from "./volume-mounts.js";
 
 /** An init container or sidecar of resource_spec, in Kubernetes' container shape (the fields container compute reads). */
 interface CompanionSpec {
@@ -75,6 +75,7 @@ async function createCompanion(
     }
   }
   const mounts = volumeMounts(context.deploymentId, context.volumes, spec.volumeMounts, context.bindAllowList);
+  await createNamedVolumes(engine, mounts);
   return engine.docker.createContainer({
     Image: spec.image,
     ...(spec.command ? { Entrypoint: spec.command } : {}),

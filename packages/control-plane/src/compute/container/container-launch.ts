@@ -7,7 +7,7 @@ import { serverEnv } from "../server-command.js";
 import { DeployError, type ServerSpec } from "../types.js";
 import { ContainerServer } from "./container-server.js";
 import { type CompanionContext, companionsOf, runInitContainers, startSidecars } from "./companions.js";
-import { volumeMounts } from "./volume-mounts.js";
+import { createNamedVolumes, volumeMounts } from "./volume-mounts.js";
 
 /** Inside the image: the port `berth serve` listens on and the data volume (see build/image/dockerfile.ts). */
 const PORT = "8000/tcp";
@@ -59,6 +59,7 @@ export async function launchContainer(
   const cpu = spec.resources?.cpu;
   let container: Awaited<ReturnType<typeof engine.docker.createContainer>>;
   try {
+    await createNamedVolumes(engine, mounts);
     container = await engine.docker.createContainer({
       name: `berth-${spec.deploymentId.slice(0, 8)}-${spec.revisionId.slice(0, 8)}-${randomBytes(3).toString("hex")}`,
       Image: spec.image,
@@ -76,7 +77,7 @@ export async function launchContainer(
       HostConfig: {
         Init: true,
         ReadonlyRootfs: own,
-        Tmpfs: { "/tmp": "rw,nosuid,nodev,size=512m" },
+        Tmpfs: { "/tmp": "rw,noexec,nosuid,nodev,size=512m" },
         SecurityOpt: ["no-new-privileges"],
         CapDrop: ["ALL"],
         PortBindings: { [PORT]: [{ HostIp: "127.0.0.1", HostPort: "" }] },

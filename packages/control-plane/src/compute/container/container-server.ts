@@ -49,7 +49,11 @@ export class ContainerServer implements RunningServer {
   /** Sidecars started beside it, removed when it ends (at once, if it ended already). */
   adoptCompanions(companions: Docker.Container[]): void {
     this.companions = companions;
-    if (this.gone) for (const companion of companions) void companion.remove({ force: true }).catch(() => {});
+    // Ended already: podman's engine refused to remove it while they were in its network, so it goes after them.
+    if (this.gone)
+      void Promise.all(companions.map((companion) => companion.remove({ force: true }).catch(() => {}))).then(() =>
+        this.container.remove({ force: true }).catch(() => {}),
+      );
   }
 
   hasExited(): boolean {

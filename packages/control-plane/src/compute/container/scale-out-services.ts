@@ -2,6 +2,7 @@ import { createHash } from "node:crypto";
 import type Docker from "dockerode";
 import type { ContainerEngine } from "../../engine/docker-engine.js";
 import { DeployError } from "../types.js";
+import { createNamedVolumes, type EngineMount } from "./volume-mounts.js";
 
 /** The sizes resource_spec gives a scale-out deployment's PostgreSQL (db_*) and Redis (cache_*). */
 export interface ScaleOutServicesSpec {
@@ -61,6 +62,18 @@ export async function ensureScaleOutServices(
   });
   const db = common("db", "postgres");
   const cache = common("cache", "redis");
+  const dataVolume: EngineMount = {
+    Type: "volume",
+    // "--": no claim name of resource_spec.volumes (berth-<id>-<claim>) can be this.
+    Source: `berth-${spec.deploymentId}--postgres`,
+    Target: spec.postgresData,
+    VolumeOptions: {
+      NoCopy: false,
+      Labels: { "berth.managed": "volume", "berth.deployment": spec.deploymentId },
+      DriverConfig: { Name: "local", Options: {} },
+    },
+  };
+  await createNamedVolumes(engine, [dataVolume]);
   await Promise.all([
     ensureContainer(engine.docker, `berth-${spec.deploymentId}-db`, {
       ...db,
@@ -71,19 +84,7 @@ export async function ensureScaleOutServices(
         ...memory(spec.db.memoryLimitMb),
         ...cpus(spec.db.cpu),
         Tmpfs: { "/tmp": "rw,nosuid,nodev,size=64m" },
-        Mounts: [
-          {
-            Type: "volume",
-            // "--": no claim name of resource_spec.volumes (berth-<id>-<claim>) can be this.
-            Source: `berth-${spec.deploymentId}--postgres`,
-            Target: spec.postgresData,
-            VolumeOptions: {
-              NoCopy: false,
-              Labels: { "berth.managed": "volume", "berth.deployment": spec.deploymentId },
-              DriverConfig: { Name: "local", Options: {} },
-            },
-          },
-        ],
+        Mounts: [dataVolume],
       },
     }),
     ensureContainer(engine.docker, `berth-${spec.deploymentId}-cache`, {

@@ -1,5 +1,6 @@
 import type Docker from "dockerode";
 import { isAbsolute, normalize, sep } from "node:path";
+import type { ContainerEngine } from "../../engine/docker-engine.js";
 import { DeployError } from "../types.js";
 
 /** A mount as the Engine API takes it. */
@@ -81,6 +82,27 @@ export function volumeMounts(
       `resource_spec.volumes: ${name}: volume type ${kind} is not supported by container compute (emptyDir, persistentVolumeClaim and hostPath are)`,
     );
   });
+}
+
+/**
+ * Creates the named volumes of `mounts` with their labels before a container uses them (at once when they
+ * exist): podman's engine creates a mount's volume without its VolumeOptions.Labels, and the labels are
+ * how the deployment's volumes are found to remove them.
+ */
+export async function createNamedVolumes(engine: ContainerEngine, mounts: readonly EngineMount[]): Promise<void> {
+  for (const mount of mounts) {
+    if (mount.Type !== "volume" || !mount.Source) continue;
+    try {
+      await engine.docker.createVolume({
+        Name: mount.Source,
+        Driver: mount.VolumeOptions?.DriverConfig?.Name ?? "local",
+        Labels: mount.VolumeOptions?.Labels ?? {},
+      });
+    } catch (error) {
+      // Docker answers an existing volume as created; an engine that says it exists is saying the same.
+      if ((error as { statusCode?: number }).statusCode !== 409) throw error;
+    }
+  }
 }
 
 function asObjects(value: unknown, field: string): Record<string, unknown>[] {
