@@ -121,6 +121,10 @@ async function admin(storage: ControlPlaneStorage, [group, action, ...rest]: str
         installation_id: Math.floor(Date.now() / 1000),
         repos: values.repo.map(repository),
         created_at: now(),
+        kind: "git" as const,
+        base_url: null,
+        credentials_ciphertext: null,
+        webhook_secret_ciphertext: null,
       };
       await storage.integrations.create(integration);
       return integration;

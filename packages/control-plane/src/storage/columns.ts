@@ -10,7 +10,16 @@ export const TENANT = "id, name, created_at";
 export const API_KEY = "id, name, prefix, key_hash, all_tenants, tenant_ids, created_at, revoked_at";
 export const LISTENER = `id, tenant_id, compute_type, compute_id, compute_config, version, is_default AS "default", created_at,
   updated_at`;
-export const INTEGRATION = "id, tenant_id, name, provider, installation_id, repos, created_at";
+/** The integration columns an update may set (the names of IntegrationChange). */
+export const INTEGRATION_CHANGEABLE = [
+  "name",
+  "repos",
+  "base_url",
+  "credentials_ciphertext",
+  "webhook_secret_ciphertext",
+] as const;
+export const INTEGRATION = `id, tenant_id, name, provider, installation_id, repos, created_at, kind, base_url, credentials_ciphertext,
+  webhook_secret_ciphertext`;
 export const DEPLOYMENT = `id, tenant_id, name, source, source_config, secret_references, status, latest_revision_id,
   active_revision_id, image_version, listener_id, created_at, updated_at, deleted_at`;
 export const REVISION = `id, deployment_id, tenant_id, number, status, status_message, source, source_revision_config,

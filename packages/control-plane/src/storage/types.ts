@@ -59,15 +59,31 @@ export interface RepositoryRecord {
   default_branch: string;
 }
 
+/** What kind of git host an integration reaches (docs/git-deployments.md). */
+export type IntegrationKind = "git" | "github" | "gitlab" | "gitea" | "local";
+
 export interface IntegrationRecord {
   id: string;
   tenant_id: string;
   name: string;
   provider: "repo_host";
   installation_id: number;
+  /** Repositories registered with it (hosts without a listing API list these). */
   repos: RepositoryRecord[];
   created_at: string;
+  kind: IntegrationKind;
+  /** The host's web or API base (github, gitlab, gitea), or the folder of bare repositories (local). */
+  base_url: string | null;
+  /** HTTPS token or SSH key, encrypted (domain/secret-box.ts); never returned. */
+  credentials_ciphertext: string | null;
+  /** The secret push webhooks are signed with, encrypted. */
+  webhook_secret_ciphertext: string | null;
 }
+
+/** What an integration's owner may change. */
+export type IntegrationChange = Partial<
+  Pick<IntegrationRecord, "name" | "repos" | "base_url" | "credentials_ciphertext" | "webhook_secret_ciphertext">
+>;
 
 export interface DeploymentRecord {
   id: string;
@@ -281,7 +297,13 @@ export interface ListenerStore {
 export interface IntegrationStore {
   create(integration: IntegrationRecord): Promise<void>;
   get(tenantId: string, id: string): Promise<IntegrationRecord | undefined>;
+  /** An integration by id alone (a webhook names its integration, not its workspace). */
+  getAny(id: string): Promise<IntegrationRecord | undefined>;
   list(tenantId: string): Promise<IntegrationRecord[]>;
+  update(tenantId: string, id: string, change: IntegrationChange): Promise<IntegrationRecord | undefined>;
+  delete(tenantId: string, id: string): Promise<boolean>;
+  /** Records a webhook delivery id; false when it was recorded before (a replay). */
+  recordDelivery(integrationId: string, deliveryId: string, at: string): Promise<boolean>;
 }
 
 export interface UploadStore {

@@ -74,14 +74,16 @@ export class PostgresRevisionStore implements RevisionStore {
     // One statement: the row lock, the status check and the timeline step are atomic.
     const { rows } = await this.pool.query<RevisionRecord>(
       `WITH moved AS (
-         UPDATE revisions SET status = $1, status_message = $2, updated_at = $3, image_digest = COALESCE($6, image_digest)
+         UPDATE revisions SET status = $1, status_message = $2, updated_at = $3, image_digest = COALESCE($6, image_digest),
+           source_revision_config = CASE WHEN $7::text IS NULL THEN source_revision_config
+             ELSE jsonb_set(source_revision_config, '{repo_commit_sha}', to_jsonb($7::text)) END
          WHERE id = $4 AND status = ANY($5::text[]) RETURNING ${REVISION}
        ), step AS (
          INSERT INTO revision_events (revision_id, deployment_id, at, status, message)
          SELECT id, deployment_id, $3, $1, $2 FROM moved
        )
        SELECT ${REVISION} FROM moved`,
-      [status, message, now, revisionId, from, facts.image_digest ?? null],
+      [status, message, now, revisionId, from, facts.image_digest ?? null, facts.repo_commit_sha ?? null],
     );
     return rows[0];
   }

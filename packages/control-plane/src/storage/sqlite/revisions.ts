@@ -76,10 +76,21 @@ export class SqliteRevisionStore implements RevisionStore {
       .transaction(() => {
         const row = this.db
           .prepare(
-            `UPDATE revisions SET status = ?, status_message = ?, updated_at = ?, image_digest = COALESCE(?, image_digest)
+            `UPDATE revisions SET status = ?, status_message = ?, updated_at = ?, image_digest = COALESCE(?, image_digest),
+               source_revision_config = CASE WHEN ? IS NULL THEN source_revision_config
+                 ELSE json_set(source_revision_config, '$.repo_commit_sha', ?) END
            WHERE id = ? AND status IN (${from.map(() => "?").join(", ")}) RETURNING ${REVISION}`,
           )
-          .get(status, message, now, facts.image_digest ?? null, revisionId, ...from) as Row | undefined;
+          .get(
+            status,
+            message,
+            now,
+            facts.image_digest ?? null,
+            facts.repo_commit_sha ?? null,
+            facts.repo_commit_sha ?? null,
+            revisionId,
+            ...from,
+          ) as Row | undefined;
         if (!row) return undefined;
         const revision = revisionFromRow(row);
         recordEvent(this.db, revision.id, revision.deployment_id, now, status, message);

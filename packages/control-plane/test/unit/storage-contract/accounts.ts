@@ -50,13 +50,56 @@ export function accountsContract(backend: Backend): void {
         installation_id: 3_000_000_000,
         repos: [{ id: 1, name: "agent", owner: "org", url: "https://example.com/org/agent", default_branch: "main" }],
         created_at: tick(),
+        kind: "github",
+        base_url: "https://example.com",
+        credentials_ciphertext: "sealed-credentials",
+        webhook_secret_ciphertext: "sealed-secret",
       };
       await a.integrations.create(integration);
-      const second = { ...integration, id: randomUUID(), name: "org2", repos: [], created_at: tick() };
+      const second: IntegrationRecord = {
+        ...integration,
+        id: randomUUID(),
+        name: "org2",
+        repos: [],
+        created_at: tick(),
+        kind: "git",
+        base_url: null,
+        credentials_ciphertext: null,
+      };
       await a.integrations.create(second);
       assert.deepEqual(await a.integrations.get(t, integration.id), integration);
+      assert.deepEqual(await b.integrations.getAny(integration.id), integration);
       assert.equal(await a.integrations.get("other", integration.id), undefined);
       assert.deepEqual(await b.integrations.list(t), [integration, second]);
+
+      // Updates change only what they name; another workspace's id changes nothing.
+      assert.equal(await a.integrations.update("other", second.id, { name: "x" }), undefined);
+      const renamed = await b.integrations.update(t, second.id, {
+        name: "renamed",
+        repos: [{ id: 1, name: "r", owner: "o", url: "https://example.com/o/r", default_branch: "dev" }],
+        credentials_ciphertext: "new-credentials",
+      });
+      assert.deepEqual(renamed, {
+        ...second,
+        name: "renamed",
+        repos: [{ id: 1, name: "r", owner: "o", url: "https://example.com/o/r", default_branch: "dev" }],
+        credentials_ciphertext: "new-credentials",
+      });
+      assert.deepEqual(await a.integrations.update(t, second.id, { credentials_ciphertext: null }), {
+        ...renamed,
+        credentials_ciphertext: null,
+      });
+      assert.deepEqual(await a.integrations.update(t, second.id, {}), { ...renamed, credentials_ciphertext: null });
+
+      // A webhook delivery is recorded once.
+      assert.equal(await a.integrations.recordDelivery(integration.id, "d-1", tick()), true);
+      assert.equal(await b.integrations.recordDelivery(integration.id, "d-1", tick()), false);
+      assert.equal(await b.integrations.recordDelivery(second.id, "d-1", tick()), true);
+
+      assert.equal(await a.integrations.delete("other", second.id), false);
+      assert.equal(await b.integrations.delete(t, second.id), true);
+      assert.equal(await a.integrations.get(t, second.id), undefined);
+      assert.equal(await a.integrations.delete(t, second.id), false);
     });
 
     it("lists workspaces oldest first, each as created", async () => {

@@ -88,6 +88,12 @@ export function lifecycleContract(backend: Backend): void {
       assert.equal(deployed?.image_digest, digest);
       const noted = await b.revisions.transition(id, ["DEPLOYED"], "DEPLOYED", "Restarted", tick());
       assert.equal(noted?.image_digest, digest);
+      // A fetched commit goes into source_revision_config, beside what was there.
+      const before = noted!.source_revision_config;
+      const fetched = await a.revisions.transition(id, ["DEPLOYED"], "DEPLOYED", "Fetched", tick(), {
+        repo_commit_sha: "a".repeat(40),
+      });
+      assert.deepEqual(fetched?.source_revision_config, { ...before, repo_commit_sha: "a".repeat(40) });
       assert.equal((await b.revisions.get(t, made.deployment.id, id))?.image_digest, digest);
     });
 

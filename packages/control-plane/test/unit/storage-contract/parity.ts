@@ -186,8 +186,15 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
       installation_id: 42,
       repos: [{ id: 7, name: "r", owner: "o", url: "u", default_branch: "main" }],
       created_at: at(),
+      kind: "gitlab",
+      base_url: "https://gitlab.example.com",
+      credentials_ciphertext: "c",
+      webhook_secret_ciphertext: "w",
     }),
   );
+  await step(() => s.integrations.update(T, "i-1", { name: "renamed", base_url: null }));
+  await step(() => s.integrations.recordDelivery("i-1", "d", at()));
+  await step(() => s.integrations.recordDelivery("i-1", "d", at()));
   await step(() => s.integrations.list(T));
   await step(() => s.deployments.list(T, { limit: 10, offset: 0 }));
 

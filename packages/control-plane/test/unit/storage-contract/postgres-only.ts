@@ -18,6 +18,7 @@ export function postgresOnlyContract(): void {
           { version: 2, name: "002_lifecycle.sql" },
           { version: 3, name: "003_tracing.sql" },
           { version: 4, name: "004_image_digest.sql" },
+          { version: 5, name: "005_git_integrations.sql" },
         ]);
         const extra = await createPostgresStorage(schema.url, { poolSize: 1 });
         await extra.close();
