@@ -1,5 +1,12 @@
 import type { DeploymentStatus, RevisionStatus } from "./statuses.js";
 
+/** How a listener fetches a repository (domain/git-integrations.ts stores them encrypted). */
+export type GitCredentials =
+  /** HTTPS: sent as an `Authorization: Basic` header, by git config in git's environment (never argv, never a URL). */
+  | { kind: "token"; token: string; username?: string }
+  /** SSH: written to 0600 files in a private temporary directory for the duration of one call. */
+  | { kind: "ssh"; privateKey: string; knownHosts: string };
+
 /*
  * What a listener and the control plane exchange (in process for the
  * embedded listener, over HTTP for `berth listener`): desired state out,
@@ -20,6 +27,14 @@ export interface AssignedRevision {
   artifact_revision_id: string | null;
   /** sha256 of the uploaded tarball, when the revision deploys one. */
   tarball_sha256: string | null;
+  /** Where a repo_host revision's source is: the repository, the ref to fetch, and the integration's credentials in clear. */
+  repository?: {
+    url: string;
+    ref: string;
+    credentials: GitCredentials | null;
+    /** A local integration's repositories are paths on the listener's machine. */
+    allow_local: boolean;
+  } | null;
   /** How to pull an internal_image revision's image from the platform's registry (a pull token scoped to the deployment). */
   registry_auth?: { username: string; password: string; serveraddress: string } | null;
 }
@@ -58,6 +73,8 @@ export interface LogEntry {
 export interface RevisionFacts {
   /** The content id of the image the revision runs (`sha256:…`, as the engine reports it). */
   image_digest?: string;
+  /** The commit a repo_host revision was fetched at (source_revision_config.repo_commit_sha). */
+  repo_commit_sha?: string;
 }
 
 export interface DeploymentReport {
