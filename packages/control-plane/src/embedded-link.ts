@@ -38,6 +38,10 @@ export class InProcessLink implements ControlPlaneLink {
     return this.api.report(this.scope, deploymentId, report);
   }
 
+  async branchMoved(deploymentId: string, head: string): Promise<void> {
+    await this.api.branchMoved(this.scope, deploymentId, head);
+  }
+
   purge(deploymentId: string) {
     return this.api.purge(this.scope, deploymentId);
   }

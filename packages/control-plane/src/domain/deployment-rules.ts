@@ -1,3 +1,4 @@
+import { integrationAllows } from "./git-integrations.js";
 import { BadRequestError } from "@berth/service-kit";
 import { posix } from "node:path";
 import { READ_ONLY_FIELDS, type SourceConfigInput, type SourceRevisionConfigInput } from "./inputs/deployment.js";
@@ -156,16 +157,9 @@ export function checkListener(
   }
 }
 
-const normalizeRepoUrl = (url: string) =>
-  url
-    .trim()
-    .replace(/\/+$/, "")
-    .replace(/\.git$/, "")
-    .toLowerCase();
-
 export function checkRepository(integrationId: unknown, repoUrl: unknown, integration: IntegrationRecord | undefined): void {
   if (!integration) throw new BadRequestError(`source_config.integration_id: integration ${integrationId} not found`);
-  if (!integration.repos.some((repo) => normalizeRepoUrl(repo.url) === normalizeRepoUrl(String(repoUrl)))) {
+  if (!integrationAllows(integration, String(repoUrl))) {
     throw new BadRequestError(`source_config.repo_url ${repoUrl} is not a repository of integration ${integration.id}`);
   }
 }

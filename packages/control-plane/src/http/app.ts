@@ -36,6 +36,8 @@ const PREFIX = "/api-host";
 
 /** Routes open without credentials (the upload PUT carries its own signature, the registry's token endpoint a push token). */
 const PUBLIC_PATHS = ["/ok", "/openapi.json", "/docs", "/v2/uploads/", "/v1/registry/token", ...TRACING_PUBLIC_PATHS];
+/** A push webhook carries its host's signature instead of an API key. */
+const PUBLIC_PATTERNS = [/^\/v1\/integrations\/repo_host\/[^/]+\/webhook$/];
 
 export async function buildApp(storage: ControlPlaneStorage, services: Services, options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -76,7 +78,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   registerListenerProtocolRoutes(context, services.listenerApi);
   await registerUploadRoutes(context, services.uploads, options.publicUrl);
   registerListenerRoutes(context, services.listeners);
-  registerIntegrationRoutes(context, services.integrations);
+  await registerIntegrationRoutes(context, services.integrations);
   await registerTracingRoutes(context, services.tracing, { version: options.version, publicUrl: options.publicUrl }); // tracing
 
   const document = {
@@ -90,7 +92,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
     },
   };
   for (const [path, operations] of Object.entries(document.paths)) {
-    if (PUBLIC_PATHS.some((open) => path.startsWith(open))) continue;
+    if (PUBLIC_PATHS.some((open) => path.startsWith(open)) || PUBLIC_PATTERNS.some((open) => open.test(path))) continue;
     for (const operation of Object.values(operations)) (operation as Record<string, unknown>).security = SECURED;
   }
   await serveApiDocs(app, document);

@@ -1,19 +1,11 @@
-import type { Logger } from "@berth/service-kit";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { BuildError } from "../build/build.js";
 import { DeployError, type ServerInstance, type ServerSpec } from "../compute/local-compute.js";
-import type { SupervisedCompute } from "../compute/supervised-compute.js";
 import { FINAL_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
-import type { Router } from "../router/router.js";
 import type { AssignedRevision, Assignment, DeploymentReport, RevisionFacts } from "../model/listener-protocol.js";
-import type { ArtifactStore } from "./artifacts.js";
-import type { ImageBuilds } from "./image-builds.js";
-import type { ControlPlaneLink } from "./link.js";
-import type { LogShipper } from "./log-shipper.js";
-import { forgetPid, recordPid } from "./orphans.js";
 import type { Scalable, ScaleBounds } from "./autoscaler.js";
-import type { ScaleOutServices } from "./scale-out.js";
+import { forgetPid, recordPid } from "./orphans.js";
+import { RevisionPreparation } from "./revision-preparation.js";
 import {
   companionContainersOf,
   customUrlOf,
@@ -24,50 +16,18 @@ import {
   scaleOutOf,
   volumesOf,
 } from "./revision-spec.js";
-import type { SecretSource } from "./secret-source.js";
+import { Abandoned, type Prepared, type RunnerContext } from "./revision-work.js";
 import { upstreamKeyOf } from "./upstream-key.js";
 
-export interface RunnerContext {
-  link: ControlPlaneLink;
-  compute: SupervisedCompute;
-  /** On a container listener: revisions are built into images and run as containers. */
-  images?: ImageBuilds;
-  /** On a container listener: the PostgreSQL and Redis of scale-out deployments. */
-  scaleOut?: ScaleOutServices;
-  /** The operator's secrets, for external images' secret_references and image_pull_secrets. */
-  secrets: SecretSource;
-  router: Router;
-  artifacts: ArtifactStore;
-  logs: LogShipper;
-  logger: Logger;
-  dirs: { sources: string; installCache: string; deployments: string };
-  /** How long an old revision may finish its open requests after a switch. */
-  drainTimeoutMs: number;
-  /** The agent server version every deployment runs (image_version). */
-  serverVersion: string;
-}
+export type { RunnerContext };
 
 /** A revision a listener finds in one of these without working on it was left behind by a restart: it starts over. */
 const RESUMABLE: readonly RevisionStatus[] = ["AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY", "DEPLOYING", "UNKNOWN"];
 /** Final statuses the control plane sets on its own (a newer revision, an interrupt): the work stops. */
 const STOPPED: readonly RevisionStatus[] = ["SKIPPED", "INTERRUPTED"];
-const BUILT_SOURCES = ["internal_source"];
+const BUILT_SOURCES = ["internal_source", "repo_host"];
 /** What a container listener runs. */
-const CONTAINER_SOURCES = ["internal_source", "external_image", "internal_image"];
-
-/** The work on a revision was abandoned: the control plane moved it (superseded, interrupted) or the listener stops. */
-class Abandoned extends Error {}
-
-/** What a revision runs: a built project (configFile) or, on a container listener, an image. */
-interface Prepared {
-  configFile: string;
-  image?: string;
-  reused: boolean;
-  /** The user's own image (external_image), pulled rather than built. */
-  external?: boolean;
-}
-
-type LogWriter = ReturnType<RunnerContext["logs"]["writer"]>;
+const CONTAINER_SOURCES = ["internal_source", "repo_host", "external_image", "internal_image"];
 
 /** A revision's started servers: API replicas (the router's targets), workers (scale-out), and the spec of another replica. */
 interface Started {
@@ -100,10 +60,14 @@ export class DeploymentRunner implements Scalable {
   /** Aborts replicas the autoscaler is starting when the runner stops. */
   private readonly stopping = new AbortController();
 
+  private readonly preparation: RevisionPreparation;
+
   constructor(
     readonly deploymentId: string,
     private readonly context: RunnerContext,
-  ) {}
+  ) {
+    this.preparation = new RevisionPreparation(deploymentId, context);
+  }
 
   /** The serving revision's API replicas, for the router to follow restarts. */
   activeInstances(): ServerInstance[] {
@@ -221,7 +185,7 @@ export class DeploymentRunner implements Scalable {
         "DEPLOY_FAILED",
         this.context.images
           ? `This listener deploys ${CONTAINER_SOURCES.join(" and ")} revisions, not ${revision.source} yet`
-          : `This listener runs local processes: it deploys internal_source revisions, not ${revision.source} (container images need a docker or cluster listener)`,
+          : `This listener runs local processes: it deploys internal_source and repo_host revisions, not ${revision.source} (container images need a docker or cluster listener)`,
       );
       return this.reportIdle(assignment);
     }
@@ -232,7 +196,7 @@ export class DeploymentRunner implements Scalable {
       prepared = { configFile: "", image, reused: true, external: true };
       await move("AWAITING_DEPLOY", `An image to pull (${image}): nothing to build`);
     } else {
-      const built = await this.buildSource(revision, buildLog, move, signal);
+      const built = await this.preparation.buildSource(revision, buildLog, move, signal);
       if (!built) return built === null ? this.reportIdle(assignment) : undefined;
       prepared = built;
     }
@@ -244,7 +208,7 @@ export class DeploymentRunner implements Scalable {
     const upstreamKey = await upstreamKeyOf(this.deploymentDir());
     let started: Started;
     try {
-      const referenced = prepared.external ? await this.pullExternal(prepared, revision) : {};
+      const referenced = prepared.external ? await this.preparation.pullExternal(prepared, revision) : {};
       const spec: ServerSpec = {
         deploymentId: this.deploymentId,
         revisionId: revision.id,
@@ -351,87 +315,6 @@ export class DeploymentRunner implements Scalable {
     if (!failed) return instances;
     await Promise.all(instances.map((instance) => instance.stop()));
     throw failed.reason;
-  }
-
-  /**
-   * Builds the revision's uploaded source (or finds its build), moving it
-   * through AWAITING_BUILD and BUILDING to AWAITING_DEPLOY. Undefined: it
-   * failed without a tarball; null: the build failed (BUILD_FAILED, logged).
-   */
-  private async buildSource(
-    revision: AssignedRevision,
-    buildLog: LogWriter,
-    move: (to: RevisionStatus, message: string) => Promise<void>,
-    signal: AbortSignal,
-  ): Promise<Prepared | null | undefined> {
-    const { link, artifacts, dirs } = this.context;
-    const key = artifacts.keyOf(revision);
-    if (!key) return void (await move("BUILD_FAILED", "The revision has no uploaded source tarball"));
-    let prepared = await this.findBuild(key);
-    if (prepared) {
-      buildLog({ level: "info", message: `Reusing the existing build ${key}: no build needed` });
-    } else {
-      await move("AWAITING_BUILD", "Waiting for the build to start");
-      await move("BUILDING", this.context.images ? "Building the uploaded source into an image" : "Building the uploaded source");
-      const started = Date.now();
-      try {
-        await mkdir(dirs.sources, { recursive: true });
-        const tarball = join(dirs.sources, `${revision.id}.tar.gz`);
-        await link.fetchSource(revision.id, tarball);
-        prepared = await this.build(key, revision, tarball, buildLog, signal);
-        await rm(tarball, { force: true });
-      } catch (error) {
-        if (signal.aborted) throw new Abandoned();
-        const reason = error instanceof BuildError ? error.message : `Build failed: ${(error as Error).message}`;
-        buildLog({ level: "error", message: reason });
-        await move("BUILD_FAILED", reason);
-        return null;
-      }
-      buildLog({ level: "info", message: `Built in ${((Date.now() - started) / 1000).toFixed(1)} s` });
-    }
-    await move("AWAITING_DEPLOY", prepared.reused ? "Reusing an existing build of the same source: no build" : "Built");
-    return prepared;
-  }
-
-  /** Pulls an external image (with its image_pull_secrets) and resolves its secret_references, from the listener's secret source. */
-  private async pullExternal(prepared: Prepared, revision: AssignedRevision): Promise<Record<string, string>> {
-    const { images, secrets } = this.context;
-    const image = prepared.image!;
-    const log = this.context.logs.writer(this.deploymentId, revision.id, "deploy");
-    const environment = await secrets.environment(revision.secret_references);
-    const spec = revision.source_config.resource_spec as { image_pull_secrets?: unknown } | null | undefined;
-    log({ level: "info", message: `Pulling ${image}` });
-    // An internal_image comes from the platform's registry, with a pull token scoped to this deployment.
-    const auth = revision.registry_auth ?? (await secrets.registryCredentials(spec?.image_pull_secrets, image));
-    await images!.pull(image, auth, log);
-    return environment;
-  }
-
-  /** A finished build of the key: a built project, or an image on a container listener. */
-  private async findBuild(key: string): Promise<Prepared | undefined> {
-    const { images, artifacts } = this.context;
-    if (images) {
-      const image = await images.find(this.deploymentId, key);
-      return image ? { configFile: "", image, reused: true } : undefined;
-    }
-    const artifact = await artifacts.find(key);
-    return artifact && { configFile: artifact.configFile, reused: true };
-  }
-
-  private async build(
-    key: string,
-    revision: AssignedRevision,
-    tarball: string,
-    log: LogWriter,
-    signal: AbortSignal,
-  ): Promise<Prepared> {
-    const { images, artifacts, dirs } = this.context;
-    if (images) {
-      const image = await images.build(this.deploymentId, key, revision, tarball, log, signal);
-      return { configFile: "", image, reused: false };
-    }
-    const artifact = await artifacts.build(key, revision, tarball, dirs.installCache, log, signal);
-    return { configFile: artifact.configFile, reused: false };
   }
 
   /** Lets a replaced revision finish what it serves, then stops it. */

@@ -68,6 +68,10 @@ export class HttpLink implements ControlPlaneLink {
     await this.call("POST", `/deployments/${deploymentId}/report`, report);
   }
 
+  async branchMoved(deploymentId: string, head: string): Promise<void> {
+    await this.call("POST", `/deployments/${deploymentId}/branch-moved`, { head });
+  }
+
   async purge(deploymentId: string): Promise<void> {
     await this.call("POST", `/deployments/${deploymentId}/purge`);
   }

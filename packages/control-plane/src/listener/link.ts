@@ -22,6 +22,8 @@ export interface ControlPlaneLink {
     facts?: RevisionFacts,
   ): Promise<boolean>;
   report(deploymentId: string, report: DeploymentReport): Promise<void>;
+  /** The tracked branch of a build_on_push deployment has a new head: the control plane makes a revision of it. */
+  branchMoved(deploymentId: string, head: string): Promise<void>;
   purge(deploymentId: string): Promise<void>;
   /** Writes the revision's uploaded tarball to `destination`. */
   fetchSource(revisionId: string, destination: string): Promise<void>;

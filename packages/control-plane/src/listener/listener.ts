@@ -10,8 +10,10 @@ import { Router } from "../router/router.js";
 import { startIsolation } from "../sandbox/isolation.js";
 import { ArtifactStore, removeSharedBuilds } from "./artifacts.js";
 import { type AutoscaleSettings, Autoscaler, autoscaleSettings } from "./autoscaler.js";
+import { BranchPoller, branchPollMs } from "./branch-poller.js";
 import { DeploymentRunner, type RunnerContext } from "./deployment-runner.js";
 import { ImageBuilds } from "./image-builds.js";
+import type { Assignment } from "../model/listener-protocol.js";
 import type { ControlPlaneLink } from "./link.js";
 import { LogShipper } from "./log-shipper.js";
 import { ScaleOutServices } from "./scale-out.js";
@@ -40,6 +42,8 @@ export interface ListenerOptions {
   compute?: { type: "local" } | { type: "docker"; engine?: string; bindAllowList?: string[] };
   /** A JSON file of the operator's secrets, for external images' secret_references and image_pull_secrets. */
   secretsFile?: string;
+  /** How often tracked branches of build_on_push deployments are polled (default BERTH_REPO_POLL_SECONDS; 0: never). */
+  branchPollMs?: number;
   /** How container deployments grow from min_scale toward max_scale (default: from the BERTH_AUTOSCALE_* variables). */
   autoscale?: AutoscaleSettings;
 }
@@ -70,6 +74,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     installCache: join(options.dataDir, "install-cache"),
     deployments: join(options.dataDir, "deployments"),
     artifacts: join(options.dataDir, "artifacts"),
+    gitCache: join(options.dataDir, "git-cache"),
   };
   // Builds, databases and caches of every deployment: the listener's alone (sandboxes get their parts bound in).
   await mkdir(options.dataDir, { recursive: true, mode: 0o700 });
@@ -158,7 +163,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     }),
     logs,
     logger,
-    dirs: { sources: dirs.sources, installCache: dirs.installCache, deployments: dirs.deployments },
+    dirs: { sources: dirs.sources, installCache: dirs.installCache, deployments: dirs.deployments, gitCache: dirs.gitCache },
     drainTimeoutMs: options.drainTimeoutMs ?? 60_000,
     serverVersion: SERVER_VERSION,
   };
@@ -168,8 +173,10 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
   let passing: Promise<void> | undefined;
   let again = false;
 
+  let known: Assignment[] = [];
   const pass = async () => {
     const assignments = await link.assignments();
+    known = assignments;
     for (const assignment of assignments) {
       let runner = runners.get(assignment.id);
       if (!runner) runners.set(assignment.id, (runner = new DeploymentRunner(assignment.id, context)));
@@ -210,6 +217,8 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     ? new Autoscaler(options.autoscale ?? autoscaleSettings(), () => runners.values(), logger)
     : undefined;
   autoscaler?.start();
+  const poller = new BranchPoller(options.branchPollMs ?? branchPollMs(), link, () => known, logger);
+  poller.start();
   logger.info({ router_url: routerUrl }, "listener started");
 
   return {
@@ -219,6 +228,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
       closed = true;
       clearTimeout(timer);
       autoscaler?.stop();
+      await poller.stop();
       await passing;
       await Promise.all([...runners.values()].map((runner) => runner.stop()));
       await compute.stopAll();

@@ -5,10 +5,24 @@ import type { AssignedRevision } from "../model/listener-protocol.js";
  * custom_url), read from an assignment. Compute checks the shapes it maps.
  */
 
-/** resource_spec's limits, as compute applies them. */
+/**
+ * What a repo_host deployment_type gives a revision whose resource_spec sets
+ * no limits (docs/git-deployments.md): dev_free and dev are sized small, prod
+ * is left to the machine.
+ */
+export const DEPLOYMENT_TYPE_LIMITS: Record<string, { memoryLimitMb: number; cpu: number } | undefined> = {
+  dev_free: { memoryLimitMb: 512, cpu: 0.5 },
+  dev: { memoryLimitMb: 1024, cpu: 1 },
+};
+
+/** resource_spec's limits, as compute applies them (else those of the deployment_type). */
 export function resourcesOf(revision: AssignedRevision) {
   const spec = revision.source_config.resource_spec as Record<string, number | null> | null | undefined;
-  return { memoryLimitMb: spec?.memory_limit_mb ?? null, cpu: spec?.cpu_limit ?? spec?.cpu ?? null };
+  const preset = DEPLOYMENT_TYPE_LIMITS[String(revision.source_config.deployment_type)];
+  return {
+    memoryLimitMb: spec?.memory_limit_mb ?? preset?.memoryLimitMb ?? null,
+    cpu: spec?.cpu_limit ?? spec?.cpu ?? preset?.cpu ?? null,
+  };
 }
 
 /** resource_spec.volumes and volume_mounts, for container compute to check and map. */

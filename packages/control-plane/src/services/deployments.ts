@@ -193,6 +193,27 @@ export class DeploymentService {
     return presentRevision(result.revision);
   }
 
+  /**
+   * A push to a repo_host deployment's tracked branch: a new revision of the
+   * pushed head (the listener fetches the branch and records the head it
+   * got), unless the latest revision already has that head. Undefined when nothing changed.
+   */
+  async revisionForPush(tenantId: string, id: string, head: string): Promise<string | undefined> {
+    const result = await this.storage.deployments.update(tenantId, id, (deployment, latest) => {
+      const now = new Date().toISOString();
+      const unchanged = {
+        source_config: deployment.source_config,
+        secret_references: deployment.secret_references,
+        updated_at: now,
+      };
+      if (latest.source_revision_config.repo_commit_sha === head) return unchanged;
+      const revisionConfig = { ...latest.source_revision_config, repo_commit_sha: head };
+      const revision = this.newRevision(deployment, revisionConfig, revisionSecrets(latest, this.box), now);
+      return { ...unchanged, revision: { ...revision, status_message: `Push of ${head.slice(0, 12)}: waiting for a listener` } };
+    });
+    return result?.revision?.id;
+  }
+
   /** Rollback: a new revision that deploys a deployed revision's built artifact again, with its configuration and secrets. */
   async redeploy(tenantId: string, id: string, revisionId: string): Promise<Deployment> {
     const target = await this.storage.revisions.get(tenantId, id, revisionId);

@@ -34,14 +34,16 @@ export function createServices(
 ): Services {
   const watch = new RevisionWatch();
   const registry = new RegistryTokenService(storage, registrySettings);
+  const deployments = new DeploymentService(storage, box);
+  const integrations = new IntegrationService(storage, box, deployments);
   return {
-    deployments: new DeploymentService(storage, box),
+    deployments,
     revisions: new RevisionService(storage, watch),
     uploads: new UploadService(storage, box, uploads),
     listeners: new ListenerService(storage),
-    integrations: new IntegrationService(storage),
+    integrations,
     logs: new LogService(storage),
-    listenerApi: new ListenerApi(storage, box, uploads.dir, watch, registry),
+    listenerApi: new ListenerApi(storage, box, uploads.dir, watch, registry, integrations),
     tracing: createTracingService(storage.tracing, tracing),
     registry,
   };

@@ -1,18 +1,164 @@
-import { NotFoundError } from "@berth/service-kit";
-import type { ControlPlaneStorage } from "../storage/types.js";
+import { ConflictError, NotFoundError } from "@berth/service-kit";
+import { randomBytes, randomUUID } from "node:crypto";
+import { checkBaseUrl, credentialsOf, type GitCredentials, repositoriesOf, sameRepository } from "../domain/git-integrations.js";
+import type { IntegrationCreateInput, IntegrationUpdateInput } from "../domain/inputs/integration.js";
+import { type Headers, readPushWebhook } from "../domain/push-webhooks.js";
+import type { SecretBox } from "../domain/secret-box.js";
+import type { ControlPlaneStorage, IntegrationChange, IntegrationRecord } from "../storage/types.js";
+import type { DeploymentService } from "./deployments.js";
+import { listHostRepositories } from "./host-repositories.js";
 
-/** Git-host integrations, configured by an administrator (`berth control-plane integrations add`). */
+/** What a push webhook did: the revisions it made (none for another branch, a head already deployed, a replay). */
+export interface WebhookOutcome {
+  detail: string;
+  revisions: string[];
+}
+
+/**
+ * Git-host integrations of a workspace: the hosts its repo_host deployments
+ * come from, their credentials (encrypted, never answered) and push webhooks.
+ */
 export class IntegrationService {
-  constructor(private readonly storage: ControlPlaneStorage) {}
+  constructor(
+    private readonly storage: ControlPlaneStorage,
+    private readonly box: SecretBox,
+    private readonly deployments: DeploymentService,
+  ) {}
 
   async list(tenantId: string) {
-    const integrations = await this.storage.integrations.list(tenantId);
-    return integrations.map(({ repos: _repos, tenant_id: _tenant, ...integration }) => integration);
+    return (await this.storage.integrations.list(tenantId)).map((integration) => this.present(integration));
   }
 
+  async get(tenantId: string, id: string) {
+    return this.present(await this.find(tenantId, id));
+  }
+
+  async create(tenantId: string, input: IntegrationCreateInput) {
+    const secret = input.webhook_secret ?? randomBytes(24).toString("base64url");
+    const credentials = credentialsOf(input.credentials);
+    const integration: IntegrationRecord = {
+      id: randomUUID(),
+      tenant_id: tenantId,
+      name: input.name,
+      provider: "repo_host",
+      installation_id: Math.floor(Date.now() / 1000),
+      repos: repositoriesOf(input.repos ?? []),
+      created_at: new Date().toISOString(),
+      kind: input.kind,
+      base_url: checkBaseUrl(input.kind, input.base_url),
+      credentials_ciphertext: credentials && this.box.encrypt(JSON.stringify(credentials)),
+      webhook_secret_ciphertext: this.box.encrypt(secret),
+    };
+    await this.storage.integrations.create(integration);
+    return { ...this.present(integration), webhook_secret: secret };
+  }
+
+  async update(tenantId: string, id: string, input: IntegrationUpdateInput) {
+    const current = await this.find(tenantId, id);
+    const secret = input.rotate_webhook_secret ? randomBytes(24).toString("base64url") : undefined;
+    const credentials = input.credentials === undefined ? undefined : credentialsOf(input.credentials);
+    const change: IntegrationChange = {
+      name: input.name,
+      repos: input.repos && repositoriesOf(input.repos),
+      base_url: input.base_url === undefined ? undefined : checkBaseUrl(current.kind, input.base_url),
+      credentials_ciphertext:
+        credentials === undefined ? undefined : credentials && this.box.encrypt(JSON.stringify(credentials)),
+      webhook_secret_ciphertext: secret && this.box.encrypt(secret),
+    };
+    const updated = await this.storage.integrations.update(tenantId, id, change);
+    if (!updated) throw new NotFoundError(`Integration ${id} not found`);
+    return { ...this.present(updated), ...(secret ? { webhook_secret: secret } : {}) };
+  }
+
+  /** 409 while a live deployment uses it: its builds would lose their credentials. */
+  async delete(tenantId: string, id: string): Promise<void> {
+    await this.find(tenantId, id);
+    const users = await this.deploymentsOf(tenantId, id);
+    if (users.length > 0) {
+      throw new ConflictError(
+        `Integration ${id} is used by deployment ${users.map((d) => d.name).join(", ")}: delete them first`,
+      );
+    }
+    await this.storage.integrations.delete(tenantId, id);
+  }
+
+  /** What the integration may deploy: its registered repositories, and what its host lists (local: its folder). */
   async repos(tenantId: string, id: string) {
+    const integration = await this.find(tenantId, id);
+    const listed = await listHostRepositories(integration, this.credentialsOf(integration));
+    const all = [
+      ...integration.repos,
+      ...listed.filter((repo) => !integration.repos.some((r) => sameRepository(r.url, repo.url))),
+    ];
+    return all.map((repo) => ({ host_integration_id: integration.id, ...repo }));
+  }
+
+  /** The credentials a listener fetches the integration's repositories with. */
+  credentialsOf(integration: IntegrationRecord): GitCredentials | null {
+    return integration.credentials_ciphertext
+      ? (JSON.parse(this.box.decrypt(integration.credentials_ciphertext)) as GitCredentials)
+      : null;
+  }
+
+  /**
+   * A push webhook: verified with the integration's secret (401 otherwise;
+   * an unknown integration is a 404), once per delivery id. Each live
+   * deployment tracking the pushed branch of that repository with
+   * build_on_push gets a new revision of the head, unless it has it already.
+   */
+  async receiveWebhook(id: string, headers: Headers, body: Buffer): Promise<WebhookOutcome> {
+    const integration = await this.storage.integrations.getAny(id);
+    if (!integration?.webhook_secret_ciphertext) throw new NotFoundError(`Integration ${id} not found`);
+    const delivery = readPushWebhook(integration.kind, headers, body, this.box.decrypt(integration.webhook_secret_ciphertext));
+    if (delivery.kind !== "push") return { detail: `Ignored: ${delivery.event}`, revisions: [] };
+    const first = await this.storage.integrations.recordDelivery(id, delivery.deliveryId, new Date().toISOString());
+    if (!first) return { detail: `Delivery ${delivery.deliveryId} was handled already`, revisions: [] };
+    const revisions: string[] = [];
+    for (const deployment of await this.deploymentsOf(integration.tenant_id, id)) {
+      const { source_config: config } = deployment;
+      const latest = await this.storage.revisions.latest(deployment.id);
+      const ref = String(latest?.source_revision_config.repo_ref ?? "");
+      const tracked = ref.startsWith("refs/") ? ref : `refs/heads/${ref}`;
+      if (config.build_on_push !== true || tracked !== delivery.ref) continue;
+      if (!delivery.repositoryUrls.some((url) => sameRepository(url, String(config.repo_url)))) continue;
+      const revision = await this.deployments.revisionForPush(integration.tenant_id, deployment.id, delivery.after);
+      if (revision) revisions.push(revision);
+    }
+    return { detail: `${revisions.length} revision(s) for ${delivery.ref} at ${delivery.after}`, revisions };
+  }
+
+  /** A new head of a deployment's tracked branch, seen by its listener's poll. */
+  revisionForHead(tenantId: string, deploymentId: string, head: string): Promise<string | undefined> {
+    return this.deployments.revisionForPush(tenantId, deploymentId, head);
+  }
+
+  private async deploymentsOf(tenantId: string, integrationId: string) {
+    const found = [];
+    for (let offset = 0; ; offset += 100) {
+      const page = await this.storage.deployments.list(tenantId, { limit: 100, offset });
+      found.push(...page.filter((deployment) => deployment.source_config.integration_id === integrationId));
+      if (page.length < 100) return found;
+    }
+  }
+
+  private async find(tenantId: string, id: string): Promise<IntegrationRecord> {
     const integration = await this.storage.integrations.get(tenantId, id);
     if (!integration) throw new NotFoundError(`Integration ${id} not found`);
-    return integration.repos.map((repo) => ({ host_integration_id: integration.id, ...repo }));
+    return integration;
+  }
+
+  private present(integration: IntegrationRecord) {
+    const credentials = this.credentialsOf(integration);
+    return {
+      id: integration.id,
+      name: integration.name,
+      provider: integration.provider,
+      installation_id: integration.installation_id,
+      kind: integration.kind,
+      base_url: integration.base_url,
+      credentials: credentials?.kind ?? null,
+      webhook_url: `/v1/integrations/repo_host/${integration.id}/webhook`,
+      created_at: integration.created_at,
+    };
   }
 }

@@ -1,3 +1,4 @@
+import type { IntegrationService } from "./integrations.js";
 import type { RegistryTokenService } from "./registry-tokens.js";
 import { NotFoundError } from "@berth/service-kit";
 import { rm } from "node:fs/promises";
@@ -28,6 +29,7 @@ export class ListenerApi {
     private readonly uploadsDir: string,
     private readonly watch: RevisionWatch,
     private readonly registry: RegistryTokenService,
+    private readonly integrations: IntegrationService,
   ) {}
 
   /** The scope of a `berth listener` process of the caller's workspace; 404 for another workspace's listener. */
@@ -77,6 +79,13 @@ export class ListenerApi {
     const message = `Replaced by revision ${by.number} (${by.id}) at ${at}: no longer serving`;
     if (await this.storage.revisions.transition(replacedId, ["DEPLOYED"], "DEPLOYED", message, at))
       this.watch.changed(replacedId);
+  }
+
+  /** A listener saw the tracked branch of a build_on_push deployment move: a revision of the new head (none if it has it). */
+  async branchMoved(scope: ListenerScope, deploymentId: string, head: string): Promise<string | undefined> {
+    const deployment = await this.deploymentInScope(scope, deploymentId);
+    if (deployment.deleted_at || deployment.source_config.build_on_push !== true) return undefined;
+    return this.integrations.revisionForHead(deployment.tenant_id, deploymentId, head);
   }
 
   async report(scope: ListenerScope, deploymentId: string, report: DeploymentReport): Promise<void> {
@@ -173,6 +182,19 @@ export class ListenerApi {
       tarball_sha256: upload?.sha256 ?? null,
       registry_auth:
         revision.source === "internal_image" ? ((await this.registry.pullCredential(revision.deployment_id)) ?? null) : null,
+      repository: revision.source === "repo_host" ? await this.repositoryOf(revision) : null,
+    };
+  }
+
+  /** A repo_host revision's repository, ref and credentials (null when its integration is gone: the build fails saying so). */
+  private async repositoryOf(revision: RevisionRecord): Promise<AssignedRevision["repository"]> {
+    const integration = await this.storage.integrations.get(revision.tenant_id, String(revision.source_config.integration_id));
+    if (!integration) return null;
+    return {
+      url: String(revision.source_config.repo_url),
+      ref: String(revision.source_revision_config.repo_ref),
+      credentials: this.integrations.credentialsOf(integration),
+      allow_local: integration.kind === "local",
     };
   }
 

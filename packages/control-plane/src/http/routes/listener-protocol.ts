@@ -76,7 +76,13 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
         message: Text.max(4000),
         report: Report.optional().describe("Applied to the deployment when the move happened"),
         facts: z
-          .strictObject({ image_digest: Text.max(200).optional() })
+          .strictObject({
+            image_digest: Text.max(200).optional(),
+            repo_commit_sha: z
+              .string()
+              .regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/)
+              .optional(),
+          })
           .optional()
           .describe("Recorded on the revision when the move happened"),
       }),
@@ -116,6 +122,29 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
       await api.report(await scopeOf(request, params.listener_id), params.deployment_id, body);
       return reply.status(204).send();
     },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/v2/listeners/:listener_id/deployments/:deployment_id/branch-moved",
+      summary: "The tracked branch of a build_on_push deployment has a new head (the listener polls it): a revision of it",
+      tag,
+      params: ListenerDeploymentParams,
+      body: z.strictObject({ head: z.string().regex(/^[0-9a-f]{40}([0-9a-f]{24})?$/) }),
+      responses: {
+        200: {
+          description: "The revision made, or null when it had that head",
+          schema: z.object({ revision_id: z.string().nullable() }),
+        },
+        ...notFound,
+      },
+    },
+    async ({ params, body, request }) => ({
+      revision_id: (await api.branchMoved(await scopeOf(request, params.listener_id), params.deployment_id, body.head)) ?? null,
+    }),
   );
 
   defineRoute(
