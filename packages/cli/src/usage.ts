@@ -12,7 +12,8 @@ export const CONTROL_PLANE_USAGE = `  control-plane                   Serve the 
       --trust-all-code            Without a sandbox, run every workspace's code anyway (default BERTH_TRUST_ALL_CODE; docs/security.md)
   control-plane tenants create --name <name> | list
   control-plane keys create (--tenant <id>... | --all-tenants) [--name <name>] | list | revoke <key-id>
-  control-plane integrations add --tenant <id> --name <name> --repo <url>[#<branch>]... | list --tenant <id>
+  control-plane integrations add --tenant <id> --name <name> [--kind git|github|gitlab|gitea|local] [--base-url U]
+      [--token-file F | --ssh-key-file F --known-hosts-file F] [--repo <url>[#<branch>]...] | list --tenant <id>
                                   (admin commands take --data-dir too and print JSON)
 `;
 

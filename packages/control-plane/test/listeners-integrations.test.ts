@@ -205,6 +205,10 @@ describe("integrations", () => {
         name: "github-acme",
         provider: "repo_host",
         installation_id: integration.installation_id,
+        kind: "git",
+        base_url: null,
+        credentials: null,
+        webhook_url: `/v1/integrations/repo_host/${integration.id}/webhook`,
         created_at: integration.created_at,
       },
     ]);

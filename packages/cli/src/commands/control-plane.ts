@@ -3,14 +3,15 @@ import {
   defaultDataDir,
   describeApiKey,
   generateApiKey,
+  integrationAdmin,
   openControlPlaneState,
   readSettings,
   startControlPlane,
   type ControlPlaneSettings,
   type ControlPlaneStorage,
-  type RepositoryRecord,
 } from "@berth/control-plane";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
 
@@ -22,6 +23,11 @@ const OPTIONS = {
   tenant: { type: "string", multiple: true },
   "all-tenants": { type: "boolean" },
   repo: { type: "string", multiple: true },
+  kind: { type: "string" },
+  "base-url": { type: "string" },
+  "token-file": { type: "string" },
+  "ssh-key-file": { type: "string" },
+  "known-hosts-file": { type: "string" },
   "router-port": { type: "string" },
   "no-listener": { type: "boolean" },
   "trust-all-code": { type: "boolean" },
@@ -47,9 +53,9 @@ export async function controlPlaneCommand(argv: string[]): Promise<number> {
     return serve(values.host, values.port, dataDir, settings);
   }
 
-  const { storage } = await openControlPlaneState(dataDir, readSettings());
+  const { storage, box } = await openControlPlaneState(dataDir, readSettings());
   try {
-    const output = await admin(storage, positionals, values);
+    const output = await admin(storage, integrationAdmin(storage, box), positionals, values);
     process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
     return 0;
   } catch (error) {
@@ -73,9 +79,40 @@ async function serve(host: string, portText: string, dataDir: string, settings: 
   }
 }
 
-type Values = { name?: string; tenant?: string[]; "all-tenants"?: boolean; repo?: string[] };
+type Values = {
+  name?: string;
+  tenant?: string[];
+  "all-tenants"?: boolean;
+  repo?: string[];
+  kind?: string;
+  "base-url"?: string;
+  "token-file"?: string;
+  "ssh-key-file"?: string;
+  "known-hosts-file"?: string;
+};
 
-async function admin(storage: ControlPlaneStorage, [group, action, ...rest]: string[], values: Values): Promise<unknown> {
+const INTEGRATION_KINDS = ["git", "github", "gitlab", "gitea", "local"] as const;
+
+/** Credentials are read from files, never taken on the command line (where other users' `ps` would show them). */
+function credentialsFrom(values: Values) {
+  if (values["token-file"]) return { token: readFileSync(values["token-file"], "utf8").trim() };
+  if (values["ssh-key-file"] || values["known-hosts-file"]) {
+    if (!values["ssh-key-file"] || !values["known-hosts-file"])
+      throw new UsageError("SSH credentials need both --ssh-key-file and --known-hosts-file");
+    return {
+      ssh_private_key: readFileSync(values["ssh-key-file"], "utf8"),
+      known_hosts: readFileSync(values["known-hosts-file"], "utf8"),
+    };
+  }
+  return undefined;
+}
+
+async function admin(
+  storage: ControlPlaneStorage,
+  integrations: ReturnType<typeof integrationAdmin>,
+  [group, action, ...rest]: string[],
+  values: Values,
+): Promise<unknown> {
   const now = () => new Date().toISOString();
   const tenantIds = async () => {
     const ids = values.tenant ?? [];
@@ -111,47 +148,28 @@ async function admin(storage: ControlPlaneStorage, [group, action, ...rest]: str
     case "integrations add": {
       const [tenantId, ...more] = await tenantIds();
       if (!tenantId || more.length > 0) throw new UsageError("integrations add needs exactly one --tenant <id>");
-      if (!values.name || !values.repo?.length)
-        throw new UsageError("integrations add needs --name and at least one --repo <url>[#<branch>]");
-      const integration = {
-        id: randomUUID(),
-        tenant_id: tenantId,
+      if (!values.name) throw new UsageError("integrations add needs --name");
+      const kind = values.kind ?? "git";
+      if (!(INTEGRATION_KINDS as readonly string[]).includes(kind))
+        throw new UsageError(`--kind must be one of ${INTEGRATION_KINDS.join(", ")}`);
+      const created = await integrations.create(tenantId, {
         name: values.name,
-        provider: "repo_host" as const,
-        installation_id: Math.floor(Date.now() / 1000),
-        repos: values.repo.map(repository),
-        created_at: now(),
-        kind: "git" as const,
-        base_url: null,
-        credentials_ciphertext: null,
-        webhook_secret_ciphertext: null,
-      };
-      await storage.integrations.create(integration);
-      return integration;
+        kind: kind as (typeof INTEGRATION_KINDS)[number],
+        base_url: values["base-url"],
+        credentials: credentialsFrom(values),
+        repos: values.repo ?? [],
+      });
+      const repos = (await integrations.repos(tenantId, created.id)).map(({ host_integration_id: _, ...repo }) => repo);
+      return { ...created, tenant_id: tenantId, repos };
     }
     case "integrations list": {
       const [tenantId] = await tenantIds();
       if (!tenantId) throw new UsageError("integrations list needs --tenant <id>");
-      return storage.integrations.list(tenantId);
+      return integrations.list(tenantId);
     }
     default:
       throw new UsageError(`unknown command "${[group, action].filter(Boolean).join(" ")}"`);
   }
-}
-
-function repository(spec: string, index: number): RepositoryRecord {
-  const [url = "", branch = "main"] = spec.split("#");
-  let path: string[];
-  try {
-    path = new URL(url).pathname
-      .replace(/\.git$/, "")
-      .split("/")
-      .filter(Boolean);
-  } catch {
-    throw new UsageError(`--repo ${spec} is not a URL`);
-  }
-  if (path.length < 2) throw new UsageError(`--repo ${spec} should look like https://host/owner/name`);
-  return { id: index + 1, owner: path[path.length - 2]!, name: path[path.length - 1]!, url, default_branch: branch };
 }
 
 function fail(message: string): number {
