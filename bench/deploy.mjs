@@ -7,56 +7,19 @@
 // the first deploy is an image build with a cold dependency layer, the re-deploy one with the dependency layer cached, and
 // the secrets-only PATCH a container start from the same image.
 // Prints a table and writes bench/results/deploy-<time>.json. Not a test: figures depend on the machine and the network.
-import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startBenchControlPlane } from "./control-plane.mjs";
 import * as tar from "tar";
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
-const root = join(benchDir, "..");
 const project = join(benchDir, "projects", "deploy-chat");
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
-const key = "berth_bench_admin_key";
 const COMPUTE = process.env.BENCH_COMPUTE ?? "local";
 
-const dataDir = mkdtempSync(join(tmpdir(), "berth-bench-deploy-"));
-const cp = spawn(
-  process.execPath,
-  [join(root, "packages/cli/bin/berth.mjs"), "control-plane", "--port", "0", "--data-dir", dataDir],
-  {
-    env: {
-      ...process.env,
-      BERTH_ADMIN_API_KEY: key,
-      BERTH_ROUTER_PORT: "0",
-      LOG_LEVEL: "info",
-      DATABASE_URL: "",
-      BERTH_LISTENER_COMPUTE: COMPUTE,
-    },
-    stdio: ["ignore", "pipe", "inherit"],
-  },
-);
-const url = await new Promise((resolve, reject) => {
-  let text = "";
-  cp.stdout.on("data", (chunk) => {
-    text += chunk;
-    const match = /"url":"([^"]+)"[^\n]*"msg":"control plane listening"/.exec(text);
-    if (match) resolve(match[1]);
-  });
-  cp.once("exit", (code) => reject(new Error(`control plane exited ${code}`)));
-});
-
-async function call(method, path, body) {
-  const response = await fetch(url + path, {
-    method,
-    headers: { "x-api-key": key, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
+const { call, untilDeployed, stop } = await startBenchControlPlane({ BERTH_LISTENER_COMPUTE: COMPUTE });
 
 /** The project as a tarball, with `marker` appended to the graph module (new code, same dependencies). */
 async function pack(marker) {
@@ -73,19 +36,11 @@ async function writeTar(dir) {
   return file;
 }
 
-async function untilFinal(deploymentId, revisionId) {
-  for (;;) {
-    const revision = await call("GET", `/v2/deployments/${deploymentId}/revisions/${revisionId}?wait_seconds=120`);
-    if (revision.status === "DEPLOYED") return revision;
-    if (/FAILED|SKIPPED|INTERRUPTED/.test(revision.status)) throw new Error(`${revision.status}: ${revision.status_message}`);
-  }
-}
-
 /** Seconds from the PATCH to DEPLOYED. */
 async function timedPatch(deploymentId, body) {
   const started = performance.now();
   const patched = await call("PATCH", `/v2/deployments/${deploymentId}`, body);
-  await untilFinal(deploymentId, patched.latest_revision_id);
+  await untilDeployed(deploymentId, patched.latest_revision_id);
   return { seconds: (performance.now() - started) / 1000, revisionId: patched.latest_revision_id };
 }
 
@@ -137,7 +92,7 @@ try {
     await call("DELETE", `/v2/deployments/${deployment.id}`);
   }
 } finally {
-  cp.kill("SIGTERM");
+  stop();
 }
 
 const rows =

@@ -4,21 +4,19 @@
 // webhook, then fetched, built (the install comes from the lockfile cache) and switched to. The first deploy (cold
 // install) is reported apart. The repository is a bare one on this machine, through a `local` integration.
 // Prints a table and writes bench/results/git-push-<time>.json. Not a test: figures depend on the machine.
-import { execFileSync, spawn } from "node:child_process";
+import { execFileSync } from "node:child_process";
 import { createHmac, randomUUID } from "node:crypto";
 import { cpSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { startBenchControlPlane } from "./control-plane.mjs";
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
-const root = join(benchDir, "..");
 const project = join(benchDir, "projects", "deploy-chat");
 const PUSHES = Number(process.env.BENCH_REPEATS ?? 5);
-const key = "berth_bench_admin_key";
 const secret = "bench-webhook-secret-0123456789";
 
-const dataDir = mkdtempSync(join(tmpdir(), "berth-bench-git-"));
 const repos = mkdtempSync(join(tmpdir(), "berth-bench-repos-"));
 const work = mkdtempSync(join(tmpdir(), "berth-bench-work-"));
 const gitEnv = {
@@ -41,42 +39,7 @@ git(clone, "add", "-A");
 git(clone, "commit", "--quiet", "-m", "first");
 git(clone, "push", "--quiet", "origin", "main");
 
-const cp = spawn(
-  process.execPath,
-  [join(root, "packages/cli/bin/berth.mjs"), "control-plane", "--port", "0", "--data-dir", dataDir],
-  {
-    env: { ...process.env, BERTH_ADMIN_API_KEY: key, BERTH_ROUTER_PORT: "0", LOG_LEVEL: "info", DATABASE_URL: "" },
-    stdio: ["ignore", "pipe", "inherit"],
-  },
-);
-const url = await new Promise((resolve, reject) => {
-  let text = "";
-  cp.stdout.on("data", (chunk) => {
-    text += chunk;
-    const match = /"url":"([^"]+)"[^\n]*"msg":"control plane listening"/.exec(text);
-    if (match) resolve(match[1]);
-  });
-  cp.once("exit", (code) => reject(new Error(`control plane exited ${code}`)));
-});
-
-async function call(method, path, body) {
-  const response = await fetch(url + path, {
-    method,
-    headers: { "x-api-key": key, "content-type": "application/json" },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  const text = await response.text();
-  if (!response.ok) throw new Error(`${method} ${path}: ${response.status} ${text}`);
-  return text ? JSON.parse(text) : undefined;
-}
-
-async function untilDeployed(deploymentId, revisionId) {
-  for (;;) {
-    const revision = await call("GET", `/v2/deployments/${deploymentId}/revisions/${revisionId}?wait_seconds=120`);
-    if (revision.status === "DEPLOYED") return revision;
-    if (/FAILED|SKIPPED|INTERRUPTED/.test(revision.status)) throw new Error(`${revision.status}: ${revision.status_message}`);
-  }
-}
+const { url, call, untilDeployed, stop } = await startBenchControlPlane({});
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const results = { first: 0, pushes: [] };
@@ -124,7 +87,7 @@ try {
     results.pushes.push((performance.now() - started) / 1000);
   }
 } finally {
-  cp.kill("SIGTERM");
+  stop();
 }
 
 console.log("\n| git push → DEPLOYED (local compute, signed webhook) | seconds |\n|---|---:|");
