@@ -2,6 +2,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import type Docker from "dockerode";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
   type ControlPlane,
@@ -11,7 +12,8 @@ import {
   startControlPlane,
   uniqueName,
 } from "@berth/test-support";
-import { deployTarball, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
+import { deployTarball, FIXTURES, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
+import { startGitHost } from "./helpers/git-host.js";
 import { containerEngine, imagesLabelled } from "./helpers/engine.js";
 
 const engine = await containerEngine();
@@ -185,6 +187,41 @@ describe("a docker listener builds internal_source into an image and runs it as 
     const deadline = Date.now() + 60_000;
     while ((await left()).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
     assert.deepEqual(await left(), []);
+  });
+
+  test("a repo_host deployment is fetched at its branch and built into an image", async () => {
+    const host = await startGitHost();
+    try {
+      const sha = host.createRepository("agent.git", join(FIXTURES, "deploy-app"));
+      const integration = await cp.admin.post<{ id: string }>("/v1/integrations/repo_host", {
+        name: "git",
+        kind: "git",
+        base_url: host.url,
+      });
+      const created = await createDeployment(cp.admin, {
+        name: uniqueName("repo-image"),
+        source: "repo_host",
+        source_config: { integration_id: integration.body.id, repo_url: `${host.url}/agent.git`, deployment_type: "dev" },
+        source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
+        secrets: [{ name: "GREETING", value: "from git" }],
+      });
+      const revision = await finalRevision(cp.admin, created.id, created.latest_revision_id!);
+      assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+      assert.equal(revision.source_revision_config.repo_commit_sha, sha);
+      const [container] = await containersOf(created.id);
+      assert.equal(container?.ImageID, revision.image_digest);
+      // deployment_type dev sizes the container when resource_spec does not.
+      const inspected = await docker.getContainer(container!.Id).inspect();
+      assert.equal(inspected.HostConfig.Memory, 1024 * 1024 * 1024);
+      const url = (await cp.admin.get<Deployment>(`/v2/deployments/${created.id}`)).body.source_config.custom_url!;
+      const output = await new Client({ apiUrl: url, apiKey: cp.adminKey }).runs.wait(null, "agent", {
+        input: { messages: [{ type: "human", content: "hi" }] },
+      });
+      assert.equal(lastMessage(output), "from git: hi");
+      assert.equal((await cp.admin.delete(`/v2/deployments/${created.id}`)).status, 204);
+    } finally {
+      await host.close();
+    }
   });
 
   test("a PATCH under steady load switches containers with zero failed requests; the same source reuses the image", async () => {

@@ -148,6 +148,33 @@ describe("repo_host deployments: fetched from git at a ref, rebuilt on push", ()
     );
   });
 
+  test("a burst of pushes coalesces: the newest head is deployed, older revisions in progress end SKIPPED", async () => {
+    host.createRepository("burst.git", agentProject("zero"));
+    const deployment = await deployRepo(`${host.url}/burst.git`, "main", { build_on_push: true });
+    assert.equal((await finalRevision(cp.admin, deployment.id, deployment.latest_revision_id!)).status, "DEPLOYED");
+    const made: string[] = [];
+    let head = "";
+    for (const greeting of ["one", "two", "three"]) {
+      head = host.commit("burst.git", { "agent.ts": agentSaying(greeting) });
+      const response = await sendPush({
+        ref: "refs/heads/main",
+        after: head,
+        repository: { clone_url: `${host.url}/burst.git` },
+      });
+      made.push(...((await response.json()) as { revisions: string[] }).revisions);
+    }
+    assert.equal(made.length, 3);
+    const newest = await finalRevision(cp.admin, deployment.id, made[2]!);
+    assert.equal(newest.status, "DEPLOYED", newest.status_message ?? undefined);
+    assert.equal(newest.source_revision_config.repo_commit_sha, head);
+    assert.equal(await ask(deployment.id, "burst"), "three: burst");
+    // The older ones were overtaken: skipped while in progress, or deployed before the next push came (never failed).
+    for (const id of made.slice(0, 2)) {
+      const older = await finalRevision(cp.admin, deployment.id, id);
+      assert.ok(["SKIPPED", "DEPLOYED"].includes(older.status), `${id}: ${older.status} ${older.status_message}`);
+    }
+  });
+
   test("a badly signed or unsigned webhook is a 401 and changes nothing; an unknown integration is a 404", async () => {
     const push = { ref: "refs/heads/main", after: "2".repeat(40), repository: { clone_url: `${host.url}/agent.git` } };
     const wrong = await sendPush(push, { signature: `sha256=${"0".repeat(64)}` });
