@@ -27,6 +27,12 @@ export const LISTENER_USAGE = `  listener                        Run deployments
       --router-port <n>           (default 8080)
       --router-public-url <url>   Base of deployment URLs when clients reach the router by another address
       --trust-all-code            Without a sandbox, run every workspace's code anyway (default BERTH_TRUST_ALL_CODE; docs/security.md)
-      --compute local|docker      Processes or containers (default BERTH_LISTENER_COMPUTE, else the listener's registered compute_type)
+      --compute local|docker|cluster  Processes, containers or a Kubernetes cluster (default BERTH_LISTENER_COMPUTE, else the
+                                  listener's registered compute_type)
       --engine <address>          The Docker Engine API of --compute docker (default BERTH_CONTAINER_ENGINE, DOCKER_HOST; docs/containers.md)
+      --kubeconfig <file>         The cluster of --compute cluster (default KUBECONFIG; in a pod: its service account)
+      --kube-context <name>       A context of the kubeconfig
+      --cluster-namespace <ns>    Where deployments go without listener_config.cluster_namespace (default BERTH_CLUSTER_NAMESPACE, default)
+      --keda                      The cluster has KEDA: workers scale on pending runs (default BERTH_CLUSTER_KEDA)
+      --render <deployment id>    Print the Kubernetes objects of that deployment's latest revision as YAML and exit (docs/cluster.md)
 `;

@@ -5,3 +5,4 @@ export type { ControlPlaneStorage, IntegrationRecord, RepositoryRecord } from ".
 export { HttpLink } from "./listener/http-link.js";
 export { integrationAdmin } from "./services/integration-admin.js";
 export { startListener, type RunningListener } from "./listener/listener.js";
+export { renderForReview } from "./listener/cluster-rollouts.js";

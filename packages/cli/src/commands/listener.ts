@@ -1,5 +1,5 @@
-import { HttpLink, startListener } from "@berth/control-plane";
-import { createServiceLogger, envBoolean, envOneOf } from "@berth/service-kit";
+import { HttpLink, renderForReview, startListener } from "@berth/control-plane";
+import { createServiceLogger, envBoolean, envNumber, envOneOf } from "@berth/service-kit";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
@@ -21,6 +21,11 @@ export async function listenerCommand(argv: string[]): Promise<number> {
         "trust-all-code": { type: "boolean" },
         compute: { type: "string" },
         engine: { type: "string" },
+        kubeconfig: { type: "string" },
+        "kube-context": { type: "string" },
+        "cluster-namespace": { type: "string" },
+        keda: { type: "boolean" },
+        render: { type: "string" },
       },
     }),
   );
@@ -33,9 +38,26 @@ export async function listenerCommand(argv: string[]): Promise<number> {
   const routerPort = parsePort(values["router-port"]);
   if (routerPort === undefined) return fail("--router-port must be a port number");
   const link = new HttpLink({ controlPlaneUrl, apiKey, listenerId, tenantId: values.tenant });
+  const dataDir = values["data-dir"] ?? join(process.cwd(), ".berth", "listener");
+  const cluster = {
+    namespace: values["cluster-namespace"] ?? process.env.BERTH_CLUSTER_NAMESPACE ?? "default",
+    keda: values.keda || envBoolean("BERTH_CLUSTER_KEDA", false),
+    rolloutTimeoutMs: envNumber("BERTH_CLUSTER_ROLLOUT_SECONDS", 600, { min: 1 }) * 1000,
+    servicesImage: process.env.BERTH_CLUSTER_SERVICES_IMAGE || undefined,
+  };
+  if (values.render) {
+    try {
+      process.stdout.write(await renderForReview(link, values.render, cluster, join(dataDir, "deployments")));
+      return 0;
+    } catch (error) {
+      return fail(`--render: ${(error as Error).message}`);
+    }
+  }
   const asked =
     values.compute ??
-    (process.env.BERTH_LISTENER_COMPUTE ? envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker"] as const, "local") : undefined);
+    (process.env.BERTH_LISTENER_COMPUTE
+      ? envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker", "cluster"] as const, "local")
+      : undefined);
   // Without --compute, the listener's record says what it runs on (so the control plane must answer at start).
   let compute = asked;
   if (compute === undefined) {
@@ -45,14 +67,14 @@ export async function listenerCommand(argv: string[]): Promise<number> {
       return fail(`reading listener ${listenerId}'s compute_type failed (or pass --compute): ${(error as Error).message}`);
     }
   }
-  if (compute !== "local" && compute !== "docker")
-    return fail(`compute_type ${compute} is not supported by this listener yet (local and docker are)`);
+  if (compute !== "local" && compute !== "docker" && compute !== "cluster")
+    return fail(`compute_type ${compute} is not supported by this listener (local, docker and cluster are)`);
   const engine = values.engine ?? process.env.BERTH_CONTAINER_ENGINE;
   const logger = createServiceLogger("listener");
   closeOnSignals(
     await startListener({
       link,
-      dataDir: values["data-dir"] ?? join(process.cwd(), ".berth", "listener"),
+      dataDir,
       router: {
         host: values["router-host"],
         port: routerPort,
@@ -62,16 +84,23 @@ export async function listenerCommand(argv: string[]): Promise<number> {
       // Without a sandbox, run every workspace's code anyway (docs/security.md).
       trustAllCode: values["trust-all-code"] || envBoolean("BERTH_TRUST_ALL_CODE", false),
       compute:
-        compute === "docker"
+        compute === "cluster"
           ? {
-              type: "docker",
-              engine,
-              bindAllowList: (process.env.BERTH_CONTAINER_BIND_ALLOW ?? "")
-                .split(",")
-                .map((f) => f.trim())
-                .filter(Boolean),
+              type: "cluster",
+              kubeconfig: values.kubeconfig ?? (process.env.KUBECONFIG || undefined),
+              context: values["kube-context"],
+              ...cluster,
             }
-          : { type: "local" },
+          : compute === "docker"
+            ? {
+                type: "docker",
+                engine,
+                bindAllowList: (process.env.BERTH_CONTAINER_BIND_ALLOW ?? "")
+                  .split(",")
+                  .map((f) => f.trim())
+                  .filter(Boolean),
+              }
+            : { type: "local" },
       secretsFile: process.env.BERTH_LISTENER_SECRETS_FILE || undefined,
     }),
   );

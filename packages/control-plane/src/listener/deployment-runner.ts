@@ -14,9 +14,10 @@ import {
   replicasOf,
   resourcesOf,
   scaleOutOf,
+  tracingEnvOf,
   volumesOf,
 } from "./revision-spec.js";
-import { Abandoned, type Prepared, type RunnerContext } from "./revision-work.js";
+import { Abandoned, type Move, type Prepared, type RunnerContext } from "./revision-work.js";
 import { upstreamKeyOf } from "./upstream-key.js";
 
 export type { RunnerContext };
@@ -57,6 +58,8 @@ export class DeploymentRunner implements Scalable {
   private active: Serving | undefined;
   private job: Job | undefined;
   private tearingDown: Promise<void> | undefined;
+  /** On a cluster listener: the revision the cluster serves (the cluster runs it; nothing here to restart). */
+  private onCluster: string | undefined;
   /** Aborts replicas the autoscaler is starting when the runner stops. */
   private readonly stopping = new AbortController();
 
@@ -76,7 +79,7 @@ export class DeploymentRunner implements Scalable {
 
   reconcile(assignment: Assignment): void {
     if (assignment.deleted) {
-      this.tearingDown ??= this.teardown().catch((error: unknown) => {
+      this.tearingDown ??= this.teardown(assignment).catch((error: unknown) => {
         this.tearingDown = undefined; // tried again at the next pass
         this.context.logger.error({ err: error, deployment_id: this.deploymentId }, "tearing a deployment down failed");
       });
@@ -92,7 +95,7 @@ export class DeploymentRunner implements Scalable {
       const note =
         latest.status === "QUEUED" ? undefined : `The listener restarted while the revision was ${latest.status}; starting over`;
       this.startJob(assignment, latest, { restore: false, note });
-    } else if (!this.active && assignment.active?.status === "DEPLOYED") {
+    } else if (!this.active && !this.onCluster && assignment.active?.status === "DEPLOYED") {
       // After a listener restart: the deployed revision runs again, with no status change.
       this.startJob(assignment, assignment.active, { restore: true });
     }
@@ -178,6 +181,7 @@ export class DeploymentRunner implements Scalable {
       status = to;
     };
     if (note) buildLog({ level: "info", message: note });
+    if (this.context.cluster) return this.runOnCluster(assignment, revision, restore, move, signal);
 
     const runnable = this.context.images ? CONTAINER_SOURCES : BUILT_SOURCES;
     if (!runnable.includes(revision.source)) {
@@ -272,6 +276,50 @@ export class DeploymentRunner implements Scalable {
   }
 
   /**
+   * A revision on a cluster listener: its image (external_image; built sources
+   * need a registry the cluster pulls from, not built yet) rendered into objects,
+   * applied, and followed until the rollout completes or fails with the pod's reason.
+   */
+  private async runOnCluster(
+    assignment: Assignment,
+    revision: AssignedRevision,
+    restore: boolean,
+    move: Move,
+    signal: AbortSignal,
+  ): Promise<void> {
+    const cluster = this.context.cluster!;
+    // After a listener restart the cluster still runs what it ran.
+    if (restore) return void (this.onCluster = revision.id);
+    if (revision.source !== "external_image") {
+      await move(
+        "DEPLOY_FAILED",
+        `This cluster listener deploys external_image revisions, not ${revision.source}: images it would build need a registry the cluster pulls from (not built yet)`,
+      );
+      return this.reportIdle(assignment);
+    }
+    const image = String(revision.source_revision_config.image_uri);
+    const namespace = cluster.namespaceOf(revision);
+    await move("AWAITING_DEPLOY", `An image for the cluster (${image}): nothing to build`);
+    await move("DEPLOYING", `Applying the revision's objects in namespace ${namespace}`);
+    let url: string;
+    try {
+      const objects = await cluster.render(assignment, revision, image, this.context.link.tracingEndpoint());
+      url = await cluster.deploy(objects, revision, this.deploymentId, signal);
+    } catch (error) {
+      if (signal.aborted) throw new Abandoned();
+      await move("DEPLOY_FAILED", error instanceof DeployError ? error.message : `Deploying failed: ${(error as Error).message}`);
+      return this.reportIdle(assignment);
+    }
+    await move("DEPLOYED", `Serving on the cluster (revision ${revision.number}, namespace ${namespace})`, {
+      status: "READY",
+      active_revision_id: revision.id,
+      custom_url: customUrlOf(revision) ?? url,
+      image_version: this.context.serverVersion,
+    });
+    this.onCluster = revision.id;
+  }
+
+  /**
    * Starts the revision's API replicas (min_scale on a container listener,
    * else one) and, in scale-out mode, its deployment's PostgreSQL and Redis
    * first, then its worker containers beside the replicas.
@@ -327,14 +375,7 @@ export class DeploymentRunner implements Scalable {
 
   /** Every run of the deployment is traced into its project on the control plane (the standard LangChain variables). */
   private tracingEnv(assignment: Assignment): Record<string, string> {
-    const endpoint = this.context.link.tracingEndpoint();
-    if (!endpoint) return {};
-    return {
-      LANGSMITH_TRACING: "true",
-      LANGSMITH_ENDPOINT: endpoint,
-      LANGSMITH_API_KEY: assignment.tracing.api_key,
-      LANGSMITH_PROJECT: assignment.tracing.project,
-    };
+    return tracingEnvOf(assignment, this.context.link.tracingEndpoint());
   }
 
   private async stopInstance(instance: ServerInstance): Promise<void> {
@@ -351,8 +392,11 @@ export class DeploymentRunner implements Scalable {
     if (!this.active && !assignment.active_revision_id) await this.context.link.report(this.deploymentId, { status: "UNUSED" });
   }
 
-  private async teardown(): Promise<void> {
+  private async teardown(assignment: Assignment): Promise<void> {
     await this.stop();
+    const placed = assignment.active ?? assignment.latest;
+    if (this.context.cluster && placed)
+      await this.context.cluster.remove(this.deploymentId, this.context.cluster.namespaceOf(placed));
     this.context.router.remove(this.deploymentId);
     await this.context.scaleOut?.remove(this.deploymentId);
     await this.context.images?.removeAll(this.deploymentId);

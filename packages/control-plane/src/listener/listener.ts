@@ -5,12 +5,14 @@ import { join } from "node:path";
 import { DockerCompute } from "../compute/docker-compute.js";
 import { LocalCompute } from "../compute/local-compute.js";
 import type { SupervisedCompute, SupervisedComputeOptions } from "../compute/supervised-compute.js";
+import { connectCluster } from "../compute/cluster/cluster-connection.js";
 import { connectEngine } from "../engine/docker-engine.js";
 import { Router } from "../router/router.js";
 import { startIsolation } from "../sandbox/isolation.js";
 import { ArtifactStore, removeSharedBuilds } from "./artifacts.js";
 import { type AutoscaleSettings, Autoscaler, autoscaleSettings } from "./autoscaler.js";
 import { BranchPoller, branchPollMs } from "./branch-poller.js";
+import { ClusterRollouts, type ClusterSettings } from "./cluster-rollouts.js";
 import { DeploymentRunner, type RunnerContext } from "./deployment-runner.js";
 import { ImageBuilds } from "./image-builds.js";
 import type { Assignment } from "../model/listener-protocol.js";
@@ -39,7 +41,10 @@ export interface ListenerOptions {
    * Where revisions run: local processes (default), or containers through a
    * Docker Engine API at `engine` (default DOCKER_HOST, else the standard socket).
    */
-  compute?: { type: "local" } | { type: "docker"; engine?: string; bindAllowList?: string[] };
+  compute?:
+    | { type: "local" }
+    | { type: "docker"; engine?: string; bindAllowList?: string[] }
+    | ({ type: "cluster"; kubeconfig?: string; context?: string } & ClusterSettings);
   /** A JSON file of the operator's secrets, for external images' secret_references and image_pull_secrets. */
   secretsFile?: string;
   /** How often tracked branches of build_on_push deployments are polled (default BERTH_REPO_POLL_SECONDS; 0: never). */
@@ -151,6 +156,14 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     compute,
     images,
     scaleOut,
+    cluster:
+      options.compute?.type === "cluster"
+        ? new ClusterRollouts(
+            connectCluster({ kubeconfig: options.compute.kubeconfig, context: options.compute.context }),
+            options.compute,
+            dirs.deployments,
+          )
+        : undefined,
     secrets: new SecretSource(options.secretsFile),
     router,
     artifacts: new ArtifactStore(dirs.artifacts, {

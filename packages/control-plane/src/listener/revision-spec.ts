@@ -1,4 +1,4 @@
-import type { AssignedRevision } from "../model/listener-protocol.js";
+import type { AssignedRevision, Assignment } from "../model/listener-protocol.js";
 
 /*
  * What a revision's source_config asks of compute (resource_spec and
@@ -93,4 +93,15 @@ export function labelsOf(revision: AssignedRevision): Record<string, string> {
     | undefined;
   const annotations = Object.entries(spec?.annotations ?? {}).map(([name, value]) => [`annotation.${name}`, value]);
   return { ...spec?.labels, ...Object.fromEntries(annotations) };
+}
+
+/** Every run of the deployment is traced into its project on the control plane (the standard LangChain variables). */
+export function tracingEnvOf(assignment: Assignment, endpoint: string | undefined): Record<string, string> {
+  if (!endpoint) return {};
+  return {
+    LANGSMITH_TRACING: "true",
+    LANGSMITH_ENDPOINT: endpoint,
+    LANGSMITH_API_KEY: assignment.tracing.api_key,
+    LANGSMITH_PROJECT: assignment.tracing.project,
+  };
 }

@@ -4,6 +4,7 @@ import type { DeploymentReport, RevisionFacts } from "../model/listener-protocol
 import type { RevisionStatus } from "../model/statuses.js";
 import type { Router } from "../router/router.js";
 import type { ArtifactStore } from "./artifacts.js";
+import type { ClusterRollouts } from "./cluster-rollouts.js";
 import type { ImageBuilds } from "./image-builds.js";
 import type { ControlPlaneLink } from "./link.js";
 import type { LogShipper } from "./log-shipper.js";
@@ -16,6 +17,8 @@ export interface RunnerContext {
   compute: SupervisedCompute;
   /** On a container listener: revisions are built into images and run as containers. */
   images?: ImageBuilds;
+  /** On a cluster listener: revisions become Kubernetes objects applied to the cluster. */
+  cluster?: ClusterRollouts;
   /** On a container listener: the PostgreSQL and Redis of scale-out deployments. */
   scaleOut?: ScaleOutServices;
   /** The operator's secrets, for external images' secret_references and image_pull_secrets. */

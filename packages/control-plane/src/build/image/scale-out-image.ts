@@ -13,6 +13,9 @@ import { baseImageOf } from "./runtime-image.js";
  * built once per engine. The two commands below are its entry points.
  */
 
+/** The servers' fixed user ids: a cluster's securityContext names users by number only. */
+export const SERVICES_USERS = { db: 10001, cache: 10002 } as const;
+
 /** Where PostgreSQL keeps its cluster: the deployment's named volume is mounted here. */
 export const POSTGRES_DATA = "/var/lib/berth-postgres";
 
@@ -42,6 +45,9 @@ exec redis-server --bind 0.0.0.0 --port 6379 --protected-mode no --save '' --app
 function dockerfileOf(base: string): string {
   return [
     `FROM ${base}`,
+    // The packages keep users that exist: these get fixed ids.
+    `RUN groupadd -r -g ${SERVICES_USERS.db} postgres && useradd -r -u ${SERVICES_USERS.db} -g postgres -d /var/lib/postgresql postgres \\`,
+    ` && groupadd -r -g ${SERVICES_USERS.cache} redis && useradd -r -u ${SERVICES_USERS.cache} -g redis -d /var/lib/redis redis`,
     // No cluster from the package's post-install: the entry point makes its own in the volume.
     "RUN mkdir -p /etc/postgresql-common && echo 'create_main_cluster = false' > /etc/postgresql-common/createcluster.conf \\",
     " && apt-get update && apt-get install -y --no-install-recommends postgresql redis-server \\",
