@@ -1,12 +1,11 @@
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { REPO_ROOT } from "@berth/test-support";
 import { type Deployment, startControlPlane } from "@berth/test-support";
+import { listenerArgsFor, startListenerProcess } from "./helpers/listener-process.js";
 import { deployTarball, finalRevision, packFixture, revisionLeaves } from "./helpers/deploy.js";
 
 test("a control-plane restart during a build: the revision starts over and deploys", async () => {
@@ -43,27 +42,10 @@ test("a control-plane restart during a build: the revision starts over and deplo
 });
 
 /** `berth listener` as its own process; resolves with its router URL once it listens. */
-async function startRemoteListener(args: string[]): Promise<{ routerUrl: string; child: ChildProcess; output: () => string }> {
-  const child = spawn(process.execPath, [join(REPO_ROOT, "packages/cli/bin/berth.mjs"), "listener", ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, LOG_LEVEL: "info" },
-  });
-  let text = "";
-  child.stderr!.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  const routerUrl = await new Promise<string>((resolve, reject) => {
-    child.stdout!.on("data", (chunk: Buffer) => {
-      text += chunk.toString();
-      const match = /"router_url":"([^"]+)"[^\n]*"msg":"listener started"/.exec(text);
-      if (match) resolve(match[1]!);
-    });
-    child.once("exit", (code) => reject(new Error(`berth listener exited (${code}):\n${text}`)));
-  });
-  return { routerUrl, child, output: () => text };
-}
 
 test("a listener on its own: it pulls work over HTTP, and its deployments keep serving while the control plane is down", async () => {
   const cp = await startControlPlane();
-  let listener: Awaited<ReturnType<typeof startRemoteListener>> | undefined;
+  let listener: Awaited<ReturnType<typeof startListenerProcess>> | undefined;
   try {
     const registered = await cp.admin.post<{ id: string }>("/v2/listeners", {
       compute_type: "local",
@@ -71,19 +53,10 @@ test("a listener on its own: it pulls work over HTTP, and its deployments keep s
       default: true,
     });
     assert.equal(registered.status, 201);
-    listener = await startRemoteListener([
-      "--control-plane",
-      cp.url,
-      "--api-key",
-      cp.adminKey,
-      "--tenant",
-      cp.defaultTenantId,
-      "--listener-id",
-      registered.body.id,
+    listener = await startListenerProcess([
+      ...listenerArgsFor(cp, registered.body.id, mkdtempSync(join(tmpdir(), "berth-listener-"))),
       "--router-port",
       "0",
-      "--data-dir",
-      mkdtempSync(join(tmpdir(), "berth-listener-")),
     ]);
     const { deployment, revisionId } = await deployTarball(cp.admin, "remote", packFixture("deploy-app"));
     const revision = await finalRevision(cp.admin, deployment.id, revisionId);

@@ -1,4 +1,5 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
+import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import { SERVICES_USERS } from "../build/image/scale-out-image.js";
 import { applyObjects } from "../compute/cluster/apply-objects.js";
@@ -48,6 +49,8 @@ export class ClusterRollouts {
       ...tracingEnvOf(assignment, tracingEndpoint),
     };
     const dir = join(this.deploymentsDir, assignment.id);
+    // Nothing else makes the deployment's directory on a cluster listener (nor for --render): the passwords are kept there.
+    await mkdir(dir, { recursive: true, mode: 0o700 });
     const input: ClusterRevision = {
       deploymentId: assignment.id,
       deploymentName: assignment.name,

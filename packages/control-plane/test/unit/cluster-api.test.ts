@@ -17,6 +17,7 @@ import { type ClusterConnection, connectCluster } from "../../src/compute/cluste
 import { deleteDeploymentObjects } from "../../src/compute/cluster/delete-objects.js";
 import { readPodLogs } from "../../src/compute/cluster/pod-logs.js";
 import { readRollout, waitForRollout } from "../../src/compute/cluster/rollout-status.js";
+import { apiResource as resource, DISCOVERY, notFoundStatus, successStatus } from "../helpers/fake-kubernetes.js";
 
 const NS = "berth-apps";
 const DEP = "d1";
@@ -99,72 +100,10 @@ async function record(req: IncomingMessage): Promise<RecordedRequest> {
 }
 
 // ---------------------------------------------------------------- fixtures, as a 1.30 API server answers
+// (discovery documents and Status objects are shared with the stateful fake, helpers/fake-kubernetes.ts)
 
-const verbs = ["create", "delete", "deletecollection", "get", "list", "patch", "update", "watch"];
-const resource = (name: string, kind: string, extra: Record<string, unknown> = {}) => ({
-  name,
-  singularName: name.includes("/") ? "" : kind.toLowerCase(),
-  namespaced: true,
-  kind,
-  verbs: name.includes("/") ? ["get", "patch", "update"] : verbs,
-  ...extra,
-});
-const DISCOVERY: Record<string, unknown> = {
-  "/api/v1": {
-    kind: "APIResourceList",
-    groupVersion: "v1",
-    resources: [
-      resource("persistentvolumeclaims", "PersistentVolumeClaim", { shortNames: ["pvc"] }),
-      resource("persistentvolumeclaims/status", "PersistentVolumeClaim"),
-      resource("pods", "Pod", { shortNames: ["po"], categories: ["all"] }),
-      resource("pods/log", "Pod"),
-      resource("secrets", "Secret"),
-      resource("services", "Service", { shortNames: ["svc"], categories: ["all"] }),
-      resource("services/status", "Service"),
-    ],
-  },
-  "/apis/apps/v1": {
-    kind: "APIResourceList",
-    apiVersion: "v1",
-    groupVersion: "apps/v1",
-    resources: [
-      resource("deployments", "Deployment", { shortNames: ["deploy"], categories: ["all"] }),
-      resource("deployments/scale", "Scale", { group: "autoscaling", version: "v1" }),
-      resource("deployments/status", "Deployment"),
-      resource("statefulsets", "StatefulSet", { shortNames: ["sts"], categories: ["all"] }),
-      resource("statefulsets/status", "StatefulSet"),
-    ],
-  },
-  "/apis/autoscaling/v2": {
-    kind: "APIResourceList",
-    apiVersion: "v1",
-    groupVersion: "autoscaling/v2",
-    resources: [
-      resource("horizontalpodautoscalers", "HorizontalPodAutoscaler", { shortNames: ["hpa"], categories: ["all"] }),
-      resource("horizontalpodautoscalers/status", "HorizontalPodAutoscaler"),
-    ],
-  },
-};
-
-function notFound(message = "the server could not find the requested resource") {
-  return {
-    kind: "Status",
-    apiVersion: "v1",
-    metadata: {},
-    status: "Failure",
-    message,
-    reason: "NotFound",
-    details: {},
-    code: 404,
-  };
-}
-const success = (kind: string, name: string) => ({
-  kind: "Status",
-  apiVersion: "v1",
-  metadata: {},
-  status: "Success",
-  details: { name, kind, uid: `uid-${name}` },
-});
+const notFound = (message?: string) => notFoundStatus(message);
+const success = (kind: string, name: string) => successStatus({ name, kind, uid: `uid-${name}` });
 const list = (kind: string, items: unknown[]) => ({
   kind,
   apiVersion: kind.startsWith("Pod") ? "v1" : "apps/v1",
