@@ -20,7 +20,7 @@ import {
   startControlPlane,
   uniqueName,
 } from "@berth/test-support";
-import { deployTarball, finalRevision } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, logsOf } from "./helpers/deploy.js";
 import { listenerArgsFor, startListenerProcess } from "./helpers/listener-process.js";
 import { type FakeKubernetes, type StoredObject, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
 
@@ -108,7 +108,7 @@ describe("a cluster listener, against a stateful fake of the Kubernetes API", ()
         "--router-port",
         "0",
       ],
-      { BERTH_CLUSTER_ROLLOUT_SECONDS: "60", KUBECONFIG: undefined },
+      { BERTH_CLUSTER_ROLLOUT_SECONDS: "60", BERTH_CLUSTER_LOG_SECONDS: "0.2", KUBECONFIG: undefined },
     );
   });
 
@@ -210,6 +210,17 @@ describe("a cluster listener, against a stateful fake of the Kubernetes API", ()
     );
     assert.equal(apiPods.length, 1);
     assert.equal(apiPods[0]!.status?.phase, "Running");
+
+    // The pods' output reaches the deployment's deploy log (read from the cluster at an interval).
+    const podLine = `[${apiPods[0]!.metadata!.name}/api] api is serving`;
+    const deadline = Date.now() + 30_000;
+    let lines: string[] = [];
+    while (!lines.includes(podLine) && Date.now() < deadline) {
+      lines = (await logsOf(cp.admin, deployed.id, revisionId, "deploy")).map((line) => line.message);
+      if (!lines.includes(podLine)) await delay(200);
+    }
+    assert.ok(lines.includes(podLine), `${lines.join("\n")}\n${listener!.output().split("\n").slice(-10).join("\n")}`);
+    assert.equal(lines.filter((line) => line === podLine).length, 1, "a line read twice is shipped once");
   });
 
   test("a pod that cannot pull its image fails the revision with the pod's reason", async () => {

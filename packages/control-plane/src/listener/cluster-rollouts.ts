@@ -10,6 +10,7 @@ import { renderRevision, toYaml } from "../compute/cluster/render.js";
 import { waitForRollout } from "../compute/cluster/rollout-status.js";
 import { DeployError } from "../compute/types.js";
 import type { AssignedRevision, Assignment } from "../model/listener-protocol.js";
+import type { ClusterLogs } from "./cluster-logs.js";
 import type { ControlPlaneLink } from "./link.js";
 import { tracingEnvOf } from "./revision-spec.js";
 import { deploymentSecretOf } from "./upstream-key.js";
@@ -35,6 +36,8 @@ export class ClusterRollouts {
     readonly connection: ClusterConnection | undefined,
     private readonly settings: ClusterSettings,
     private readonly deploymentsDir: string,
+    /** Where the pods' output goes: the deployments' deploy logs (none when only rendering). */
+    readonly podLogs?: ClusterLogs,
   ) {}
 
   namespaceOf(revision: AssignedRevision): string {
@@ -100,6 +103,7 @@ export class ClusterRollouts {
   }
 
   async remove(deploymentId: string, namespace: string): Promise<void> {
+    this.podLogs?.forget(deploymentId);
     await deleteDeploymentObjects(this.connected(), namespace, deploymentId);
   }
 

@@ -289,7 +289,10 @@ export class DeploymentRunner implements Scalable {
   ): Promise<void> {
     const cluster = this.context.cluster!;
     // After a listener restart the cluster still runs what it ran.
-    if (restore) return void (this.onCluster = revision.id);
+    if (restore) {
+      this.onCluster = revision.id;
+      return void cluster.podLogs?.follow(this.deploymentId, revision.id, cluster.namespaceOf(revision));
+    }
     if (revision.source !== "external_image") {
       await move(
         "DEPLOY_FAILED",
@@ -317,6 +320,7 @@ export class DeploymentRunner implements Scalable {
       image_version: this.context.serverVersion,
     });
     this.onCluster = revision.id;
+    cluster.podLogs?.follow(this.deploymentId, revision.id, namespace);
   }
 
   /**

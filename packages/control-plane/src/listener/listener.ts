@@ -12,6 +12,7 @@ import { startIsolation } from "../sandbox/isolation.js";
 import { ArtifactStore, removeSharedBuilds } from "./artifacts.js";
 import { type AutoscaleSettings, Autoscaler, autoscaleSettings } from "./autoscaler.js";
 import { BranchPoller, branchPollMs } from "./branch-poller.js";
+import { ClusterLogs, clusterLogPollMs } from "./cluster-logs.js";
 import { ClusterRollouts, type ClusterSettings } from "./cluster-rollouts.js";
 import { DeploymentRunner, type RunnerContext } from "./deployment-runner.js";
 import { ImageBuilds } from "./image-builds.js";
@@ -151,19 +152,23 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     compute = new LocalCompute({ ...computeOptions, sandbox: isolation.server });
   }
 
+  const clusterConnection =
+    options.compute?.type === "cluster"
+      ? connectCluster({ kubeconfig: options.compute.kubeconfig, context: options.compute.context })
+      : undefined;
   const context: RunnerContext = {
     link,
     compute,
     images,
     scaleOut,
-    cluster:
-      options.compute?.type === "cluster"
-        ? new ClusterRollouts(
-            connectCluster({ kubeconfig: options.compute.kubeconfig, context: options.compute.context }),
-            options.compute,
-            dirs.deployments,
-          )
-        : undefined,
+    cluster: clusterConnection
+      ? new ClusterRollouts(
+          clusterConnection,
+          options.compute as ClusterSettings,
+          dirs.deployments,
+          new ClusterLogs(clusterConnection, logs, logger, clusterLogPollMs()),
+        )
+      : undefined,
     secrets: new SecretSource(options.secretsFile),
     router,
     artifacts: new ArtifactStore(dirs.artifacts, {
@@ -241,6 +246,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
       closed = true;
       clearTimeout(timer);
       autoscaler?.stop();
+      await context.cluster?.podLogs?.stop();
       await poller.stop();
       await passing;
       await Promise.all([...runners.values()].map((runner) => runner.stop()));

@@ -346,7 +346,12 @@ function handle(request: RecordedRequest, discovery: Record<string, unknown>, cl
   if (namespace === undefined) return { status: 404, body: notFoundStatus() };
   if (subresource === "log" && resource.kind === "Pod" && method === "GET") {
     const found = cluster.get(resource, namespace, name);
-    return found.status === 200 ? { body: "", contentType: "text/plain" } : found;
+    if ((found.status ?? 200) !== 200) return found;
+    // A started container has said one line, at its pod's creation (timestamps=true puts the time first).
+    const pod = found.body as { metadata?: { creationTimestamp?: string } };
+    const container = request.query.container ?? "main";
+    const line = `${pod.metadata?.creationTimestamp ?? new Date().toISOString()} ${container} is serving\n`;
+    return { body: line, contentType: "text/plain" };
   }
   if (subresource !== undefined) return { status: 404, body: notFoundStatus() };
   switch (method) {
