@@ -8,7 +8,7 @@ import type { RegistryCredentials } from "./secret-source.js";
 import type { AssignedRevision } from "../model/listener-protocol.js";
 
 /** The engine's errors when a layer it was using as cache was removed under it. */
-const LOST_LAYER = /failed to get digest|No such image|no such file or directory.*image\//;
+const LOST_LAYER = /failed to get digest|No such image|no such file or directory.*image\/|unknown parent image ID/;
 
 /**
  * A container listener's builds: `internal_source` revisions become images in
