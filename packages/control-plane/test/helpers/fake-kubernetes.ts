@@ -195,7 +195,7 @@ export async function startFakeKubernetes(options: FakeKubernetesOptions = {}): 
 
   const server = createServer((req, res) => {
     void (async () => {
-      const request = await record(req);
+      const request = await recordRequest(req);
       requests.push(request);
       const answer =
         request.authorization === `Bearer ${token}`
@@ -272,7 +272,8 @@ function resourcesOf(discovery: Record<string, unknown>): Resource[] {
   return resources;
 }
 
-async function record(req: IncomingMessage): Promise<RecordedRequest> {
+/** A request as the fakes record it for assertions. */
+export async function recordRequest(req: IncomingMessage): Promise<RecordedRequest> {
   const chunks: Buffer[] = [];
   for await (const chunk of req) chunks.push(chunk as Buffer);
   const text = Buffer.concat(chunks).toString("utf8");

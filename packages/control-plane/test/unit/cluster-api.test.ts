@@ -6,7 +6,7 @@
 // credentials are checked as configuration only (no TLS API server here).
 import assert from "node:assert/strict";
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
-import { createServer, type IncomingMessage, type Server } from "node:http";
+import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -17,7 +17,14 @@ import { type ClusterConnection, connectCluster } from "../../src/compute/cluste
 import { deleteDeploymentObjects } from "../../src/compute/cluster/delete-objects.js";
 import { readPodLogs } from "../../src/compute/cluster/pod-logs.js";
 import { readRollout, waitForRollout } from "../../src/compute/cluster/rollout-status.js";
-import { apiResource as resource, DISCOVERY, notFoundStatus, successStatus } from "../helpers/fake-kubernetes.js";
+import {
+  apiResource as resource,
+  DISCOVERY,
+  notFoundStatus,
+  type RecordedRequest,
+  recordRequest,
+  successStatus,
+} from "../helpers/fake-kubernetes.js";
 
 const NS = "berth-apps";
 const DEP = "d1";
@@ -26,14 +33,6 @@ const TOKEN = "fake-sa-token-7f3a";
 
 // ---------------------------------------------------------------- the fake API server
 
-interface RecordedRequest {
-  method: string;
-  path: string;
-  query: Record<string, string>;
-  contentType: string | undefined;
-  authorization: string | undefined;
-  body: unknown;
-}
 interface FakeResponse {
   status?: number;
   body: unknown;
@@ -67,7 +66,7 @@ class FakeKubeApi {
 
   async start(): Promise<void> {
     this.server = createServer(async (req, res) => {
-      const recorded = await record(req);
+      const recorded = await recordRequest(req);
       this.requests.push(recorded);
       const handler = this.routes.get(`${recorded.method} ${recorded.path}`);
       const answer = handler ? handler(recorded) : { status: 404, body: notFound() };
@@ -82,21 +81,6 @@ class FakeKubeApi {
   stop(): Promise<void> {
     return new Promise((resolve) => this.server?.close(() => resolve()));
   }
-}
-
-async function record(req: IncomingMessage): Promise<RecordedRequest> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString("utf8");
-  const url = new URL(req.url ?? "/", "http://fake");
-  return {
-    method: req.method ?? "",
-    path: url.pathname,
-    query: Object.fromEntries(url.searchParams),
-    contentType: req.headers["content-type"],
-    authorization: req.headers.authorization,
-    body: text ? JSON.parse(text) : undefined,
-  };
 }
 
 // ---------------------------------------------------------------- fixtures, as a 1.30 API server answers
