@@ -3,6 +3,7 @@ import { remoteHead } from "../build/git/fetch.js";
 import type { Assignment } from "../model/listener-protocol.js";
 import { IN_PROGRESS_REVISION_STATUSES } from "../model/statuses.js";
 import type { ControlPlaneLink } from "./link.js";
+import { repositoryOf } from "./revision-spec.js";
 
 /** BERTH_REPO_POLL_SECONDS: how often tracked branches are polled; 0 (the default) leaves it to push webhooks. */
 export function branchPollMs(env: NodeJS.ProcessEnv = process.env): number {
@@ -48,12 +49,7 @@ export class BranchPoller {
       if (assignment.deleted || !latest || !repository || latest.source_config.build_on_push !== true) continue;
       if (IN_PROGRESS_REVISION_STATUSES.includes(latest.status)) continue;
       try {
-        const head = await remoteHead({
-          url: repository.url,
-          ref: repository.ref,
-          credentials: repository.credentials ?? undefined,
-          allowLocal: repository.allow_local,
-        });
+        const head = await remoteHead(repositoryOf(repository));
         if (head && head !== latest.source_revision_config.repo_commit_sha) await this.link.branchMoved(assignment.id, head);
       } catch (err) {
         this.logger.warn({ err, deployment_id: assignment.id }, "polling a tracked branch failed");

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { BuildError } from "../build/build.js";
 import { type FetchedCommit, fetchRepository, GitFetchError } from "../build/git/fetch.js";
 import type { AssignedRevision } from "../model/listener-protocol.js";
+import { repositoryOf } from "./revision-spec.js";
 import { Abandoned, type LogWriter, type Move, type Prepared, type RunnerContext } from "./revision-work.js";
 
 /**
@@ -88,10 +89,7 @@ export class RevisionPreparation {
     buildLog({ level: "info", message: `Fetching ${repository.url} at ${repository.ref}` });
     try {
       const commit = await fetchRepository({
-        url: repository.url,
-        ref: repository.ref,
-        credentials: repository.credentials ?? undefined,
-        allowLocal: repository.allow_local,
+        ...repositoryOf(repository),
         cacheDir: this.context.dirs.gitCache,
         tarball,
         signal,

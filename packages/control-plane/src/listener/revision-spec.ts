@@ -105,3 +105,13 @@ export function tracingEnvOf(assignment: Assignment, endpoint: string | undefine
     LANGSMITH_PROJECT: assignment.tracing.project,
   };
 }
+
+/** Where a repo_host revision's source is, as git fetches it. */
+export function repositoryOf(repository: NonNullable<AssignedRevision["repository"]>) {
+  return {
+    url: repository.url,
+    ref: repository.ref,
+    credentials: repository.credentials ?? undefined,
+    allowLocal: repository.allow_local,
+  };
+}
