@@ -220,6 +220,12 @@ describe("a cluster listener, against a stateful fake of the Kubernetes API", ()
       if (!lines.includes(podLine)) await delay(200);
     }
     assert.ok(lines.includes(podLine), `${lines.join("\n")}\n${listener!.output().split("\n").slice(-10).join("\n")}`);
+    // Later reads answer the same lines again (sinceTime counts in seconds): after two more, the log is read again.
+    const podLogPath = `/api/v1/namespaces/${NAMESPACE}/pods/${apiPods[0]!.metadata!.name}/log`;
+    const logReads = () => fake.requests.filter((r) => r.path === podLogPath).length;
+    const readsSoFar = logReads();
+    while (logReads() < readsSoFar + 3) await delay(100);
+    lines = (await logsOf(cp.admin, deployed.id, revisionId, "deploy")).map((line) => line.message);
     assert.equal(lines.filter((line) => line === podLine).length, 1, "a line read twice is shipped once");
   });
 

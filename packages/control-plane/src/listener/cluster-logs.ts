@@ -1,6 +1,6 @@
 import { envNumber, type Logger } from "@berth/service-kit";
 import type { ClusterConnection } from "../compute/cluster/cluster-connection.js";
-import { readPodLogs } from "../compute/cluster/pod-logs.js";
+import { compareTimestamps, readPodLogs } from "../compute/cluster/pod-logs.js";
 import type { LogShipper } from "./log-shipper.js";
 
 /** BERTH_CLUSTER_LOG_SECONDS: how often a cluster listener reads its deployments' pod logs into their deploy logs. */
@@ -62,8 +62,10 @@ export class ClusterLogs {
         for (const line of lines) {
           const space = line.indexOf(" ");
           const at = line.slice(0, space);
-          if (at === followed.since && followed.seenAtSince.has(line)) continue;
-          if (at !== followed.since) {
+          // The API server may answer from before sinceTime (it can round it to the second): those lines were read.
+          const order = followed.since ? compareTimestamps(at, followed.since) : 1;
+          if (order < 0 || (order === 0 && followed.seenAtSince.has(line))) continue;
+          if (order > 0) {
             followed.since = at;
             followed.seenAtSince.clear();
           }

@@ -351,8 +351,11 @@ function handle(request: RecordedRequest, discovery: Record<string, unknown>, cl
     // A started container has said one line, at its pod's creation (timestamps=true puts the time first).
     const pod = found.body as { metadata?: { creationTimestamp?: string } };
     const container = request.query.container ?? "main";
-    const line = `${pod.metadata?.creationTimestamp ?? new Date().toISOString()} ${container} is serving\n`;
-    return { body: line, contentType: "text/plain" };
+    const at = pod.metadata?.creationTimestamp ?? new Date().toISOString();
+    // Like a kubelet, sinceTime counts in whole seconds: lines from earlier in that second come again.
+    const since = request.query.sinceTime;
+    const shown = since === undefined || Date.parse(at) >= Math.floor(Date.parse(since) / 1000) * 1000;
+    return { body: shown ? `${at} ${container} is serving\n` : "", contentType: "text/plain" };
   }
   if (subresource !== undefined) return { status: 404, body: notFoundStatus() };
   switch (method) {
@@ -457,6 +460,7 @@ class FakeCluster {
   private readonly store = new Map<string, StoredObject>();
   private resourceVersion = 1000;
   private clusterIp = 10;
+  private lastPodCreation = 0;
   readonly failures = new Map<string, Failure>();
 
   constructor(readonly resources: Resource[]) {}
@@ -804,7 +808,7 @@ class FakeCluster {
     for (let ordinal = 0; ordinal < count; ordinal += 1) {
       const name = nameOf(ordinal);
       if (ordinals ? this.store.has(keyOf("", "Pod", owner.metadata!.namespace!, name)) : ordinal < pods.length) continue;
-      const now = new Date().toISOString();
+      const now = this.podCreationTime();
       this.put({
         apiVersion: "v1",
         kind: "Pod",
@@ -825,6 +829,12 @@ class FakeCluster {
         spec: { ...clone(template.spec ?? {}), nodeName: "fake-node-1" },
       });
     }
+  }
+
+  /** A pod's creation time, one millisecond after the previous pod's at least: pods' lines then differ in time, as on a cluster. */
+  private podCreationTime(): string {
+    this.lastPodCreation = Math.max(Date.now(), this.lastPodCreation + 1);
+    return new Date(this.lastPodCreation).toISOString();
   }
 
   /** Running and ready, unless a container's image fails: then it waits with the failure's reason. */

@@ -78,7 +78,7 @@ function withQueryParam(name: string, value: string): ConfigurationOptions {
 }
 
 /** RFC 3339 times compared exactly: Go trims trailing zeros of the fraction, so text order is not time order. */
-function compareTimestamps(a: string, b: string): number {
+export function compareTimestamps(a: string, b: string): number {
   const [secondsA = "", fractionA = ""] = a.replace(/Z$/, "").split(".");
   const [secondsB = "", fractionB = ""] = b.replace(/Z$/, "").split(".");
   const bySeconds = Date.parse(`${secondsA}Z`) - Date.parse(`${secondsB}Z`);
