@@ -27,8 +27,12 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
   if (parsed instanceof Error) return usageError(command, parsed.message);
   const { "allow-unenforced-auth": allowUnenforcedAuth, ...options } = parsed.values;
   const values = options as Record<string, string | undefined>;
-  const port = parsePort(values.port ?? "2024");
-  if (port === undefined) return usageError(command, `--port must be a port number, got "${values.port}"`);
+  // `serve` also takes PORT, as container platforms set it (a Berth image's Deployment sets it per pod).
+  const portText = values.port ?? (command === "serve" ? process.env.PORT || undefined : undefined);
+  const port = parsePort(portText ?? "2024");
+  if (port === undefined) {
+    return usageError(command, `${values.port === undefined ? "PORT" : "--port"} must be a port number, got "${portText}"`);
+  }
   if (command === "dev" && !LOOPBACK.includes(values.host!)) {
     return usageError(
       command,
@@ -50,7 +54,7 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
       port,
       role,
       // A worker given a port answers health checks there (containers, probes); without one it listens nowhere.
-      workerHealth: role === "worker" && values.port !== undefined,
+      workerHealth: role === "worker" && portText !== undefined,
       dataDir: values["data-dir"],
       allowUnenforcedAuth: allowUnenforcedAuth || envBoolean("BERTH_ALLOW_UNENFORCED_AUTH", false),
       settings: workers === undefined ? undefined : { workers },

@@ -38,27 +38,16 @@ export function revisionDockerfile(input: DockerfileInput): string {
   if (build) lines.push(`RUN cd ${JSON.stringify(input.configDir)} && ${build}`);
   lines.push(...input.extraLines);
   lines.push(
-    `ENV BERTH_GRAPH_CONFIG=/app/${input.configPath}`,
+    `ENV BERTH_GRAPH_CONFIG=/app/${input.configPath} PORT=${CONTAINER_PORT}`,
     `EXPOSE ${CONTAINER_PORT}`,
     `CMD ${JSON.stringify(serveCommand(`/app/${input.configPath}`))}`,
   );
   return `${lines.join("\n")}\n`;
 }
 
-/** `berth serve` of the image's graph configuration, on the container's port, with its data in the data volume. */
+/** `berth serve` of the image's graph configuration, on $PORT (8000 unless the platform sets it), with its data in the data volume. */
 export function serveCommand(configFile: string): string[] {
-  return [
-    "node",
-    "/opt/berth/packages/cli/bin/berth.mjs",
-    "serve",
-    configFile,
-    "--host",
-    "0.0.0.0",
-    "--port",
-    String(CONTAINER_PORT),
-    "--data-dir",
-    CONTAINER_DATA_DIR,
-  ];
+  return ["node", "/opt/berth/packages/cli/bin/berth.mjs", "serve", configFile, "--host", "0.0.0.0", "--data-dir", CONTAINER_DATA_DIR];
 }
 
 /** `dockerfile_lines` of langgraph.json: a list of strings, each one Dockerfile line. */
