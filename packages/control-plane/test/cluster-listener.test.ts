@@ -3,7 +3,7 @@
 // of the Kubernetes API (helpers/fake-kubernetes.ts: it stores what is applied and simulates the Deployment,
 // StatefulSet and garbage-collector controllers). It is NOT a live cluster: none can run where Berth is tested.
 import assert from "node:assert/strict";
-import { type ChildProcess, spawn } from "node:child_process";
+import type { ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -11,7 +11,6 @@ import { setTimeout as delay } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import { type KubernetesObject, loadAllYaml } from "@kubernetes/client-node";
 import {
-  BERTH_BIN,
   type ControlPlane,
   createDeployment,
   type Deployment,
@@ -21,29 +20,13 @@ import {
   uniqueName,
 } from "@berth/test-support";
 import { deployTarball, finalRevision, logsOf } from "./helpers/deploy.js";
-import { listenerArgsFor, startListenerProcess } from "./helpers/listener-process.js";
+import { listenerArgsFor, runListenerCommand, startListenerProcess } from "./helpers/listener-process.js";
 import { type FakeKubernetes, type StoredObject, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
 
 const NAMESPACE = "team-a";
 const GOOD_IMAGE = "registry.example/agent:1";
 const BAD_IMAGE = "registry.example/bad:1";
 const SECRET_VALUE = "sk-cluster-e2e-1f2e";
-
-/** `berth listener <args>` as its own process, resolved once it says it started. */
-
-/** `berth listener <args>` to completion. */
-async function runListenerCommand(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, [BERTH_BIN, "listener", ...args], {
-    stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, LOG_LEVEL: "info", KUBECONFIG: undefined },
-  });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const [code] = (await once(child, "exit")) as [number | null];
-  return { code, stdout, stderr };
-}
 
 /** Polls `check` until it returns a value (not undefined), failing after the deadline with `what`. */
 async function eventually<T>(what: string, check: () => T | undefined, timeoutMs = 30_000): Promise<T> {

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn } from "node:child_process";
+import { once } from "node:events";
 import { fileURLToPath } from "node:url";
 
 const BERTH_BIN = fileURLToPath(new URL("../../../cli/bin/berth.mjs", import.meta.url));
@@ -42,4 +43,18 @@ export function listenerArgsFor(
     "--data-dir",
     dataDir,
   ];
+}
+
+/** `berth listener <args>` to completion (`--render`), with no kubeconfig but the one it is given. */
+export async function runListenerCommand(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const child = spawn(process.execPath, [BERTH_BIN, "listener", ...args], {
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, LOG_LEVEL: "info", KUBECONFIG: undefined },
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  const [code] = (await once(child, "exit")) as [number | null];
+  return { code, stdout, stderr };
 }
