@@ -41,9 +41,39 @@ YAML
     curl -sf "http://127.0.0.1:$registry_port/v2/" >/dev/null ||
       { echo "container-engine: the registry did not start; its log:" >&2; tail -20 "$root/registry.log" >&2; exit 1; }
   fi
-  echo "export DOCKER_HOST=unix://$root/docker.sock BERTH_TEST_REGISTRY=127.0.0.1:$registry_port"
+  exports="DOCKER_HOST=unix://$root/docker.sock BERTH_TEST_REGISTRY=127.0.0.1:$registry_port"
+  # podman (for `podman kube play` of rendered cluster objects), when installed: its own storage here, runc
+  # and the ulimits this kind of machine allows (../shared/reference/compute-on-this-machine.md), and the
+  # loopback registry as an insecure one.
+  if command -v podman >/dev/null; then
+    mkdir -p "$root/podman"
+    cat >"$root/podman/containers.conf" <<CONF
+[containers]
+default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
+[engine]
+runtime = "runc"
+cgroup_manager = "cgroupfs"
+events_logger = "file"
+CONF
+    printf '[storage]\ndriver = "overlay"\ngraphroot = "%s/storage"\nrunroot = "%s/run"\n' \
+      "$root/podman" "$root/podman" >"$root/podman/storage.conf"
+    printf 'unqualified-search-registries = []\n[[registry]]\nlocation = "127.0.0.1:%s"\ninsecure = true\n' \
+      "$registry_port" >"$root/podman/registries.conf"
+    exports="$exports CONTAINERS_CONF=$root/podman/containers.conf CONTAINERS_STORAGE_CONF=$root/podman/storage.conf"
+    exports="$exports CONTAINERS_REGISTRIES_CONF=$root/podman/registries.conf"
+    CONTAINERS_CONF="$root/podman/containers.conf" CONTAINERS_STORAGE_CONF="$root/podman/storage.conf" \
+      podman info >/dev/null 2>"$root/podman/info.log" ||
+      { echo "container-engine: podman does not work; its error:" >&2; tail -20 "$root/podman/info.log" >&2; exit 1; }
+  fi
+  echo "export $exports"
   ;;
 stop)
+  if command -v podman >/dev/null && [ -f "$root/podman/containers.conf" ]; then
+    CONTAINERS_CONF="$root/podman/containers.conf" CONTAINERS_STORAGE_CONF="$root/podman/storage.conf" \
+      podman rm --all --force >/dev/null 2>&1 || true
+    CONTAINERS_CONF="$root/podman/containers.conf" CONTAINERS_STORAGE_CONF="$root/podman/storage.conf" \
+      podman pod rm --all --force >/dev/null 2>&1 || true
+  fi
   for pidfile in "$root/registry.pid" "$root/dockerd.pid"; do
     [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
   done
