@@ -6,6 +6,7 @@
  */
 import type { DeploymentReport, LogEntry, LogKind, RevisionFacts } from "../model/listener-protocol.js";
 import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "../model/statuses.js";
+import type { AuthStore } from "./auth-types.js";
 import type { TracingProjectRecord, TracingStore } from "./tracing-types.js";
 
 export type { DeploymentReport, LogEntry, LogKind, TracingProjectRecord };
@@ -336,5 +337,7 @@ export interface ControlPlaneStorage {
   logs: LogStore;
   /** Tracing: traced runs, feedback and feedback tokens; see src/tracing. */
   tracing: TracingStore;
+  /** The Auth Service: OAuth providers, consent flows, users' tokens and agent connections; see auth-types.ts. */
+  auth: AuthStore;
   close(): Promise<void>;
 }

@@ -5,6 +5,7 @@
 // skipped test that says why.
 import { describe, it } from "node:test";
 import { accountsContract } from "./storage-contract/accounts.js";
+import { authContract } from "./storage-contract/auth.js";
 import { BACKENDS } from "./storage-contract/backends.js";
 import { deploymentsContract } from "./storage-contract/deployments.js";
 import { lifecycleContract } from "./storage-contract/lifecycle.js";
@@ -18,6 +19,7 @@ import { upgradeContract } from "./storage-contract/upgrade.js";
 for (const backend of BACKENDS) {
   describe(`Control plane storage contract on ${backend.name}`, () => {
     accountsContract(backend);
+    authContract(backend);
     deploymentsContract(backend);
     lifecycleContract(backend);
     listenersContract(backend);

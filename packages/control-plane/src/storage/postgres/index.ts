@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ControlPlaneStorage } from "../types.js";
 import { PostgresApiKeyStore } from "./api-keys.js";
+import { PostgresAuthStore } from "./auth.js";
 import { PostgresDeploymentStore } from "./deployments.js";
 import { PostgresIntegrationStore } from "./integrations.js";
 import { PostgresListenerStore } from "./listeners.js";
@@ -45,6 +46,7 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
     tracingProjects: new PostgresTracingProjectStore(pool),
     logs: new PostgresLogStore(pool),
     tracing: new PostgresTracingStore(pool), // tracing
+    auth: new PostgresAuthStore(pool),
     close() {
       closing ??= pool.end(); // pool.end() throws when called twice
       return closing;

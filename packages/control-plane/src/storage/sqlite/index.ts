@@ -3,6 +3,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { ControlPlaneStorage } from "../types.js";
 import { SqliteApiKeyStore } from "./api-keys.js";
+import { SqliteAuthStore } from "./auth.js";
 import { SqliteDeploymentStore } from "./deployments.js";
 import { SqliteIntegrationStore } from "./integrations.js";
 import { SqliteListenerStore } from "./listeners.js";
@@ -30,6 +31,7 @@ export function createSqliteStorage(dataDir: string): ControlPlaneStorage {
     tracingProjects: new SqliteTracingProjectStore(db),
     logs: new SqliteLogStore(db),
     tracing: new SqliteTracingStore(db), // tracing
+    auth: new SqliteAuthStore(db),
     async close() {
       db.close();
     },

@@ -3,6 +3,12 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { ConflictError } from "@berth/service-kit";
+import type {
+  AgentConnectionRecord,
+  AuthFlowRecord,
+  OAuthProviderRecord,
+  OAuthTokenRecord,
+} from "../../../src/storage/auth-types.js";
 import type { TracedRunRecord } from "../../../src/storage/tracing-types.js";
 import type {
   ApiKeyRecord,
@@ -157,6 +163,101 @@ export function newTracedRun(
     created_at: at,
     updated_at: at,
     ...overrides,
+  };
+}
+
+/** An OAuth provider of the Auth Service, every field set. */
+export function newProvider(
+  tenantId: string,
+  providerId: string,
+  overrides: Partial<OAuthProviderRecord> = {},
+): OAuthProviderRecord {
+  const at = tick();
+  return {
+    id: randomUUID(),
+    tenant_id: tenantId,
+    provider_id: providerId,
+    name: `Provider ${providerId}`,
+    client_id: "client-id",
+    client_secret_ciphertext: "v1:client-secret",
+    auth_url: "https://idp.example/authorize",
+    token_url: "https://idp.example/token",
+    revocation_url: "https://idp.example/revoke",
+    uses_pkce: true,
+    code_challenge_method: "S256",
+    provider_type: "slack",
+    mcp_server_url: null,
+    token_endpoint_auth_method: "client_secret_basic",
+    is_dynamic_client: false,
+    created_at: at,
+    updated_at: at,
+    ...overrides,
+  };
+}
+
+/** A user's token for a provider (by its provider_id). */
+export function newToken(
+  tenantId: string,
+  providerId: string,
+  userId: string,
+  overrides: Partial<OAuthTokenRecord> = {},
+): OAuthTokenRecord {
+  const at = tick();
+  return {
+    id: randomUUID(),
+    tenant_id: tenantId,
+    provider_id: providerId,
+    user_id: userId,
+    provider_account_label: "someone@example.com",
+    scopes: ["openid", "chat:write"],
+    access_token_ciphertext: "v1:access",
+    refresh_token_ciphertext: "v1:refresh",
+    token_type: "Bearer",
+    expires_at: "2025-02-01T00:00:00.000Z",
+    is_default: false,
+    created_at: at,
+    updated_at: at,
+    ...overrides,
+  };
+}
+
+/** A pending consent flow, expiring an hour after it starts. */
+export function newFlow(
+  tenantId: string,
+  providerId: string,
+  userId: string,
+  overrides: Partial<AuthFlowRecord> = {},
+): AuthFlowRecord {
+  const at = tick();
+  return {
+    id: randomUUID(),
+    tenant_id: tenantId,
+    provider_id: providerId,
+    user_id: userId,
+    agent_id: null,
+    scopes: ["openid"],
+    state_hash: randomUUID().replaceAll("-", ""),
+    code_verifier_ciphertext: "v1:verifier",
+    redirect_uri: "https://cp.example/v2/auth/callback",
+    is_default: true,
+    status: "pending",
+    token_id: null,
+    error: null,
+    expires_at: new Date(Date.parse(at) + 3_600_000).toISOString(),
+    created_at: at,
+    finished_at: null,
+    ...overrides,
+  };
+}
+
+export function newConnection(tenantId: string, agentId: string, tokenId: string, createdBy = "user-1"): AgentConnectionRecord {
+  return {
+    id: randomUUID(),
+    tenant_id: tenantId,
+    agent_id: agentId,
+    oauth_token_id: tokenId,
+    created_by: createdBy,
+    created_at: tick(),
   };
 }
 

@@ -9,8 +9,18 @@ import { ConflictError } from "@berth/service-kit";
 import { IN_PROGRESS_REVISION_STATUSES } from "../../../src/model/statuses.js";
 import { createPostgresStorage } from "../../../src/storage/postgres/index.js";
 import { createSqliteStorage } from "../../../src/storage/sqlite/index.js";
+import type { OAuthTokenRecord } from "../../../src/storage/auth-types.js";
 import type { ControlPlaneStorage, LogFilter, LogKind } from "../../../src/storage/types.js";
-import { newApiKey, newDeployment, newListener, nextRevision } from "./fixtures.js";
+import {
+  newApiKey,
+  newConnection,
+  newDeployment,
+  newFlow,
+  newListener,
+  newProvider,
+  newToken,
+  nextRevision,
+} from "./fixtures.js";
 import { freshSchema } from "./postgres-schema.js";
 
 /** Every result (or error) of a fixed script of calls, in order; ids and times are fixed too. */
@@ -330,6 +340,89 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
   await step(() => s.tracingProjects.getByName(T, "purge-live"));
   await step(() => s.deployments.assigned(null));
   await logs({});
+
+  // The Auth Service: providers, tokens with their default, flows finished once, connections, and the cascades.
+  const provider = (tenantId: string, providerId: string, id: string) => ({
+    ...newProvider(tenantId, providerId),
+    id,
+    created_at: at(),
+    updated_at: at(),
+  });
+  await step(() => s.auth.createProvider(provider(T, "slack", "p-1")));
+  await step(() => s.auth.createProvider(provider(T, "slack", "p-2")));
+  await step(() =>
+    s.auth.createProvider({
+      ...provider(T, "microsoft", "p-3"),
+      client_secret_ciphertext: null,
+      revocation_url: null,
+      uses_pkce: false,
+      code_challenge_method: null,
+      provider_type: null,
+      mcp_server_url: "https://mcp.example",
+      token_endpoint_auth_method: "none",
+      is_dynamic_client: true,
+    }),
+  );
+  await step(() => s.auth.createProvider(provider("tenant-b", "slack", "p-b")));
+  await step(() => s.auth.listProviders(T));
+  await step(() => s.auth.getProvider("tenant-b", "slack"));
+  await step(() => s.auth.updateProvider(T, "slack", { name: "Slack", uses_pkce: false, revocation_url: null }, at()));
+  await step(() => s.auth.updateProvider(T, "missing", { name: "x" }, at()));
+  const token = (providerId: string, userId: string, id: string, overrides: Partial<OAuthTokenRecord> = {}) => ({
+    ...newToken(T, providerId, userId, overrides),
+    id,
+    created_at: at(),
+    updated_at: at(),
+  });
+  await step(() => s.auth.createToken(token("slack", "u-1", "tok-1", { is_default: true })));
+  await step(() => s.auth.createToken(token("slack", "u-1", "tok-2", { is_default: true, scopes: [], expires_at: null })));
+  await step(() => s.auth.createToken(token("microsoft", "u-1", "tok-3", { provider_account_label: null })));
+  await step(() => s.auth.createToken({ ...token("slack", "u-1", "tok-b"), tenant_id: "tenant-b" }));
+  await step(() => s.auth.listTokens(T, "u-1"));
+  await step(() => s.auth.listTokens(T, "u-1", "slack"));
+  await step(() => s.auth.listProviderTokens(T, "slack"));
+  await step(() =>
+    s.auth.updateToken(T, "tok-1", { is_default: true, scopes: ["x", "y"], refresh_token_ciphertext: null }, at()),
+  );
+  await step(() => s.auth.getToken(T, "tok-2"));
+  await step(() => s.auth.updateToken("tenant-b", "tok-1", { is_default: false }, at()));
+  await step(() => s.auth.getToken("tenant-b", "tok-b"));
+  const flow = (providerId: string, id: string, expiresAt: string) => ({
+    ...newFlow(T, providerId, "u-1", { agent_id: "a-1" }),
+    id,
+    state_hash: `hash-${id}`,
+    expires_at: expiresAt,
+    created_at: at(),
+  });
+  await step(() => s.auth.createFlow(flow("slack", "f-1", "2025-06-01T02:00:00.000Z")));
+  await step(() =>
+    s.auth.createFlow({ ...flow("microsoft", "f-2", "2025-06-01T01:00:00.000Z"), code_verifier_ciphertext: null }),
+  );
+  await step(() => s.auth.getFlow("f-1"));
+  await step(() => s.auth.finishFlow("f-1", { status: "completed", token_id: "tok-1" }, at()));
+  await step(() => s.auth.finishFlow("f-1", { status: "failed", error: "replayed" }, at()));
+  await step(() => s.auth.finishFlow("f-2", { status: "failed", error: "access_denied" }, at()));
+  await step(() => s.auth.deleteExpiredFlows("2025-06-01T01:30:00.000Z"));
+  await step(() => s.auth.getFlow("f-2"));
+  const connection = (id: string, agentId: string, tokenId: string) => ({
+    ...newConnection(T, agentId, tokenId),
+    id,
+    created_at: at(),
+  });
+  await step(() => s.auth.createConnection(connection("c-1", "a-1", "tok-1")));
+  await step(() => s.auth.createConnection(connection("c-2", "a-1", "tok-3")));
+  await step(() => s.auth.createConnection(connection("c-3", "a-1", "tok-1")));
+  await step(() => s.auth.listConnections(T, "a-1"));
+  await step(() => s.auth.deleteToken(T, "tok-3"));
+  await step(() => s.auth.listConnections(T, "a-1"));
+  await step(() => s.auth.deleteConnection(T, "a-2", "c-1"));
+  await step(() => s.auth.deleteProvider(T, "slack"));
+  await step(() => s.auth.deleteProvider(T, "slack"));
+  await step(() => s.auth.listTokens(T, "u-1"));
+  await step(() => s.auth.listConnections(T, "a-1"));
+  await step(() => s.auth.getFlow("f-1"));
+  await step(() => s.auth.listProviders(T));
+  await step(() => s.auth.listProviderTokens("tenant-b", "slack"));
   return log;
 }
 

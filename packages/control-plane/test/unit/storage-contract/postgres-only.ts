@@ -19,6 +19,7 @@ export function postgresOnlyContract(): void {
           { version: 3, name: "003_tracing.sql" },
           { version: 4, name: "004_image_digest.sql" },
           { version: 5, name: "005_git_integrations.sql" },
+          { version: 6, name: "006_auth_service.sql" },
         ]);
         const extra = await createPostgresStorage(schema.url, { poolSize: 1 });
         await extra.close();

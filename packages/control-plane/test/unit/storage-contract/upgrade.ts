@@ -3,6 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { Backend } from "./backends.js";
+import { newProvider } from "./fixtures.js";
 
 const AT = "2025-01-01T00:00:00.000Z";
 
@@ -27,6 +28,11 @@ export function upgradeContract(backend: Backend): void {
           assert.equal((await upgraded.revisions.getAny("r"))?.artifact_revision_id, null);
           assert.deepEqual(await upgraded.revisions.events("r"), []); // no timeline before the upgrade
           assert.deepEqual(await upgraded.deployments.assigned("l").then((ds) => ds.map((d) => d.id)), ["d"]);
+          // The Auth Service's tables came with the upgrade, for the workspaces already there.
+          assert.deepEqual(await upgraded.auth.listProviders("t"), []);
+          const provider = newProvider("t", "slack");
+          await upgraded.auth.createProvider(provider);
+          assert.deepEqual(await upgraded.auth.listProviders("t"), [provider]);
         } finally {
           await upgraded.close();
         }
