@@ -8,7 +8,7 @@ const LAYERS = {
   "agent-server": [["http"], ["services"], ["runs"], ["wire"], ["graphs", "config", "tracing"], ["storage"]],
   "control-plane": [
     ["http"],
-    ["services", "tracing", "auth"],
+    ["services", "tracing", "auth", "oauth"],
     ["domain"],
     ["listener"],
     ["router", "sandbox"],
