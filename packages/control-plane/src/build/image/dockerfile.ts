@@ -47,7 +47,16 @@ export function revisionDockerfile(input: DockerfileInput): string {
 
 /** `berth serve` of the image's graph configuration, on $PORT (8000 unless the platform sets it), with its data in the data volume. */
 export function serveCommand(configFile: string): string[] {
-  return ["node", "/opt/berth/packages/cli/bin/berth.mjs", "serve", configFile, "--host", "0.0.0.0", "--data-dir", CONTAINER_DATA_DIR];
+  return [
+    "node",
+    "/opt/berth/packages/cli/bin/berth.mjs",
+    "serve",
+    configFile,
+    "--host",
+    "0.0.0.0",
+    "--data-dir",
+    CONTAINER_DATA_DIR,
+  ];
 }
 
 /** `dockerfile_lines` of langgraph.json: a list of strings, each one Dockerfile line. */
