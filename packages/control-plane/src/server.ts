@@ -98,6 +98,8 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
       },
       { tokenTtlSeconds: settings.feedbackTokenTtlSeconds },
       registrySettings,
+      { flowTtlMs: settings.authFlowSeconds * 1000 },
+      logger,
     );
     listener = settings.embeddedListener
       ? await startListener({

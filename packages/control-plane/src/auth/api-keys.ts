@@ -27,3 +27,8 @@ export const describeApiKey = ({ key_hash: _hash, ...key }: ApiKeyRecord) => key
 export const TRACING_KEY_NAME_PREFIX = "tracing:";
 
 export const isTracingOnly = (key: Pick<ApiKeyRecord, "name">) => key.name.startsWith(TRACING_KEY_NAME_PREFIX);
+
+/** Keys minted for a deployment's graphs to ask the Auth Service for tokens: valid on its token routes only. */
+export const AUTH_SERVICE_KEY_NAME_PREFIX = "auth-service:";
+
+export const isAuthServiceOnly = (key: Pick<ApiKeyRecord, "name">) => key.name.startsWith(AUTH_SERVICE_KEY_NAME_PREFIX);

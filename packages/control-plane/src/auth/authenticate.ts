@@ -1,7 +1,7 @@
 import { ForbiddenError, UnauthorizedError } from "@berth/service-kit";
 import type { FastifyRequest } from "fastify";
 import type { ControlPlaneStorage } from "../storage/types.js";
-import { hashApiKey, isTracingOnly } from "./api-keys.js";
+import { hashApiKey, isAuthServiceOnly, isTracingOnly } from "./api-keys.js";
 
 /** Who is calling: the workspace the request acts in. */
 export interface Caller {
@@ -9,6 +9,10 @@ export interface Caller {
   apiKeyId: string;
   /** A deployment's tracing key: it may only send traces (the tracing API). */
   tracingOnly: boolean;
+  /** A deployment's Auth Service key: it may only ask for its runs' users' tokens (docs/auth-service.md). */
+  authServiceOnly: boolean;
+  /** An admin key (valid for every workspace). */
+  allTenants: boolean;
 }
 
 function presentedKey(request: FastifyRequest): string | undefined {
@@ -31,16 +35,20 @@ export async function authenticate(storage: ControlPlaneStorage, request: Fastif
   const record = await storage.apiKeys.findByHash(hashApiKey(key));
   if (!record) throw new UnauthorizedError("Invalid API key");
   if (record.revoked_at) throw new ForbiddenError("API key has been revoked");
-  const tracingOnly = isTracingOnly(record);
+  const scope = {
+    tracingOnly: isTracingOnly(record),
+    authServiceOnly: isAuthServiceOnly(record),
+    allTenants: record.all_tenants,
+  };
 
   const header = request.headers["x-tenant-id"];
   const requested = (Array.isArray(header) ? header[0] : header)?.trim();
   const reachable = record.all_tenants ? (await storage.tenants.list()).map((tenant) => tenant.id) : record.tenant_ids;
   if (requested) {
     if (!reachable.includes(requested)) throw new ForbiddenError(`API key has no access to workspace ${requested}`);
-    return { tenantId: requested, apiKeyId: record.id, tracingOnly };
+    return { tenantId: requested, apiKeyId: record.id, ...scope };
   }
-  if (reachable.length === 1) return { tenantId: reachable[0]!, apiKeyId: record.id, tracingOnly };
+  if (reachable.length === 1) return { tenantId: reachable[0]!, apiKeyId: record.id, ...scope };
   if (reachable.length === 0) throw new ForbiddenError("API key has no access to any workspace");
   throw new ForbiddenError("This API key is valid for several workspaces and requires workspace specification: send X-Tenant-Id");
 }

@@ -22,6 +22,8 @@ export interface ControlPlaneSettings {
   drainTimeoutMs: number;
   /** Tracing: lifetime of a feedback token whose request names none. */
   feedbackTokenTtlSeconds: number;
+  /** How long an Auth Service consent link works. */
+  authFlowSeconds: number;
   /** The embedded listener runs every workspace's code even when it cannot sandbox it (docs/security.md). */
   trustAllCode: boolean;
   /** Where the embedded listener runs revisions: local processes or containers (docs/containers.md). */
@@ -57,6 +59,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     listenerPollMs: envNumber("BERTH_LISTENER_POLL_MS", 1000, { min: 10, integer: true }, env),
     drainTimeoutMs: envNumber("BERTH_DRAIN_TIMEOUT_SECONDS", 60, { min: 0, integer: true }, env) * 1000,
     feedbackTokenTtlSeconds: envNumber("BERTH_FEEDBACK_TOKEN_TTL_SECONDS", 86400, { min: 0, integer: true }, env), // tracing
+    authFlowSeconds: envNumber("BERTH_AUTH_FLOW_SECONDS", 600, { min: 1, integer: true }, env),
     trustAllCode: envBoolean("BERTH_TRUST_ALL_CODE", false, env),
     listenerCompute: envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker"] as const, "local", env),
     containerEngine: env.BERTH_CONTAINER_ENGINE || undefined,

@@ -12,6 +12,9 @@ import { authenticate } from "../auth/authenticate.js";
 import type { Services } from "../services/index.js";
 import type { ControlPlaneStorage } from "../storage/types.js";
 import { SECURED, type RouteContext } from "./routes/context.js";
+import { registerAuthFlowRoutes } from "./routes/auth-flows.js";
+import { registerAuthProviderRoutes } from "./routes/auth-providers.js";
+import { registerAuthTokenRoutes } from "./routes/auth-tokens.js";
 import { registerDeploymentRoutes } from "./routes/deployments.js";
 import { registerIntegrationRoutes } from "./routes/integrations.js";
 import { registerListenerRoutes } from "./routes/listeners.js";
@@ -21,6 +24,9 @@ import { registerRegistryRoutes } from "./routes/registry.js";
 import { registerRevisionRoutes } from "./routes/revisions.js";
 import { registerUploadRoutes } from "./routes/uploads.js";
 import { registerTracingRoutes, TRACING_PUBLIC_PATHS } from "./routes/tracing/index.js";
+
+/** The only routes a deployment's Auth Service key may call. */
+const AUTH_SERVICE_KEY_PATHS = /^\/v2\/auth\/(authenticate|wait\/)/;
 
 export interface AppOptions {
   logger: Logger;
@@ -38,6 +44,8 @@ const PREFIX = "/api-host";
 const PUBLIC_PATHS = ["/ok", "/openapi.json", "/docs", "/v2/uploads/", "/v1/registry/token", ...TRACING_PUBLIC_PATHS];
 /** A push webhook carries its host's signature instead of an API key. */
 const PUBLIC_PATTERNS = [/^\/v1\/integrations\/repo_host\/[^/]+\/webhook$/];
+/** A provider's redirect to the Auth Service carries its state instead of an API key (GET only). */
+const PUBLIC_REDIRECTS = /^\/v2\/auth\/(callback|setup)\//;
 
 export async function buildApp(storage: ControlPlaneStorage, services: Services, options: AppOptions): Promise<FastifyInstance> {
   const app = Fastify({
@@ -67,6 +75,11 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
       if (caller.tracingOnly && !request.url.startsWith("/api/v1/")) {
         throw new ForbiddenError("This API key belongs to a deployment and may only send traces (/api/v1)");
       }
+      if (caller.authServiceOnly && !AUTH_SERVICE_KEY_PATHS.test(request.url)) {
+        throw new ForbiddenError(
+          "This API key belongs to a deployment and may only ask for tokens (/v2/auth/authenticate, /v2/auth/wait)",
+        );
+      }
       return caller;
     },
   };
@@ -79,6 +92,9 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   await registerUploadRoutes(context, services.uploads, options.publicUrl);
   registerListenerRoutes(context, services.listeners);
   await registerIntegrationRoutes(context, services.integrations);
+  registerAuthProviderRoutes(context, services.auth.providers, options.publicUrl);
+  registerAuthFlowRoutes(context, services.auth.flows, options.publicUrl);
+  registerAuthTokenRoutes(context, services.auth.tokens, services.auth.connections);
   await registerTracingRoutes(context, services.tracing, { version: options.version, publicUrl: options.publicUrl }); // tracing
 
   const document = {
@@ -93,7 +109,10 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   };
   for (const [path, operations] of Object.entries(document.paths)) {
     if (PUBLIC_PATHS.some((open) => path.startsWith(open)) || PUBLIC_PATTERNS.some((open) => open.test(path))) continue;
-    for (const operation of Object.values(operations)) (operation as Record<string, unknown>).security = SECURED;
+    for (const [method, operation] of Object.entries(operations)) {
+      if (method === "get" && PUBLIC_REDIRECTS.test(path)) continue;
+      (operation as Record<string, unknown>).security = SECURED;
+    }
   }
   await serveApiDocs(app, document);
   return app;

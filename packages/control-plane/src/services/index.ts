@@ -1,4 +1,9 @@
+import type { Logger } from "pino";
 import type { SecretBox } from "../domain/secret-box.js";
+import { AgentConnectionService } from "./agent-connections.js";
+import { type AuthFlowSettings, AuthFlowService } from "./auth-flows.js";
+import { AuthProviderService } from "./auth-providers.js";
+import { AuthTokenService } from "./auth-tokens.js";
 import type { ControlPlaneStorage } from "../storage/types.js";
 import { DeploymentService } from "./deployments.js";
 import { IntegrationService } from "./integrations.js";
@@ -23,6 +28,13 @@ export interface Services {
   tracing: TracingService;
   /** Push and pull credentials of the platform's image registry. */
   registry: RegistryTokenService;
+  /** The Auth Service: OAuth providers, consent flows, users' tokens, agent connections. */
+  auth: {
+    providers: AuthProviderService;
+    flows: AuthFlowService;
+    tokens: AuthTokenService;
+    connections: AgentConnectionService;
+  };
 }
 
 export function createServices(
@@ -30,12 +42,16 @@ export function createServices(
   box: SecretBox,
   uploads: UploadSettings,
   tracing: TracingSettings,
-  registrySettings?: RegistrySettings,
+  registrySettings: RegistrySettings | undefined,
+  authSettings: AuthFlowSettings,
+  logger: Logger,
 ): Services {
   const watch = new RevisionWatch();
   const registry = new RegistryTokenService(storage, registrySettings);
   const deployments = new DeploymentService(storage, box);
   const integrations = new IntegrationService(storage, box, deployments);
+  const providers = new AuthProviderService(storage, box);
+  const tokens = new AuthTokenService(storage, box, providers, logger.child({ component: "auth-service" }));
   return {
     deployments,
     revisions: new RevisionService(storage, watch),
@@ -46,5 +62,11 @@ export function createServices(
     listenerApi: new ListenerApi(storage, box, uploads.dir, watch, registry, integrations),
     tracing: createTracingService(storage.tracing, tracing),
     registry,
+    auth: {
+      providers,
+      flows: new AuthFlowService(storage, box, providers, tokens, authSettings),
+      tokens,
+      connections: new AgentConnectionService(storage),
+    },
   };
 }

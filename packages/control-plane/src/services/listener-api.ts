@@ -3,7 +3,7 @@ import type { RegistryTokenService } from "./registry-tokens.js";
 import { NotFoundError } from "@berth/service-kit";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { apiKeyRecord, hashApiKey, isTracingOnly, TRACING_KEY_NAME_PREFIX } from "../auth/api-keys.js";
+import { apiKeyRecord, hashApiKey, isAuthServiceOnly, isTracingOnly, TRACING_KEY_NAME_PREFIX } from "../auth/api-keys.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import type { AssignedRevision, Assignment, Authorization, RevisionFacts } from "../model/listener-protocol.js";
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
@@ -121,7 +121,7 @@ export class ListenerApi {
     const deployment = await this.deploymentInScope(scope, deploymentId);
     const key = await this.storage.apiKeys.findByHash(hashApiKey(apiKey));
     if (!key) return "unknown_key";
-    if (key.revoked_at || deployment.deleted_at || isTracingOnly(key)) return "denied";
+    if (key.revoked_at || deployment.deleted_at || isTracingOnly(key) || isAuthServiceOnly(key)) return "denied";
     return key.all_tenants || key.tenant_ids.includes(deployment.tenant_id) ? "allowed" : "denied";
   }
 

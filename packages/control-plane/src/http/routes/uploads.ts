@@ -1,19 +1,12 @@
 import { defineRoute } from "@berth/service-kit";
-import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { UploadService } from "../../services/uploads.js";
 import { Detail, Uuid } from "../schemas/common.js";
 import { DeploymentIdParams, UploadUrl } from "../schemas/deployments.js";
+import { baseUrl } from "./base-url.js";
 import type { RouteContext } from "./context.js";
 
 const tag = "Uploads";
-
-/** Where the client reached us: the configured public URL, else its scheme, host and the /api-host prefix if it used it. */
-function baseUrl(request: FastifyRequest, publicUrl: string | undefined): string {
-  if (publicUrl) return publicUrl.replace(/\/+$/, "");
-  const prefix = request.originalUrl.startsWith("/api-host/") ? "/api-host" : "";
-  return `${request.protocol}://${request.host}${prefix}`;
-}
 
 export async function registerUploadRoutes(
   { app, catalog, caller }: RouteContext,

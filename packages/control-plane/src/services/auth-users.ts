@@ -1,0 +1,31 @@
+import { ForbiddenError } from "@berth/service-kit";
+import type { Caller } from "../auth/authenticate.js";
+
+/**
+ * Who an Auth Service request acts for (docs/auth-service.md). Berth's users
+ * are its API keys: a workspace key is one user, whose id is `key:<key id>`.
+ * A deployment's Auth Service key and admin keys act for the users they name
+ * (`user_id`: whatever identifies the run's user, such as its custom-auth
+ * identity); no other key may name a user but itself.
+ */
+export interface AuthUser {
+  tenantId: string;
+  /** null: a deployment key that named no user (only agent connections can answer it). */
+  userId: string | null;
+  /** May revoke every Slack token of the workspace. */
+  isAdmin: boolean;
+  /** A deployment or admin key: it may wait for any of the workspace's consents. */
+  actsForOthers: boolean;
+}
+
+export const ownUserId = (caller: Pick<Caller, "apiKeyId">) => `key:${caller.apiKeyId}`;
+
+export function authUserOf(caller: Caller, named?: string | null): AuthUser {
+  const own = ownUserId(caller);
+  const actsForOthers = caller.authServiceOnly || caller.allTenants;
+  if (named && named !== own && !actsForOthers) {
+    throw new ForbiddenError("This API key acts for its own user only: user_id may be given by deployment and admin keys");
+  }
+  const userId = named || (caller.authServiceOnly ? null : own);
+  return { tenantId: caller.tenantId, userId, isAdmin: caller.allTenants, actsForOthers };
+}
