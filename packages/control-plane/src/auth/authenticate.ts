@@ -1,7 +1,7 @@
 import { ForbiddenError, UnauthorizedError } from "@berth/service-kit";
 import type { FastifyRequest } from "fastify";
 import type { ControlPlaneStorage } from "../storage/types.js";
-import { hashApiKey, isAuthServiceOnly, isTracingOnly } from "./api-keys.js";
+import { AUTH_SERVICE_KEY_NAME_PREFIX, hashApiKey, isAuthServiceOnly, isTracingOnly } from "./api-keys.js";
 
 /** Who is calling: the workspace the request acts in. */
 export interface Caller {
@@ -35,6 +35,11 @@ export async function authenticate(storage: ControlPlaneStorage, request: Fastif
   const record = await storage.apiKeys.findByHash(hashApiKey(key));
   if (!record) throw new UnauthorizedError("Invalid API key");
   if (record.revoked_at) throw new ForbiddenError("API key has been revoked");
+  // A deployment's Auth Service key reaches users' tokens: it dies with its deployment.
+  if (isAuthServiceOnly(record)) {
+    const deployment = await storage.deployments.getAny(record.name.slice(AUTH_SERVICE_KEY_NAME_PREFIX.length));
+    if (!deployment || deployment.deleted_at) throw new ForbiddenError("API key of a deleted deployment");
+  }
   const scope = {
     tracingOnly: isTracingOnly(record),
     authServiceOnly: isAuthServiceOnly(record),

@@ -95,7 +95,11 @@ export function labelsOf(revision: AssignedRevision): Record<string, string> {
   return { ...spec?.labels, ...Object.fromEntries(annotations) };
 }
 
-/** Every run of the deployment is traced into its project on the control plane (the standard LangChain variables). */
+/**
+ * The control plane's services for a deployment's servers: every run traced
+ * into its project (the standard LangChain variables), and the Auth Service
+ * for its graphs' tokens (@berth/graph-auth), each with its own narrow key.
+ */
 export function tracingEnvOf(assignment: Assignment, endpoint: string | undefined): Record<string, string> {
   if (!endpoint) return {};
   return {
@@ -103,6 +107,9 @@ export function tracingEnvOf(assignment: Assignment, endpoint: string | undefine
     LANGSMITH_ENDPOINT: endpoint,
     LANGSMITH_API_KEY: assignment.tracing.api_key,
     LANGSMITH_PROJECT: assignment.tracing.project,
+    // The tracing API is at /api/v1 of the control plane; the Auth Service at its root.
+    BERTH_AUTH_SERVICE_URL: endpoint.replace(/\/api\/v1\/?$/, ""),
+    BERTH_AUTH_SERVICE_KEY: assignment.auth_service.api_key,
   };
 }
 

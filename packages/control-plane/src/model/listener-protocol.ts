@@ -54,6 +54,8 @@ export interface Assignment {
   in_progress_revision_ids: string[];
   /** Where the deployment sends its traces: its tracing project, with a key valid for the tracing API only. */
   tracing: { project: string; api_key: string };
+  /** The key its graphs ask the Auth Service for their users' tokens with (valid for that only). */
+  auth_service: { api_key: string };
 }
 
 export type Authorization = "allowed" | "denied" | "unknown_key";

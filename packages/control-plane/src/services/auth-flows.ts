@@ -71,19 +71,19 @@ export class AuthFlowService {
     private readonly settings: AuthFlowSettings,
   ) {}
 
+  /**
+   * The user's own stored token first; else a token bound to the agent; else
+   * a consent for the user (connection_required when no user is named).
+   */
   async authenticate(user: AuthUser, input: AuthenticateInput, callbackBase: string): Promise<AuthenticateAnswer> {
     const provider = await this.providers.find(user.tenantId, input.provider);
     const scopes = [...new Set(input.scopes)];
-    if (input.agent_id && !input.force_new) {
-      const connected = await this.connectedToken(user.tenantId, input.agent_id, provider, scopes);
-      if (connected)
-        return this.answerWith(provider, connected.token, { agent_id: input.agent_id, connection_id: connected.connectionId });
-      if (!user.userId) return { ...empty("connection_required"), metadata: { agent_id: input.agent_id } };
+    if (!user.userId && !input.agent_id) {
+      throw new BadRequestError("Name the user (user_id) or the agent (agent_id) the token is for");
     }
-    if (!user.userId) throw new BadRequestError("Name the user (user_id) or the agent (agent_id) the token is for");
-    const owner = { tenantId: user.tenantId, userId: user.userId };
-    const stored = await this.storedToken(owner, provider, scopes, input);
-    if (stored) {
+    const owner = user.userId ? { tenantId: user.tenantId, userId: user.userId } : undefined;
+    const stored = owner && (await this.storedToken(owner, provider, scopes, input));
+    if (owner && stored) {
       try {
         return await this.answerWith(provider, stored, {});
       } catch (error) {
@@ -92,6 +92,13 @@ export class AuthFlowService {
         return { ...flow, status: "token_expired", metadata: { token_id: stored.id, reason: error.message } };
       }
     }
+    if (input.agent_id && !input.force_new) {
+      const connected = await this.connectedToken(user.tenantId, input.agent_id, provider, scopes);
+      if (connected) {
+        return this.answerWith(provider, connected.token, { agent_id: input.agent_id, connection_id: connected.connectionId });
+      }
+    }
+    if (!owner) return { ...empty("connection_required"), metadata: { agent_id: input.agent_id } };
     return this.start(owner, provider, scopes, input, callbackBase);
   }
 

@@ -3,7 +3,14 @@ import type { RegistryTokenService } from "./registry-tokens.js";
 import { NotFoundError } from "@berth/service-kit";
 import { rm } from "node:fs/promises";
 import { join } from "node:path";
-import { apiKeyRecord, hashApiKey, isAuthServiceOnly, isTracingOnly, TRACING_KEY_NAME_PREFIX } from "../auth/api-keys.js";
+import {
+  AUTH_SERVICE_KEY_NAME_PREFIX,
+  apiKeyRecord,
+  hashApiKey,
+  isAuthServiceOnly,
+  isTracingOnly,
+  TRACING_KEY_NAME_PREFIX,
+} from "../auth/api-keys.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import type { AssignedRevision, Assignment, Authorization, RevisionFacts } from "../model/listener-protocol.js";
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
@@ -125,21 +132,19 @@ export class ListenerApi {
     return key.all_tenants || key.tenant_ids.includes(deployment.tenant_id) ? "allowed" : "denied";
   }
 
-  /** Tracing keys known to be registered (registration is idempotent; this saves the write at every poll). */
-  private readonly tracingKeys = new Set<string>();
+  /** Deployment keys known to be registered (registration is idempotent; this saves the write at every poll). */
+  private readonly deploymentKeys = new Set<string>();
 
-  /** The deployment's tracing key: derived from the secrets key, so it needs no storage of its own; registered on first use. */
-  private async tracingKey(deployment: DeploymentRecord): Promise<string> {
-    const key = `berth_${this.box.derive(`tracing:${deployment.id}`)}`;
-    if (!this.tracingKeys.has(deployment.id)) {
-      await this.storage.apiKeys.create(
-        apiKeyRecord(key, {
-          name: `${TRACING_KEY_NAME_PREFIX}${deployment.id}`,
-          allTenants: false,
-          tenantIds: [deployment.tenant_id],
-        }),
-      );
-      this.tracingKeys.add(deployment.id);
+  /**
+   * A key of the deployment for one purpose (its traces, or the Auth Service):
+   * derived from the secrets key, so it needs no storage of its own; registered on first use.
+   */
+  private async deploymentKey(deployment: DeploymentRecord, prefix: string): Promise<string> {
+    const name = `${prefix}${deployment.id}`;
+    const key = `berth_${this.box.derive(name)}`;
+    if (!this.deploymentKeys.has(name)) {
+      await this.storage.apiKeys.create(apiKeyRecord(key, { name, allTenants: false, tenantIds: [deployment.tenant_id] }));
+      this.deploymentKeys.add(name);
     }
     return key;
   }
@@ -161,7 +166,8 @@ export class ListenerApi {
       latest: latest ? await this.assignedRevision(latest) : null,
       active: active ? await this.assignedRevision(active) : null,
       in_progress_revision_ids: inProgress.map((revision) => revision.id).filter((id) => id !== deployment.latest_revision_id),
-      tracing: { project: deployment.name, api_key: await this.tracingKey(deployment) },
+      tracing: { project: deployment.name, api_key: await this.deploymentKey(deployment, TRACING_KEY_NAME_PREFIX) },
+      auth_service: { api_key: await this.deploymentKey(deployment, AUTH_SERVICE_KEY_NAME_PREFIX) },
     };
   }
 
