@@ -5,9 +5,10 @@ import { fileURLToPath, pathToFileURL } from "node:url";
  * Packages whose classes cross the boundary between a project's graphs and
  * Berth (graphs, messages, commands, interrupts, checkpointers). A project may
  * bring its own copies; a second copy breaks `instanceof` checks inside
- * LangGraph, so every import of them resolves to Berth's copy.
+ * LangGraph, so every import of them resolves to Berth's copy. Berth's own
+ * helper for graphs (@berth/graph-auth) resolves the same way: projects do not install it.
  */
-const PINNED_PACKAGES = /^@langchain\/(core|langgraph|langgraph-checkpoint)(\/.*)?$/;
+const PINNED_PACKAGES = /^(@langchain\/(core|langgraph|langgraph-checkpoint)|@berth\/graph-auth)(\/.*)?$/;
 
 let pinnedOnce = false;
 

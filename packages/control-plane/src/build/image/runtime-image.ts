@@ -8,7 +8,7 @@ import { sharedBuild } from "./shared-builds.js";
 
 /** The Berth install the runtime image carries: the repository's root with its installed dependencies. */
 const BERTH_ROOT = fileURLToPath(new URL("../../../../../", import.meta.url));
-const PACKAGES = ["agent-server", "service-kit", "cli", "control-plane"];
+const PACKAGES = ["agent-server", "graph-auth", "service-kit", "cli", "control-plane"];
 /** Where Berth lives inside every image the container compute runs. */
 export const BERTH_IN_IMAGE = "/opt/berth";
 
