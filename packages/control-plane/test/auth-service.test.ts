@@ -65,6 +65,7 @@ describe("the Auth Service against a real OAuth provider", () => {
   let alice: Api;
   let bob: Api;
   let outsider: Api;
+  let workspaceId = "";
 
   const providerIds = {
     post: "cal-post",
@@ -72,6 +73,7 @@ describe("the Auth Service against a real OAuth provider", () => {
     public: "cal-public",
     short: "cal-short",
     mcp: "mcp-docs",
+    slack: "slack",
   };
   const callbackOf = (providerId: string) => `${cp.url}/v2/auth/callback/${providerId}`;
 
@@ -121,6 +123,7 @@ describe("the Auth Service against a real OAuth provider", () => {
     mcp = await startMcpServer({ authorizationServer: oauth.issuer });
     const workspace = await cp.createTenant(uniqueName("auth-ws"));
     const other = await cp.createTenant(uniqueName("auth-other"));
+    workspaceId = workspace.id;
     const [aliceKey, bobKey, outsiderKey] = await Promise.all([
       cp.createKey({ tenants: [workspace.id], name: "alice" }),
       cp.createKey({ tenants: [workspace.id], name: "bob" }),
@@ -376,6 +379,32 @@ describe("the Auth Service against a real OAuth provider", () => {
     assert.ok(removed.body.deleted >= 1);
     assert.equal((await oauth.accessToken(publicToken)).active, false);
     assert.deepEqual((await alice.get(`/v2/auth/tokens/exists?provider_id=${providerIds.public}`)).body, { has_token: false });
+  });
+
+  test("the workspace's Slack pair: whether anyone holds a Slack token, and an admin revoking them all; the setup redirect shows a page", async () => {
+    const slack = await alice.post<Provider>("/v2/auth/providers", {
+      provider_id: providerIds.slack,
+      name: "Slack",
+      client_id: oauth.clients.post.client_id,
+      client_secret: oauth.clients.post.client_secret,
+      auth_url: oauth.authUrl,
+      token_url: oauth.tokenUrl,
+      revocation_url: oauth.revocationUrl,
+      provider_type: "slack",
+    });
+    assert.equal(slack.status, 200, JSON.stringify(slack.body));
+    assert.deepEqual((await bob.get("/v2/auth/tokens/workspace/slack/exists")).body, { has_token: false });
+    const { token } = await consentRoundTrip(alice, providerIds.slack);
+    assert.deepEqual((await bob.get("/v2/auth/tokens/workspace/slack/exists")).body, { has_token: true }, "workspace-wide");
+    assertError(await bob.delete("/v2/auth/tokens/workspace/slack"), 403, /admin/);
+    const asAdmin = api(cp.url, cp.adminKey, workspaceId);
+    assert.deepEqual((await asAdmin.delete("/v2/auth/tokens/workspace/slack")).body, { deleted: 1 });
+    assert.equal((await oauth.accessToken(token)).active, false, "revoked at the provider");
+    assert.deepEqual((await alice.get("/v2/auth/tokens/workspace/slack/exists")).body, { has_token: false });
+
+    const setup = await fetch(`${cp.url}/v2/auth/setup/${providerIds.slack}?installation_id=42&setup_action=install`);
+    assert.equal(setup.status, 200);
+    assert.match(await setup.text(), /installed[\s\S]*Installation 42/);
   });
 
   test("mcp-discover reads an MCP server's OAuth metadata and registers a client dynamically, with which a consent works", async () => {
