@@ -407,6 +407,23 @@ describe("the Auth Service against a real OAuth provider", () => {
     assert.match(await setup.text(), /installed[\s\S]*Installation 42/);
   });
 
+  test("a provider the control plane cannot use is a 400 naming why, and an unreachable one a 502: never a 500", async () => {
+    const base = { name: "Broken", client_id: "x", client_secret: "y", token_endpoint_auth_method: "client_secret_post" };
+    await alice.post("/v2/auth/providers", {
+      ...base,
+      provider_id: "plain-http",
+      auth_url: "http://calendar.example/authorize",
+      token_url: "http://calendar.example/token",
+    });
+    assertError(await alice.post("/v2/auth/authenticate", { provider: "plain-http", scopes: SCOPES }), 400, /configuration/);
+    // A stored token that needs a refresh from a provider that is gone.
+    const gone = await startOAuthProvider({ redirectUris: [callbackOf(providerIds.short)], accessTokenTtlSeconds: 2 });
+    await alice.patch(`/v2/auth/providers/${providerIds.short}`, { token_url: gone.tokenUrl, auth_url: gone.authUrl });
+    await gone.close();
+    const answer = await alice.post("/v2/auth/authenticate", { provider: providerIds.short, scopes: SCOPES });
+    assertError(answer, 502, /OAuth provider/);
+  });
+
   test("mcp-discover reads an MCP server's OAuth metadata and registers a client dynamically, with which a consent works", async () => {
     const discovered = await alice.post<Provider>("/v2/auth/providers/mcp-discover", {
       provider_id: providerIds.mcp,

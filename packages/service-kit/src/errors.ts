@@ -25,6 +25,9 @@ export class UnprocessableError extends Error {
   }
 }
 
+/** A service this one called on the request's behalf failed or answered nonsense (HTTP 502). */
+export class BadGatewayError extends Error {}
+
 /** Something the service depends on (its database, a broker) cannot be reached for now (HTTP 503, with Retry-After). */
 export class ServiceUnavailableError extends Error {
   constructor(

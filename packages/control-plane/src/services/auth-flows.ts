@@ -11,6 +11,7 @@ import type { ControlPlaneStorage } from "../storage/types.js";
 import { type AuthProviderService, callbackUrlOf } from "./auth-providers.js";
 import { type AuthTokenService, TokenExpiredError } from "./auth-tokens.js";
 import type { AuthUser } from "./auth-users.js";
+import { withProvider } from "./provider-errors.js";
 
 export interface AuthFlowSettings {
   /** How long a consent link works (BERTH_AUTH_FLOW_SECONDS). */
@@ -76,6 +77,10 @@ export class AuthFlowService {
    * a consent for the user (connection_required when no user is named).
    */
   async authenticate(user: AuthUser, input: AuthenticateInput, callbackBase: string): Promise<AuthenticateAnswer> {
+    return withProvider(() => this.tokenOrConsent(user, input, callbackBase));
+  }
+
+  private async tokenOrConsent(user: AuthUser, input: AuthenticateInput, callbackBase: string): Promise<AuthenticateAnswer> {
     const provider = await this.providers.find(user.tenantId, input.provider);
     const scopes = [...new Set(input.scopes)];
     if (!user.userId && !input.agent_id) {
@@ -95,7 +100,20 @@ export class AuthFlowService {
     if (input.agent_id && !input.force_new) {
       const connected = await this.connectedToken(user.tenantId, input.agent_id, provider, scopes);
       if (connected) {
-        return this.answerWith(provider, connected.token, { agent_id: input.agent_id, connection_id: connected.connectionId });
+        const bound = { agent_id: input.agent_id, connection_id: connected.connectionId };
+        try {
+          return await this.answerWith(provider, connected.token, bound);
+        } catch (error) {
+          if (!(error instanceof TokenExpiredError)) throw error;
+          // The bound token's owner must consent again; a user of the run can consent for themselves.
+          const expired = { ...bound, token_id: connected.token.id, reason: error.message };
+          if (!owner) return { ...empty("token_expired"), metadata: expired };
+          return {
+            ...(await this.start(owner, provider, scopes, input, callbackBase)),
+            status: "token_expired",
+            metadata: expired,
+          };
+        }
       }
     }
     if (!owner) return { ...empty("connection_required"), metadata: { agent_id: input.agent_id } };
@@ -172,7 +190,13 @@ export class AuthFlowService {
         const token = flow.token_id ? await this.storage.auth.getToken(flow.tenant_id, flow.token_id) : undefined;
         if (!token) return { status: "not_found", token: null };
         const provider = await this.providers.find(flow.tenant_id, flow.provider_id);
-        return { status: "completed", token: (await this.tokens.accessTokenOf(provider, token)).accessToken };
+        try {
+          const usable = await withProvider(() => this.tokens.accessTokenOf(provider, token));
+          return { status: "completed", token: usable.accessToken };
+        } catch (error) {
+          if (!(error instanceof TokenExpiredError)) throw error;
+          return { status: "failed", token: null, error: error.message };
+        }
       }
       if (flow.status === "failed") return { status: "failed", token: null, error: flow.error ?? "The consent failed" };
       const left = Math.min(deadline, Date.parse(flow.expires_at)) - Date.now();

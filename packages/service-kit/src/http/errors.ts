@@ -2,6 +2,7 @@ import type { FastifyError, FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { z } from "zod";
 import {
+  BadGatewayError,
   BadRequestError,
   ConflictError,
   ForbiddenError,
@@ -40,6 +41,7 @@ const DOMAIN_STATUS: [new (...args: never[]) => Error, number][] = [
   [NotFoundError, 404],
   [ConflictError, 409],
   [PayloadTooLargeError, 413],
+  [BadGatewayError, 502],
 ];
 
 /** Every error leaves as JSON; a client's mistake is never a 500. */
