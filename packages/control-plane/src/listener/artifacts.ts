@@ -43,17 +43,7 @@ export class ArtifactStore {
   ) {}
 
   keyOf(revision: AssignedRevision): string | undefined {
-    if (!revision.tarball_sha256) return undefined;
-    const owner = this.ownerOf(revision);
-    const { graph_config_path: configPath } = revision.source_revision_config;
-    const { install_command: install, build_command: build } = revision.source_config;
-    const hash = createHash("sha256")
-      .update(
-        JSON.stringify([owner.tenantId, owner.deploymentId, revision.tarball_sha256, configPath, install ?? null, build ?? null]),
-      )
-      .digest("hex")
-      .slice(0, 32);
-    return `${owner.deploymentId}/${hash}`;
+    return revision.tarball_sha256 ? buildKeyOf(this.ownerOf(revision), revision, revision.tarball_sha256) : undefined;
   }
 
   /** A finished build of that key, if this listener has one. */
@@ -122,6 +112,21 @@ export class ArtifactStore {
     if (!owner) throw new Error(`revision ${revision.id} belongs to no deployment this listener knows`);
     return owner;
   }
+}
+
+/**
+ * The key of a revision's build (`<deployment id>/<hash>`): what determines
+ * it (`tarballSha256`: the upload's hash, or `git:<commit>`), so an unchanged
+ * source keeps its key. Image tags end with the hash.
+ */
+export function buildKeyOf(owner: Owner, revision: AssignedRevision, tarballSha256: string): string {
+  const { graph_config_path: configPath } = revision.source_revision_config;
+  const { install_command: install, build_command: build } = revision.source_config;
+  const hash = createHash("sha256")
+    .update(JSON.stringify([owner.tenantId, owner.deploymentId, tarballSha256, configPath, install ?? null, build ?? null]))
+    .digest("hex")
+    .slice(0, 32);
+  return `${owner.deploymentId}/${hash}`;
 }
 
 /**
