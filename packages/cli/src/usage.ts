@@ -29,10 +29,11 @@ export const LISTENER_USAGE = `  listener                        Run deployments
       --trust-all-code            Without a sandbox, run every workspace's code anyway (default BERTH_TRUST_ALL_CODE; docs/security.md)
       --compute local|docker|cluster  Processes, containers or a Kubernetes cluster (default BERTH_LISTENER_COMPUTE, else the
                                   listener's registered compute_type)
-      --engine <address>          The Docker Engine API of --compute docker (default BERTH_CONTAINER_ENGINE, DOCKER_HOST; docs/containers.md)
+      --engine <address>          The Docker Engine API of --compute docker, and where --compute cluster builds (default BERTH_CONTAINER_ENGINE, DOCKER_HOST; docs/containers.md)
       --kubeconfig <file>         The cluster of --compute cluster (default KUBECONFIG; in a pod: its service account)
       --kube-context <name>       A context of the kubeconfig
       --cluster-namespace <ns>    Where deployments go without listener_config.cluster_namespace (default BERTH_CLUSTER_NAMESPACE, default)
       --keda                      The cluster has KEDA: workers scale on pending runs (default BERTH_CLUSTER_KEDA)
+      --image-registry <host/path> Where --compute cluster pushes the images it builds (default BERTH_CLUSTER_IMAGE_REGISTRY; docs/cluster.md)
       --render <deployment id>    Print the Kubernetes objects of that deployment's latest revision as YAML and exit (docs/cluster.md)
 `;

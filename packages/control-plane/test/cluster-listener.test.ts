@@ -268,14 +268,14 @@ describe("a cluster listener, against a stateful fake of the Kubernetes API", ()
     assert.ok(!fake.requests.some((r) => r.authorization === `Bearer ${renderToken}`), "the render sent nothing to the cluster");
   });
 
-  test("an internal_source deployment on the cluster listener fails: built images need a registry", async () => {
+  test("an internal_source deployment on a cluster listener without --image-registry fails naming the option", async () => {
     const before = fake.requests.length;
     const { deployment, revisionId } = await deployTarball(cp.admin, uniqueName("cluster-src"), makeTarball());
     const revision = await finalRevision(cp.admin, deployment.id, revisionId);
     assert.equal(revision.status, "DEPLOY_FAILED", `${revision.status_message}${why()}`);
     assert.match(
       revision.status_message ?? "",
-      /deploys external_image revisions, not internal_source: images it would build need a registry the cluster pulls from/,
+      /deploys internal_source revisions only with a registry the cluster pulls from .*: start it with --image-registry HOST\[:PORT\]\/PATH \(BERTH_CLUSTER_IMAGE_REGISTRY/,
     );
     assert.ok(
       fake.requests.slice(before).every((r) => !JSON.stringify(r).includes(deployment.id)),

@@ -25,6 +25,7 @@ export async function listenerCommand(argv: string[]): Promise<number> {
         "kube-context": { type: "string" },
         "cluster-namespace": { type: "string" },
         keda: { type: "boolean" },
+        "image-registry": { type: "string" },
         render: { type: "string" },
       },
     }),
@@ -44,6 +45,8 @@ export async function listenerCommand(argv: string[]): Promise<number> {
     keda: values.keda || envBoolean("BERTH_CLUSTER_KEDA", false),
     rolloutTimeoutMs: envNumber("BERTH_CLUSTER_ROLLOUT_SECONDS", 600, { min: 1 }) * 1000,
     servicesImage: process.env.BERTH_CLUSTER_SERVICES_IMAGE || undefined,
+    // Where built sources' images are pushed for the cluster to pull (docs/cluster.md).
+    imageRegistry: values["image-registry"] ?? (process.env.BERTH_CLUSTER_IMAGE_REGISTRY || undefined),
   };
   if (values.render) {
     try {
@@ -69,7 +72,7 @@ export async function listenerCommand(argv: string[]): Promise<number> {
   }
   if (compute !== "local" && compute !== "docker" && compute !== "cluster")
     return fail(`compute_type ${compute} is not supported by this listener (local, docker and cluster are)`);
-  const engine = values.engine ?? process.env.BERTH_CONTAINER_ENGINE;
+  const engine = values.engine ?? (process.env.BERTH_CONTAINER_ENGINE || undefined);
   const logger = createServiceLogger("listener");
   closeOnSignals(
     await startListener({
@@ -89,6 +92,8 @@ export async function listenerCommand(argv: string[]): Promise<number> {
               type: "cluster",
               kubeconfig: values.kubeconfig ?? (process.env.KUBECONFIG || undefined),
               context: values["kube-context"],
+              // What builds internal_source and repo_host revisions before they are pushed to the image registry.
+              engine,
               ...cluster,
             }
           : compute === "docker"

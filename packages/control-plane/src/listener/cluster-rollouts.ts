@@ -11,6 +11,7 @@ import { waitForRollout } from "../compute/cluster/rollout-status.js";
 import { DeployError } from "../compute/types.js";
 import type { AssignedRevision, Assignment } from "../model/listener-protocol.js";
 import type { ClusterLogs } from "./cluster-logs.js";
+import { parseImageRegistry, plannedRefOf } from "./image-registry.js";
 import type { ControlPlaneLink } from "./link.js";
 import { tracingEnvOf } from "./revision-spec.js";
 import { deploymentSecretOf } from "./upstream-key.js";
@@ -25,6 +26,8 @@ export interface ClusterSettings {
   rolloutTimeoutMs: number;
   /** The image of the PostgreSQL and Redis of deployments (default: the scale-out services image's name). */
   servicesImage?: string;
+  /** `HOST[:PORT]/PATH`: where built sources' images are pushed for the cluster to pull (none: they are not deployed). */
+  imageRegistry?: string;
 }
 
 /**
@@ -115,7 +118,9 @@ export class ClusterRollouts {
 
 /**
  * `berth listener --render`: every object the listener would apply for the
- * deployment's latest revision, as multi-document YAML, without a cluster.
+ * deployment's latest revision, as multi-document YAML, without a cluster. A
+ * built source's image is the reference the listener pushes its build as
+ * (image-registry.ts), derived without building or pushing.
  */
 export async function renderForReview(
   link: ControlPlaneLink,
@@ -126,10 +131,20 @@ export async function renderForReview(
   const assignment = (await link.assignments()).find((candidate) => candidate.id === deploymentId);
   const revision = assignment?.latest;
   if (!assignment || !revision) throw new Error(`Deployment ${deploymentId} is not one of this listener's, or has no revision`);
-  if (revision.source !== "external_image") {
-    throw new Error(`A cluster listener deploys external_image revisions; deployment ${deploymentId} is ${revision.source}`);
+  let image: string;
+  if (revision.source === "external_image") {
+    image = String(revision.source_revision_config.image_uri);
+  } else if (revision.source === "internal_source" || revision.source === "repo_host") {
+    if (!settings.imageRegistry)
+      throw new Error(
+        `deployment ${deploymentId} is ${revision.source}: its image is pushed to --image-registry HOST[:PORT]/PATH (BERTH_CLUSTER_IMAGE_REGISTRY), which names it`,
+      );
+    image = await plannedRefOf(parseImageRegistry(settings.imageRegistry), assignment, revision);
+  } else {
+    throw new Error(
+      `A cluster listener deploys external_image, internal_source and repo_host revisions; deployment ${deploymentId} is ${revision.source}`,
+    );
   }
   const rollouts = new ClusterRollouts(undefined, settings, deploymentsDir);
-  const image = String(revision.source_revision_config.image_uri);
   return toYaml(await rollouts.render(assignment, revision, image, link.tracingEndpoint()));
 }

@@ -4,6 +4,7 @@ import { DeployError, type ServerInstance, type ServerSpec } from "../compute/lo
 import { FINAL_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
 import type { AssignedRevision, Assignment, DeploymentReport, RevisionFacts } from "../model/listener-protocol.js";
 import type { Scalable, ScaleBounds } from "./autoscaler.js";
+import { pushedBuildOf } from "./cluster-builds.js";
 import { forgetPid, recordPid } from "./orphans.js";
 import { RevisionPreparation } from "./revision-preparation.js";
 import {
@@ -276,8 +277,8 @@ export class DeploymentRunner implements Scalable {
   }
 
   /**
-   * A revision on a cluster listener: its image (external_image; built sources
-   * need a registry the cluster pulls from, not built yet) rendered into objects,
+   * A revision on a cluster listener: its image (external_image's, or a built
+   * source's, pushed to the listener's registry) rendered into objects,
    * applied, and followed until the rollout completes or fails with the pod's reason.
    */
   private async runOnCluster(
@@ -293,16 +294,26 @@ export class DeploymentRunner implements Scalable {
       this.onCluster = revision.id;
       return void cluster.podLogs?.follow(this.deploymentId, revision.id, cluster.namespaceOf(revision));
     }
-    if (revision.source !== "external_image") {
+    let image: string;
+    let imageId: string | undefined;
+    if (revision.source === "external_image") {
+      image = String(revision.source_revision_config.image_uri);
+      await move("AWAITING_DEPLOY", `An image for the cluster (${image}): nothing to build`);
+    } else if (BUILT_SOURCES.includes(revision.source) && this.context.clusterImages) {
+      const buildLog = this.context.logs.writer(this.deploymentId, revision.id, "build");
+      const work = { preparation: this.preparation, images: this.context.clusterImages, buildLog, move, signal };
+      const pushed = await pushedBuildOf(this.deploymentId, revision, work);
+      if (!pushed) return this.reportIdle(assignment);
+      image = pushed.ref;
+      imageId = pushed.imageId;
+    } else {
       await move(
         "DEPLOY_FAILED",
-        `This cluster listener deploys external_image revisions, not ${revision.source}: images it would build need a registry the cluster pulls from (not built yet)`,
+        `This cluster listener deploys external_image, internal_source and repo_host revisions, not ${revision.source}`,
       );
       return this.reportIdle(assignment);
     }
-    const image = String(revision.source_revision_config.image_uri);
     const namespace = cluster.namespaceOf(revision);
-    await move("AWAITING_DEPLOY", `An image for the cluster (${image}): nothing to build`);
     await move("DEPLOYING", `Applying the revision's objects in namespace ${namespace}`);
     let url: string;
     try {
@@ -313,11 +324,14 @@ export class DeploymentRunner implements Scalable {
       await move("DEPLOY_FAILED", error instanceof DeployError ? error.message : `Deploying failed: ${(error as Error).message}`);
       return this.reportIdle(assignment);
     }
-    await move("DEPLOYED", `Serving on the cluster (revision ${revision.number}, namespace ${namespace})`, {
+    const report: DeploymentReport = {
       status: "READY",
       active_revision_id: revision.id,
       custom_url: customUrlOf(revision) ?? url,
       image_version: this.context.serverVersion,
+    };
+    await move("DEPLOYED", `Serving on the cluster (revision ${revision.number}, namespace ${namespace})`, report, {
+      image_digest: imageId,
     });
     this.onCluster = revision.id;
     cluster.podLogs?.follow(this.deploymentId, revision.id, namespace);
@@ -401,6 +415,7 @@ export class DeploymentRunner implements Scalable {
     const placed = assignment.active ?? assignment.latest;
     if (this.context.cluster && placed)
       await this.context.cluster.remove(this.deploymentId, this.context.cluster.namespaceOf(placed));
+    await this.context.clusterImages?.removeAll(this.deploymentId);
     this.context.router.remove(this.deploymentId);
     await this.context.scaleOut?.remove(this.deploymentId);
     await this.context.images?.removeAll(this.deploymentId);

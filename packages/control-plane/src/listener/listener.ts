@@ -12,10 +12,12 @@ import { startIsolation } from "../sandbox/isolation.js";
 import { ArtifactStore, removeSharedBuilds } from "./artifacts.js";
 import { type AutoscaleSettings, Autoscaler, autoscaleSettings } from "./autoscaler.js";
 import { BranchPoller, branchPollMs } from "./branch-poller.js";
+import { connectClusterBuilds } from "./cluster-images.js";
 import { ClusterLogs, clusterLogPollMs } from "./cluster-logs.js";
 import { ClusterRollouts, type ClusterSettings } from "./cluster-rollouts.js";
 import { DeploymentRunner, type RunnerContext } from "./deployment-runner.js";
 import { ImageBuilds } from "./image-builds.js";
+import { parseImageRegistry } from "./image-registry.js";
 import type { Assignment } from "../model/listener-protocol.js";
 import type { ControlPlaneLink } from "./link.js";
 import { LogShipper } from "./log-shipper.js";
@@ -45,7 +47,7 @@ export interface ListenerOptions {
   compute?:
     | { type: "local" }
     | { type: "docker"; engine?: string; bindAllowList?: string[] }
-    | ({ type: "cluster"; kubeconfig?: string; context?: string } & ClusterSettings);
+    | ({ type: "cluster"; kubeconfig?: string; context?: string; engine?: string } & ClusterSettings);
   /** A JSON file of the operator's secrets, for external images' secret_references and image_pull_secrets. */
   secretsFile?: string;
   /** How often tracked branches of build_on_push deployments are polled (default BERTH_REPO_POLL_SECONDS; 0: never). */
@@ -72,6 +74,11 @@ const SERVER_VERSION = (require("@berth/agent-server/package.json") as { version
  */
 export async function startListener(options: ListenerOptions): Promise<RunningListener> {
   const { link, logger } = options;
+  // A wrong registry stops the listener before it starts anything.
+  const imageRegistry =
+    options.compute?.type === "cluster" && options.compute.imageRegistry
+      ? parseImageRegistry(options.compute.imageRegistry)
+      : undefined;
   const runners = new Map<string, DeploymentRunner>();
   const revisionOwners = new Map<string, string>();
   const deploymentTenants = new Map<string, string>();
@@ -151,6 +158,12 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
   } else {
     compute = new LocalCompute({ ...computeOptions, sandbox: isolation.server });
   }
+  const secrets = new SecretSource(options.secretsFile);
+  // A cluster listener builds sources into images as a docker listener does, and pushes them to --image-registry.
+  const clusterBuilds =
+    options.compute?.type === "cluster"
+      ? await connectClusterBuilds(imageRegistry, options.compute.engine, join(options.dataDir, "image-builds"), secrets, logger)
+      : undefined;
 
   const clusterConnection =
     options.compute?.type === "cluster"
@@ -159,7 +172,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
   const context: RunnerContext = {
     link,
     compute,
-    images,
+    images: images ?? clusterBuilds?.images,
     scaleOut,
     cluster: clusterConnection
       ? new ClusterRollouts(
@@ -169,7 +182,8 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
           new ClusterLogs(clusterConnection, logs, logger, clusterLogPollMs()),
         )
       : undefined,
-    secrets: new SecretSource(options.secretsFile),
+    clusterImages: clusterBuilds?.clusterImages,
+    secrets,
     router,
     artifacts: new ArtifactStore(dirs.artifacts, {
       isolation,

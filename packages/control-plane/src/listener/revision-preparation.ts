@@ -41,7 +41,7 @@ export class RevisionPreparation {
     const facts = fetched && { repo_commit_sha: fetched.sha };
     const key = artifacts.keyOf(fetched ? { ...revision, tarball_sha256: `git:${fetched.sha}` } : revision);
     if (!key) return void (await move("BUILD_FAILED", "The revision has no uploaded source tarball"));
-    let prepared = await this.findBuild(key);
+    let prepared = await this.findBuild(key, buildLog);
     if (prepared) {
       buildLog({ level: "info", message: `Reusing the existing build ${key}: no build needed` });
     } else {
@@ -65,7 +65,7 @@ export class RevisionPreparation {
     await rm(tarball, { force: true });
     const message = prepared.reused ? "Reusing an existing build of the same source: no build" : "Built";
     await move("AWAITING_DEPLOY", message, undefined, facts);
-    return prepared;
+    return { ...prepared, key };
   }
 
   /**
@@ -121,9 +121,11 @@ export class RevisionPreparation {
     return environment;
   }
 
-  /** A finished build of the key: a built project, or an image on a container listener. */
-  private async findBuild(key: string): Promise<Prepared | undefined> {
-    const { images, artifacts } = this.context;
+  /** A finished build of the key: a built project, or an image on a container listener (or in a cluster listener's registry). */
+  private async findBuild(key: string, log: LogWriter): Promise<Prepared | undefined> {
+    const { images, artifacts, clusterImages } = this.context;
+    const pushed = await clusterImages?.findPushed(this.deploymentId, key, log);
+    if (pushed) return { configFile: "", image: pushed.ref, reused: true, pushed };
     if (images) {
       const image = await images.find(this.deploymentId, key);
       return image ? { configFile: "", image, reused: true } : undefined;

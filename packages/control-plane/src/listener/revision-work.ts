@@ -4,6 +4,7 @@ import type { DeploymentReport, RevisionFacts } from "../model/listener-protocol
 import type { RevisionStatus } from "../model/statuses.js";
 import type { Router } from "../router/router.js";
 import type { ArtifactStore } from "./artifacts.js";
+import type { ClusterImages, PushedImage } from "./cluster-images.js";
 import type { ClusterRollouts } from "./cluster-rollouts.js";
 import type { ImageBuilds } from "./image-builds.js";
 import type { ControlPlaneLink } from "./link.js";
@@ -19,6 +20,8 @@ export interface RunnerContext {
   images?: ImageBuilds;
   /** On a cluster listener: revisions become Kubernetes objects applied to the cluster. */
   cluster?: ClusterRollouts;
+  /** On a cluster listener: the registry built images are pushed to (built with `images`, as on a docker listener). */
+  clusterImages?: ClusterImages;
   /** On a container listener: the PostgreSQL and Redis of scale-out deployments. */
   scaleOut?: ScaleOutServices;
   /** The operator's secrets, for external images' secret_references and image_pull_secrets. */
@@ -44,6 +47,10 @@ export interface Prepared {
   reused: boolean;
   /** The user's own image (external_image), pulled rather than built. */
   external?: boolean;
+  /** The build key of a built source. */
+  key?: string;
+  /** On a cluster listener: the build is in the registry already (pushed for an earlier revision). */
+  pushed?: PushedImage;
 }
 
 export type LogWriter = ReturnType<RunnerContext["logs"]["writer"]>;

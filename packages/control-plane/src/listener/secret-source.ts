@@ -50,6 +50,20 @@ export class SecretSource {
     return undefined;
   }
 
+  /**
+   * The `username` and `password` of secret `name`, for a purpose that may go
+   * without (a registry that takes anonymous pushes): undefined when the
+   * listener has no secret source or the source no such secret.
+   */
+  async optionalLogin(name: string, purpose: string): Promise<{ username: string; password: string } | undefined> {
+    if (!this.file) return undefined;
+    const secret = (await this.read(purpose))[name];
+    if (!secret) return undefined;
+    if (typeof secret.username !== "string" || typeof secret.password !== "string")
+      throw new DeployError(`${purpose}: ${name} in the listener's secret source needs username and password`);
+    return { username: secret.username, password: secret.password };
+  }
+
   private async read(purpose: string): Promise<SecretMap> {
     if (!this.file)
       throw new DeployError(`${purpose}: this listener has no secret source (BERTH_LISTENER_SECRETS_FILE, docs/containers.md)`);
