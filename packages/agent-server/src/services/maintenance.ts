@@ -2,8 +2,8 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { Storage, TruncateParts } from "../storage/types.js";
 import { systemAssistantId } from "./assistant-ids.js";
 
-/** Flags of a truncate request; `store` is accepted and has nothing to empty yet (there is no store). */
-export type TruncateRequest = Partial<TruncateParts> & { store?: boolean };
+/** Flags of a truncate request. */
+export type TruncateRequest = Partial<TruncateParts>;
 
 /** Operator actions that act on the whole server rather than one resource. */
 export class MaintenanceService {
@@ -19,6 +19,7 @@ export class MaintenanceService {
       threads: request.threads ?? false,
       assistants: request.assistants ?? false,
       checkpointer: request.checkpointer ?? false,
+      store: request.store ?? false,
     };
     await this.storage.truncate(parts, this.graphs.ids().map(systemAssistantId));
   }

@@ -1,7 +1,8 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { JsonObject } from "./json.js";
+import type { StoreRepository } from "./store-types.js";
 
-/** A JSON object as stored and returned by the API. */
-export type JsonObject = Record<string, unknown>;
+export type { JsonObject };
 
 export type SortOrder = "asc" | "desc";
 
@@ -185,6 +186,8 @@ export interface TruncateParts {
   assistants: boolean;
   /** Every checkpoint, of every thread. */
   checkpointer: boolean;
+  /** The long-term memory store: every item, with its vectors. */
+  store: boolean;
 }
 
 export interface Storage {
@@ -197,6 +200,8 @@ export interface Storage {
   readonly threads: ThreadRepository;
   readonly runs: RunRepository;
   readonly checkpointer: BerthCheckpointer;
+  /** LangGraph's long-term memory store (store-types.ts). */
+  readonly store: StoreRepository;
   /** Empties the given parts at once (a test suite's reset between tests); `keepAssistantIds` survive. */
   truncate(parts: TruncateParts, keepAssistantIds: string[]): Promise<void>;
   close(): Promise<void>;

@@ -8,13 +8,16 @@ import { parityWithSqlite } from "./storage-contract/parity.js";
 import { postgresOnlyContract } from "./storage-contract/postgres-only.js";
 import { DATABASE_URL, skipWithoutPostgres } from "./storage-contract/postgres-schema.js";
 import { sharedDatabaseContract } from "./storage-contract/shared-database.js";
+import { storeContract, storeParityWithSqlite } from "./storage-contract/store.js";
 
 for (const backend of BACKENDS) {
   describe(`Storage contract on ${backend.name}`, () => {
     sharedDatabaseContract(backend);
+    storeContract(backend);
     if (backend.name === "PostgreSQL") {
       postgresOnlyContract(backend);
       parityWithSqlite();
+      storeParityWithSqlite();
     }
   });
 }

@@ -16,7 +16,7 @@ export function registerInternalRoutes({ app, catalog }: RouteContext, maintenan
     {
       method: "POST",
       path: "/internal/truncate",
-      summary: "Empty runs, threads, assistants (not the graphs' own) and checkpoints (test servers only)",
+      summary: "Empty runs, threads, assistants (not the graphs' own), checkpoints and the store (test servers only)",
       tag: "internal",
       body: TruncateBody,
       bodyOptional: true,

@@ -4,6 +4,7 @@ import { PostgresAssistantRepository } from "./assistants.js";
 import { PostgresCheckpointer } from "./checkpointer.js";
 import { openPostgresDatabase } from "./database.js";
 import { PostgresRunRepository } from "./runs.js";
+import { PostgresStoreRepository } from "./store.js";
 import { PostgresThreadRepository } from "./threads.js";
 import { truncatePostgres } from "./truncate.js";
 
@@ -26,6 +27,7 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
     threads: new PostgresThreadRepository(pool),
     runs: new PostgresRunRepository(pool),
     checkpointer: new PostgresCheckpointer(pool),
+    store: new PostgresStoreRepository(pool),
     keepLeases: threadLeaseKeeper(new URL("./lease-heartbeat.mjs", import.meta.url), { databaseUrl: url }),
     truncate: (parts, keepAssistantIds) => truncatePostgres(pool, parts, keepAssistantIds),
     close() {

@@ -15,5 +15,9 @@ export async function truncatePostgres(pool: pg.Pool, parts: TruncateParts, keep
     }
     if (parts.assistants)
       await client.query("DELETE FROM assistants WHERE NOT (assistant_id = ANY($1::text[]))", [keepAssistantIds]);
+    if (parts.store) {
+      await client.query("DELETE FROM store_vectors");
+      await client.query("DELETE FROM store_items");
+    }
   });
 }

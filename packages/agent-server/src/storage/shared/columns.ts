@@ -89,3 +89,6 @@ export function qualified(alias: string, columns: string): string {
     .map((column) => `${alias}.${column}`)
     .join(", ");
 }
+
+/** A store item (StoreItemRecord) as stored: its namespace is the joined text. */
+export const STORE_ITEM_COLUMNS = list("namespace", "key", "value", "created_at", "updated_at", "expires_at", "ttl_minutes");

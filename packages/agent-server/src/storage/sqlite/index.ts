@@ -5,6 +5,7 @@ import { SqliteAssistantRepository } from "./assistants.js";
 import { SqliteCheckpointer } from "./checkpointer.js";
 import { openSqliteDatabase, type SqliteSynchronous } from "./database.js";
 import { SqliteRunRepository } from "./runs.js";
+import { SqliteStoreRepository } from "./store.js";
 import { SqliteThreadRepository } from "./threads.js";
 import { truncateSqlite } from "./truncate.js";
 
@@ -30,6 +31,7 @@ export function createSqliteStorage(
     threads: new SqliteThreadRepository(db, checkpointer),
     runs: new SqliteRunRepository(db),
     checkpointer,
+    store: new SqliteStoreRepository(db),
     ...(options.shared ? { keepLeases: threadLeaseKeeper(new URL("./lease-heartbeat.mjs", import.meta.url), { file }) } : {}),
     async truncate(parts, keepAssistantIds) {
       truncateSqlite(db, parts, keepAssistantIds);

@@ -17,5 +17,9 @@ export function truncateSqlite(db: SqliteDatabase, parts: TruncateParts, keepAss
         JSON.stringify(keepAssistantIds),
       );
     }
+    if (parts.store) {
+      db.prepare("DELETE FROM store_vectors").run();
+      db.prepare("DELETE FROM store_items").run();
+    }
   }).immediate();
 }

@@ -13,6 +13,8 @@ import { DATABASE_URL, freshSchema } from "./postgres-schema.js";
 interface TestDatabase {
   /** PostgreSQL's connection URL (its search_path the test's schema). */
   url?: string;
+  /** SQLite's database file. */
+  file?: string;
   open(): Promise<Storage>;
   drop(): Promise<void>;
 }
@@ -27,6 +29,7 @@ const sqlite: Backend = {
   async create() {
     const dir = mkdtempSync(join(tmpdir(), "berth-storage-"));
     return {
+      file: join(dir, "berth.sqlite"),
       // Shared, as processes sharing a data directory open it: with a lease thread (keepLeases).
       open: async () => createSqliteStorage(dir, "normal", { shared: true }),
       drop: async () => rmSync(dir, { recursive: true, force: true }),
@@ -49,6 +52,8 @@ export interface TestStorage {
   readonly storage: Storage;
   /** The database's URL (PostgreSQL only). */
   readonly url: string | undefined;
+  /** The database's file (SQLite only). */
+  readonly file: string | undefined;
   /** Another storage over the test's database, as another process would have. */
   open(): Promise<Storage>;
 }
@@ -72,6 +77,9 @@ export function databasePerTest(backend: Backend): TestStorage {
     },
     get url() {
       return database?.url;
+    },
+    get file() {
+      return database?.file;
     },
     async open() {
       if (!database) throw new Error("open() is for tests: the database exists from beforeEach to afterEach");

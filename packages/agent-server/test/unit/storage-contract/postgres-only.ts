@@ -28,6 +28,7 @@ export function postgresOnlyContract(backend: Backend): void {
           { version: 1, name: "001_core.sql" },
           { version: 2, name: "002_runs.sql" },
           { version: 3, name: "003_run_leases.sql" },
+          { version: 4, name: "004_store.sql" },
         ]);
         await Promise.all(storages.map((storage) => storage.close()));
       } finally {
