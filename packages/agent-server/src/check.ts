@@ -4,6 +4,7 @@ import { applyProjectEnv, loadProjectConfig } from "./config/langgraph-config.js
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import type { BerthCheckpointer } from "./storage/types.js";
+import { loadEmbedder } from "./store/load-embedder.js";
 
 export interface CheckResult {
   /** Ids of the graphs that loaded, in langgraph.json's order. */
@@ -28,6 +29,8 @@ export async function checkProject(config: string): Promise<CheckResult> {
   // What graphs log while loading goes to stderr: stdout carries the check's answer.
   const logger = pino({ level: process.env.LOG_LEVEL ?? "info", base: { service: "berth-check" } }, pino.destination(2));
   const registry = await GraphRegistry.load(project.graphs, new CheckCheckpointer(), logger);
+  // The store's embedder module loads as the server would load it (a provider model is not called).
+  if (project.store.index) await loadEmbedder(project.store.index);
   return { graphs: registry.ids(), warnings: project.warnings };
 }
 

@@ -4,6 +4,7 @@ import { join } from "node:path";
 import { systemAssistantDefaults } from "./config/assistant-defaults.js";
 import { applyProjectEnv, ConfigError, loadProjectConfig } from "./config/langgraph-config.js";
 import { type ServerSettings, settingsFromEnv } from "./config/settings.js";
+import type { StoreSettings } from "./config/store-config.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { useSchemaCacheDir } from "./graphs/schemas.js";
@@ -15,6 +16,10 @@ import { RunWorker } from "./runs/execution/worker.js";
 import { openBackends } from "./runtime.js";
 import { createServices } from "./services/index.js";
 import type { Storage } from "./storage/types.js";
+import { GraphStore } from "./store/graph-store.js";
+import { ItemStore } from "./store/item-store.js";
+import { loadEmbedder } from "./store/load-embedder.js";
+import { startStoreSweeper } from "./store/sweeper.js";
 import { Tracing } from "./tracing/tracing.js";
 
 /** api: serves HTTP; worker: executes runs; all: both (the embedded default). */
@@ -91,6 +96,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   );
   try {
     const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer, logger);
+    const items = await openItemStore(project.store, storage, logger);
     const control = new RunControl();
     // Runs are traced where they execute: an API-only process has nothing to trace.
     const tracing = role !== "api" && settings.tracing ? Tracing.create(settings.tracing, logger) : undefined;
@@ -110,11 +116,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
               // Other processes read runs from the database: keep stateless runs there for a minute.
               statelessKeepMs: readsRunsFromDatabase ? 60_000 : undefined,
               tracing,
+              store: new GraphStore(items),
             },
             { concurrency: settings.workers, leaseMs: settings.leaseMs, exclusiveDatabase: exclusive, pollMs: workerPollMs },
           );
     if (worker) broker.onWake((availableAt) => worker.wake(availableAt));
-    const services = createServices(storage, graphs, broker);
+    const services = createServices(storage, graphs, broker, items);
     if (role !== "worker") await services.assistants.ensureSystemAssistants(assistantDefaults);
     await worker?.start();
     const pruning = setInterval(() => {
@@ -122,6 +129,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       storage.runs.pruneEvents(cutoff).catch((err) => logger.error({ err }, "pruning run event logs failed"));
     }, Math.min(settings.runLogRetentionMs, 60_000) || 60_000);
     pruning.unref();
+    const sweeper = startStoreSweeper(
+      storage.store,
+      settings.storeSweepMs ?? project.store.sweepIntervalMinutes * 60_000,
+      logger,
+    );
 
     let app: FastifyInstance | undefined;
     let url: string | undefined;
@@ -153,6 +165,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       storage,
       async close() {
         clearInterval(pruning);
+        await sweeper.stop();
         if (worker) {
           await worker.stop(settings.shutdownGraceMs);
           // Runs still executing after the grace period go back to the queue for another worker.
@@ -175,6 +188,23 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     await storage.close();
     throw error;
   }
+}
+
+/** The store graphs and the API share, with the embedder `store.index` names (loaded like the graphs, from the project). */
+async function openItemStore(settings: StoreSettings, storage: Storage, logger: Logger): Promise<ItemStore> {
+  const embedder = settings.index ? await loadEmbedder(settings.index) : undefined;
+  if (settings.index?.embed.kind === "provider" && !process.env.OPENAI_API_KEY) {
+    logger.warn(
+      { embed: settings.index.embed.spec },
+      "store.index.embed uses OpenAI but OPENAI_API_KEY is not set: puts and searches will fail",
+    );
+  }
+  return new ItemStore(storage.store, {
+    embedder,
+    fields: settings.index?.fields ?? [],
+    defaultTtlMinutes: settings.defaultTtlMinutes,
+    refreshOnRead: settings.refreshOnRead,
+  });
 }
 
 /** Lets open responses (streams, waits) finish for up to `graceMs`, then cuts them. */

@@ -2,6 +2,7 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
+import { StoreJson, type StoreSettings, storeSettings } from "./store-config.js";
 
 const GraphEntry = z.union([z.string().min(1), z.object({ path: z.string().min(1), description: z.string().optional() })]);
 
@@ -10,7 +11,10 @@ const LangGraphJson = z.object({
     message: "at least one graph is required",
   }),
   env: z.union([z.record(z.string(), z.string()), z.string()]).optional(),
+  store: StoreJson.nullish(),
 });
+
+const APPLIED_KEYS = new Set(["graphs", "env", "store"]);
 
 const BUILD_SETTING = "a build setting of the official CLI's images; Berth builds from the project's package.json";
 const NOT_YET = "not applied by Berth yet";
@@ -28,7 +32,6 @@ const UNAPPLIED_KEYS: Record<string, string> = {
   pip_config_file: "a setting of Python projects",
   base_image: BUILD_SETTING,
   image_distro: BUILD_SETTING,
-  store: NOT_YET,
   checkpointer: NOT_YET,
   ui: NOT_YET,
   ui_config: NOT_YET,
@@ -50,6 +53,8 @@ export interface ProjectConfig {
   projectDir: string;
   graphs: GraphSpec[];
   env: Record<string, string>;
+  /** The long-term memory store's settings (`store` in langgraph.json; defaults without it). */
+  store: StoreSettings;
   warnings: string[];
   /** langgraph.json has an `auth` section, which Berth does not enforce yet. */
   declaresAuth: boolean;
@@ -81,7 +86,7 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     throw new ConfigError(`${configFile} is invalid: ${problems.join("; ")}`);
   }
   const warnings = Object.keys(raw as object)
-    .filter((key) => key !== "graphs" && key !== "env")
+    .filter((key) => !APPLIED_KEYS.has(key))
     .map((key) =>
       key in UNAPPLIED_KEYS
         ? `${configFile}: "${key}" is ignored (${UNAPPLIED_KEYS[key]})`
@@ -89,7 +94,16 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     );
   const graphs = Object.entries(parsed.data.graphs).map(([graphId, entry]) => parseGraphSpec(graphId, entry, projectDir));
   const declaresAuth = (raw as Record<string, unknown>).auth !== undefined && (raw as Record<string, unknown>).auth !== null;
-  return { configFile, projectDir, graphs, env: loadEnv(parsed.data.env, projectDir), warnings, declaresAuth };
+  const env = loadEnv(parsed.data.env, projectDir);
+  return {
+    configFile,
+    projectDir,
+    graphs,
+    env,
+    store: storeSettings(parsed.data.store ?? undefined, projectDir),
+    warnings,
+    declaresAuth,
+  };
 }
 
 function parseGraphSpec(graphId: string, entry: z.infer<typeof GraphEntry>, projectDir: string): GraphSpec {

@@ -45,6 +45,8 @@ export interface ServerSettings {
   redisPrefix: string;
   /** BERTH_INTERNAL_TRUNCATE: serve `POST /internal/truncate`, which empties the database (test servers only). */
   internalTruncate: boolean;
+  /** BERTH_STORE_SWEEP_SECONDS: how often expired store items are deleted, overriding langgraph.json's `store.ttl.sweep_interval_minutes`. */
+  storeSweepMs?: number;
   /** Where runs are traced (LANGSMITH_TRACING=true, LANGSMITH_ENDPOINT, ...); undefined: not traced. */
   tracing?: TracingSettings;
 }
@@ -68,6 +70,9 @@ export function settingsFromEnv(): ServerSettings {
     postgresPoolSize: envNumber("BERTH_PG_POOL_SIZE", 10, { min: 1, integer: true }),
     redisPrefix: process.env.BERTH_REDIS_PREFIX || "berth",
     internalTruncate: envBoolean("BERTH_INTERNAL_TRUNCATE", false),
+    storeSweepMs: process.env.BERTH_STORE_SWEEP_SECONDS?.trim()
+      ? envNumber("BERTH_STORE_SWEEP_SECONDS", 3600, { min: 0.01 }) * 1000
+      : undefined,
     tracing: tracingSettingsFromEnv(),
   };
 }

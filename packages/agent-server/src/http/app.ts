@@ -15,6 +15,7 @@ import { registerInternalRoutes } from "./routes/internal.js";
 import { registerMetaRoutes, type ServerInfo } from "./routes/meta.js";
 import { registerRunRoutes, type StreamTimings } from "./routes/runs.js";
 import { registerStateRoutes } from "./routes/state.js";
+import { registerStoreRoutes } from "./routes/store.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 
 export interface AppOptions {
@@ -54,6 +55,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   registerThreadRoutes(context, services.threads);
   registerStateRoutes(context, services.graphState);
   registerRunRoutes(context, services.runs, options.timings);
+  registerStoreRoutes(context, services.store);
   if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
 
   const document = buildOpenApiDocument(catalog, { title: "Berth Agent Server", version: options.info.version });

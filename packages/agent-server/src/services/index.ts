@@ -1,10 +1,12 @@
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { RunBroker } from "../runs/brokers/broker.js";
 import type { Storage } from "../storage/types.js";
+import type { ItemStore } from "../store/item-store.js";
 import { AssistantService } from "./assistants.js";
 import { GraphStateService } from "./graph-state.js";
 import { MaintenanceService } from "./maintenance.js";
 import { RunService } from "./runs.js";
+import { StoreService } from "./store.js";
 import { ThreadService } from "./threads.js";
 
 export interface Services {
@@ -13,9 +15,10 @@ export interface Services {
   graphState: GraphStateService;
   runs: RunService;
   maintenance: MaintenanceService;
+  store: StoreService;
 }
 
-export function createServices(storage: Storage, graphs: GraphRegistry, broker: RunBroker): Services {
+export function createServices(storage: Storage, graphs: GraphRegistry, broker: RunBroker, items: ItemStore): Services {
   const assistants = new AssistantService(storage, graphs);
   return {
     assistants,
@@ -23,5 +26,6 @@ export function createServices(storage: Storage, graphs: GraphRegistry, broker: 
     graphState: new GraphStateService(storage, graphs),
     runs: new RunService(storage, graphs, assistants, broker),
     maintenance: new MaintenanceService(storage, graphs),
+    store: new StoreService(items),
   };
 }

@@ -1,3 +1,4 @@
+import type { BaseStore } from "@langchain/langgraph-checkpoint";
 import type { Logger } from "pino";
 import type { GraphRegistry } from "../../graphs/registry.js";
 import type { Storage } from "../../storage/types.js";
@@ -21,6 +22,8 @@ export interface ExecutorDeps {
    * thread deleted this long after its end, so followers elsewhere can read it.
    */
   statelessKeepMs?: number;
+  /** The long-term memory store graphs see as `config.store` / `getStore()`. */
+  store?: BaseStore;
   /** Traces runs and makes their feedback URLs, when tracing is configured. */
   tracing?: Tracing;
 }

@@ -171,6 +171,8 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
       runId: run.run_id,
       ...tracedBy(deps.tracing?.tracerFor(scope.ids, run.attempt)),
       configurable: { ...scope.config.configurable, __pregel_checkpointer: checkpointer ?? new MemorySaver() },
+      // LangGraph hands `store` to every node and subgraph (config.store, getStore()).
+      ...(deps.store ? { store: deps.store } : {}),
       context: scope.context,
       streamMode: graphStreamModes(modes),
       subgraphs: run.kwargs.stream_subgraphs,
