@@ -34,9 +34,11 @@ export async function checkProject(config: string): Promise<CheckResult> {
   return { graphs: registry.ids(), warnings: project.warnings };
 }
 
-/** MemorySaver with the two operations Berth's API adds; nothing calls them while checking. */
+/** MemorySaver with the operations Berth's API adds; nothing calls them while checking. */
 class CheckCheckpointer extends MemorySaver implements BerthCheckpointer {
   copyThread(): void {}
 
   deleteRun(): void {}
+
+  async keepLatest(): Promise<void> {}
 }

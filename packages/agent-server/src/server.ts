@@ -19,7 +19,7 @@ import type { Storage } from "./storage/types.js";
 import { GraphStore } from "./store/graph-store.js";
 import { ItemStore } from "./store/item-store.js";
 import { loadEmbedder } from "./store/load-embedder.js";
-import { startStoreSweeper } from "./store/sweeper.js";
+import { startBatchSweeper, startStoreSweeper } from "./store/sweeper.js";
 import { Tracing } from "./tracing/tracing.js";
 
 /** api: serves HTTP; worker: executes runs; all: both (the embedded default). */
@@ -121,7 +121,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             { concurrency: settings.workers, leaseMs: settings.leaseMs, exclusiveDatabase: exclusive, pollMs: workerPollMs },
           );
     if (worker) broker.onWake((availableAt) => worker.wake(availableAt));
-    const services = createServices(storage, graphs, broker, items);
+    const services = createServices(storage, graphs, broker, items, {
+      defaultTtlMinutes: project.checkpointer.defaultTtlMinutes,
+    });
     if (role !== "worker") await services.assistants.ensureSystemAssistants(assistantDefaults);
     await worker?.start();
     const pruning = setInterval(() => {
@@ -133,6 +135,13 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       storage.store,
       settings.storeSweepMs ?? project.store.sweepIntervalMinutes * 60_000,
       logger,
+    );
+    // Every process sweeps expired threads (search and count hide them already); PostgreSQL's SKIP LOCKED splits the work.
+    const threadSweeper = startBatchSweeper(
+      (limit) => storage.threads.sweepExpired(limit),
+      project.checkpointer.sweepIntervalMinutes * 60_000,
+      logger,
+      "expired threads",
     );
 
     let app: FastifyInstance | undefined;
@@ -166,6 +175,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       async close() {
         clearInterval(pruning);
         await sweeper.stop();
+        await threadSweeper.stop();
         if (worker) {
           await worker.stop(settings.shutdownGraceMs);
           // Runs still executing after the grace period go back to the queue for another worker.

@@ -2,6 +2,12 @@ import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, isAbsolute, join, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
+import {
+  CheckpointerJson,
+  type CheckpointerSettings,
+  checkpointerSettings,
+  unappliedCheckpointerKeys,
+} from "./checkpointer-config.js";
 import { StoreJson, type StoreSettings, storeSettings } from "./store-config.js";
 
 const GraphEntry = z.union([z.string().min(1), z.object({ path: z.string().min(1), description: z.string().optional() })]);
@@ -12,9 +18,10 @@ const LangGraphJson = z.object({
   }),
   env: z.union([z.record(z.string(), z.string()), z.string()]).optional(),
   store: StoreJson.nullish(),
+  checkpointer: CheckpointerJson.nullish(),
 });
 
-const APPLIED_KEYS = new Set(["graphs", "env", "store"]);
+const APPLIED_KEYS = new Set(["graphs", "env", "store", "checkpointer"]);
 
 const BUILD_SETTING = "a build setting of the official CLI's images; Berth builds from the project's package.json";
 const NOT_YET = "not applied by Berth yet";
@@ -32,7 +39,6 @@ const UNAPPLIED_KEYS: Record<string, string> = {
   pip_config_file: "a setting of Python projects",
   base_image: BUILD_SETTING,
   image_distro: BUILD_SETTING,
-  checkpointer: NOT_YET,
   ui: NOT_YET,
   ui_config: NOT_YET,
   http: NOT_YET,
@@ -55,6 +61,8 @@ export interface ProjectConfig {
   env: Record<string, string>;
   /** The long-term memory store's settings (`store` in langgraph.json; defaults without it). */
   store: StoreSettings;
+  /** Thread TTL (`checkpointer.ttl` in langgraph.json; no expiry without it). */
+  checkpointer: CheckpointerSettings;
   warnings: string[];
   /** langgraph.json has an `auth` section, which Berth does not enforce yet. */
   declaresAuth: boolean;
@@ -92,6 +100,9 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
         ? `${configFile}: "${key}" is ignored (${UNAPPLIED_KEYS[key]})`
         : `${configFile}: unknown key "${key}" is ignored`,
     );
+  for (const key of unappliedCheckpointerKeys(parsed.data.checkpointer ?? undefined)) {
+    warnings.push(`${configFile}: "checkpointer.${key}" is ignored (${NOT_YET})`);
+  }
   const graphs = Object.entries(parsed.data.graphs).map(([graphId, entry]) => parseGraphSpec(graphId, entry, projectDir));
   const declaresAuth = (raw as Record<string, unknown>).auth !== undefined && (raw as Record<string, unknown>).auth !== null;
   const env = loadEnv(parsed.data.env, projectDir);
@@ -101,6 +112,7 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     graphs,
     env,
     store: storeSettings(parsed.data.store ?? undefined, projectDir),
+    checkpointer: checkpointerSettings(parsed.data.checkpointer ?? undefined),
     warnings,
     declaresAuth,
   };

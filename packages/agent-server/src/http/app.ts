@@ -50,7 +50,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
 
   const catalog: RouteCatalog = [];
   const context = { app, catalog };
-  registerMetaRoutes(context, options.info);
+  registerMetaRoutes(context, options.info, services.maintenance);
   registerAssistantRoutes(context, services.assistants);
   registerThreadRoutes(context, services.threads);
   registerStateRoutes(context, services.graphState);

@@ -1,4 +1,5 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
+import type { CheckpointMetadata } from "@langchain/langgraph-checkpoint";
 import type { CompiledGraph } from "../graphs/compiled-graph.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, Storage, Thread } from "../storage/types.js";
@@ -97,6 +98,27 @@ export class GraphStateService {
     const checkpoint = checkpointRef(written);
     // The official server answers `{checkpoint}`; the JS SDK's type reads `{configurable}`: both are sent.
     return { checkpoint, configurable: checkpoint };
+  }
+
+  /**
+   * Merges `metadata` into the metadata of the thread's latest checkpoint (or
+   * the selected one). The checkpoint is put again under its own id with its
+   * parent, so its values, writes and place in the history do not change.
+   */
+  async patchMetadata(threadId: string, metadata: JsonObject, selector: CheckpointSelector | undefined): Promise<void> {
+    const thread = await this.thread(threadId);
+    const config = this.config(thread, selector);
+    const tuple = await this.storage.checkpointer.getTuple(config);
+    if (!tuple) {
+      throw new NotFoundError(
+        selector?.checkpoint_id ? `Checkpoint ${selector.checkpoint_id} not found` : `Thread ${threadId} has no checkpoint`,
+      );
+    }
+    const { thread_id, checkpoint_ns } = tuple.config.configurable ?? {};
+    const parent = tuple.parentConfig ?? { configurable: { thread_id, checkpoint_ns } };
+    // Client metadata is free-form: LangGraph's own keys (source, step, parents) stay unless the client overrides them.
+    const merged = { ...tuple.metadata, ...metadata } as CheckpointMetadata;
+    await this.storage.checkpointer.put(parent, tuple.checkpoint, merged, {});
   }
 
   private async thread(threadId: string): Promise<Thread> {

@@ -7,7 +7,7 @@ import { GraphStateService } from "./graph-state.js";
 import { MaintenanceService } from "./maintenance.js";
 import { RunService } from "./runs.js";
 import { StoreService } from "./store.js";
-import { ThreadService } from "./threads.js";
+import { ThreadService, type ThreadServiceOptions } from "./threads.js";
 
 export interface Services {
   assistants: AssistantService;
@@ -18,11 +18,17 @@ export interface Services {
   store: StoreService;
 }
 
-export function createServices(storage: Storage, graphs: GraphRegistry, broker: RunBroker, items: ItemStore): Services {
+export function createServices(
+  storage: Storage,
+  graphs: GraphRegistry,
+  broker: RunBroker,
+  items: ItemStore,
+  threadOptions?: ThreadServiceOptions,
+): Services {
   const assistants = new AssistantService(storage, graphs);
   return {
     assistants,
-    threads: new ThreadService(storage, graphs),
+    threads: new ThreadService(storage, graphs, threadOptions),
     graphState: new GraphStateService(storage, graphs),
     runs: new RunService(storage, graphs, assistants, broker),
     maintenance: new MaintenanceService(storage, graphs),

@@ -1,12 +1,17 @@
 import type { GraphRegistry } from "../graphs/registry.js";
-import type { Storage, TruncateParts } from "../storage/types.js";
+import type { Storage, StorageSizes, TruncateParts } from "../storage/types.js";
 import { systemAssistantId } from "./assistant-ids.js";
 
 /** Flags of a truncate request. */
 export type TruncateRequest = Partial<TruncateParts>;
 
+/** How long measured sizes are served before the tables are scanned again. */
+const SIZES_TTL_MS = 30_000;
+
 /** Operator actions that act on the whole server rather than one resource. */
 export class MaintenanceService {
+  private sizesCache: { at: number; sizes: Promise<StorageSizes> } | undefined;
+
   constructor(
     private readonly storage: Storage,
     private readonly graphs: GraphRegistry,
@@ -22,5 +27,22 @@ export class MaintenanceService {
       store: request.store ?? false,
     };
     await this.storage.truncate(parts, this.graphs.ids().map(systemAssistantId));
+  }
+
+  /**
+   * The storage's counts and bytes, measured at most every 30 s: measuring
+   * scans tables, and /info may be polled. Concurrent callers share one measure.
+   */
+  sizes(): Promise<StorageSizes> {
+    const now = Date.now();
+    if (!this.sizesCache || now - this.sizesCache.at > SIZES_TTL_MS) {
+      const sizes = this.storage.sizes();
+      this.sizesCache = { at: now, sizes };
+      // A failed measure is not kept: the next request measures again.
+      sizes.catch(() => {
+        if (this.sizesCache?.sizes === sizes) this.sizesCache = undefined;
+      });
+    }
+    return this.sizesCache.sizes;
   }
 }

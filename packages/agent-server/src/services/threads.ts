@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import { Command } from "@langchain/langgraph";
 import type { GraphRegistry } from "../graphs/registry.js";
-import type { JsonObject, Storage, Thread, ThreadFilter, ThreadQuery } from "../storage/types.js";
+import type { JsonObject, PruneStrategy, Storage, Thread, ThreadFilter, ThreadQuery } from "../storage/types.js";
 import { summarizeState, toThreadState } from "../wire/thread-state.js";
 import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
 import { withGraphInput } from "./graph-errors.js";
@@ -18,12 +18,20 @@ export interface CreateThreadInput {
   metadata?: JsonObject;
   if_exists?: "raise" | "do_nothing";
   supersteps?: { updates: SuperstepUpdate[] }[];
+  /** Minutes the thread lives; null: forever; absent: the project's `checkpointer.ttl.default_ttl`. */
+  ttl?: number | null;
+}
+
+export interface ThreadServiceOptions {
+  /** langgraph.json's `checkpointer.ttl.default_ttl`: minutes a thread created without `ttl` lives; null: forever. */
+  defaultTtlMinutes: number | null;
 }
 
 export class ThreadService {
   constructor(
     private readonly storage: Storage,
     private readonly graphs: GraphRegistry,
+    private readonly options: ThreadServiceOptions = { defaultTtlMinutes: null },
   ) {}
 
   async create(input: CreateThreadInput): Promise<Thread> {
@@ -34,7 +42,8 @@ export class ThreadService {
       if (!graphId) throw new UnprocessableError("supersteps need metadata.graph_id", ["body", "metadata", "graph_id"]);
       if (!this.graphs.has(graphId)) throw new NotFoundError(`Graph "${graphId}" not found`);
     }
-    const created = await this.storage.threads.create({ thread_id: threadId, metadata });
+    const ttl_minutes = input.ttl === undefined ? this.options.defaultTtlMinutes : input.ttl;
+    const created = await this.storage.threads.create({ thread_id: threadId, metadata, ttl_minutes });
     if (!created) {
       const existing = await this.storage.threads.get(threadId);
       if (input.if_exists === "do_nothing" && existing) return existing;
@@ -57,14 +66,20 @@ export class ThreadService {
     return thread;
   }
 
-  async patch(threadId: string, metadata: JsonObject): Promise<Thread> {
-    const thread = await this.storage.threads.patch(threadId, metadata);
+  /** `ttlMinutes` restarts the thread's expiry from now (null: never expires); undefined keeps it. */
+  async patch(threadId: string, metadata: JsonObject, ttlMinutes?: number | null): Promise<Thread> {
+    const thread = await this.storage.threads.patch(threadId, metadata, ttlMinutes);
     if (!thread) throw new NotFoundError("Thread not found");
     return thread;
   }
 
   async delete(threadId: string): Promise<void> {
     if (!(await this.storage.threads.delete(threadId))) throw new NotFoundError(`Thread with ID ${threadId} not found`);
+  }
+
+  /** Unknown ids are skipped: the count is of the threads pruned. */
+  prune(threadIds: string[], strategy: PruneStrategy): Promise<number> {
+    return this.storage.threads.prune(threadIds, strategy);
   }
 
   search(query: ThreadQuery): Promise<{ items: Thread[]; total: number }> {

@@ -79,6 +79,8 @@ export interface NewThread {
   thread_id: string;
   metadata: JsonObject;
   config?: JsonObject;
+  /** Minutes until the thread expires (then it is deleted); absent or null: never. */
+  ttl_minutes?: number | null;
 }
 
 export interface ThreadFilter {
@@ -120,24 +122,42 @@ export interface ThreadRepository {
   /** Inserts the thread; returns undefined when the id is taken. */
   create(thread: NewThread): Promise<Thread | undefined>;
   get(threadId: string): Promise<Thread | undefined>;
-  /** Merges metadata. */
-  patch(threadId: string, metadata: JsonObject): Promise<Thread | undefined>;
+  /** Merges metadata; a `ttlMinutes` number restarts the expiry from now, null removes it, undefined keeps it. */
+  patch(threadId: string, metadata: JsonObject, ttlMinutes?: number | null): Promise<Thread | undefined>;
   /** Deletes the thread with its checkpoints. */
   delete(threadId: string): Promise<boolean>;
+  /** Expired threads are left out (as from `count`), even before the sweeper deletes them. */
   search(query: ThreadQuery): Promise<{ items: Thread[]; total: number }>;
   count(filter: ThreadFilter): Promise<number>;
+  /** Deletes at most `limit` expired threads that are not busy, as `delete` does; how many it deleted. */
+  sweepExpired(limit: number): Promise<number>;
   /** Creates `targetId` with the source's metadata, config and values, and a copy of its checkpoints. */
   copy(sourceId: string, targetId: string): Promise<Thread | undefined>;
   /** Records the state the thread shows after its graph advanced. */
   setState(threadId: string, state: ThreadStateSummary): Promise<void>;
   /** Ids of threads whose metadata contains the filter. */
   idsByMetadata(filter: JsonObject): Promise<string[]>;
+  /**
+   * `delete`: deletes the threads as `delete` does; `keep_latest`: keeps each
+   * thread's newest checkpoint (per namespace) and drops the older ones with
+   * their writes and channel values. Returns how many of the ids were threads.
+   */
+  prune(threadIds: string[], strategy: PruneStrategy): Promise<number>;
 }
+
+export type PruneStrategy = "delete" | "keep_latest";
 
 /** The checkpointer plus the thread-wide operations the server needs from it. */
 export interface BerthCheckpointer extends BaseCheckpointSaver {
   copyThread(sourceThreadId: string, targetThreadId: string): void | Promise<void>;
   deleteRun(threadId: string, runId: string): void | Promise<void>;
+  /**
+   * Keeps the newest checkpoint of each namespace of the thread (its parent
+   * link cleared) and deletes older checkpoints, their writes, and channel
+   * values older than those the kept checkpoints name. Safe beside a run
+   * that writes newer checkpoints: nothing newer than what was kept is touched.
+   */
+  keepLatest(threadId: string): Promise<void>;
 }
 
 /** A run attempt a worker holds: its lease is renewed while the worker executes it. */
@@ -190,6 +210,27 @@ export interface TruncateParts {
   store: boolean;
 }
 
+/** Rows of one part and the bytes they take, as the backend measures them. */
+export interface PartSize {
+  count: number;
+  bytes: number;
+}
+
+/**
+ * What the database holds, for operators. SQLite: row counts and the summed
+ * length of the stored columns. PostgreSQL: row counts and the tables' total
+ * relation size (indexes and TOAST included); the store counts live items.
+ */
+export interface StorageSizes {
+  backend: "sqlite" | "postgres";
+  threads: PartSize;
+  /** Checkpoints counted; bytes of checkpoints, their writes and channel values. */
+  checkpoints: PartSize;
+  store_items: PartSize;
+  /** Logged stream events of every run. */
+  run_events: PartSize;
+}
+
 export interface Storage {
   /**
    * Renews leases off the main thread, so a graph blocking the event loop
@@ -204,6 +245,8 @@ export interface Storage {
   readonly store: StoreRepository;
   /** Empties the given parts at once (a test suite's reset between tests); `keepAssistantIds` survive. */
   truncate(parts: TruncateParts, keepAssistantIds: string[]): Promise<void>;
+  /** Counts and bytes of the main parts (scans the tables: callers cache it). */
+  sizes(): Promise<StorageSizes>;
   close(): Promise<void>;
 }
 

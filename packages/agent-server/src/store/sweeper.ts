@@ -19,23 +19,37 @@ export interface StoreSweeper {
  * invisible to reads, so sweeping only reclaims space.
  */
 export function startStoreSweeper(repository: StoreRepository, intervalMs: number, logger: Logger): StoreSweeper {
+  return startBatchSweeper((limit) => repository.sweepExpired(limit), intervalMs, logger, "expired store items");
+}
+
+/**
+ * Calls `sweepBatch(500)` every `intervalMs` until it deletes fewer (at most
+ * 200 batches a sweep), yielding between batches; `what` names the deleted
+ * things in logs. Also sweeps expired threads (server.ts).
+ */
+export function startBatchSweeper(
+  sweepBatch: (limit: number) => Promise<number>,
+  intervalMs: number,
+  logger: Logger,
+  what: string,
+): StoreSweeper {
   let current: Promise<void> | undefined;
   let stopped = false;
   const sweep = async () => {
     let deleted = 0;
     for (let round = 0; round < MAX_BATCHES && !stopped; round++) {
-      const count = await repository.sweepExpired(BATCH);
+      const count = await sweepBatch(BATCH);
       deleted += count;
       if (count < BATCH) break;
       await yieldToEventLoop();
     }
-    if (deleted > 0) logger.info({ deleted }, "expired store items deleted");
+    if (deleted > 0) logger.info({ deleted }, `${what} deleted`);
   };
   const timer = setInterval(
     () => {
       if (current) return; // the previous sweep is still going
       current = sweep()
-        .catch((err) => logger.warn({ err }, "sweeping expired store items failed (retried at the next interval)"))
+        .catch((err) => logger.warn({ err }, `sweeping ${what} failed (retried at the next interval)`))
         .finally(() => {
           current = undefined;
         });

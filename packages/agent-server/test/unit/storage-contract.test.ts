@@ -9,11 +9,13 @@ import { postgresOnlyContract } from "./storage-contract/postgres-only.js";
 import { DATABASE_URL, skipWithoutPostgres } from "./storage-contract/postgres-schema.js";
 import { sharedDatabaseContract } from "./storage-contract/shared-database.js";
 import { storeContract, storeParityWithSqlite } from "./storage-contract/store.js";
+import { threadsContract } from "./storage-contract/threads.js";
 
 for (const backend of BACKENDS) {
   describe(`Storage contract on ${backend.name}`, () => {
     sharedDatabaseContract(backend);
     storeContract(backend);
+    threadsContract(backend);
     if (backend.name === "PostgreSQL") {
       postgresOnlyContract(backend);
       parityWithSqlite();

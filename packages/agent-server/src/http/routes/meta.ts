@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { defineRoute } from "@berth/service-kit";
+import type { MaintenanceService } from "../../services/maintenance.js";
 import type { RouteContext } from "./context.js";
 
 export interface ServerInfo {
@@ -9,7 +10,7 @@ export interface ServerInfo {
   tracing?: boolean;
 }
 
-export function registerMetaRoutes({ app, catalog }: RouteContext, info: ServerInfo): void {
+export function registerMetaRoutes({ app, catalog }: RouteContext, info: ServerInfo, maintenance: MaintenanceService): void {
   const ok = { ok: true };
   defineRoute(
     app,
@@ -39,8 +40,15 @@ export function registerMetaRoutes({ app, catalog }: RouteContext, info: ServerI
       path: "/info",
       summary: "Server version and feature flags",
       tag: "meta",
-      responses: { 200: { description: "Version and flags" } },
+      responses: { 200: { description: "Version, flags and the storage's sizes (`storage`, null when unmeasurable)" } },
     },
-    async () => body,
+    async ({ request }) => {
+      // Berth's addition beside the official fields; an unreachable database must not fail /info.
+      const storage = await maintenance.sizes().catch((err: unknown) => {
+        request.log.warn({ err }, "measuring storage sizes failed");
+        return null;
+      });
+      return { ...body, storage };
+    },
   );
 }

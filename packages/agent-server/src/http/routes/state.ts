@@ -6,6 +6,7 @@ import {
   HistoryQuery,
   StateAtCheckpointParams,
   StateCheckpointBody,
+  StatePatch,
   StateQuery,
   StateUpdate,
   StateUpdateResponse,
@@ -80,6 +81,25 @@ export function registerStateRoutes({ app, catalog }: RouteContext, state: Graph
       },
     },
     ({ params, body }) => state.update(params.thread_id, body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "PATCH",
+      path: "/threads/:thread_id/state",
+      summary: "Merge metadata into the latest (or the named) checkpoint's metadata",
+      tag,
+      params: ThreadIdParams,
+      body: StatePatch,
+      responses: { 204: { description: "Patched" }, 404: { description: "Not found" } },
+    },
+    async ({ params, body, reply }) => {
+      const selector = body.checkpoint ?? (body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : undefined);
+      await state.patchMetadata(params.thread_id, body.metadata, selector);
+      return reply.status(204).send();
+    },
   );
 
   defineRoute(

@@ -1,7 +1,16 @@
 import { z } from "zod";
 import type { ThreadService } from "../../services/threads.js";
 import { defineRoute } from "@berth/service-kit";
-import { Thread, ThreadCount, ThreadCreate, ThreadIdParams, ThreadPatch, ThreadSearch } from "../schemas/threads.js";
+import {
+  Thread,
+  ThreadCount,
+  ThreadCreate,
+  ThreadIdParams,
+  ThreadPatch,
+  ThreadPrune,
+  ThreadPruneResponse,
+  ThreadSearch,
+} from "../schemas/threads.js";
 import type { RouteContext } from "./context.js";
 import { setPaginationHeaders } from "./pagination.js";
 
@@ -61,6 +70,20 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
     app,
     catalog,
     {
+      method: "POST",
+      path: "/threads/prune",
+      summary: "Delete threads, or keep only each one's latest checkpoint",
+      tag,
+      body: ThreadPrune,
+      responses: { 200: { description: "How many of the ids were threads", schema: ThreadPruneResponse } },
+    },
+    async ({ body }) => ({ pruned_count: await threads.prune(body.thread_ids, body.strategy) }),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
       method: "GET",
       path: "/threads/:thread_id",
       summary: "Get a thread",
@@ -83,7 +106,7 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       body: ThreadPatch,
       responses: { 200: { description: "The thread", schema: Thread }, 404: { description: "Not found" } },
     },
-    ({ params, body }) => threads.patch(params.thread_id, body.metadata),
+    ({ params, body }) => threads.patch(params.thread_id, body.metadata, body.ttl),
   );
 
   defineRoute(

@@ -20,14 +20,33 @@ const SuperstepUpdate = z.object({
   as_node: z.string().min(1),
 });
 
+/** Minutes a thread lives (the SDK sends `{ttl, strategy: "delete"}`; a bare number is read as its ttl); null: forever. */
+const ThreadTtl = z
+  .union([z.number().positive(), z.object({ ttl: z.number().positive(), strategy: z.literal("delete").default("delete") })])
+  .nullable()
+  .transform((value) => (typeof value === "number" ? value : (value?.ttl ?? null)));
+
 export const ThreadCreate = z.object({
   thread_id: Uuid.optional(),
+  ttl: ThreadTtl.optional(),
   metadata: JsonObject.optional(),
   if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
   supersteps: z.array(z.object({ updates: z.array(SuperstepUpdate).min(1) })).optional(),
 });
 
-export const ThreadPatch = z.object({ metadata: JsonObject });
+// The SDK's update sends `metadata` only when given: a body with a `ttl` alone patches no metadata.
+export const ThreadPatch = z.preprocess(
+  (body) =>
+    body !== null && typeof body === "object" && !("metadata" in body) && "ttl" in body ? { ...body, metadata: {} } : body,
+  z.object({ metadata: JsonObject, ttl: ThreadTtl.optional() }),
+);
+
+export const ThreadPrune = z.object({
+  thread_ids: z.array(Uuid),
+  strategy: z.enum(["delete", "keep_latest"]).default("delete"),
+});
+
+export const ThreadPruneResponse = z.object({ pruned_count: z.int() });
 
 const ThreadFilter = z.object({
   ids: z.array(Uuid).optional(),
@@ -90,6 +109,13 @@ export const StateUpdate = z.object({
   values: z.unknown().optional(),
   as_node: z.string().min(1).optional(),
   checkpoint_id: z.string().optional(),
+  checkpoint: CheckpointSelector.optional(),
+});
+
+export const StatePatch = z.object({
+  metadata: JsonObject,
+  // The SDK sends only `metadata`; a checkpoint may name another than the latest.
+  checkpoint_id: z.string().min(1).optional(),
   checkpoint: CheckpointSelector.optional(),
 });
 

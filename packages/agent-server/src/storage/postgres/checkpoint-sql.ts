@@ -1,7 +1,15 @@
 // The checkpoint tables' statements. Each write is one statement (CTEs for
 // the multi-table ones), so it is atomic without an explicit transaction and
 // can also run on a client inside a caller's transaction (thread delete/copy).
-import type { BlobRow, Bytes, CheckpointKey, CheckpointRow, WriteRow } from "../shared/checkpoint-rows.js";
+import type {
+  BlobRow,
+  Bytes,
+  CheckpointKey,
+  CheckpointRow,
+  KeptCheckpoint,
+  LatestRow,
+  WriteRow,
+} from "../shared/checkpoint-rows.js";
 import { CHECKPOINT_BLOB_COLUMNS, CHECKPOINT_COLUMNS, CHECKPOINT_WRITE_COLUMNS, qualified } from "../shared/columns.js";
 import type { Queryable } from "./database.js";
 import { jsonb } from "@berth/service-kit";
@@ -204,5 +212,41 @@ export async function deleteRunCheckpoints(q: Queryable, threadId: string, runId
      )
      DELETE FROM checkpoints WHERE ${OF_RUN}`,
     [threadId, runId],
+  );
+}
+
+/** The newest checkpoint of each namespace of a thread. */
+export async function selectLatestPerNamespace(q: Queryable, threadId: string): Promise<LatestRow[]> {
+  const { rows } = await q.query<LatestRow>(
+    `SELECT DISTINCT ON (checkpoint_ns) checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints
+      WHERE thread_id = $1 ORDER BY checkpoint_ns, checkpoint_id DESC`,
+    [threadId],
+  );
+  return rows;
+}
+
+/**
+ * Deletes, per namespace, what is older than the kept checkpoint: checkpoints,
+ * their writes, and channel versions below those it names (versions sort by
+ * their zero-padded counter, so newer ones a running graph writes meanwhile
+ * stay); the kept checkpoint's parent link is cleared.
+ */
+export async function keepLatestCheckpoints(q: Queryable, threadId: string, kept: KeptCheckpoint[]): Promise<void> {
+  if (kept.length === 0) return;
+  const keys = kept.map((k) => ({ n: k.checkpoint_ns, c: k.checkpoint_id, v: k.versions }));
+  await q.query(
+    `WITH k AS (SELECT * FROM jsonb_to_recordset($2::jsonb) AS k(n text, c text, v jsonb)),
+     writes AS (
+       DELETE FROM checkpoint_writes w USING k
+        WHERE w.thread_id = $1 AND w.checkpoint_ns = k.n AND w.checkpoint_id < k.c
+     ), blobs AS (
+       DELETE FROM checkpoint_blobs b USING k, jsonb_each_text(k.v) AS v
+        WHERE b.thread_id = $1 AND b.checkpoint_ns = k.n AND b.channel = v.key AND b.version < v.value
+     ), parents AS (
+       UPDATE checkpoints c SET parent_checkpoint_id = NULL FROM k
+        WHERE c.thread_id = $1 AND c.checkpoint_ns = k.n AND c.checkpoint_id = k.c
+     )
+     DELETE FROM checkpoints c USING k WHERE c.thread_id = $1 AND c.checkpoint_ns = k.n AND c.checkpoint_id < k.c`,
+    [threadId, jsonb(keys)],
   );
 }

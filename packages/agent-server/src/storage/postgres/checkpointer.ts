@@ -15,6 +15,7 @@ import {
 import {
   encodePut,
   encodeWrites,
+  keptCheckpoints,
   loadChannelValues,
   loadWrites,
   nextChannelVersion,
@@ -28,9 +29,11 @@ import {
   deleteThreadCheckpoints,
   insertCheckpoint,
   insertWrites,
+  keepLatestCheckpoints,
   selectBlobs,
   selectCheckpoint,
   selectLatest,
+  selectLatestPerNamespace,
   selectList,
   selectWrites,
 } from "./checkpoint-sql.js";
@@ -119,6 +122,11 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
   /** Deletes the checkpoints written by one run (metadata.run_id) and their writes; channel values stay. */
   async deleteRun(threadId: string, runId: string): Promise<void> {
     await deleteRunCheckpoints(this.db, threadId, runId);
+  }
+
+  async keepLatest(threadId: string): Promise<void> {
+    const kept = await keptCheckpoints(this.serde, await selectLatestPerNamespace(this.db, threadId));
+    await keepLatestCheckpoints(this.db, threadId, kept);
   }
 
   /** Tuples of checkpoint rows, with two round trips for all of them: blobs, and writes. */

@@ -4,6 +4,7 @@ import { PostgresAssistantRepository } from "./assistants.js";
 import { PostgresCheckpointer } from "./checkpointer.js";
 import { openPostgresDatabase } from "./database.js";
 import { PostgresRunRepository } from "./runs.js";
+import { postgresSizes } from "./sizes.js";
 import { PostgresStoreRepository } from "./store.js";
 import { PostgresThreadRepository } from "./threads.js";
 import { truncatePostgres } from "./truncate.js";
@@ -22,14 +23,17 @@ export interface PostgresStorageOptions {
 export async function createPostgresStorage(url: string, options: PostgresStorageOptions = {}): Promise<Storage> {
   const pool = await openPostgresDatabase(url, options.poolSize);
   let closing: Promise<void> | undefined;
+  const checkpointer = new PostgresCheckpointer(pool);
+  const store = new PostgresStoreRepository(pool);
   return {
     assistants: new PostgresAssistantRepository(pool),
-    threads: new PostgresThreadRepository(pool),
+    threads: new PostgresThreadRepository(pool, checkpointer),
     runs: new PostgresRunRepository(pool),
-    checkpointer: new PostgresCheckpointer(pool),
-    store: new PostgresStoreRepository(pool),
+    checkpointer,
+    store,
     keepLeases: threadLeaseKeeper(new URL("./lease-heartbeat.mjs", import.meta.url), { databaseUrl: url }),
     truncate: (parts, keepAssistantIds) => truncatePostgres(pool, parts, keepAssistantIds),
+    sizes: () => postgresSizes(pool, store),
     close() {
       closing ??= pool.end(); // pool.end() throws when called twice
       return closing;

@@ -1,7 +1,17 @@
 import type pg from "pg";
-import type { JsonObject, NewThread, Thread, ThreadFilter, ThreadQuery, ThreadRepository, ThreadStateSummary } from "../types.js";
+import type {
+  BerthCheckpointer,
+  JsonObject,
+  NewThread,
+  PruneStrategy,
+  Thread,
+  ThreadFilter,
+  ThreadQuery,
+  ThreadRepository,
+  ThreadStateSummary,
+} from "../types.js";
 import { THREAD_COLUMNS } from "../shared/columns.js";
-import { nowIso } from "../shared/timestamps.js";
+import { expiresAtIso, nowIso } from "../shared/timestamps.js";
 import { copyThreadCheckpoints, deleteThreadCheckpoints } from "./checkpoint-sql.js";
 import { withTransaction } from "./database.js";
 import { jsonb, jsonbOrNull } from "@berth/service-kit";
@@ -16,8 +26,9 @@ const SORT_COLUMNS: Record<ThreadQuery["sort_by"], string> = {
 
 /** WHERE clause of a thread filter; its parameters are appended to `params`. */
 function filterSql(filter: ThreadFilter, params: unknown[]): string {
-  const clauses: string[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
+  // Expired threads are gone for search and count before the sweeper deletes them.
+  const clauses: string[] = [`(expires_at IS NULL OR expires_at > ${param(nowIso())})`];
   if (filter.ids !== undefined) clauses.push(`thread_id = ANY(${param(filter.ids)}::text[])`);
   if (filter.status !== undefined) clauses.push(`status = ${param(filter.status)}`);
   if (filter.metadata !== undefined && Object.keys(filter.metadata).length > 0) {
@@ -27,18 +38,28 @@ function filterSql(filter: ThreadFilter, params: unknown[]): string {
     // A thread without values (SQL NULL) matches no values filter.
     clauses.push(`"values" @> ${param(jsonb(filter.values))}::jsonb`);
   }
-  return clauses.length ? `WHERE ${clauses.join(" AND ")}` : "";
+  return `WHERE ${clauses.join(" AND ")}`;
 }
 
 export class PostgresThreadRepository implements ThreadRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly checkpointer: BerthCheckpointer,
+  ) {}
 
   async create(thread: NewThread): Promise<Thread | undefined> {
     const now = nowIso();
     const { rows } = await this.pool.query<Thread>(
-      `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at)
-       VALUES ($1, 'idle', $2::jsonb, $3::jsonb, $4, $4) ON CONFLICT (thread_id) DO NOTHING RETURNING ${THREAD_COLUMNS}`,
-      [thread.thread_id, jsonb(thread.metadata), jsonb(thread.config ?? {}), now],
+      `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at, expires_at, ttl_minutes)
+       VALUES ($1, 'idle', $2::jsonb, $3::jsonb, $4, $4, $5, $6) ON CONFLICT (thread_id) DO NOTHING RETURNING ${THREAD_COLUMNS}`,
+      [
+        thread.thread_id,
+        jsonb(thread.metadata),
+        jsonb(thread.config ?? {}),
+        now,
+        expiresAtIso(thread.ttl_minutes),
+        thread.ttl_minutes ?? null,
+      ],
     );
     return rows[0];
   }
@@ -48,11 +69,15 @@ export class PostgresThreadRepository implements ThreadRepository {
     return rows[0];
   }
 
-  async patch(threadId: string, metadata: JsonObject): Promise<Thread | undefined> {
+  async patch(threadId: string, metadata: JsonObject, ttlMinutes?: number | null): Promise<Thread | undefined> {
     // `||` is the shallow merge SQLite does in JS, here under the row lock of the update.
+    const keepTtl = ttlMinutes === undefined;
     const { rows } = await this.pool.query<Thread>(
-      `UPDATE threads SET metadata = metadata || $2::jsonb, updated_at = $3 WHERE thread_id = $1 RETURNING ${THREAD_COLUMNS}`,
-      [threadId, jsonb(metadata), nowIso()],
+      `UPDATE threads SET metadata = metadata || $2::jsonb, updated_at = $3,
+         expires_at = CASE WHEN $4 THEN expires_at ELSE $5::timestamptz END,
+         ttl_minutes = CASE WHEN $4 THEN ttl_minutes ELSE $6::double precision END
+       WHERE thread_id = $1 RETURNING ${THREAD_COLUMNS}`,
+      [threadId, jsonb(metadata), nowIso(), keepTtl, expiresAtIso(ttlMinutes), ttlMinutes ?? null],
     );
     return rows[0];
   }
@@ -85,6 +110,23 @@ export class PostgresThreadRepository implements ThreadRepository {
     return (await this.pool.query<{ n: number }>(`SELECT count(*) AS n FROM threads ${where}`, params)).rows[0].n;
   }
 
+  async sweepExpired(limit: number): Promise<number> {
+    // SKIP LOCKED: processes sweeping at once take different threads; busy threads wait for their run to end.
+    const { rows } = await this.pool.query<{ n: number }>(
+      `WITH gone AS (
+         DELETE FROM threads WHERE thread_id IN (
+           SELECT thread_id FROM threads WHERE expires_at <= $1 AND status <> 'busy'
+            ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
+         RETURNING thread_id
+       ), writes AS (DELETE FROM checkpoint_writes WHERE thread_id IN (SELECT thread_id FROM gone)),
+          blobs AS (DELETE FROM checkpoint_blobs WHERE thread_id IN (SELECT thread_id FROM gone)),
+          checkpoints AS (DELETE FROM checkpoints WHERE thread_id IN (SELECT thread_id FROM gone))
+       SELECT count(*)::int AS n FROM gone`,
+      [nowIso(), limit],
+    );
+    return rows[0].n;
+  }
+
   async copy(sourceId: string, targetId: string): Promise<Thread | undefined> {
     return withTransaction(this.pool, async (client) => {
       const now = nowIso();
@@ -114,5 +156,19 @@ export class PostgresThreadRepository implements ThreadRepository {
       [jsonb(filter)],
     );
     return rows.map((row) => row.thread_id);
+  }
+
+  async prune(threadIds: string[], strategy: PruneStrategy): Promise<number> {
+    let pruned = 0;
+    // One thread per transaction, so a long list never holds many locks for long.
+    for (const threadId of new Set(threadIds)) {
+      if (strategy === "delete") {
+        if (await this.delete(threadId)) pruned++;
+      } else if ((await this.pool.query("SELECT 1 FROM threads WHERE thread_id = $1", [threadId])).rowCount) {
+        await this.checkpointer.keepLatest(threadId);
+        pruned++;
+      }
+    }
+    return pruned;
   }
 }

@@ -165,3 +165,20 @@ export async function encodeWrites(
     }),
   );
 }
+
+/** The newest checkpoint of one namespace, as `keepLatest` reads it before pruning what is older. */
+export type LatestRow = Pick<CheckpointRow, "checkpoint_ns" | "checkpoint_id" | "type" | "checkpoint">;
+
+/** What `keepLatest` keeps of a namespace: its newest checkpoint and the channel versions that checkpoint names. */
+export type KeptCheckpoint = { checkpoint_ns: string; checkpoint_id: string; versions: Record<string, string> };
+
+/** Decodes the channel versions of each namespace's newest checkpoint (they live inside the serialized checkpoint). */
+export function keptCheckpoints(serde: SerializerProtocol, rows: LatestRow[]): Promise<KeptCheckpoint[]> {
+  return Promise.all(
+    rows.map(async (row) => {
+      const stored: Pick<Checkpoint, "channel_versions"> = await serde.loadsTyped(row.type, row.checkpoint);
+      const versions = JSON.parse(versionsParam(stored.channel_versions)) as Record<string, string>;
+      return { checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id, versions };
+    }),
+  );
+}

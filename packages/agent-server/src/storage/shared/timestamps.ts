@@ -13,3 +13,8 @@ export const LATEST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 export function msAfterMinutes(nowMs: number, minutes: number): number {
   return Math.max(0, Math.min(Math.floor(nowMs + minutes * 60_000), LATEST_MS));
 }
+
+/** When something with a ttl of `minutes` given now expires, as stored ISO text; null: never. */
+export function expiresAtIso(minutes: number | null | undefined): string | null {
+  return minutes === null || minutes === undefined ? null : new Date(msAfterMinutes(Date.now(), minutes)).toISOString();
+}

@@ -16,6 +16,7 @@ import {
 import {
   encodePut,
   encodeWrites,
+  keptCheckpoints,
   loadChannelValues,
   loadWrites,
   nextChannelVersion,
@@ -23,6 +24,8 @@ import {
   type BlobRow,
   type CheckpointKey,
   type CheckpointRow,
+  type KeptCheckpoint,
+  type LatestRow,
   type WriteRow,
 } from "../shared/checkpoint-rows.js";
 import { CHECKPOINT_BLOB_COLUMNS, CHECKPOINT_COLUMNS, CHECKPOINT_WRITE_COLUMNS } from "../shared/columns.js";
@@ -103,6 +106,24 @@ function prepare(db: SqliteDatabase) {
        (SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE ${OF_RUN})`,
   );
   const deleteRunCheckpoints = db.prepare<RunParams>(`DELETE FROM checkpoints WHERE ${OF_RUN}`);
+  // keepLatest's statements: everything of a namespace older than its newest checkpoint.
+  type KeepParams = { thread_id: string; checkpoint_ns: string; checkpoint_id: string; versions: string };
+  const OF_NS = "thread_id = @thread_id AND checkpoint_ns = @checkpoint_ns";
+  const deleteOlderWrites = db.prepare<KeepParams>(
+    `DELETE FROM checkpoint_writes WHERE ${OF_NS} AND checkpoint_id < @checkpoint_id`,
+  );
+  const deleteOlderCheckpoints = db.prepare<KeepParams>(
+    `DELETE FROM checkpoints WHERE ${OF_NS} AND checkpoint_id < @checkpoint_id`,
+  );
+  const clearParent = db.prepare<KeepParams>(
+    `UPDATE checkpoints SET parent_checkpoint_id = NULL WHERE ${OF_NS} AND checkpoint_id = @checkpoint_id`,
+  );
+  // Versions sort by their zero-padded counter: one below the kept version is no longer named by any kept
+  // checkpoint, while newer versions (a run writing meanwhile) are left alone.
+  const deleteOlderBlobs = db.prepare<KeepParams>(
+    `DELETE FROM checkpoint_blobs WHERE ${OF_NS} AND EXISTS
+       (SELECT 1 FROM json_each(@versions) AS v WHERE v.key = checkpoint_blobs.channel AND checkpoint_blobs.version < v.value)`,
+  );
 
   return {
     getById: db.prepare<CheckpointKey, CheckpointRow>(`SELECT ${COLUMNS} FROM checkpoints WHERE ${BY_KEY}`),
@@ -138,6 +159,20 @@ function prepare(db: SqliteDatabase) {
       copyCheckpoints.run(params);
       copyWrites.run(params);
       copyBlobs.run(params);
+    }),
+    latestPerNamespace: db.prepare<[string], LatestRow>(
+      `SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints AS c
+       WHERE thread_id = ? AND checkpoint_id =
+         (SELECT max(checkpoint_id) FROM checkpoints WHERE thread_id = c.thread_id AND checkpoint_ns = c.checkpoint_ns)`,
+    ),
+    keepLatest: db.transaction((threadId: string, kept: KeptCheckpoint[]) => {
+      for (const { versions, ...key } of kept) {
+        const params = { thread_id: threadId, ...key, versions: JSON.stringify(versions) };
+        deleteOlderWrites.run(params);
+        deleteOlderCheckpoints.run(params);
+        clearParent.run(params);
+        deleteOlderBlobs.run(params);
+      }
     }),
     deleteRun: db.transaction((params: RunParams) => {
       deleteRunWrites.run(params); // first: it finds the writes through the checkpoints deleted next
@@ -233,6 +268,11 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
    */
   deleteRun(threadId: string, runId: string): void {
     this.sql.deleteRun.immediate({ thread_id: threadId, run_id: runId });
+  }
+
+  async keepLatest(threadId: string): Promise<void> {
+    const kept = await keptCheckpoints(this.serde, this.sql.latestPerNamespace.all(threadId));
+    this.sql.keepLatest.immediate(threadId, kept);
   }
 
   private async toTuple(row: CheckpointRow): Promise<CheckpointTuple> {

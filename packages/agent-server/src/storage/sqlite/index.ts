@@ -5,6 +5,7 @@ import { SqliteAssistantRepository } from "./assistants.js";
 import { SqliteCheckpointer } from "./checkpointer.js";
 import { openSqliteDatabase, type SqliteSynchronous } from "./database.js";
 import { SqliteRunRepository } from "./runs.js";
+import { sqliteSizes } from "./sizes.js";
 import { SqliteStoreRepository } from "./store.js";
 import { SqliteThreadRepository } from "./threads.js";
 import { truncateSqlite } from "./truncate.js";
@@ -26,16 +27,18 @@ export function createSqliteStorage(
   const file = join(dataDir, "berth.sqlite");
   const db = openSqliteDatabase(file, synchronous);
   const checkpointer = new SqliteCheckpointer(db);
+  const store = new SqliteStoreRepository(db);
   return {
     assistants: new SqliteAssistantRepository(db),
     threads: new SqliteThreadRepository(db, checkpointer),
     runs: new SqliteRunRepository(db),
     checkpointer,
-    store: new SqliteStoreRepository(db),
+    store,
     ...(options.shared ? { keepLeases: threadLeaseKeeper(new URL("./lease-heartbeat.mjs", import.meta.url), { file }) } : {}),
     async truncate(parts, keepAssistantIds) {
       truncateSqlite(db, parts, keepAssistantIds);
     },
+    sizes: () => sqliteSizes(db, store),
     async close() {
       db.close();
     },

@@ -2,6 +2,7 @@ import type {
   BerthCheckpointer,
   JsonObject,
   NewThread,
+  PruneStrategy,
   Thread,
   ThreadFilter,
   ThreadQuery,
@@ -9,7 +10,7 @@ import type {
   ThreadStateSummary,
 } from "../types.js";
 import { THREAD_COLUMNS } from "../shared/columns.js";
-import { nowIso } from "../shared/timestamps.js";
+import { expiresAtIso, nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
 import { parseJsonColumn, toJsonColumn } from "./json-columns.js";
 
@@ -38,8 +39,9 @@ function fromRow(row: ThreadRow): Thread {
 }
 
 function filterSql(filter: ThreadFilter): { where: string; params: unknown[] } {
-  const clauses: string[] = [];
-  const params: unknown[] = [];
+  // Expired threads are gone for search and count before the sweeper deletes them.
+  const clauses: string[] = ["(expires_at IS NULL OR expires_at > ?)"];
+  const params: unknown[] = [nowIso()];
   if (filter.ids !== undefined) {
     clauses.push(`thread_id IN (SELECT value FROM json_each(?))`);
     params.push(JSON.stringify(filter.ids));
@@ -57,7 +59,7 @@ function filterSql(filter: ThreadFilter): { where: string; params: unknown[] } {
     clauses.push(`"values" IS NOT NULL AND json_contains("values", ?)`);
     params.push(JSON.stringify(filter.values));
   }
-  return { where: clauses.length ? `WHERE ${clauses.join(" AND ")}` : "", params };
+  return { where: `WHERE ${clauses.join(" AND ")}`, params };
 }
 
 export class SqliteThreadRepository implements ThreadRepository {
@@ -70,10 +72,18 @@ export class SqliteThreadRepository implements ThreadRepository {
     const now = nowIso();
     const inserted = this.db
       .prepare(
-        `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at)
-         VALUES (?, 'idle', ?, ?, ?, ?) ON CONFLICT (thread_id) DO NOTHING`,
+        `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at, expires_at, ttl_minutes)
+         VALUES (?, 'idle', ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id) DO NOTHING`,
       )
-      .run(thread.thread_id, JSON.stringify(thread.metadata), JSON.stringify(thread.config ?? {}), now, now);
+      .run(
+        thread.thread_id,
+        JSON.stringify(thread.metadata),
+        JSON.stringify(thread.config ?? {}),
+        now,
+        now,
+        expiresAtIso(thread.ttl_minutes),
+        thread.ttl_minutes ?? null,
+      );
     return inserted.changes === 0 ? undefined : this.getSync(thread.thread_id);
   }
 
@@ -81,7 +91,7 @@ export class SqliteThreadRepository implements ThreadRepository {
     return this.getSync(threadId);
   }
 
-  async patch(threadId: string, metadata: JsonObject): Promise<Thread | undefined> {
+  async patch(threadId: string, metadata: JsonObject, ttlMinutes?: number | null): Promise<Thread | undefined> {
     return this.db
       .transaction(() => {
         const current = this.getSync(threadId);
@@ -89,6 +99,11 @@ export class SqliteThreadRepository implements ThreadRepository {
         this.db
           .prepare("UPDATE threads SET metadata = ?, updated_at = ? WHERE thread_id = ?")
           .run(JSON.stringify({ ...current.metadata, ...metadata }), nowIso(), threadId);
+        if (ttlMinutes !== undefined) {
+          this.db
+            .prepare("UPDATE threads SET expires_at = ?, ttl_minutes = ? WHERE thread_id = ?")
+            .run(expiresAtIso(ttlMinutes), ttlMinutes, threadId);
+        }
         return this.getSync(threadId);
       })
       .immediate();
@@ -121,6 +136,23 @@ export class SqliteThreadRepository implements ThreadRepository {
     return (this.db.prepare(`SELECT count(*) AS n FROM threads ${where}`).get(...params) as { n: number }).n;
   }
 
+  async sweepExpired(limit: number): Promise<number> {
+    return this.db
+      .transaction(() => {
+        // Busy threads wait: their run ends first, and the next sweep takes them.
+        const ids = this.db
+          .prepare(`SELECT thread_id FROM threads WHERE expires_at <= ? AND status <> 'busy' ORDER BY expires_at LIMIT ?`)
+          .all(nowIso(), limit) as { thread_id: string }[];
+        const remove = this.db.prepare("DELETE FROM threads WHERE thread_id = ?");
+        for (const { thread_id } of ids) {
+          remove.run(thread_id);
+          void this.checkpointer.deleteThread(thread_id);
+        }
+        return ids.length;
+      })
+      .immediate();
+  }
+
   async copy(sourceId: string, targetId: string): Promise<Thread | undefined> {
     return this.db
       .transaction(() => {
@@ -149,6 +181,20 @@ export class SqliteThreadRepository implements ThreadRepository {
   async idsByMetadata(filter: JsonObject): Promise<string[]> {
     const rows = this.db.prepare("SELECT thread_id FROM threads WHERE json_contains(metadata, ?)").all(JSON.stringify(filter));
     return rows.map((row) => (row as { thread_id: string }).thread_id);
+  }
+
+  async prune(threadIds: string[], strategy: PruneStrategy): Promise<number> {
+    let pruned = 0;
+    // One thread per transaction, so a long list never holds the write lock for long.
+    for (const threadId of new Set(threadIds)) {
+      if (strategy === "delete") {
+        if (await this.delete(threadId)) pruned++;
+      } else if (this.getSync(threadId)) {
+        await this.checkpointer.keepLatest(threadId);
+        pruned++;
+      }
+    }
+    return pruned;
   }
 
   private getSync(threadId: string): Thread | undefined {

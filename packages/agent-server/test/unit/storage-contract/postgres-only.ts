@@ -29,6 +29,7 @@ export function postgresOnlyContract(backend: Backend): void {
           { version: 2, name: "002_runs.sql" },
           { version: 3, name: "003_run_leases.sql" },
           { version: 4, name: "004_store.sql" },
+          { version: 5, name: "005_thread_ttl.sql" },
         ]);
         await Promise.all(storages.map((storage) => storage.close()));
       } finally {
