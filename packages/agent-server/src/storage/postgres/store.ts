@@ -180,10 +180,12 @@ export class PostgresStoreRepository implements StoreRepository {
   }
 
   async sweepExpired(limit: number): Promise<number> {
-    // SKIP LOCKED: processes sweeping at once take different items, and none waits behind a put.
+    // One process sweeps at a time (a transaction lock the others fail to take: they sweep nothing this time);
+    // SKIP LOCKED: the sweep never waits behind a put.
     const { rowCount } = await this.pool.query(
       `DELETE FROM store_items WHERE (namespace, key) IN (
-         SELECT namespace, key FROM store_items WHERE expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
+         SELECT namespace, key FROM store_items WHERE pg_try_advisory_xact_lock(hashtext('berth:sweep:store'))
+           AND expires_at <= $1 ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)`,
       [iso(Date.now()), limit],
     );
     return rowCount ?? 0;

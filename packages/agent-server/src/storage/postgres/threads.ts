@@ -111,11 +111,13 @@ export class PostgresThreadRepository implements ThreadRepository {
   }
 
   async sweepExpired(limit: number): Promise<number> {
-    // SKIP LOCKED: processes sweeping at once take different threads; busy threads wait for their run to end.
+    // One process sweeps at a time (a transaction lock the others fail to take: they sweep nothing this time);
+    // SKIP LOCKED: the sweep never waits behind a thread being written; busy threads wait for their run to end.
     const { rows } = await this.pool.query<{ n: number }>(
       `WITH gone AS (
          DELETE FROM threads WHERE thread_id IN (
-           SELECT thread_id FROM threads WHERE expires_at <= $1 AND status <> 'busy'
+           SELECT thread_id FROM threads WHERE pg_try_advisory_xact_lock(hashtext('berth:sweep:threads'))
+            AND expires_at <= $1 AND status <> 'busy'
             ORDER BY expires_at LIMIT $2 FOR UPDATE SKIP LOCKED)
          RETURNING thread_id
        ), writes AS (DELETE FROM checkpoint_writes WHERE thread_id IN (SELECT thread_id FROM gone)),
