@@ -1,5 +1,6 @@
 import assert from "node:assert/strict";
-import { readFileSync } from "node:fs";
+import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
@@ -26,6 +27,39 @@ describe("loading a project's langgraph.json", () => {
 
   it("warns about unknown keys without failing", () => {
     assert.match(berth.output(), /unknown key \\?"unknown_setting\\?" is ignored/);
+  });
+});
+
+describe("a project described by the official images' variables", () => {
+  it("a folder without langgraph.json is served from LANGSERVE_GRAPHS, as the official CLI's images carry it", async () => {
+    const project = mkdtempSync(join(tmpdir(), "berth-image-env-"));
+    cpSync(join(FIXTURES, "graphs"), project, { recursive: true });
+    rmSync(join(project, "langgraph.json"));
+    const berth = await startBerth({
+      project,
+      env: { LANGSERVE_GRAPHS: JSON.stringify({ shouter: "./plain.mjs:graph" }), LANGGRAPH_STORE: "{}" },
+    });
+    try {
+      assert.deepEqual(await berth.client.runs.wait(null, "shouter", { input: { text: "image" } }), { text: "IMAGE" });
+      assert.deepEqual(
+        (await berth.client.assistants.search({ metadata: { created_by: "system" } })).map((assistant) => assistant.graph_id),
+        ["shouter"],
+      );
+    } finally {
+      await berth.stop();
+      rmSync(project, { recursive: true, force: true });
+    }
+  });
+
+  it("a variable that is not JSON stops the start, naming it", async () => {
+    const project = mkdtempSync(join(tmpdir(), "berth-image-env-"));
+    try {
+      const { code, output } = await runBerthExpectingFailure({ project, env: { LANGSERVE_GRAPHS: "{not json" } });
+      assert.equal(code, 1);
+      assert.match(output, /LANGSERVE_GRAPHS is not valid JSON/);
+    } finally {
+      rmSync(project, { recursive: true, force: true });
+    }
   });
 });
 

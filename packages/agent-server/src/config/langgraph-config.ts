@@ -8,7 +8,11 @@ import {
   checkpointerSettings,
   unappliedCheckpointerKeys,
 } from "./checkpointer-config.js";
+import { ConfigError } from "./config-error.js";
+import { configFromImageEnvironment, hasImageEnvironment } from "./image-environment.js";
 import { StoreJson, type StoreSettings, storeSettings } from "./store-config.js";
+
+export { ConfigError };
 
 const GraphEntry = z.union([z.string().min(1), z.object({ path: z.string().min(1), description: z.string().optional() })]);
 
@@ -68,8 +72,6 @@ export interface ProjectConfig {
   declaresAuth: boolean;
 }
 
-export class ConfigError extends Error {}
-
 /** Finds langgraph.json from a directory or file argument. */
 export function resolveConfigFile(pathArg: string): string {
   const target = resolve(pathArg);
@@ -80,14 +82,7 @@ export function resolveConfigFile(pathArg: string): string {
 }
 
 export function loadProjectConfig(pathArg: string): ProjectConfig {
-  const configFile = resolveConfigFile(pathArg);
-  const projectDir = dirname(configFile);
-  let raw: unknown;
-  try {
-    raw = JSON.parse(readFileSync(configFile, "utf8"));
-  } catch (error) {
-    throw new ConfigError(`${configFile} is not valid JSON: ${(error as Error).message}`);
-  }
+  const { configFile, projectDir, raw } = readConfigSource(pathArg);
   const parsed = LangGraphJson.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
@@ -116,6 +111,28 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     warnings,
     declaresAuth,
   };
+}
+
+/**
+ * langgraph.json, or, in a folder without one, the variables the official
+ * CLI's images carry it in (its local `deploy` builds FROM an image of Berth's).
+ */
+function readConfigSource(pathArg: string): { configFile: string; projectDir: string; raw: unknown } {
+  const target = resolve(pathArg);
+  if (
+    hasImageEnvironment(process.env) &&
+    existsSync(target) &&
+    statSync(target).isDirectory() &&
+    !existsSync(join(target, "langgraph.json"))
+  ) {
+    return { configFile: `${target} (LANGSERVE_GRAPHS)`, projectDir: target, raw: configFromImageEnvironment(process.env) };
+  }
+  const configFile = resolveConfigFile(pathArg);
+  try {
+    return { configFile, projectDir: dirname(configFile), raw: JSON.parse(readFileSync(configFile, "utf8")) };
+  } catch (error) {
+    throw new ConfigError(`${configFile} is not valid JSON: ${(error as Error).message}`);
+  }
 }
 
 function parseGraphSpec(graphId: string, entry: z.infer<typeof GraphEntry>, projectDir: string): GraphSpec {
