@@ -37,3 +37,8 @@ export const LISTENER_USAGE = `  listener                        Run deployments
       --image-registry <host/path> Where --compute cluster pushes the images it builds (default BERTH_CLUSTER_IMAGE_REGISTRY; docs/cluster.md)
       --render <deployment id>    Print the Kubernetes objects of that deployment's latest revision as YAML and exit (docs/cluster.md)
 `;
+
+export const BASE_IMAGE_USAGE = `  base-image                      Build berth/langgraphjs-api:<node major> in a container engine and print its name: the
+                                  --base-image of the official CLI's local \`langgraphjs deploy\` (docs/control-plane.md)
+      --engine <address>          The Docker Engine API (default BERTH_CONTAINER_ENGINE, DOCKER_HOST)
+`;

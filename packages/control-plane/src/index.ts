@@ -6,3 +6,5 @@ export { HttpLink } from "./listener/http-link.js";
 export { integrationAdmin } from "./services/integration-admin.js";
 export { startListener, type RunningListener } from "./listener/listener.js";
 export { renderForReview } from "./listener/cluster-rollouts.js";
+export { connectEngine } from "./engine/docker-engine.js";
+export { buildLangGraphJsApiImage, langGraphJsApiImageTag } from "./build/image/langgraphjs-api-image.js";

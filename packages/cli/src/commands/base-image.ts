@@ -1,0 +1,34 @@
+import { parseArgs } from "node:util";
+import { BASE_IMAGE_USAGE } from "../usage.js";
+import { parsedOrError } from "../process.js";
+
+/**
+ * `berth base-image`: builds, in a container engine, the image the official
+ * CLI's local `langgraphjs deploy` can start from (`--base-image`), and
+ * prints its name.
+ */
+export async function baseImageCommand(argv: string[]): Promise<number> {
+  const parsed = parsedOrError(() => parseArgs({ args: argv, options: { engine: { type: "string" } } }));
+  if (parsed instanceof Error) {
+    process.stderr.write(`berth base-image: ${parsed.message}\n\n${BASE_IMAGE_USAGE}`);
+    return 2;
+  }
+  const { buildLangGraphJsApiImage, connectEngine } = await import("@berth/control-plane");
+  let engine: Awaited<ReturnType<typeof connectEngine>>;
+  try {
+    engine = await connectEngine(parsed.values.engine ?? (process.env.BERTH_CONTAINER_ENGINE || undefined));
+  } catch (error) {
+    process.stderr.write(`berth base-image: ${(error as Error).message}\n`);
+    return 1;
+  }
+  try {
+    const tag = await buildLangGraphJsApiImage(engine, (line) => {
+      if (line.level === "error") process.stderr.write(`${line.message}\n`);
+    });
+    process.stdout.write(`${tag}\n`);
+    return 0;
+  } catch (error) {
+    process.stderr.write(`berth base-image: ${(error as Error).message}\n`);
+    return 1;
+  }
+}
