@@ -8,7 +8,6 @@
 import assert from "node:assert/strict";
 import { execFile, spawnSync } from "node:child_process";
 import { mkdtempSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { setTimeout as delay } from "node:timers/promises";
@@ -28,6 +27,7 @@ import {
 import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
 import { containerEngine } from "./helpers/engine.js";
 import { listenerArgsFor, runListenerCommand } from "./helpers/listener-process.js";
+import { freePort } from "./helpers/test-image.js";
 
 const run = promisify(execFile);
 const engine = await containerEngine();
@@ -51,14 +51,6 @@ type PodSpec = {
 };
 type Workload = KubernetesObject & { spec: { template: { spec: PodSpec } } };
 type Secret = KubernetesObject & { data?: Record<string, string>; stringData?: Record<string, string> };
-
-async function freePort(): Promise<number> {
-  const server = createServer().listen(0, "127.0.0.1");
-  await new Promise((resolve) => server.once("listening", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 async function podman(...args: string[]): Promise<string> {
   const { stdout } = await run("podman", args, { maxBuffer: 16 * 1024 * 1024 });

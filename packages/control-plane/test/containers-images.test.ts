@@ -4,8 +4,6 @@ import { existsSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { pack } from "tar-fs";
-import { createServer } from "node:net";
 import {
   type ControlPlane,
   createDeployment,
@@ -14,42 +12,15 @@ import {
   startControlPlane,
   uniqueName,
 } from "@berth/test-support";
-import { FIXTURES, finalRevision, logsOf } from "./helpers/deploy.js";
+import { finalRevision, logsOf } from "./helpers/deploy.js";
 import { containerEngine } from "./helpers/engine.js";
+import { freePort, pushTestImage } from "./helpers/test-image.js";
 
 const engine = await containerEngine();
 const registry = process.env.BERTH_TEST_REGISTRY ?? "";
 const skip =
   engine.skip || (!registry && "BERTH_TEST_REGISTRY (a loopback registry, see scripts/container-engine.sh) is not set");
 if (!engine.skip && !registry) process.stderr.write(`\n*** SKIPPED: the image tests: ${skip} ***\n\n`);
-
-/** Builds the stand-in server image, pushes it to the loopback registry and removes the local copy: the listener must pull it. */
-async function pushTestImage(
-  docker: Docker,
-  ref: string,
-  authconfig: { username?: string; password?: string; serveraddress: string } = { serveraddress: registry },
-): Promise<void> {
-  const base = process.env.BERTH_NODE_BASE_IMAGE || `berth/node-base:${process.versions.node.split(".")[0]}`;
-  const context = pack(join(FIXTURES, "external-image"), {
-    finalize: false,
-    finish(archive) {
-      archive.entry({ name: "Dockerfile" }, `FROM ${base}\nCOPY server.mjs /srv/server.mjs\nCMD ["node", "/srv/server.mjs"]\n`);
-      archive.finalize();
-    },
-  });
-  await new Promise((resolve, reject) =>
-    docker.buildImage(context, { t: ref }, (error, stream) =>
-      error ? reject(error) : docker.modem.followProgress(stream!, (failed) => (failed ? reject(failed) : resolve(undefined))),
-    ),
-  );
-  const pushed = await docker.getImage(ref).push({ authconfig });
-  await new Promise((resolve, reject) =>
-    docker.modem.followProgress(pushed, (failed, events: { error?: string }[]) =>
-      failed || events.some((event) => event.error) ? reject(failed ?? new Error(JSON.stringify(events))) : resolve(undefined),
-    ),
-  );
-  await docker.getImage(ref).remove({ force: true });
-}
 
 describe("a docker listener runs external images", { skip }, () => {
   let cp: ControlPlane;
@@ -58,7 +29,7 @@ describe("a docker listener runs external images", { skip }, () => {
 
   before(async () => {
     docker = engine.docker!;
-    await pushTestImage(docker, image);
+    await pushTestImage(docker, image, { serveraddress: registry });
     const secretsFile = join(mkdtempSync(join(tmpdir(), "berth-secrets-")), "secrets.json");
     writeFileSync(secretsFile, JSON.stringify({ "model-provider": { "api-key": "sk-from-the-listener" } }));
     cp = await startControlPlane({
@@ -299,14 +270,6 @@ describe("a docker listener runs external images", { skip }, () => {
 });
 
 /** A port nothing listens on now, for the control plane's registry. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
 describe("internal_image: pushed with a push token to the control plane's registry, then deployed", { skip: engine.skip }, () => {
   let cp: ControlPlane;
   let docker: Docker;

@@ -2,7 +2,6 @@ import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { cpSync, mkdtempSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test, type TestContext } from "node:test";
@@ -17,6 +16,7 @@ import {
 } from "@berth/test-support";
 import { FIXTURES } from "./helpers/deploy.js";
 import { containerEngine } from "./helpers/engine.js";
+import { freePort } from "./helpers/test-image.js";
 import { cliEnv, ensureLangGraphCli, langgraphjs, LANGGRAPH_CLI_VERSION, run, shown } from "./helpers/langgraph-cli.js";
 
 /**
@@ -30,14 +30,6 @@ const engine = await containerEngine();
 const dockerCli = spawnSync("docker", ["--version"], { encoding: "utf8" });
 const skip = engine.skip || (dockerCli.status !== 0 && "the docker command is not installed (the official CLI builds with it)");
 if (!engine.skip && skip) process.stderr.write(`\n*** SKIPPED: the official CLI's local build: ${skip} ***\n\n`);
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 describe(`the official LangGraph CLI ${LANGGRAPH_CLI_VERSION} deploys an image it builds locally`, { skip }, () => {
   let bin: string;
