@@ -19,6 +19,7 @@ import {
 } from "@berth/test-support";
 import { FIXTURES, finalRevision, logsOf } from "./helpers/deploy.js";
 import { type GitHost, startGitHost } from "./helpers/git-host.js";
+import { type SshHost, sshHostUnavailable, startSshHost } from "./helpers/ssh-host.js";
 
 const WEBHOOK_SECRET = "a-webhook-secret-for-tests";
 const AGENT = readFileSync(join(FIXTURES, "deploy-app", "agent.ts"), "utf8");
@@ -376,5 +377,85 @@ describe("repo_host with build_on_push and no webhooks: the listener polls the t
     assert.equal(revision.source_revision_config.repo_commit_sha, moved);
     // The head it deployed is not deployed again.
     assert.equal((await revisionsOf(cp.admin, deployment.id)).length, 2);
+  });
+});
+
+const sshUnavailable = sshHostUnavailable();
+if (sshUnavailable) process.stderr.write(`\n*** SKIPPED: repo_host over SSH: ${sshUnavailable} ***\n\n`);
+
+describe("repo_host over SSH: a real OpenSSH server, the integration's key and known_hosts entry", {
+  skip: sshUnavailable,
+}, () => {
+  let cp: ControlPlane;
+  let host: GitHost;
+  let ssh: SshHost;
+
+  before(async () => {
+    host = await startGitHost();
+    host.createRepository("ssh-agent.git", agentProject("over ssh"));
+    ssh = await startSshHost();
+    cp = await startControlPlane({ listener: true, env: { BERTH_DRAIN_TIMEOUT_SECONDS: "2" } });
+  });
+  after(async () => {
+    await cp?.stop();
+    await ssh?.close();
+    await host?.close();
+  });
+
+  const sshIntegration = async (name: string, privateKey: string, knownHosts: string) => {
+    const created = await cp.admin.post<Integration>("/v1/integrations/repo_host", {
+      name,
+      kind: "git",
+      base_url: ssh.url,
+      credentials: { ssh_private_key: privateKey, known_hosts: knownHosts },
+    });
+    assert.equal(created.status, 201, JSON.stringify(created.body));
+    return created.body;
+  };
+  const deployOver = (integration: Integration) =>
+    createDeployment(cp.admin, {
+      name: uniqueName("ssh"),
+      source: "repo_host",
+      source_config: {
+        integration_id: integration.id,
+        repo_url: `${ssh.url}${join(host.root, "ssh-agent.git")}`,
+        deployment_type: "dev",
+      },
+      source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
+      secrets: [],
+    });
+
+  test("the accepted key deploys the branch; the key is in no log", async () => {
+    const integration = await sshIntegration("ssh", ssh.privateKey, ssh.knownHosts);
+    assert.equal(integration.credentials, "ssh");
+    const deployment = await deployOver(integration);
+    const revision = await finalRevision(cp.admin, deployment.id, deployment.latest_revision_id!);
+    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    assert.match(revision.source_revision_config.repo_commit_sha ?? "", /^[0-9a-f]{40}$/);
+    const url = (await cp.admin.get<Deployment>(`/v2/deployments/${deployment.id}`)).body.source_config.custom_url!;
+    const output = await new Client({ apiUrl: url, apiKey: cp.adminKey }).runs.wait(null, "agent", {
+      input: { messages: [{ type: "human", content: "hi" }] },
+    });
+    const messages = (output as { messages: { content: string }[] }).messages;
+    assert.equal(messages.at(-1)!.content, "over ssh: hi");
+    const logs = (await logsOf(cp.admin, deployment.id, revision.id, "build")).map((line) => line.message).join("\n");
+    const keyBody = ssh.privateKey.split("\n")[1]!;
+    assert.ok(!logs.includes(keyBody), "the private key is never in the build log");
+  });
+
+  test("a key the server refuses, or a host key that differs from known_hosts, ends BUILD_FAILED saying which", async () => {
+    const stranger = await deployOver(await sshIntegration("ssh-stranger", ssh.strangerKey, ssh.knownHosts));
+    const refused = await finalRevision(cp.admin, stranger.id, stranger.latest_revision_id!);
+    assert.equal(refused.status, "BUILD_FAILED");
+    assert.match(refused.status_message ?? "", /authenticat|refused the SSH key/i);
+
+    const otherHostKey = ssh.knownHosts.replace(
+      /ssh-ed25519 \S+/,
+      "ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIHvLAi6Z6eOcTcOgKu6TgPCzVnZ4RdYqUc3xIBf0LHQf",
+    );
+    const spoofed = await deployOver(await sshIntegration("ssh-spoofed", ssh.privateKey, otherHostKey));
+    const unverified = await finalRevision(cp.admin, spoofed.id, spoofed.latest_revision_id!);
+    assert.equal(unverified.status, "BUILD_FAILED");
+    assert.match(unverified.status_message ?? "", /host key/i);
   });
 });
