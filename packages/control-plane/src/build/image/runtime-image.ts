@@ -46,7 +46,8 @@ async function buildRuntimeImage(engine: ContainerEngine, base: string, tag: str
     BERTH_ROOT,
     ["package.json", "node_modules", ...PACKAGES.map((name) => `packages/${name}`)],
     dockerfile,
-    (path) => /^packages\/[^/]+\/test(\/|$)/.test(path),
+    // Tests and the caches tools keep under node_modules/.cache (the official CLI the tests install, among others) are not Berth.
+    (path) => /^packages\/[^/]+\/test(\/|$)/.test(path) || /^node_modules\/\.cache(\/|$)/.test(path),
   );
   await buildImage(engine, context, { tag, labels: { "berth.managed": "runtime" }, log });
 }
