@@ -1,0 +1,132 @@
+import { defineRoute } from "@berth/service-kit";
+import { z } from "zod";
+import type { CronService } from "../../services/crons.js";
+import type { Cron as CronRecord } from "../../storage/cron-types.js";
+import { Cron, CronCount, CronCreate, CronIdParams, CronPatch, CronSearch, type CRON_SELECT_FIELDS } from "../schemas/crons.js";
+import { ThreadIdParams } from "../schemas/threads.js";
+import type { RouteContext } from "./context.js";
+import { setPaginationHeaders } from "./pagination.js";
+
+const tag = "crons";
+
+type CronField = (typeof CRON_SELECT_FIELDS)[number];
+
+/** Only the selected fields of a cron, in the selection's order (`now`: the server's time). */
+function selectFields(cron: CronRecord, select: CronField[] | undefined): Record<string, unknown> {
+  if (!select) return { ...cron };
+  const now = new Date().toISOString();
+  return Object.fromEntries(select.map((field) => [field, field === "now" ? now : cron[field]]));
+}
+
+export function registerCronRoutes({ app, catalog }: RouteContext, crons: CronService): void {
+  const created = { 200: { description: "The cron", schema: Cron }, 404: { description: "Assistant or thread not found" } };
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/runs/crons",
+      summary: "Create a stateless cron: each tick runs on a new thread (deleted after the run unless on_run_completed is keep)",
+      tag,
+      body: CronCreate,
+      responses: created,
+    },
+    ({ body }) => crons.create(undefined, body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/threads/:thread_id/runs/crons",
+      summary: "Create a cron whose runs go to the thread",
+      tag,
+      params: ThreadIdParams,
+      body: CronCreate,
+      responses: created,
+    },
+    ({ params, body }) => crons.create(params.thread_id, body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/runs/crons/search",
+      summary: "Search crons",
+      tag,
+      body: CronSearch,
+      bodyOptional: true,
+      responses: { 200: { description: "Matching crons (X-Pagination-Total)", schema: z.array(Cron) } },
+    },
+    async ({ body, reply }) => {
+      const { items, total } = await crons.search(body);
+      setPaginationHeaders(reply, body, items.length, total);
+      return items.map((cron) => selectFields(cron, body.select));
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/runs/crons/count",
+      summary: "Count crons",
+      tag,
+      body: CronCount,
+      bodyOptional: true,
+      responses: { 200: { description: "The count", schema: z.int() } },
+    },
+    ({ body }) => crons.count(body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/runs/crons/:cron_id",
+      summary: "Get a cron",
+      tag,
+      params: CronIdParams,
+      responses: { 200: { description: "The cron", schema: Cron }, 404: { description: "Not found" } },
+    },
+    ({ params }) => crons.get(params.cron_id),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "PATCH",
+      path: "/runs/crons/:cron_id",
+      summary: "Update a cron (a changed schedule, timezone, end_time or enabled reschedules it from now)",
+      tag,
+      params: CronIdParams,
+      body: CronPatch,
+      responses: { 200: { description: "The cron", schema: Cron }, 404: { description: "Not found" } },
+    },
+    ({ params, body }) => crons.update(params.cron_id, body),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "DELETE",
+      path: "/runs/crons/:cron_id",
+      summary: "Delete a cron (its runs stay)",
+      tag,
+      params: CronIdParams,
+      responses: { 204: { description: "Deleted" }, 404: { description: "Not found" } },
+    },
+    async ({ params, reply }) => {
+      await crons.delete(params.cron_id);
+      return reply.status(204).send();
+    },
+  );
+}

@@ -1,0 +1,100 @@
+import { randomUUID } from "node:crypto";
+import { NotFoundError, UnprocessableError } from "@berth/service-kit";
+import type { Logger } from "../logger.js";
+import type { Cron } from "../storage/cron-types.js";
+import type { NewRun, Storage } from "../storage/types.js";
+import { nextRunDate } from "./cron-schedule.js";
+import { type CronRunBody, runInput } from "./crons.js";
+import type { RunService } from "./runs.js";
+
+/** Due crons handled per pass; more wait for the next one. */
+const BATCH = 100;
+
+export interface CronScheduler {
+  /** Stops polling and waits for the pass under way. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Fires due crons every `pollMs`, in every process that executes runs. A tick
+ * is claimed in the database with its run (CronRepository.fire), so any
+ * number of processes create exactly one run per tick. A due cron fires once
+ * however many of its ticks passed (processes all down, a late poll), and its
+ * next run is the first tick after that moment: missed ticks are not replayed.
+ */
+export function startCronScheduler(storage: Storage, runs: RunService, logger: Logger, pollMs: number): CronScheduler {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let pass: Promise<void> | undefined;
+
+  const fireDue = async () => {
+    const due = await storage.crons.due(new Date().toISOString(), BATCH);
+    for (const cron of due) {
+      if (stopped) return;
+      await fire(cron).catch((err) =>
+        logger.warn({ err, cron_id: cron.cron_id }, "firing a cron failed (retried at the next poll)"),
+      );
+    }
+  };
+
+  const fire = async (cron: Cron) => {
+    const due = cron.next_run_date;
+    if (due === null) return;
+    const now = new Date();
+    const ended = cron.end_time !== null && now.getTime() > Date.parse(cron.end_time);
+    // Past its end_time, the cron's pending tick is consumed without a run: nothing is scheduled any more.
+    const next = ended ? null : nextRunDate(cron.schedule, cron.timezone, now, cron.end_time);
+    const run = ended ? undefined : await prepare(cron, due);
+    const result = await storage.crons.fire({ cron_id: cron.cron_id, due, next }, run);
+    if (result.kind === "taken" || !result.run || !run) return;
+    const log = logger.child({ cron_id: cron.cron_id, run_id: run.run_id, thread_id: run.thread_id });
+    if (result.run.kind === "created") {
+      await runs.created(run, result.run.inflight);
+      log.info({ next_run_date: next }, "cron run created");
+    } else {
+      log.warn({ reason: result.run.kind }, "cron tick skipped: its thread is busy (multitask_strategy reject) or gone");
+    }
+  };
+
+  /** The tick's run; undefined (the tick consumed without a run) when the cron's body no longer makes one. */
+  const prepare = async (cron: Cron, due: string): Promise<NewRun | undefined> => {
+    const body = cron.payload as unknown as CronRunBody;
+    const input = runInput(cron.assistant_id, body, cron.on_run_completed);
+    // Runs carry the cron and the tick they were created for (one run per tick: the tick says which).
+    input.metadata = { ...cron.metadata, cron_id: cron.cron_id, cron_run_date: due };
+    const stateless = cron.thread_id === null;
+    try {
+      return await runs.prepare(
+        cron.thread_id ?? undefined,
+        input,
+        randomUUID(),
+        stateless ? { cron_id: cron.cron_id } : undefined,
+      );
+    } catch (error) {
+      if (!(error instanceof NotFoundError || error instanceof UnprocessableError)) throw error;
+      logger.warn({ cron_id: cron.cron_id, err: error }, "cron tick skipped: its run cannot be created");
+      return undefined;
+    }
+  };
+
+  const loop = () => {
+    timer = setTimeout(() => {
+      pass = fireDue()
+        .catch((err) => logger.warn({ err }, "looking for due crons failed (retried at the next poll)"))
+        .finally(() => {
+          pass = undefined;
+          if (!stopped) loop();
+        });
+    }, pollMs);
+    timer.unref();
+  };
+  loop();
+
+  return {
+    async stop() {
+      stopped = true;
+      clearTimeout(timer);
+      await pass;
+    },
+  };
+}

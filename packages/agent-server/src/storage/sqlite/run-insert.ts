@@ -1,0 +1,59 @@
+import { toApiRun } from "../run-record.js";
+import { RUN_COLUMNS } from "../shared/columns.js";
+import { nowIso } from "../shared/timestamps.js";
+import type { CreateRunResult, NewRun } from "../types.js";
+import type { SqliteDatabase } from "./database.js";
+import { fromRow, type RunRow } from "./run-rows.js";
+
+/**
+ * Inserts a run with the multitask check (see RunRepository.create). The
+ * caller holds an IMMEDIATE transaction: a run's creation and a cron's claim
+ * of its tick commit together.
+ */
+export function insertRun(db: SqliteDatabase, run: NewRun): CreateRunResult {
+  const now = nowIso();
+  const thread = db.prepare("SELECT metadata FROM threads WHERE thread_id = ?").get(run.thread_id) as
+    | { metadata: string }
+    | undefined;
+  if (!thread) {
+    if (!run.create_thread) return { kind: "thread_not_found" };
+    db.prepare(
+      `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at) VALUES (?, 'busy', ?, ?, ?, ?)`,
+    ).run(
+      run.thread_id,
+      JSON.stringify({ ...run.thread_metadata, graph_id: run.graph_id, assistant_id: run.assistant_id }),
+      JSON.stringify(run.thread_config ?? {}),
+      now,
+      now,
+    );
+  }
+  const inflight = db
+    .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid`)
+    .all(run.thread_id)
+    .map((row) => toApiRun(fromRow(row as RunRow)));
+  if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
+  if (thread) {
+    const metadata = { ...JSON.parse(thread.metadata), graph_id: run.graph_id, assistant_id: run.assistant_id };
+    db.prepare("UPDATE threads SET status = 'busy', metadata = ?, updated_at = ? WHERE thread_id = ?").run(
+      JSON.stringify(metadata),
+      now,
+      run.thread_id,
+    );
+  }
+  db.prepare(
+    `INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, available_at)
+     VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
+  ).run(
+    run.run_id,
+    run.thread_id,
+    run.assistant_id,
+    JSON.stringify(run.metadata),
+    JSON.stringify(run.kwargs),
+    run.multitask_strategy,
+    now,
+    now,
+    run.available_at,
+  );
+  const created = toApiRun(fromRow(db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`).get(run.run_id) as RunRow));
+  return { kind: "created", run: created, inflight };
+}
