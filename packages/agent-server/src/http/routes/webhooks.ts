@@ -1,0 +1,22 @@
+import { defineRoute } from "@berth/service-kit";
+import type { WebhookService } from "../../services/webhooks.js";
+import { RunParams } from "../schemas/runs.js";
+import { WebhookDelivery } from "../schemas/webhooks.js";
+import type { RouteContext } from "./context.js";
+
+/** Berth's own route (the official server has none): what became of a run's webhook. */
+export function registerWebhookRoutes({ app, catalog }: RouteContext, webhooks: WebhookService): void {
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/threads/:thread_id/runs/:run_id/webhook",
+      summary: "Read the delivery of a run's webhook: status, attempts, last answer",
+      tag: "runs",
+      params: RunParams,
+      responses: { 200: { description: "The delivery", schema: WebhookDelivery } },
+    },
+    ({ params }) => webhooks.get(params.thread_id, params.run_id),
+  );
+}

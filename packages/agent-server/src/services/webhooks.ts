@@ -1,0 +1,34 @@
+import { NotFoundError, UnprocessableError } from "@berth/service-kit";
+import type { WebhookUrlPolicy } from "../config/webhook-config.js";
+import { webhookUrlProblem } from "../config/webhook-url-policy.js";
+import type { Storage, WebhookDelivery } from "../storage/types.js";
+
+export interface WebhookServiceOptions {
+  /** langgraph.json's `webhooks.url`; none: any http(s) URL. */
+  policy?: WebhookUrlPolicy;
+  /** Private and loopback targets are allowed (berth dev, BERTH_WEBHOOK_ALLOW_PRIVATE). */
+  allowPrivate?: boolean;
+}
+
+const OPEN_POLICY: WebhookUrlPolicy = { requireHttps: false, allowedDomains: [], allowedPorts: [], maxUrlLength: undefined };
+
+/** Which webhook URLs runs may be created with, and what became of a run's delivery. */
+export class WebhookService {
+  constructor(
+    private readonly storage: Storage,
+    private readonly options: WebhookServiceOptions = {},
+  ) {}
+
+  /** Throws a 422 on `body.webhook` when the URL breaks the policy, before anything is written. */
+  check(url: string, loc: (string | number)[] = ["body", "webhook"]): void {
+    const problem = webhookUrlProblem(url, this.options.policy ?? OPEN_POLICY, this.options.allowPrivate ?? false);
+    if (problem) throw new UnprocessableError(problem, loc);
+  }
+
+  /** The delivery of a run's webhook: attempts, last status and error. */
+  async get(threadId: string, runId: string): Promise<WebhookDelivery> {
+    const delivery = await this.storage.webhooks.get(runId);
+    if (!delivery || delivery.thread_id !== threadId) throw new NotFoundError("No webhook delivery for this run");
+    return delivery;
+  }
+}
