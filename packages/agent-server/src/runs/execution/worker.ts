@@ -20,6 +20,12 @@ export interface WorkerOptions {
   pollMs?: number;
 }
 
+/** A process's run slots: how many runs it may execute at once, and how many it executes now. */
+export interface WorkerSlots {
+  max: number;
+  active: number;
+}
+
 /** Sweeps for runs nobody executes are a quarter lease apart, but at most this far (and at least 100 ms). */
 const MAX_SWEEP_INTERVAL_MS = 2_000;
 
@@ -83,6 +89,11 @@ export class RunWorker {
     for (const interval of this.intervals) interval.unref();
     await this.scheduleNextDelayed();
     this.wake();
+  }
+
+  /** Its slots now (GET /metrics): those executing include runs finishing their handover at a shutdown. */
+  slots(): WorkerSlots {
+    return { max: this.options.concurrency, active: this.executing.size };
   }
 
   /**

@@ -1,0 +1,14 @@
+import type pg from "pg";
+import type { RunCounts } from "../types.js";
+
+/** Pending (available now) and running runs of every process, in one statement over the queue's index (status, available_at). */
+export async function postgresRunCounts(pool: pg.Pool): Promise<RunCounts> {
+  // count(*) is a bigint, which pg returns as a string.
+  const { rows } = await pool.query<{ pending: string; running: string }>(
+    `SELECT (SELECT count(*) FROM runs WHERE status = 'pending' AND available_at <= $1) AS pending,
+            (SELECT count(*) FROM runs WHERE status = 'running') AS running`,
+    [Date.now()],
+  );
+  const row = rows[0]!;
+  return { pending: Number(row.pending), running: Number(row.running) };
+}

@@ -1,0 +1,127 @@
+import { Client } from "@langchain/langgraph-sdk";
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { type BerthProcess, newDataDir, startBerth, TEST_BACKEND } from "@berth/test-support";
+
+const KEY = "metrics-key";
+/** Two run slots, so four queued runs leave two of them pending. */
+const WORKERS = 2;
+/** How long a condition may take to hold (a loaded machine claims runs slowly). */
+const DEADLINE_MS = 30_000;
+/** Runs of 600 supersteps (a minute) outlast the test: above LangGraph's default limit of 25. */
+const LONG_RUN_CONFIG = { recursion_limit: 1000 };
+
+interface Metrics {
+  queue: { n_pending: number; n_running: number };
+  workers?: { max: number; active: number; available: number };
+}
+
+/** Polls `read` until `predicate` holds; fails with the last answer at the deadline. */
+async function until(read: () => Promise<Metrics>, predicate: (current: Metrics) => boolean): Promise<Metrics> {
+  const deadline = Date.now() + DEADLINE_MS;
+  let current = await read();
+  while (!predicate(current)) {
+    assert.ok(Date.now() < deadline, `metrics never matched: ${JSON.stringify(current)}`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+    current = await read();
+  }
+  return current;
+}
+
+describe("GET /metrics", () => {
+  let berth: BerthProcess;
+  let client: Client;
+  before(async () => {
+    berth = await startBerth({ env: { BERTH_API_KEY: KEY, BERTH_WORKERS: String(WORKERS) } });
+    client = new Client({ apiUrl: berth.url, apiKey: KEY });
+  });
+  after(() => berth?.stop());
+
+  const metrics = async (): Promise<Metrics> => {
+    const response = await fetch(`${berth.url}/metrics?format=json`, { headers: { "x-api-key": KEY } });
+    assert.equal(response.status, 200);
+    return (await response.json()) as Metrics;
+  };
+
+  const longRun = (threadId: string, extra: Record<string, unknown> = {}) =>
+    client.runs.create(threadId, "slow", { input: { steps: 600, delay_ms: 100 }, config: LONG_RUN_CONFIG, ...extra });
+
+  it("needs the API key, like every route but /ok and the docs", async () => {
+    assert.equal((await fetch(`${berth.url}/metrics`)).status, 401);
+  });
+
+  it("counts the database's pending and running runs and this process's slots (JSON by default)", async () => {
+    const idle = (await (await fetch(`${berth.url}/metrics`, { headers: { "x-api-key": KEY } })).json()) as Metrics;
+    assert.deepEqual(idle, { queue: { n_pending: 0, n_running: 0 }, workers: { max: WORKERS, active: 0, available: WORKERS } });
+
+    const threads = await Promise.all([1, 2, 3, 4].map(() => client.threads.create()));
+    const first = await longRun(threads[0]!.thread_id);
+    const second = await longRun(threads[1]!.thread_id);
+    // Waits behind the first on its thread: pending.
+    const queuedBehind = await longRun(threads[0]!.thread_id, { multitaskStrategy: "enqueue" });
+    // No slot left for it: pending.
+    const noSlot = await longRun(threads[2]!.thread_id);
+    // Not available for an hour: not counted.
+    await longRun(threads[3]!.thread_id, { afterSeconds: 3600 });
+
+    const busy = await until(metrics, (m) => m.queue.n_running === WORKERS);
+    assert.deepEqual(busy, { queue: { n_pending: 2, n_running: 2 }, workers: { max: WORKERS, active: 2, available: 0 } });
+
+    // Pending ones first, so none of them takes a slot the running ones free.
+    for (const run of [queuedBehind, noSlot, first, second]) await client.runs.cancel(run.thread_id, run.run_id);
+    const drained = await until(metrics, (m) => m.queue.n_running === 0 && m.queue.n_pending === 0 && m.workers?.active === 0);
+    assert.deepEqual(drained.workers, { max: WORKERS, active: 0, available: WORKERS });
+  });
+
+  it("format=prometheus: the same numbers as gauges with the official server's names", async () => {
+    const response = await fetch(`${berth.url}/metrics?format=prometheus`, { headers: { "x-api-key": KEY } });
+    assert.equal(response.status, 200);
+    assert.match(response.headers.get("content-type") ?? "", /^text\/plain/);
+    const text = await response.text();
+    for (const [name, value] of [
+      ["lg_api_num_pending_runs", 0],
+      ["lg_api_num_running_runs", 0],
+      ["lg_api_workers_max", WORKERS],
+      ["lg_api_workers_active", 0],
+      ["lg_api_workers_available", WORKERS],
+    ] as const) {
+      assert.match(text, new RegExp(`^# TYPE ${name} gauge$`, "m"), name);
+      assert.match(text, new RegExp(`^${name} ${value}$`, "m"), name);
+    }
+  });
+
+  it("refuses an unknown format", async () => {
+    const response = await fetch(`${berth.url}/metrics?format=xml`, { headers: { "x-api-key": KEY } });
+    assert.equal(response.status, 422);
+  });
+});
+
+const skip = TEST_BACKEND !== "postgres" ? "needs PostgreSQL + Redis (BERTH_TEST_BACKEND=postgres)" : false;
+
+describe("GET /metrics of an API process (scale-out)", { skip }, () => {
+  const dataDir = newDataDir();
+  let api: BerthProcess;
+  let worker: BerthProcess;
+  before(async () => {
+    [api, worker] = await Promise.all([
+      startBerth({ dataDir, role: "api" }),
+      startBerth({ dataDir, role: "worker", env: { BERTH_WORKERS: "1" } }),
+    ]);
+  });
+  after(() => Promise.all([api, worker].map((process) => process?.stop())));
+
+  const metrics = async (): Promise<Metrics> => (await (await fetch(`${api.url}/metrics`)).json()) as Metrics;
+
+  it("counts the runs another process executes, and has no worker slots of its own", async () => {
+    const threads = await Promise.all([1, 2].map(() => api.client.threads.create()));
+    const runs = await Promise.all(
+      threads.map((thread) =>
+        api.client.runs.create(thread.thread_id, "slow", { input: { steps: 600, delay_ms: 100 }, config: LONG_RUN_CONFIG }),
+      ),
+    );
+    const busy = await until(metrics, (m) => m.queue.n_running === 1);
+    assert.deepEqual(busy, { queue: { n_pending: 1, n_running: 1 } });
+    for (const run of runs.reverse()) await api.client.runs.cancel(run.thread_id, run.run_id);
+    await until(metrics, (m) => m.queue.n_running === 0 && m.queue.n_pending === 0);
+  });
+});
