@@ -1,9 +1,11 @@
 import type { FastifyInstance } from "fastify";
+import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
 import { join } from "node:path";
 import { systemAssistantDefaults } from "./config/assistant-defaults.js";
 import { applyProjectEnv, ConfigError, loadProjectConfig } from "./config/langgraph-config.js";
 import { type ServerSettings, settingsFromEnv } from "./config/settings.js";
+import { webhookSettings } from "./config/webhook-config.js";
 import type { StoreSettings } from "./config/store-config.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
@@ -13,7 +15,9 @@ import { serveHealthOnly } from "./http/health-only.js";
 import { createLogger, type Logger } from "./logger.js";
 import { RunControl } from "./runs/execution/run-control.js";
 import { RunWorker } from "./runs/execution/worker.js";
+import { WebhookDeliverer } from "./runs/webhooks/deliverer.js";
 import { openBackends } from "./runtime.js";
+import { startCronScheduler } from "./services/cron-scheduler.js";
 import { createServices } from "./services/index.js";
 import type { Storage } from "./storage/types.js";
 import { GraphStore } from "./store/graph-store.js";
@@ -40,6 +44,8 @@ export interface ServerOptions {
   logger?: Logger;
   /** Start even though langgraph.json declares `auth`, which Berth does not enforce yet (e.g. behind a gateway that authenticates). */
   allowUnenforcedAuth?: boolean;
+  /** `berth dev`: webhooks may target private and loopback addresses unless BERTH_WEBHOOK_ALLOW_PRIVATE says otherwise. */
+  dev?: boolean;
 }
 
 export interface RunningServer {
@@ -83,6 +89,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const assistantDefaults = systemAssistantDefaults(process.env.LANGGRAPH_CONFIG);
   pinLangChainPackages();
   const settings = { ...settingsFromEnv(), ...options.settings };
+  // After the project's env: header templates may read variables it sets.
+  const webhooks = webhookSettings(project.webhooks, process.env);
+  const webhookAllowPrivate = settings.webhookAllowPrivate ?? options.dev ?? false;
   if (role !== "all" && !settings.databaseUrl) {
     throw new ConfigError(`--role ${role} needs a shared database: set DATABASE_URL (and REDIS_URL)`);
   }
@@ -101,6 +110,21 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Runs are traced where they execute: an API-only process has nothing to trace.
     const tracing = role !== "api" && settings.tracing ? Tracing.create(settings.tracing, logger) : undefined;
     broker.onCancel((runId, action) => control.abort(runId, action));
+    // Every process that executes runs also delivers webhooks, whichever process's runs wrote them.
+    const deliverer =
+      role === "api"
+        ? undefined
+        : new WebhookDeliverer(
+            storage.webhooks,
+            {
+              owner: `webhooks-${randomUUID()}`,
+              secret: settings.webhookSecret,
+              timeoutMs: settings.webhookTimeoutMs,
+              allowPrivate: webhookAllowPrivate,
+              headers: webhooks.headers,
+            },
+            logger,
+          );
     const worker =
       role === "api"
         ? undefined
@@ -117,15 +141,25 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
               statelessKeepMs: readsRunsFromDatabase ? 60_000 : undefined,
               tracing,
               store: new GraphStore(items),
+              webhooks: deliverer && { retryMs: settings.webhookRetryMs, queued: () => deliverer.wake() },
             },
             { concurrency: settings.workers, leaseMs: settings.leaseMs, exclusiveDatabase: exclusive, pollMs: workerPollMs },
           );
     if (worker) broker.onWake((availableAt) => worker.wake(availableAt));
-    const services = createServices(storage, graphs, broker, items, {
-      defaultTtlMinutes: project.checkpointer.defaultTtlMinutes,
-    });
+    const services = createServices(
+      storage,
+      graphs,
+      broker,
+      items,
+      { defaultTtlMinutes: project.checkpointer.defaultTtlMinutes },
+      { policy: webhooks.policy, allowPrivate: webhookAllowPrivate },
+      worker && (() => worker.slots()),
+    );
     if (role !== "worker") await services.assistants.ensureSystemAssistants(assistantDefaults);
     await worker?.start();
+    deliverer?.start();
+    // Every process that executes runs fires due crons; the database lets one of them claim each tick.
+    const crons = role === "api" ? undefined : startCronScheduler(storage, services.runs, logger, settings.cronPollMs);
     const pruning = setInterval(() => {
       const cutoff = new Date(Date.now() - settings.runLogRetentionMs).toISOString();
       storage.runs.pruneEvents(cutoff).catch((err) => logger.error({ err }, "pruning run event logs failed"));
@@ -174,6 +208,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       storage,
       async close() {
         clearInterval(pruning);
+        // First: no new run may be created while the worker stops.
+        await crons?.stop();
         await sweeper.stop();
         await threadSweeper.stop();
         if (worker) {
@@ -183,6 +219,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
           const released = await storage.runs.release(worker.owner);
           if (released > 0) logger.warn({ released }, "released unfinished runs");
         }
+        await deliverer?.stop();
         const flushing = tracing?.flush(TRACE_FLUSH_TIMEOUT_MS).then((sent) => {
           if (!sent) logger.warn({ waited_ms: TRACE_FLUSH_TIMEOUT_MS }, "pending traces not sent before shutdown: they are lost");
         });

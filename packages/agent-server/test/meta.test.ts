@@ -21,7 +21,7 @@ describe("meta endpoints", () => {
     const info = response.body as { version: string; flags: Record<string, boolean> };
     assert.match(info.version, /^\d+\.\d+\.\d+/);
     assert.equal(info.flags.assistants, true);
-    assert.equal(info.flags.crons, false);
+    assert.equal(info.flags.crons, true);
   });
 
   it("GET /openapi.json documents every route with its request schema", async () => {

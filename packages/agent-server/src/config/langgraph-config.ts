@@ -11,6 +11,7 @@ import {
 import { ConfigError } from "./config-error.js";
 import { configFromImageEnvironment, hasImageEnvironment } from "./image-environment.js";
 import { StoreJson, type StoreSettings, storeSettings } from "./store-config.js";
+import { WebhooksJson, type WebhooksJsonSection } from "./webhook-config.js";
 
 export { ConfigError };
 
@@ -23,9 +24,10 @@ const LangGraphJson = z.object({
   env: z.union([z.record(z.string(), z.string()), z.string()]).optional(),
   store: StoreJson.nullish(),
   checkpointer: CheckpointerJson.nullish(),
+  webhooks: WebhooksJson.nullish(),
 });
 
-const APPLIED_KEYS = new Set(["graphs", "env", "store", "checkpointer"]);
+const APPLIED_KEYS = new Set(["graphs", "env", "store", "checkpointer", "webhooks"]);
 
 const BUILD_SETTING = "a build setting of the official CLI's images; Berth builds from the project's package.json";
 const NOT_YET = "not applied by Berth yet";
@@ -67,6 +69,8 @@ export interface ProjectConfig {
   store: StoreSettings;
   /** Thread TTL (`checkpointer.ttl` in langgraph.json; no expiry without it). */
   checkpointer: CheckpointerSettings;
+  /** langgraph.json's `webhooks` (header templates are resolved once the project's env is applied: webhook-config.ts). */
+  webhooks?: WebhooksJsonSection;
   warnings: string[];
   /** langgraph.json has an `auth` section, which Berth does not enforce yet. */
   declaresAuth: boolean;
@@ -108,6 +112,7 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     env,
     store: storeSettings(parsed.data.store ?? undefined, projectDir),
     checkpointer: checkpointerSettings(parsed.data.checkpointer ?? undefined),
+    webhooks: parsed.data.webhooks ?? undefined,
     warnings,
     declaresAuth,
   };

@@ -47,8 +47,18 @@ export interface ServerSettings {
   internalTruncate: boolean;
   /** BERTH_STORE_SWEEP_SECONDS: how often expired store items are deleted, overriding langgraph.json's `store.ttl.sweep_interval_minutes`. */
   storeSweepMs?: number;
+  /** BERTH_CRON_POLL_SECONDS: how often a process that executes runs looks for due crons (a run starts at most this late). */
+  cronPollMs: number;
   /** Where runs are traced (LANGSMITH_TRACING=true, LANGSMITH_ENDPOINT, ...); undefined: not traced. */
   tracing?: TracingSettings;
+  /** BERTH_WEBHOOK_SECRET: deliveries are signed with it (HMAC-SHA256); unset: unsigned. */
+  webhookSecret?: string;
+  /** BERTH_WEBHOOK_RETRY_SECONDS: a failing delivery is retried with backoff for this long after its run ended. */
+  webhookRetryMs: number;
+  /** BERTH_WEBHOOK_TIMEOUT_SECONDS: one attempt waits this long for the receiver's answer. */
+  webhookTimeoutMs: number;
+  /** BERTH_WEBHOOK_ALLOW_PRIVATE: webhooks may target private and loopback addresses; unset: only in `berth dev`. */
+  webhookAllowPrivate?: boolean;
 }
 
 export function settingsFromEnv(): ServerSettings {
@@ -73,6 +83,13 @@ export function settingsFromEnv(): ServerSettings {
     storeSweepMs: process.env.BERTH_STORE_SWEEP_SECONDS?.trim()
       ? envNumber("BERTH_STORE_SWEEP_SECONDS", 3600, { min: 0.01 }) * 1000
       : undefined,
+    cronPollMs: envNumber("BERTH_CRON_POLL_SECONDS", 5, { min: 0.01 }) * 1000,
     tracing: tracingSettingsFromEnv(),
+    webhookSecret: process.env.BERTH_WEBHOOK_SECRET || undefined,
+    webhookRetryMs: envNumber("BERTH_WEBHOOK_RETRY_SECONDS", 3600, { min: 0 }) * 1000,
+    webhookTimeoutMs: envNumber("BERTH_WEBHOOK_TIMEOUT_SECONDS", 10, { min: 0.1 }) * 1000,
+    webhookAllowPrivate: process.env.BERTH_WEBHOOK_ALLOW_PRIVATE?.trim()
+      ? envBoolean("BERTH_WEBHOOK_ALLOW_PRIVATE", false)
+      : undefined,
   };
 }

@@ -13,10 +13,13 @@ import { installApiKeyGuard } from "./api-key-guard.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerInternalRoutes } from "./routes/internal.js";
 import { registerMetaRoutes, type ServerInfo } from "./routes/meta.js";
+import { registerMetricsRoutes } from "./routes/metrics.js";
+import { registerCronRoutes } from "./routes/crons.js";
 import { registerRunRoutes, type StreamTimings } from "./routes/runs.js";
 import { registerStateRoutes } from "./routes/state.js";
 import { registerStoreRoutes } from "./routes/store.js";
 import { registerThreadRoutes } from "./routes/threads.js";
+import { registerWebhookRoutes } from "./routes/webhooks.js";
 
 export interface AppOptions {
   logger: Logger;
@@ -51,10 +54,13 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   const catalog: RouteCatalog = [];
   const context = { app, catalog };
   registerMetaRoutes(context, options.info, services.maintenance);
+  registerMetricsRoutes(context, services.metrics);
   registerAssistantRoutes(context, services.assistants);
   registerThreadRoutes(context, services.threads);
   registerStateRoutes(context, services.graphState);
   registerRunRoutes(context, services.runs, options.timings);
+  registerCronRoutes(context, services.crons);
+  registerWebhookRoutes(context, services.webhooks);
   registerStoreRoutes(context, services.store);
   if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
 

@@ -9,6 +9,7 @@ import {
   type CancelAction,
   type JsonObject,
   type MultitaskStrategy,
+  type NewRun,
   type QueuedRun,
   type Run,
   type RunKwargs,
@@ -19,6 +20,7 @@ import {
 } from "../storage/types.js";
 import type { AssistantService } from "./assistants.js";
 import { checkRunInput } from "./run-input.js";
+import type { WebhookService } from "./webhooks.js";
 import { ConflictError, NotFoundError } from "@berth/service-kit";
 
 export interface RunCreateInput {
@@ -51,6 +53,7 @@ export class RunService {
     private readonly graphs: GraphRegistry,
     private readonly assistants: AssistantService,
     private readonly broker: RunBroker,
+    private readonly webhooks?: WebhookService,
   ) {}
 
   /**
@@ -88,6 +91,31 @@ export class RunService {
 
   /** Creates a run on a thread, or a stateless run (a temporary thread) when `threadId` is undefined. */
   async create(threadId: string | undefined, input: RunCreateInput, runId: string = randomUUID()): Promise<Run> {
+    const run = await this.prepare(threadId, input, runId);
+    const result = await this.storage.runs.create(run);
+    if (result.kind === "thread_not_found") throw new NotFoundError("Thread not found");
+    if (result.kind === "thread_busy") {
+      throw new ConflictError(
+        "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.",
+      );
+    }
+    await this.created(run, result.inflight);
+    return result.run;
+  }
+
+  /**
+   * The run to insert for `input` (a 404 when its assistant or graph is
+   * unknown, a 422 when the graph refuses its input), without inserting it:
+   * a cron inserts it with the claim of its tick.
+   */
+  async prepare(
+    threadId: string | undefined,
+    input: RunCreateInput,
+    runId: string = randomUUID(),
+    threadMetadata?: JsonObject,
+  ): Promise<NewRun> {
+    // First: a webhook the URL policy refuses is a 422 before anything else is looked up or written.
+    if (input.webhook) this.webhooks?.check(input.webhook);
     const assistant = await this.assistants.get(input.assistant_id).catch((error: unknown) => {
       if (!(error instanceof NotFoundError)) throw error;
       throw new NotFoundError(
@@ -116,30 +144,26 @@ export class RunService {
       temporary: stateless,
       durability: input.durability ?? null,
     };
-    const targetThread = threadId ?? randomUUID();
-    const availableAt = Date.now() + Math.max(0, input.after_seconds ?? 0) * 1000;
-    const result = await this.storage.runs.create({
+    return {
       run_id: runId,
-      thread_id: targetThread,
+      thread_id: threadId ?? randomUUID(),
       assistant_id: assistant.assistant_id,
       graph_id: assistant.graph_id,
       metadata: input.metadata ?? {},
       multitask_strategy: input.multitask_strategy,
       kwargs,
-      available_at: availableAt,
+      available_at: Date.now() + Math.max(0, input.after_seconds ?? 0) * 1000,
       create_thread: stateless || input.if_not_exists === "create",
-    });
-    if (result.kind === "thread_not_found") throw new NotFoundError("Thread not found");
-    if (result.kind === "thread_busy") {
-      throw new ConflictError(
-        "Thread is already running a task. Wait for it to finish or choose a different multitask strategy.",
-      );
+      ...(threadMetadata ? { thread_metadata: threadMetadata } : {}),
+    };
+  }
+
+  /** After a prepared run was inserted: cancels the runs its multitask strategy interrupts, and wakes a worker. */
+  async created(run: NewRun, inflight: Run[]): Promise<void> {
+    if (run.multitask_strategy === "interrupt" || run.multitask_strategy === "rollback") {
+      for (const active of inflight) await this.cancelRun(active, run.multitask_strategy);
     }
-    if (input.multitask_strategy === "interrupt" || input.multitask_strategy === "rollback") {
-      for (const inflight of result.inflight) await this.cancelRun(inflight, input.multitask_strategy);
-    }
-    this.broker.wakeWorkers(availableAt);
-    return result.run;
+    this.broker.wakeWorkers(run.available_at);
   }
 
   /** The API's view of a run (without the queue's bookkeeping). */

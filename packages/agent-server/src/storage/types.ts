@@ -1,5 +1,6 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { JsonObject } from "./json.js";
+import type { Cron, CronFilter, CronQuery, CronTick, CronUpdate, NewCron } from "./cron-types.js";
 import type { StoreRepository } from "./store-types.js";
 
 export type { JsonObject };
@@ -198,7 +199,7 @@ export type LeaseKeeper = (owner: string, leaseMs: number, events: LeaseEvents) 
 
 /** What `Storage.truncate` empties. */
 export interface TruncateParts {
-  /** Runs and their event logs; threads they left busy become idle. */
+  /** Runs, their event logs and webhook deliveries, and crons; threads they left busy become idle. */
   runs: boolean;
   /** Threads, with their runs and checkpoints. */
   threads: boolean;
@@ -243,11 +244,24 @@ export interface Storage {
   readonly checkpointer: BerthCheckpointer;
   /** LangGraph's long-term memory store (store-types.ts). */
   readonly store: StoreRepository;
+  /** Scheduled runs (cron-types.ts). */
+  readonly crons: CronRepository;
+  /** Webhook deliveries waiting to be sent, and what became of them. */
+  readonly webhooks: WebhookOutbox;
   /** Empties the given parts at once (a test suite's reset between tests); `keepAssistantIds` survive. */
   truncate(parts: TruncateParts, keepAssistantIds: string[]): Promise<void>;
   /** Counts and bytes of the main parts (scans the tables: callers cache it). */
   sizes(): Promise<StorageSizes>;
+  /** Runs queued and executing, every process of the database counted (GET /metrics; run-counts.ts). */
+  runCounts(): Promise<RunCounts>;
   close(): Promise<void>;
+}
+
+/** Runs by queue state across every process sharing the database. */
+export interface RunCounts {
+  /** Pending runs a worker may claim now (those delayed by `after_seconds` not yet). */
+  pending: number;
+  running: number;
 }
 
 export type RunStatus = "pending" | "running" | "success" | "error" | "timeout" | "interrupted";
@@ -336,6 +350,37 @@ export interface NewRun {
   create_thread: boolean;
   /** Thread config recorded when the thread is created here. */
   thread_config?: JsonObject;
+  /** Metadata the thread gets beside graph_id and assistant_id when it is created here (a cron's runs: cron_id). */
+  thread_metadata?: JsonObject;
+}
+
+/**
+ * What claiming a cron's tick did. `taken`: another process claimed it first
+ * (or the cron changed meanwhile): nothing written. `claimed`: the tick is
+ * consumed, and `run` is what creating its run gave (absent when none was
+ * asked: the cron is past its end_time, or its run could not be prepared).
+ */
+export type CronFireResult = { kind: "taken" } | { kind: "claimed"; run?: CreateRunResult };
+
+export interface CronRepository {
+  /** Inserts the cron; undefined when its assistant or thread does not exist (any more). */
+  create(cron: NewCron): Promise<Cron | undefined>;
+  get(cronId: string): Promise<Cron | undefined>;
+  /** Replaces the given fields (updated_at stamped); undefined when there is no such cron. */
+  update(cronId: string, update: CronUpdate): Promise<Cron | undefined>;
+  delete(cronId: string): Promise<boolean>;
+  search(query: CronQuery): Promise<{ items: Cron[]; total: number }>;
+  count(filter: CronFilter): Promise<number>;
+  /** Enabled crons whose next_run_date is at or before `now` (ISO), the most overdue first. */
+  due(now: string, limit: number): Promise<Cron[]>;
+  /**
+   * Claims the tick (moves next_run_date from `tick.due` to `tick.next`, only
+   * while it still is `tick.due` and the cron is enabled) and creates `run` in
+   * the same transaction: of processes claiming one tick exactly one succeeds,
+   * and a claim never commits without its run (a run refused because its
+   * thread is busy or gone is reported, the tick consumed).
+   */
+  fire(tick: CronTick, run: NewRun | undefined): Promise<CronFireResult>;
 }
 
 export type CreateRunResult =
@@ -352,6 +397,8 @@ export interface RunEnd {
   deleteThread?: boolean;
   /** Feedback URLs made for the run, kept as `kwargs.feedback_urls`. */
   feedbackUrls?: Record<string, string>;
+  /** The run's webhook delivery, written to the outbox in the same transaction as the end. */
+  webhook?: NewWebhookDelivery;
 }
 
 export interface StoredEvent {
@@ -418,4 +465,59 @@ export interface RunRepository {
   lastEventSeq(runId: string): Promise<number>;
   /** Deletes the event logs of runs that ended before `endedBefore` (ISO). */
   pruneEvents(endedBefore: string): Promise<number>;
+}
+
+/** A webhook delivery written with a run's end. */
+export interface NewWebhookDelivery {
+  url: string;
+  /** The run as JSON at its end (the payload but for `webhook_sent_at`, stamped at each attempt). */
+  payload: JsonObject;
+  /** Epoch ms after which no retry is scheduled: the delivery fails instead. */
+  giveUpAt: number;
+}
+
+export type WebhookDeliveryStatus = "pending" | "delivered" | "failed";
+
+/** A run's webhook delivery as users read it (the payload left out). */
+export interface WebhookDelivery {
+  run_id: string;
+  thread_id: string;
+  url: string;
+  status: WebhookDeliveryStatus;
+  attempts: number;
+  /** HTTP status of the last attempt; null before any, or when it got no answer. */
+  last_status: number | null;
+  last_error: string | null;
+  /** When the next attempt is due (ISO), while pending. */
+  next_attempt_at: string | null;
+  created_at: string;
+  updated_at: string;
+  delivered_at: string | null;
+}
+
+/** A delivery claimed for an attempt, with what to send. */
+export interface ClaimedWebhook extends WebhookDelivery {
+  payload: JsonObject;
+  /** Epoch ms after which no retry is scheduled. */
+  give_up_at: number;
+}
+
+/** What an attempt did: delivered, to retry at `nextAttemptAt`, or failed for good. */
+export type WebhookAttemptResult =
+  | { outcome: "delivered"; status: number }
+  | { outcome: "retry"; status: number | null; error: string; nextAttemptAt: number }
+  | { outcome: "failed"; status: number | null; error: string };
+
+export interface WebhookOutbox {
+  /**
+   * Atomically leases up to `limit` due pending deliveries to `owner` for
+   * `leaseMs`: due ones nobody holds, or whose lease lapsed (a deliverer that
+   * died). No two owners hold a delivery at once.
+   */
+  claim(owner: string, leaseMs: number, limit: number): Promise<ClaimedWebhook[]>;
+  /** Records an attempt and releases the lease, only while `owner` holds it; false when it does not. */
+  record(runId: string, owner: string, result: WebhookAttemptResult): Promise<boolean>;
+  get(runId: string): Promise<WebhookDelivery | undefined>;
+  /** Deletes delivered and failed deliveries last updated before `endedBefore` (ISO). */
+  prune(endedBefore: string): Promise<number>;
 }

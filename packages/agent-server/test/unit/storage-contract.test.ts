@@ -10,12 +10,14 @@ import { DATABASE_URL, skipWithoutPostgres } from "./storage-contract/postgres-s
 import { sharedDatabaseContract } from "./storage-contract/shared-database.js";
 import { storeContract, storeParityWithSqlite } from "./storage-contract/store.js";
 import { threadsContract } from "./storage-contract/threads.js";
+import { webhookOutboxContract } from "./storage-contract/webhook-outbox.js";
 
 for (const backend of BACKENDS) {
   describe(`Storage contract on ${backend.name}`, () => {
     sharedDatabaseContract(backend);
     storeContract(backend);
     threadsContract(backend);
+    webhookOutboxContract(backend);
     if (backend.name === "PostgreSQL") {
       postgresOnlyContract(backend);
       parityWithSqlite();

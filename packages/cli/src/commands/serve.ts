@@ -57,6 +57,7 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
       workerHealth: role === "worker" && portText !== undefined,
       dataDir: values["data-dir"],
       allowUnenforcedAuth: allowUnenforcedAuth || envBoolean("BERTH_ALLOW_UNENFORCED_AUTH", false),
+      dev: command === "dev",
       settings: workers === undefined ? undefined : { workers },
     });
     closeOnSignals(server);

@@ -30,7 +30,7 @@ export function registerMetaRoutes({ app, catalog }: RouteContext, info: ServerI
     langgraph_js_version: info.langgraph_js_version,
     context: "js",
     server: "berth",
-    flags: { assistants: true, crons: false, langsmith: info.tracing ?? false, langsmith_tracing_replicas: false },
+    flags: { assistants: true, crons: true, langsmith: info.tracing ?? false, langsmith_tracing_replicas: false },
   };
   defineRoute(
     app,

@@ -4,6 +4,7 @@ import type { GraphRegistry } from "../../graphs/registry.js";
 import type { Storage } from "../../storage/types.js";
 import type { Tracing } from "../../tracing/tracing.js";
 import type { RunBroker } from "../brokers/broker.js";
+import type { WebhookQueue } from "../webhooks/payload.js";
 import type { RunControl } from "./run-control.js";
 
 /** What executing a run needs from the process around it. */
@@ -26,4 +27,6 @@ export interface ExecutorDeps {
   store?: BaseStore;
   /** Traces runs and makes their feedback URLs, when tracing is configured. */
   tracing?: Tracing;
+  /** Runs with a webhook get their delivery written with their end (the outbox); without it, none. */
+  webhooks?: WebhookQueue;
 }

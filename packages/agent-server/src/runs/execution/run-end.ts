@@ -7,7 +7,7 @@ import type { RunEndNotice } from "../brokers/broker.js";
 import type { ExecutorDeps } from "./executor-deps.js";
 import type { AbortReason } from "./run-control.js";
 import { type RunError, runError } from "./run-salvage.js";
-import { notifyRunWebhook } from "./webhook.js";
+import { webhookDelivery } from "../webhooks/payload.js";
 
 export type Outcome =
   | { kind: "completed"; lastValues: unknown }
@@ -79,9 +79,13 @@ export async function record(
           : "success";
   const output = outcome.kind === "failed" ? { __error__: outcome.error } : toWire(outcome.lastValues);
   const deleteNow = isEphemeral(run) && !deps.statelessKeepMs;
-  if (!(await deps.storage.runs.finish(run.run_id, { status, output, thread, deleteThread: deleteNow, feedbackUrls }, lease))) {
-    return undefined;
-  }
+  const failed = outcome.kind === "failed" ? outcome.error : undefined;
+  // Written with the end, in its transaction: a crash after the end cannot lose the delivery.
+  const webhook = deps.webhooks
+    ? webhookDelivery(run, { status, values: failed ? thread.values : output, error: failed }, deps.webhooks.retryMs)
+    : undefined;
+  const end = { status, output, thread, deleteThread: deleteNow, feedbackUrls, webhook };
+  if (!(await deps.storage.runs.finish(run.run_id, end, lease))) return undefined;
   if (isEphemeral(run) && !deleteNow) {
     const removal = setTimeout(() => {
       deps.storage.threads.delete(run.thread_id).catch((err) => log.error({ err }, "deleting a stateless run's thread failed"));
@@ -89,7 +93,7 @@ export async function record(
     removal.unref();
   }
   log.info({ status }, "run ended");
-  notifyRunWebhook(run, { status, output, ...(outcome.kind === "failed" ? { error: outcome.error } : {}) }, log);
+  if (webhook) deps.webhooks?.queued();
   return { status, output };
 }
 

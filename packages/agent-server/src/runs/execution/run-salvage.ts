@@ -9,7 +9,7 @@ import {
 } from "../../storage/types.js";
 import type { RunEndNotice } from "../brokers/broker.js";
 import type { RunEventWriter } from "../streaming/event-writer.js";
-import { notifyRunWebhook } from "./webhook.js";
+import { type WebhookQueue, webhookDelivery } from "../webhooks/payload.js";
 
 /** The error a failed run reports (`error` event, `{__error__}` output). */
 export interface RunError {
@@ -36,6 +36,8 @@ const RETRY_TOTAL_MS = 60_000;
 export interface SalvageDeps {
   storage: Storage;
   logger: Logger;
+  /** Runs with a webhook get their delivery written with their end; without it, none. */
+  webhooks?: WebhookQueue;
 }
 
 /**
@@ -64,14 +66,17 @@ export async function endInError(
   for (let delay = RETRY_FIRST_MS; ; delay = Math.min(delay * 2, RETRY_MAX_MS)) {
     try {
       const thread = ephemeral ? { values: null, interrupts: {} } : await lastRecordedState(run.thread_id, deps.storage);
+      const webhook = deps.webhooks
+        ? webhookDelivery(run, { status: "error", values: thread.values, error }, deps.webhooks.retryMs)
+        : undefined;
       const ended = await deps.storage.runs.finish(
         run.run_id,
-        { status: "error", output, thread, deleteThread: ephemeral },
+        { status: "error", output, thread, deleteThread: ephemeral, webhook },
         lease,
       );
       if (ended) {
         log.warn({ error }, "run ended in error after a failure outside its graph");
-        notifyRunWebhook(run, { status: "error", output, error }, log);
+        if (webhook) deps.webhooks?.queued();
         return { status: "error", output };
       }
       // Not ours any more: it ended or went away meanwhile (an earlier try committed after all), or another attempt holds it.

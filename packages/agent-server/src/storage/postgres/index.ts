@@ -2,12 +2,15 @@ import { threadLeaseKeeper } from "../shared/lease-thread.js";
 import type { Storage } from "../types.js";
 import { PostgresAssistantRepository } from "./assistants.js";
 import { PostgresCheckpointer } from "./checkpointer.js";
+import { PostgresCronRepository } from "./crons.js";
 import { openPostgresDatabase } from "./database.js";
+import { postgresRunCounts } from "./run-counts.js";
 import { PostgresRunRepository } from "./runs.js";
 import { postgresSizes } from "./sizes.js";
 import { PostgresStoreRepository } from "./store.js";
 import { PostgresThreadRepository } from "./threads.js";
 import { truncatePostgres } from "./truncate.js";
+import { PostgresWebhookOutbox } from "./webhook-outbox.js";
 
 export interface PostgresStorageOptions {
   /** Most connections the pool opens (default 10). */
@@ -29,11 +32,14 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
     assistants: new PostgresAssistantRepository(pool),
     threads: new PostgresThreadRepository(pool, checkpointer),
     runs: new PostgresRunRepository(pool),
+    crons: new PostgresCronRepository(pool),
     checkpointer,
     store,
+    webhooks: new PostgresWebhookOutbox(pool),
     keepLeases: threadLeaseKeeper(new URL("./lease-heartbeat.mjs", import.meta.url), { databaseUrl: url }),
     truncate: (parts, keepAssistantIds) => truncatePostgres(pool, parts, keepAssistantIds),
     sizes: () => postgresSizes(pool, store),
+    runCounts: () => postgresRunCounts(pool),
     close() {
       closing ??= pool.end(); // pool.end() throws when called twice
       return closing;

@@ -19,8 +19,10 @@ import { nowIso } from "../shared/timestamps.js";
 import { withTransaction, type Queryable } from "./database.js";
 import { jsonb, jsonbOrNull } from "@berth/service-kit";
 import * as events from "./run-events.js";
+import { insertRun } from "./run-insert.js";
 import * as queue from "./run-queue.js";
 import { fromRow, leaseHeld, type RunRow } from "./run-rows.js";
+import { insertWebhook } from "./webhook-outbox.js";
 
 const INFLIGHT = `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq`;
 
@@ -35,49 +37,7 @@ export class PostgresRunRepository implements RunRepository {
   constructor(private readonly pool: pg.Pool) {}
 
   async create(run: NewRun): Promise<CreateRunResult> {
-    return withTransaction(this.pool, async (client): Promise<CreateRunResult> => {
-      const now = nowIso();
-      let created = false;
-      // Lock the thread, or create it; when a concurrent request creates it
-      // first, the insert waits for that one to commit and we lock it then.
-      while (!(await lockThread(client, run.thread_id))) {
-        if (!run.create_thread) return { kind: "thread_not_found" };
-        const inserted = await client.query(
-          `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at)
-           VALUES ($1, 'busy', $2::jsonb, $3::jsonb, $4, $4) ON CONFLICT (thread_id) DO NOTHING`,
-          [run.thread_id, jsonb({ graph_id: run.graph_id, assistant_id: run.assistant_id }), jsonb(run.thread_config ?? {}), now],
-        );
-        if (inserted.rowCount === 1) {
-          created = true;
-          break;
-        }
-      }
-      const inflight = (await client.query<RunRow>(INFLIGHT, [run.thread_id])).rows.map((row) => toApiRun(fromRow(row)));
-      if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
-      if (!created) {
-        await client.query(
-          `UPDATE threads SET status = 'busy', updated_at = $2,
-             metadata = metadata || jsonb_build_object('graph_id', $3::text, 'assistant_id', $4::text)
-           WHERE thread_id = $1`,
-          [run.thread_id, now, run.graph_id, run.assistant_id],
-        );
-      }
-      const { rows } = await client.query<RunRow>(
-        `INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, available_at)
-         VALUES ($1, $2, $3, 'pending', $4::jsonb, $5::jsonb, $6, $7, $7, $8) RETURNING ${RUN_COLUMNS}`,
-        [
-          run.run_id,
-          run.thread_id,
-          run.assistant_id,
-          jsonb(run.metadata),
-          jsonb(run.kwargs),
-          run.multitask_strategy,
-          now,
-          run.available_at,
-        ],
-      );
-      return { kind: "created", run: toApiRun(fromRow(rows[0])), inflight };
-    });
+    return withTransaction(this.pool, (client) => insertRun(client, run));
   }
 
   async get(runId: string): Promise<QueuedRun | undefined> {
@@ -157,6 +117,7 @@ export class PostgresRunRepository implements RunRepository {
         params,
       );
       if (updated.rowCount === 0) return false;
+      if (end.webhook) await insertWebhook(client, runId, threadId, end.webhook, now);
       if (end.deleteThread) await client.query("DELETE FROM threads WHERE thread_id = $1", [threadId]);
       else await recordThreadState(client, threadId, end.thread, now);
       return true;
@@ -217,11 +178,6 @@ export class PostgresRunRepository implements RunRepository {
   pruneEvents(endedBefore: string): Promise<number> {
     return events.pruneEvents(this.pool, endedBefore);
   }
-}
-
-/** Locks a thread row for the rest of the transaction; false when there is no such thread. */
-async function lockThread(q: Queryable, threadId: string): Promise<boolean> {
-  return (await q.query("SELECT 1 FROM threads WHERE thread_id = $1 FOR UPDATE", [threadId])).rowCount === 1;
 }
 
 /** Locks the thread of a run (a run's thread never changes); undefined when the run does not exist. */

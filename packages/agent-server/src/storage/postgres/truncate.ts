@@ -9,7 +9,11 @@ export async function truncatePostgres(pool: pg.Pool, parts: TruncateParts, keep
   await withTransaction(pool, async (client) => {
     if (parts.threads || parts.checkpointer) for (const table of CHECKPOINT_TABLES) await client.query(`DELETE FROM ${table}`);
     if (parts.threads) await client.query("DELETE FROM threads");
+    // Deliveries outlive their runs (no foreign key): they go with the runs or threads a reset empties.
+    if (parts.threads || parts.runs) await client.query("DELETE FROM webhook_outbox");
     if (parts.runs) {
+      // Crons make runs: a reset of the runs stops them too (those of emptied threads or assistants cascade anyway).
+      await client.query("DELETE FROM crons");
       await client.query("DELETE FROM runs");
       await client.query("UPDATE threads SET status = 'idle' WHERE status = 'busy'");
     }

@@ -92,3 +92,36 @@ export function qualified(alias: string, columns: string): string {
 
 /** A store item (StoreItemRecord) as stored: its namespace is the joined text. */
 export const STORE_ITEM_COLUMNS = list("namespace", "key", "value", "created_at", "updated_at", "expires_at", "ttl_minutes");
+
+/** A cron, in the API's key order. */
+export const CRON_COLUMNS = list(
+  "cron_id",
+  "assistant_id",
+  "thread_id",
+  "on_run_completed",
+  "end_time",
+  "schedule",
+  "timezone",
+  "created_at",
+  "updated_at",
+  "payload",
+  "user_id",
+  "next_run_date",
+  "metadata",
+  "enabled",
+);
+
+/** The webhook outbox's columns users read (the payload and give-up time are the deliverer's). */
+export const WEBHOOK_OUTBOX_COLUMNS = list(
+  "run_id",
+  "thread_id",
+  "url",
+  "status",
+  "attempts",
+  "last_status",
+  "last_error",
+  "next_attempt_at",
+  "created_at",
+  "updated_at",
+  "delivered_at",
+);

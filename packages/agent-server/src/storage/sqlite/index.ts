@@ -3,12 +3,15 @@ import { threadLeaseKeeper } from "../shared/lease-thread.js";
 import type { Storage } from "../types.js";
 import { SqliteAssistantRepository } from "./assistants.js";
 import { SqliteCheckpointer } from "./checkpointer.js";
+import { SqliteCronRepository } from "./crons.js";
 import { openSqliteDatabase, type SqliteSynchronous } from "./database.js";
+import { sqliteRunCounts } from "./run-counts.js";
 import { SqliteRunRepository } from "./runs.js";
 import { sqliteSizes } from "./sizes.js";
 import { SqliteStoreRepository } from "./store.js";
 import { SqliteThreadRepository } from "./threads.js";
 import { truncateSqlite } from "./truncate.js";
+import { SqliteWebhookOutbox } from "./webhook-outbox.js";
 
 export interface SqliteStorageOptions {
   /**
@@ -32,13 +35,16 @@ export function createSqliteStorage(
     assistants: new SqliteAssistantRepository(db),
     threads: new SqliteThreadRepository(db, checkpointer),
     runs: new SqliteRunRepository(db),
+    crons: new SqliteCronRepository(db),
     checkpointer,
     store,
+    webhooks: new SqliteWebhookOutbox(db),
     ...(options.shared ? { keepLeases: threadLeaseKeeper(new URL("./lease-heartbeat.mjs", import.meta.url), { file }) } : {}),
     async truncate(parts, keepAssistantIds) {
       truncateSqlite(db, parts, keepAssistantIds);
     },
     sizes: () => sqliteSizes(db, store),
+    runCounts: () => sqliteRunCounts(db),
     async close() {
       db.close();
     },

@@ -16,8 +16,10 @@ import { RUN_COLUMNS } from "../shared/columns.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
 import { SqliteRunEvents } from "./run-events.js";
+import { insertRun } from "./run-insert.js";
 import { SqliteRunQueue } from "./run-queue.js";
 import { fromRow, LEASE_HELD, leaseParams, type RunRow } from "./run-rows.js";
+import { insertWebhook } from "./webhook-outbox.js";
 
 /**
  * Runs over SQLite: every write transaction is IMMEDIATE, so processes
@@ -41,54 +43,7 @@ export class SqliteRunRepository implements RunRepository {
   }
 
   async create(run: NewRun): Promise<CreateRunResult> {
-    return this.db
-      .transaction((): CreateRunResult => {
-        const now = nowIso();
-        const thread = this.db.prepare("SELECT metadata FROM threads WHERE thread_id = ?").get(run.thread_id) as
-          | { metadata: string }
-          | undefined;
-        if (!thread) {
-          if (!run.create_thread) return { kind: "thread_not_found" };
-          this.db
-            .prepare(
-              `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at) VALUES (?, 'busy', ?, ?, ?, ?)`,
-            )
-            .run(
-              run.thread_id,
-              JSON.stringify({ graph_id: run.graph_id, assistant_id: run.assistant_id }),
-              JSON.stringify(run.thread_config ?? {}),
-              now,
-              now,
-            );
-        }
-        const inflight = this.statements.inflight.all(run.thread_id).map((row) => toApiRun(fromRow(row as RunRow)));
-        if (inflight.length > 0 && run.multitask_strategy === "reject") return { kind: "thread_busy" };
-        if (thread) {
-          const metadata = { ...JSON.parse(thread.metadata), graph_id: run.graph_id, assistant_id: run.assistant_id };
-          this.db
-            .prepare("UPDATE threads SET status = 'busy', metadata = ?, updated_at = ? WHERE thread_id = ?")
-            .run(JSON.stringify(metadata), now, run.thread_id);
-        }
-        this.db
-          .prepare(
-            `INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, available_at)
-           VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
-          )
-          .run(
-            run.run_id,
-            run.thread_id,
-            run.assistant_id,
-            JSON.stringify(run.metadata),
-            JSON.stringify(run.kwargs),
-            run.multitask_strategy,
-            now,
-            now,
-            run.available_at,
-          );
-        const created = toApiRun(fromRow(this.statements.get.get(run.run_id) as RunRow));
-        return { kind: "created", run: created, inflight };
-      })
-      .immediate();
+    return this.db.transaction(() => insertRun(this.db, run)).immediate();
   }
 
   async get(runId: string): Promise<QueuedRun | undefined> {
@@ -177,6 +132,7 @@ export class SqliteRunRepository implements RunRepository {
             ...leaseParams(lease),
           ) as { thread_id: string } | undefined;
         if (!updated) return false;
+        if (end.webhook) insertWebhook(this.db, runId, updated.thread_id, end.webhook, now);
         if (end.deleteThread) this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(updated.thread_id);
         else this.recordThreadState(updated.thread_id, end.thread, now);
         return true;

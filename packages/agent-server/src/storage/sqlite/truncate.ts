@@ -8,7 +8,11 @@ export function truncateSqlite(db: SqliteDatabase, parts: TruncateParts, keepAss
   db.transaction(() => {
     if (parts.threads || parts.checkpointer) for (const table of CHECKPOINT_TABLES) db.prepare(`DELETE FROM ${table}`).run();
     if (parts.threads) db.prepare("DELETE FROM threads").run();
+    // Deliveries outlive their runs (no foreign key): they go with the runs or threads a reset empties.
+    if (parts.threads || parts.runs) db.prepare("DELETE FROM webhook_outbox").run();
     if (parts.runs) {
+      // Crons make runs: a reset of the runs stops them too (those of emptied threads or assistants cascade anyway).
+      db.prepare("DELETE FROM crons").run();
       db.prepare("DELETE FROM runs").run();
       db.prepare("UPDATE threads SET status = 'idle' WHERE status = 'busy'").run();
     }

@@ -30,6 +30,8 @@ export function postgresOnlyContract(backend: Backend): void {
           { version: 3, name: "003_run_leases.sql" },
           { version: 4, name: "004_store.sql" },
           { version: 5, name: "005_thread_ttl.sql" },
+          { version: 6, name: "006_crons.sql" },
+          { version: 7, name: "007_webhook_outbox.sql" },
         ]);
         await Promise.all(storages.map((storage) => storage.close()));
       } finally {
