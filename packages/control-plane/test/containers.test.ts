@@ -35,7 +35,14 @@ describe("a docker listener builds internal_source into an image and runs it as 
     docker = engine.docker!;
     cp = await startControlPlane({
       listener: true,
-      env: { BERTH_LISTENER_COMPUTE: "docker", BERTH_CONTAINER_ENGINE: engine.address, BERTH_DRAIN_TIMEOUT_SECONDS: "5" },
+      env: {
+        BERTH_LISTENER_COMPUTE: "docker",
+        BERTH_CONTAINER_ENGINE: engine.address,
+        BERTH_DRAIN_TIMEOUT_SECONDS: "5",
+        // Workers grow and shrink within the test's time (only the scale-out deployment has room to scale).
+        BERTH_AUTOSCALE_INTERVAL_SECONDS: "0.5",
+        BERTH_AUTOSCALE_SCALE_DOWN_SECONDS: "1",
+      },
     });
     const deployed = await deployTarball(cp.admin, "boxed", packFixture("deploy-app"), {
       secrets: [{ name: "GREETING", value: "boxed" }],
@@ -112,7 +119,7 @@ describe("a docker listener builds internal_source into an image and runs it as 
     assert.equal(lastMessage(output), "boxed: again");
   });
 
-  test("Berth's image as an external image with max_scale 2 runs in scale-out mode: API and worker containers on the deployment's PostgreSQL and Redis, all removed with it", {
+  test("Berth's image as an external image with max_scale 2 runs in scale-out mode: API and worker containers on the deployment's PostgreSQL and Redis, workers grown toward queue_max_scale by the queue, all removed with it", {
     skip: !registry && "BERTH_TEST_REGISTRY is not set",
   }, async () => {
     // The revision image the listener built, pushed to the loopback registry: a user's own Berth image.
@@ -136,7 +143,14 @@ describe("a docker listener builds internal_source into an image and runs it as 
       name: uniqueName("scaled"),
       source: "external_image",
       source_config: {
-        resource_spec: { min_scale: 1, max_scale: 2, queue_min_scale: 1, db_max_connections: 40, cache_memory_mb: 64 },
+        resource_spec: {
+          min_scale: 1,
+          max_scale: 2,
+          queue_min_scale: 1,
+          queue_max_scale: 3,
+          db_max_connections: 40,
+          cache_memory_mb: 64,
+        },
       },
       source_revision_config: { image_uri: image },
       secrets: [{ name: "GREETING", value: "scaled" }],
@@ -175,6 +189,40 @@ describe("a docker listener builds internal_source into an image and runs it as 
     assert.equal(lastMessage(output), "scaled: across processes");
     const state = await client.threads.getState(thread.thread_id);
     assert.equal(lastMessage(state.values), "scaled: across processes");
+
+    // 21 long runs on their own threads, for workers of 10 slots each: the autoscaler reads the queue from the API's
+    // GET /metrics and grows the workers to three.
+    const runningWorkers = async () =>
+      (await docker.listContainers({ filters: { label: [`berth.deployment=${created.id}`, "berth.role=worker"] } })).length;
+    const deployLog = async () =>
+      (await logsOf(cp.admin, created.id, revision.id, "deploy")).map((line) => line.message).join("\n");
+    const until = async (what: string, predicate: () => Promise<boolean>) => {
+      const deadline = Date.now() + 90_000;
+      while (!(await predicate())) {
+        if (Date.now() > deadline) assert.fail(`${what}: not within 90 s; the deploy log:\n${await deployLog()}`);
+        await new Promise((resolve) => setTimeout(resolve, 250));
+      }
+    };
+    const long = await Promise.all(
+      Array.from({ length: 21 }, async () =>
+        client.runs.create((await client.threads.create()).thread_id, "slow", {
+          input: { steps: 600 },
+          // 600 supersteps (2 minutes): above LangGraph's default limit of 25.
+          config: { recursion_limit: 1000 },
+        }),
+      ),
+    );
+    await until("three workers", async () => (await runningWorkers()) === 3);
+    // The log is shipped in batches: polled too.
+    const growth = /Scaling from 1 to [23] workers: \d+ runs pending and \d+ running for 1 workers \(10 per worker\)/;
+    await until("the growth in the deploy log", async () => growth.test(await deployLog()));
+    // The queue empties: one worker at a time goes (SIGTERM), down to queue_min_scale.
+    for (const run of long) await client.runs.cancel(run.thread_id, run.run_id);
+    await until("back to one worker", async () => (await runningWorkers()) === 1);
+    await until("the last step in the deploy log", async () => (await deployLog()).includes("Scaling from 2 to 1 workers"));
+    const log = await deployLog();
+    const [down1, down2] = [log.indexOf("Scaling from 3 to 2 workers"), log.indexOf("Scaling from 2 to 1 workers")];
+    assert.ok(down1 >= 0 && down2 > down1, `one worker at a time:\n${log}`);
 
     assert.equal((await cp.admin.delete(`/v2/deployments/${created.id}`)).status, 204);
     const left = async () => [

@@ -3,9 +3,11 @@ import { join } from "node:path";
 import { DeployError, type ServerInstance, type ServerSpec } from "../compute/local-compute.js";
 import { FINAL_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
 import type { AssignedRevision, Assignment, DeploymentReport, RevisionFacts } from "../model/listener-protocol.js";
-import type { Scalable, ScaleBounds } from "./autoscaler.js";
+import { workerConcurrencyOf } from "../compute/cluster/render-scaling.js";
+import type { DimensionState, Scalable, ScaleBounds, ScaleDimension } from "./autoscaler.js";
 import { pushedBuildOf } from "./cluster-builds.js";
 import { forgetPid, recordPid } from "./orphans.js";
+import { type QueueDepth, readQueueDepth } from "./queue-metrics.js";
 import { RevisionPreparation } from "./revision-preparation.js";
 import {
   companionContainersOf,
@@ -31,17 +33,20 @@ const BUILT_SOURCES = ["internal_source", "repo_host"];
 /** What a container listener runs. */
 const CONTAINER_SOURCES = ["internal_source", "repo_host", "external_image", "internal_image"];
 
-/** A revision's started servers: API replicas (the router's targets), workers (scale-out), and the spec of another replica. */
+/** A revision's started servers: API replicas (the router's targets), workers (scale-out), and the specs of more of each. */
 interface Started {
   instances: ServerInstance[];
   workers: ServerInstance[];
   spec: ServerSpec;
+  /** Scale-out mode: the workers' spec, and how far they may grow (queue_min_scale to queue_max_scale). */
+  workerPool?: { spec: ServerSpec; bounds: ScaleBounds };
 }
 
-/** The serving revision: its servers, and how many replicas it may have. */
+/** The serving revision: its servers, how many replicas it may have, and the key its servers require. */
 interface Serving extends Started {
   revisionId: string;
   bounds: ScaleBounds;
+  upstreamKey: string;
 }
 
 interface Job {
@@ -102,41 +107,64 @@ export class DeploymentRunner implements Scalable {
     }
   }
 
-  scaling(): { replicas: number; bounds: ScaleBounds } | undefined {
-    if (!this.active || this.job || this.tearingDown) return undefined;
-    return { replicas: this.active.instances.length, bounds: this.active.bounds };
+  scaling(): { replicas: DimensionState; workers?: DimensionState & { slotsPerWorker: number } } | undefined {
+    const serving = this.active;
+    if (!serving || this.job || this.tearingDown) return undefined;
+    const replicas = { count: serving.instances.length, bounds: serving.bounds };
+    const pool = serving.workerPool;
+    if (!pool) return { replicas };
+    // The runs one worker executes at once: the BERTH_WORKERS its spec sets (deployments cannot: BERTH_* is the platform's), else the agent server's default.
+    const workers = { count: serving.workers.length, bounds: pool.bounds, slotsPerWorker: workerConcurrencyOf(pool.spec.env) };
+    return { replicas, workers };
   }
 
   openRequests(): number {
     return this.context.router.openRequests(this.deploymentId);
   }
 
-  /** Starts replicas of the serving revision, or retires some (they finish their open requests first). */
-  async scaleTo(count: number, reason: string): Promise<void> {
+  /** The runs on the deployment's database, from one healthy API replica's GET /metrics. */
+  queueDepth(): Promise<QueueDepth> {
     const serving = this.active;
-    if (!serving || count === serving.instances.length) return;
+    const replica = serving?.instances.find((instance) => instance.healthy());
+    if (!serving || !replica) return Promise.reject(new Error("no healthy API replica to read the queue from"));
+    return readQueueDepth(replica.url, serving.upstreamKey);
+  }
+
+  /**
+   * Starts replicas or workers of the serving revision, or stops some:
+   * replicas finish their open requests first; workers get SIGTERM and finish
+   * their runs or hand them back to the queue.
+   */
+  async scaleTo(dimension: ScaleDimension, count: number, reason: string): Promise<void> {
+    const serving = this.active;
+    const spec = dimension === "replicas" ? serving?.spec : serving?.workerPool?.spec;
+    if (!serving || !spec) return;
+    const pool = dimension === "replicas" ? serving.instances : serving.workers;
+    const from = pool.length;
+    if (count === from) return;
     const log = this.context.logs.writer(this.deploymentId, serving.revisionId, "deploy");
-    const from = serving.instances.length;
-    log({ level: "info", message: `Scaling from ${from} to ${count} replicas: ${reason}` });
+    log({ level: "info", message: `Scaling from ${from} to ${count} ${dimension}: ${reason}` });
+    const routeTo = () =>
+      this.context.router.setTargets(
+        this.deploymentId,
+        serving.instances.map((instance) => instance.url),
+      );
     if (count > from) {
-      const added = await this.startReplicas(serving.spec, count - from, this.stopping.signal);
+      const added = await this.startReplicas(spec, count - from, this.stopping.signal);
       // A switch to another revision (or a stop) while they started: they serve nothing.
       if (this.active !== serving) return void (await Promise.all(added.map((instance) => this.stopInstance(instance))));
-      serving.instances.push(...added);
+      pool.push(...added);
       for (const instance of added) await recordPid(this.deploymentDir(), instance.pid);
-      this.context.router.setTargets(
-        this.deploymentId,
-        serving.instances.map((instance) => instance.url),
-      );
-    } else {
-      const retired = serving.instances.splice(count);
-      this.context.router.setTargets(
-        this.deploymentId,
-        serving.instances.map((instance) => instance.url),
-      );
+      if (dimension === "replicas") routeTo();
+    } else if (dimension === "replicas") {
+      const retired = pool.splice(count);
+      routeTo();
       await Promise.all(retired.map((instance) => this.retire(instance)));
+    } else {
+      await Promise.all(pool.splice(count).map((instance) => this.stopInstance(instance)));
     }
-    log({ level: "info", message: `${serving.instances.length} replicas serve revision ${serving.revisionId}` });
+    const serve = dimension === "replicas" ? "serve" : "run for";
+    log({ level: "info", message: `${pool.length} ${dimension} ${serve} revision ${serving.revisionId}` });
   }
 
   /** Stops everything this runner started (listener shutdown); the deployment resumes at the next start. */
@@ -240,7 +268,7 @@ export class DeploymentRunner implements Scalable {
       await move("DEPLOY_FAILED", reason);
       return this.reportIdle(assignment);
     }
-    const { instances, workers, spec } = started;
+    const { instances, workers, spec, workerPool } = started;
     for (const instance of [...instances, ...workers]) await recordPid(this.deploymentDir(), instance.pid);
     const serving: DeploymentReport = {
       status: "READY",
@@ -260,7 +288,7 @@ export class DeploymentRunner implements Scalable {
     }
     const previous = this.active;
     const bounds = this.context.images ? { min: replicasOf(revision), max: maxReplicasOf(revision) } : { min: 1, max: 1 };
-    this.active = { revisionId: revision.id, instances, workers, spec, bounds };
+    this.active = { revisionId: revision.id, instances, workers, spec, workerPool, bounds, upstreamKey };
     this.context.router.setTargets(
       this.deploymentId,
       instances.map((instance) => instance.url),
@@ -365,8 +393,10 @@ export class DeploymentRunner implements Scalable {
       this.startReplicas(spec, replicas, signal),
       this.startReplicas(workerSpec, plan.workers, signal),
     ]);
-    if (instances.status === "fulfilled" && workers.status === "fulfilled")
-      return { instances: instances.value, workers: workers.value, spec };
+    if (instances.status === "fulfilled" && workers.status === "fulfilled") {
+      const workerPool = { spec: workerSpec, bounds: { min: plan.workers, max: plan.maxWorkers } };
+      return { instances: instances.value, workers: workers.value, spec, workerPool };
+    }
     const failed = [instances, workers].find((result) => result.status === "rejected") as PromiseRejectedResult;
     const up = [instances, workers].flatMap((result) => (result.status === "fulfilled" ? result.value : []));
     await Promise.all(up.map((instance) => instance.stop()));

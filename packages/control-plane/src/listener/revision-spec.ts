@@ -52,6 +52,8 @@ export function maxReplicasOf(revision: AssignedRevision): number {
 /** What a scale-out deployment runs besides its API replicas (see scaleOutOf). */
 export interface ScaleOutPlan {
   workers: number;
+  /** How far the autoscaler may grow the workers: queue_max_scale (never below queue_min_scale). */
+  maxWorkers: number;
   workerResources: { memoryLimitMb: number | null; cpu: number | null };
   db: { cpu: number | null; memoryLimitMb: number | null; maxConnections: number | null };
   cache: { cpu: number | null; memoryLimitMb: number | null };
@@ -61,14 +63,17 @@ export interface ScaleOutPlan {
  * A revision that may run more than one API replica (max_scale above 1)
  * runs in scale-out mode: its replicas cannot share one SQLite file, so the
  * deployment gets a PostgreSQL (db_*) and a Redis (cache_*) container, and
- * runs execute in queue_min_scale worker containers (queue_*).
+ * runs execute in queue_min_scale worker containers (queue_*), grown toward
+ * queue_max_scale by the runs queued.
  */
 export function scaleOutOf(revision: AssignedRevision): ScaleOutPlan | undefined {
   if (maxReplicasOf(revision) <= 1) return undefined;
   const spec = (revision.source_config.resource_spec ?? {}) as Record<string, number | null | undefined>;
   const value = (name: string) => spec[name] ?? null;
+  const workers = Math.max(1, Math.floor(value("queue_min_scale") ?? 1));
   return {
-    workers: Math.max(1, Math.floor(value("queue_min_scale") ?? 1)),
+    workers,
+    maxWorkers: Math.max(workers, Math.floor(value("queue_max_scale") ?? workers)),
     workerResources: { memoryLimitMb: value("queue_memory_limit_mb"), cpu: value("queue_cpu_limit") ?? value("queue_cpu") },
     db: {
       cpu: value("db_cpu_limit") ?? value("db_cpu"),
