@@ -263,6 +263,45 @@ describe("crons", () => {
     await Promise.all([controlCron, neverEnabled].map((c) => client.crons.delete(c.cron_id)));
   });
 
+  it("a cron PATCHed enabled fires again, and stops once its end_time has passed", async () => {
+    const tag = crypto.randomUUID();
+    const thread = await client.threads.create();
+    const cron = await client.crons.createForThread(thread.thread_id, "probe", {
+      schedule: EVERY_SECOND,
+      input: { tag },
+      multitaskStrategy: "enqueue",
+      enabled: false,
+    });
+    const enabled = await client.crons.update(cron.cron_id, { enabled: true });
+    assert.ok(enabled.next_run_date, "enabled: a tick is scheduled");
+    await until("a run once enabled", async () => (await cronRuns(client, thread.thread_id, cron.cron_id)).length >= 1);
+
+    const endTime = new Date(Date.now() + 1_500).toISOString();
+    await client.crons.update(cron.cron_id, { endTime });
+    await until("the cron scheduled nothing more", async () => {
+      const current = full(await client.crons.search({ threadId: thread.thread_id }).then((found) => found[0]));
+      return current.next_run_date === null;
+    });
+    const stopped = await cronRuns(client, thread.thread_id, cron.cron_id);
+    assert.ok(
+      stopped.every((run) => Date.parse(tickOf(run)) <= Date.parse(endTime)),
+      `no tick after end_time: ${stopped.map(tickOf).join(", ")}`,
+    );
+    // A control cron on the same scheduler fires twice more: the ended one stays silent meanwhile.
+    const control = await client.threads.create();
+    const controlCron = await client.crons.createForThread(control.thread_id, "probe", {
+      schedule: EVERY_SECOND,
+      input: { tag },
+      multitaskStrategy: "enqueue",
+    });
+    await until(
+      "the control cron fired twice",
+      async () => (await cronRuns(client, control.thread_id, controlCron.cron_id)).length >= 2,
+    );
+    assert.equal((await cronRuns(client, thread.thread_id, cron.cron_id)).length, stopped.length, "nothing fired after end_time");
+    await Promise.all([cron, controlCron].map((c) => client.crons.delete(c.cron_id)));
+  });
+
   it("a stateless cron runs on a new thread each tick: deleted after the run by default, kept with on_run_completed keep", async () => {
     const keptTag = crypto.randomUUID();
     const deletedTag = crypto.randomUUID();

@@ -3,9 +3,9 @@ import { CronExpressionParser } from "cron-parser";
 /**
  * Cron expressions, read by cron-parser: 5 fields (minute hour day-of-month
  * month day-of-week) or 6 with seconds first, and the @hourly/@daily/...
- * nicknames, in an IANA timezone (UTC when none). Daylight-saving gaps and
- * repeats are cron-parser's: a wall-clock time that does not exist that day
- * is skipped, one that happens twice fires once.
+ * nicknames, in an IANA timezone (UTC when none). Daylight-saving days are
+ * cron-parser's: a wall-clock time the spring change skips runs an hour
+ * later; a fixed time in the hour the autumn change repeats fires once.
  */
 
 /** Why the expression is not one (undefined when it is). */
