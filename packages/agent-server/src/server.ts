@@ -160,6 +160,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     deliverer?.start();
     // Every process that executes runs fires due crons; the database lets one of them claim each tick.
     const crons = role === "api" ? undefined : startCronScheduler(storage, services.runs, logger, settings.cronPollMs);
+    if (crons) services.crons.scheduleChanged = () => crons.wake();
     const pruning = setInterval(() => {
       const cutoff = new Date(Date.now() - settings.runLogRetentionMs).toISOString();
       storage.runs.pruneEvents(cutoff).catch((err) => logger.error({ err }, "pruning run event logs failed"));

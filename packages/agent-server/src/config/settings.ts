@@ -47,7 +47,7 @@ export interface ServerSettings {
   internalTruncate: boolean;
   /** BERTH_STORE_SWEEP_SECONDS: how often expired store items are deleted, overriding langgraph.json's `store.ttl.sweep_interval_minutes`. */
   storeSweepMs?: number;
-  /** BERTH_CRON_POLL_SECONDS: how often a process that executes runs looks for due crons (a run starts at most this late). */
+  /** BERTH_CRON_POLL_SECONDS: the cron scheduler's longest sleep (it wakes for the earliest tick; other processes' new crons are seen within it). */
   cronPollMs: number;
   /** Where runs are traced (LANGSMITH_TRACING=true, LANGSMITH_ENDPOINT, ...); undefined: not traced. */
   tracing?: TracingSettings;

@@ -11,9 +11,14 @@ import type { RunService } from "./runs.js";
 const BATCH = 100;
 
 export interface CronScheduler {
+  /** Looks again now: a cron of this process was created or changed (another process's are seen within `pollMs`). */
+  wake(): void;
   /** Stops polling and waits for the pass under way. */
   stop(): Promise<void>;
 }
+
+/** Waking a little after a tick is due, not before it: timers may fire a millisecond early. */
+const WAKE_SLACK_MS = 2;
 
 /**
  * Fires due crons every `pollMs`, in every process that executes runs. A tick
@@ -21,6 +26,8 @@ export interface CronScheduler {
  * number of processes create exactly one run per tick. A due cron fires once
  * however many of its ticks passed (processes all down, a late poll), and its
  * next run is the first tick after that moment: missed ticks are not replayed.
+ * It sleeps until the earliest scheduled tick, or `pollMs` at most (crons
+ * other processes create or change), so ticks fire close to their time.
  */
 export function startCronScheduler(storage: Storage, runs: RunService, logger: Logger, pollMs: number): CronScheduler {
   let stopped = false;
@@ -77,20 +84,37 @@ export function startCronScheduler(storage: Storage, runs: RunService, logger: L
     }
   };
 
-  const loop = () => {
-    timer = setTimeout(() => {
-      pass = fireDue()
-        .catch((err) => logger.warn({ err }, "looking for due crons failed (retried at the next poll)"))
-        .finally(() => {
-          pass = undefined;
-          if (!stopped) loop();
-        });
-    }, pollMs);
+  let woken = false;
+  const run = () => {
+    clearTimeout(timer);
+    pass = fireDue()
+      .then(() => storage.crons.nextDueAt())
+      .catch((err) => {
+        logger.warn({ err }, "looking for due crons failed (retried at the next poll)");
+        return null;
+      })
+      .then((nextDueAt) => {
+        pass = undefined;
+        if (stopped) return;
+        if (woken) {
+          woken = false;
+          return run();
+        }
+        sleep(nextDueAt === null ? pollMs : Math.min(pollMs, Math.max(0, nextDueAt - Date.now()) + WAKE_SLACK_MS));
+      });
+  };
+  const sleep = (ms: number) => {
+    timer = setTimeout(run, ms);
     timer.unref();
   };
-  loop();
+  sleep(0);
 
   return {
+    wake() {
+      if (stopped) return;
+      if (pass) woken = true;
+      else run();
+    },
     async stop() {
       stopped = true;
       clearTimeout(timer);

@@ -54,6 +54,9 @@ const SCHEDULING_KEYS = ["schedule", "timezone", "end_time"] as const;
 
 /** Crons: runs created on a schedule, by the scheduler (cron-scheduler.ts) of every process that executes runs. */
 export class CronService {
+  /** Called when this process created or rescheduled a cron: its scheduler looks again (set by the server). */
+  scheduleChanged: () => void = () => {};
+
   constructor(
     private readonly storage: Storage,
     private readonly runs: RunService,
@@ -82,6 +85,7 @@ export class CronService {
       enabled: input.enabled,
     });
     if (!cron) throw new NotFoundError(threadId === undefined ? "Assistant not found" : "Thread or assistant not found");
+    this.scheduleChanged();
     return cron;
   }
 
@@ -122,6 +126,7 @@ export class CronService {
           : {}),
     });
     if (!updated) throw new NotFoundError("Cron not found");
+    this.scheduleChanged();
     return updated;
   }
 

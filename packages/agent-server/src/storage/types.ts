@@ -373,6 +373,8 @@ export interface CronRepository {
   count(filter: CronFilter): Promise<number>;
   /** Enabled crons whose next_run_date is at or before `now` (ISO), the most overdue first. */
   due(now: string, limit: number): Promise<Cron[]>;
+  /** The earliest next_run_date of an enabled cron (epoch ms), or null when none is scheduled: when to look next. */
+  nextDueAt(): Promise<number | null>;
   /**
    * Claims the tick (moves next_run_date from `tick.due` to `tick.next`, only
    * while it still is `tick.due` and the cron is enabled) and creates `run` in

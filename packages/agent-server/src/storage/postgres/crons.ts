@@ -129,6 +129,13 @@ export class PostgresCronRepository implements CronRepository {
     return rows;
   }
 
+  async nextDueAt(): Promise<number | null> {
+    const { rows } = await this.pool.query<{ next: string | null }>(
+      "SELECT (extract(epoch FROM min(next_run_date)) * 1000)::text AS next FROM crons WHERE enabled AND next_run_date IS NOT NULL",
+    );
+    return rows[0]?.next == null ? null : Math.round(Number(rows[0].next));
+  }
+
   fire(tick: CronTick, run: NewRun | undefined): Promise<CronFireResult> {
     // The cron row is locked before the thread's (insertRun); a thread deletion cascading to its crons locks them the
     // other way round: a deadlock between the two is retried by withTransaction.

@@ -149,6 +149,13 @@ export class SqliteCronRepository implements CronRepository {
     return rows.map(fromRow);
   }
 
+  async nextDueAt(): Promise<number | null> {
+    const row = this.db
+      .prepare("SELECT min(next_run_date) AS next FROM crons WHERE enabled = 1 AND next_run_date IS NOT NULL")
+      .get() as { next: string | null };
+    return row.next === null ? null : Date.parse(row.next);
+  }
+
   async fire(tick: CronTick, run: NewRun | undefined): Promise<CronFireResult> {
     return this.db
       .transaction((): CronFireResult => {
