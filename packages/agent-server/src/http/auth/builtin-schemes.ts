@@ -1,0 +1,146 @@
+import { createHash, timingSafeEqual } from "node:crypto";
+import { EnvError, envNumber } from "@berth/service-kit";
+import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+import type { AuthenticateResult } from "../../graphs/auth-module.js";
+
+/** A refused credential: answered 401 with this detail. */
+export class CredentialError extends Error {}
+
+/** Who a request's credential names, or undefined when it carries none this scheme reads. */
+export type BuiltinAuthenticator = (
+  headers: Record<string, string | string[] | undefined>,
+) => Promise<AuthenticateResult | undefined>;
+
+interface KeyEntry {
+  digest: Buffer;
+  user: AuthenticateResult;
+}
+
+const digest = (text: string) => createHash("sha256").update(text).digest();
+
+function header(headers: Record<string, string | string[] | undefined>, name: string): string | undefined {
+  const value = headers[name];
+  return (Array.isArray(value) ? value[0] : value)?.trim() || undefined;
+}
+
+function bearer(headers: Record<string, string | string[] | undefined>): string | undefined {
+  return /^Bearer\s+(\S+)$/i.exec(header(headers, "authorization") ?? "")?.[1];
+}
+
+/**
+ * `BERTH_AUTH_API_KEYS`: a JSON object of key → identity (or `{identity,
+ * permissions}`). A key is read from `Authorization: Bearer` (beside a
+ * router's own key) or `X-Api-Key`, and compared as digests in constant time.
+ */
+function apiKeyScheme(text: string): BuiltinAuthenticator {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new EnvError("BERTH_AUTH_API_KEYS must be a JSON object of API key → identity (or {identity, permissions})");
+  }
+  if (!parsed || typeof parsed !== "object" || Array.isArray(parsed) || Object.keys(parsed).length === 0)
+    throw new EnvError("BERTH_AUTH_API_KEYS must be a non-empty JSON object of API key → identity");
+  const entries: KeyEntry[] = Object.entries(parsed as Record<string, unknown>).map(([key, user]) => {
+    const valid =
+      typeof user === "string"
+        ? user !== ""
+        : !!user && typeof user === "object" && typeof (user as { identity?: unknown }).identity === "string";
+    if (!valid || key.length < 16)
+      throw new EnvError(
+        "BERTH_AUTH_API_KEYS: each key needs 16 characters or more and an identity (a string or {identity, permissions})",
+      );
+    return { digest: digest(key), user: user as AuthenticateResult };
+  });
+  return async (headers) => {
+    const presented = [bearer(headers), header(headers, "x-api-key")].filter((key): key is string => !!key);
+    if (presented.length === 0) return undefined;
+    for (const key of presented) {
+      const hash = digest(key);
+      const found = entries.find((entry) => timingSafeEqual(entry.digest, hash));
+      if (found) return found.user;
+    }
+    throw new CredentialError("Invalid API key");
+  };
+}
+
+/**
+ * Bearer JWTs verified against a JWKS URL (`BERTH_AUTH_JWT_JWKS_URL`) or a
+ * shared secret (`BERTH_AUTH_JWT_SECRET`, HMAC), with the issuer, audience,
+ * expiry and clock skew checked; the identity is a claim (`sub` by default),
+ * the permissions `permissions` or the space-separated `scope`.
+ */
+function jwtScheme(env: NodeJS.ProcessEnv): BuiltinAuthenticator {
+  const jwksUrl = env.BERTH_AUTH_JWT_JWKS_URL?.trim();
+  const secret = env.BERTH_AUTH_JWT_SECRET;
+  if (jwksUrl && secret) throw new EnvError("Set BERTH_AUTH_JWT_JWKS_URL or BERTH_AUTH_JWT_SECRET, not both");
+  let key: JWTVerifyGetKey | Uint8Array;
+  let algorithms: string[] | undefined;
+  if (jwksUrl) {
+    let url: URL;
+    try {
+      url = new URL(jwksUrl);
+    } catch {
+      throw new EnvError(`BERTH_AUTH_JWT_JWKS_URL is not a URL: ${jwksUrl}`);
+    }
+    key = createRemoteJWKSet(url);
+  } else {
+    if (!secret || secret.length < 32) throw new EnvError("BERTH_AUTH_JWT_SECRET needs 32 characters or more");
+    key = new TextEncoder().encode(secret);
+    algorithms = ["HS256", "HS384", "HS512"];
+  }
+  const issuer = env.BERTH_AUTH_JWT_ISSUER?.trim() || undefined;
+  const audience = env.BERTH_AUTH_JWT_AUDIENCE?.trim() || undefined;
+  const clockTolerance = envNumber("BERTH_AUTH_JWT_CLOCK_SKEW_SECONDS", 30, { min: 0 }, env);
+  const identityClaim = env.BERTH_AUTH_JWT_IDENTITY_CLAIM?.trim() || "sub";
+  return async (headers) => {
+    const token = bearer(headers);
+    if (!token) return undefined;
+    let payload: JWTPayload;
+    try {
+      const verified =
+        key instanceof Uint8Array
+          ? await jwtVerify(token, key, { issuer, audience, clockTolerance, algorithms })
+          : await jwtVerify(token, key, { issuer, audience, clockTolerance });
+      payload = verified.payload;
+    } catch (error) {
+      throw new CredentialError(`Invalid token: ${(error as Error).message}`);
+    }
+    const identity = payload[identityClaim];
+    if (typeof identity !== "string" || identity === "") throw new CredentialError(`Invalid token: no "${identityClaim}" claim`);
+    const permissions = Array.isArray(payload.permissions)
+      ? payload.permissions.filter((p): p is string => typeof p === "string")
+      : typeof payload.scope === "string"
+        ? payload.scope.split(" ").filter(Boolean)
+        : [];
+    return { identity, permissions, claims: payload };
+  };
+}
+
+/** The built-in schemes the environment turns on (none: undefined). Each reads its own credential; the first that finds one decides. */
+export function builtinAuthenticator(env: NodeJS.ProcessEnv = process.env): BuiltinAuthenticator | undefined {
+  const schemes: { kind: "api-key" | "jwt"; authenticate: BuiltinAuthenticator }[] = [];
+  if (env.BERTH_AUTH_API_KEYS?.trim()) schemes.push({ kind: "api-key", authenticate: apiKeyScheme(env.BERTH_AUTH_API_KEYS) });
+  if (env.BERTH_AUTH_JWT_JWKS_URL?.trim() || env.BERTH_AUTH_JWT_SECRET)
+    schemes.push({ kind: "jwt", authenticate: jwtScheme(env) });
+  if (schemes.length === 0) return undefined;
+  return async (headers) => {
+    const refused = new Map<string, CredentialError>();
+    for (const scheme of schemes) {
+      try {
+        const user = await scheme.authenticate(headers);
+        if (user !== undefined) return user;
+      } catch (error) {
+        if (!(error instanceof CredentialError)) throw error;
+        refused.set(scheme.kind, error);
+      }
+    }
+    // A token shaped like a JWT was meant for the JWT scheme: its reason is the one to give.
+    const token = bearer(headers);
+    const reason = (token && JWT_SHAPE.test(token) && refused.get("jwt")) || refused.values().next().value;
+    if (reason) throw reason;
+    return undefined;
+  };
+}
+
+const JWT_SHAPE = /^[\w-]+\.[\w-]+\.[\w-]*$/;
