@@ -1,6 +1,7 @@
 import { MemorySaver } from "@langchain/langgraph";
 import { pino } from "pino";
-import { applyProjectEnv, loadProjectConfig } from "./config/langgraph-config.js";
+import { applyProjectEnv, ConfigError, loadProjectConfig } from "./config/langgraph-config.js";
+import { AuthLoadError, loadAuthHandlers } from "./graphs/auth-module.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import type { BerthCheckpointer } from "./storage/types.js";
@@ -31,6 +32,15 @@ export async function checkProject(config: string): Promise<CheckResult> {
   const registry = await GraphRegistry.load(project.graphs, new CheckCheckpointer(), logger);
   // The store's embedder module loads as the server would load it (a provider model is not called).
   if (project.store.index) await loadEmbedder(project.store.index);
+  // So does the auth module: a build catches a broken auth.path, not the first start.
+  if (project.auth.module) {
+    try {
+      await loadAuthHandlers(project.auth.module);
+    } catch (error) {
+      if (error instanceof AuthLoadError) throw new ConfigError(error.message);
+      throw error;
+    }
+  }
   return { graphs: registry.ids(), warnings: project.warnings };
 }
 

@@ -8,6 +8,7 @@ import {
   checkpointerSettings,
   unappliedCheckpointerKeys,
 } from "./checkpointer-config.js";
+import { AuthJson, type AuthSettings, authSettings } from "./auth-config.js";
 import { ConfigError } from "./config-error.js";
 import { configFromImageEnvironment, hasImageEnvironment } from "./image-environment.js";
 import { StoreJson, type StoreSettings, storeSettings } from "./store-config.js";
@@ -25,9 +26,10 @@ const LangGraphJson = z.object({
   store: StoreJson.nullish(),
   checkpointer: CheckpointerJson.nullish(),
   webhooks: WebhooksJson.nullish(),
+  auth: AuthJson.nullish(),
 });
 
-const APPLIED_KEYS = new Set(["graphs", "env", "store", "checkpointer", "webhooks"]);
+const APPLIED_KEYS = new Set(["graphs", "env", "store", "checkpointer", "webhooks", "auth"]);
 
 const BUILD_SETTING = "a build setting of the official CLI's images; Berth builds from the project's package.json";
 const NOT_YET = "not applied by Berth yet";
@@ -48,7 +50,6 @@ const UNAPPLIED_KEYS: Record<string, string> = {
   ui: NOT_YET,
   ui_config: NOT_YET,
   http: NOT_YET,
-  auth: NOT_YET,
 };
 
 export interface GraphSpec {
@@ -72,8 +73,8 @@ export interface ProjectConfig {
   /** langgraph.json's `webhooks` (header templates are resolved once the project's env is applied: webhook-config.ts). */
   webhooks?: WebhooksJsonSection;
   warnings: string[];
-  /** langgraph.json has an `auth` section, which Berth does not enforce yet. */
-  declaresAuth: boolean;
+  /** `auth` in langgraph.json: the project's handlers and the Studio and OpenAPI switches. */
+  auth: AuthSettings;
 }
 
 /** Finds langgraph.json from a directory or file argument. */
@@ -103,7 +104,6 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     warnings.push(`${configFile}: "checkpointer.${key}" is ignored (${NOT_YET})`);
   }
   const graphs = Object.entries(parsed.data.graphs).map(([graphId, entry]) => parseGraphSpec(graphId, entry, projectDir));
-  const declaresAuth = (raw as Record<string, unknown>).auth !== undefined && (raw as Record<string, unknown>).auth !== null;
   const env = loadEnv(parsed.data.env, projectDir);
   return {
     configFile,
@@ -114,7 +114,7 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     checkpointer: checkpointerSettings(parsed.data.checkpointer ?? undefined),
     webhooks: parsed.data.webhooks ?? undefined,
     warnings,
-    declaresAuth,
+    auth: authSettings(parsed.data.auth ?? undefined, projectDir),
   };
 }
 
