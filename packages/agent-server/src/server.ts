@@ -11,6 +11,7 @@ import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { useSchemaCacheDir } from "./graphs/schemas.js";
 import { buildApp } from "./http/app.js";
+import { loadAuthentication } from "./http/auth/setup.js";
 import { serveHealthOnly } from "./http/health-only.js";
 import { createLogger, type Logger } from "./logger.js";
 import { RunControl } from "./runs/execution/run-control.js";
@@ -42,7 +43,7 @@ export interface ServerOptions {
   /** Overrides of the settings read from the environment. */
   settings?: Partial<ServerSettings>;
   logger?: Logger;
-  /** Start even though langgraph.json declares `auth`, which Berth does not enforce yet (e.g. behind a gateway that authenticates). */
+  /** Start even though the project's auth registers resource handlers, which Berth does not apply yet (e.g. behind a gateway that authorizes). */
   allowUnenforcedAuth?: boolean;
   /** `berth dev`: webhooks may target private and loopback addresses unless BERTH_WEBHOOK_ALLOW_PRIVATE says otherwise. */
   dev?: boolean;
@@ -75,17 +76,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const role = options.role ?? "all";
   const project = loadProjectConfig(options.config);
   for (const warning of project.warnings) logger.warn(warning);
-  if (project.declaresAuth) {
-    // An open server where the project asked for authentication would expose every user's threads.
-    if (!options.allowUnenforcedAuth) {
-      throw new ConfigError(
-        `${project.configFile} declares "auth", which Berth does not enforce yet: serving would leave the graphs open to anyone. ` +
-          "Pass --allow-unenforced-auth (or set BERTH_ALLOW_UNENFORCED_AUTH=1) to serve without it, e.g. behind a gateway that authenticates",
-      );
-    }
-    logger.warn("langgraph.json declares auth, which is NOT enforced: serving without authentication (--allow-unenforced-auth)");
-  }
   applyProjectEnv(project.env);
+  // After the project's env, which may set BERTH_AUTH_* (and the module may read its variables).
+  const authentication = await loadAuthentication(project.auth, process.env, logger, options.allowUnenforcedAuth ?? false);
   const assistantDefaults = systemAssistantDefaults(process.env.LANGGRAPH_CONFIG);
   pinLangChainPackages();
   const settings = { ...settingsFromEnv(), ...options.settings };
@@ -190,6 +183,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         timings: { heartbeatMs: settings.streamHeartbeatMs, keepAliveMs: settings.waitKeepAliveMs },
         apiKey: settings.apiKey,
         internalTruncate: settings.internalTruncate,
+        authentication,
+        openapiSecurity: project.auth.openapi,
       });
       url = await app.listen({ host: options.host, port: options.port });
       logger.info({ url, role, graphs: graphs.ids(), storage: describe }, "agent server listening");

@@ -64,23 +64,24 @@ describe("a project described by the official images' variables", () => {
 });
 
 describe("langgraph.json keys Berth does not apply", () => {
-  it("refuses to start a project that declares auth, which Berth does not enforce", async () => {
+  it("refuses to start a project whose auth registers resource handlers, which Berth does not apply yet", async () => {
     const { code, output } = await runBerthExpectingFailure({ project: "declares-auth" });
     assert.equal(code, 1);
-    assert.match(output, /declares "auth", which Berth does not enforce yet/);
+    assert.match(output, /registers resource handlers \(threads\), which Berth does not apply yet/);
     assert.match(output, /--allow-unenforced-auth/);
   });
 
-  it("with --allow-unenforced-auth: starts, and names each key it does not apply in a warning", async () => {
+  it("with --allow-unenforced-auth: starts, authenticates, and names each key it does not apply in a warning", async () => {
     const berth = await startBerth({ project: "declares-auth", extraArgs: ["--allow-unenforced-auth"] });
     try {
       const output = berth.output();
       // JSON log lines: the key's quotes are escaped.
-      for (const key of ["auth", "http", "node_version"]) {
+      for (const key of ["http", "node_version"]) {
         assert.match(output, new RegExp(`\\\\"${key}\\\\" is ignored \\(`), key);
       }
       assert.doesNotMatch(output, /\\"store\\" is ignored/, "the store section is applied");
-      assert.match(output, /declares auth, which is NOT enforced/);
+      assert.doesNotMatch(output, /\\"auth\\" is ignored/, "the auth section is applied");
+      assert.match(output, /which Berth does not apply yet.*--allow-unenforced-auth/);
       assert.deepEqual(await berth.client.runs.wait(null, "shout", { input: { text: "open" } }), { text: "OPEN" });
     } finally {
       await berth.stop();

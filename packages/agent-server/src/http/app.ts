@@ -9,7 +9,10 @@ import {
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { Services } from "../services/index.js";
+import type { AuthSettings } from "../config/auth-config.js";
 import { installApiKeyGuard } from "./api-key-guard.js";
+import { installAuthentication } from "./auth/authentication.js";
+import type { AuthenticationSetup } from "./auth/setup.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerInternalRoutes } from "./routes/internal.js";
 import { registerMetaRoutes, type ServerInfo } from "./routes/meta.js";
@@ -31,6 +34,10 @@ export interface AppOptions {
   apiKey?: string;
   /** Serve `POST /internal/truncate` (test servers only). */
   internalTruncate?: boolean;
+  /** Users are authenticated (the project's `authenticate`, or the built-in schemes). */
+  authentication?: AuthenticationSetup;
+  /** `auth.openapi`: the security schemes `/openapi.json` declares. */
+  openapiSecurity?: AuthSettings["openapi"];
 }
 
 /** Headers a browser client must be able to read (run locations, paging). */
@@ -50,6 +57,9 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   await app.register(cors, { origin: "*", methods: CORS_METHODS, exposedHeaders: EXPOSED_HEADERS });
   // After CORS, so a refused browser request still carries the CORS headers that let the page read the 401.
   if (options.apiKey) installApiKeyGuard(app, options.apiKey);
+  if (options.authentication) {
+    installAuthentication(app, { ...options.authentication, serverKeyInXApiKey: !!options.apiKey, logger: options.logger });
+  }
 
   const catalog: RouteCatalog = [];
   const context = { app, catalog };
@@ -65,6 +75,19 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
 
   const document = buildOpenApiDocument(catalog, { title: "Berth Agent Server", version: options.info.version });
-  await serveApiDocs(app, options.apiKey ? { ...document, ...API_KEY_SECURITY } : document);
+  await serveApiDocs(app, withSecurity(document, options));
   return app;
+}
+
+/** The document's security: the project's `auth.openapi` when it has one, else the server key's when it needs one. */
+function withSecurity(document: Record<string, unknown>, options: AppOptions): Record<string, unknown> {
+  const declared = options.openapiSecurity;
+  if (declared?.securitySchemes || declared?.security) {
+    return {
+      ...document,
+      components: { ...(document.components as object | undefined), securitySchemes: declared.securitySchemes ?? {} },
+      ...(declared.security ? { security: declared.security } : {}),
+    };
+  }
+  return options.apiKey ? { ...document, ...API_KEY_SECURITY } : document;
 }

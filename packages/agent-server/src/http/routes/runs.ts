@@ -80,7 +80,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       responses: created,
     },
     async ({ params, body, request, reply }) => {
-      const run = await runs.create(params.thread_id, withRequestHeaders(body, request.headers));
+      const run = await runs.create(params.thread_id, withRequestHeaders(body, request.headers, request.user));
       reply.header("content-location", runLocation(run, false));
       return run;
     },
@@ -98,7 +98,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       body: RunCreate,
       responses: streamed,
     },
-    ({ params, body, request, reply }) => streamNew(params.thread_id, withRequestHeaders(body, request.headers), reply),
+    ({ params, body, request, reply }) =>
+      streamNew(params.thread_id, withRequestHeaders(body, request.headers, request.user), reply),
   );
 
   defineRoute(
@@ -113,7 +114,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       body: RunCreate,
       responses: waited,
     },
-    ({ params, body, request, reply }) => waitNew(params.thread_id, withRequestHeaders(body, request.headers), reply),
+    ({ params, body, request, reply }) =>
+      waitNew(params.thread_id, withRequestHeaders(body, request.headers, request.user), reply),
   );
 
   defineRoute(
@@ -254,7 +256,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     catalog,
     { method: "POST", path: "/runs", summary: "Create a stateless background run", tag, body: RunCreate, responses: created },
     async ({ body, request, reply }) => {
-      const run = await runs.create(undefined, withRequestHeaders(body, request.headers));
+      const run = await runs.create(undefined, withRequestHeaders(body, request.headers, request.user));
       reply.header("content-location", runLocation(run, true));
       return run;
     },
@@ -271,7 +273,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       body: RunCreate,
       responses: streamed,
     },
-    ({ body, request, reply }) => streamNew(undefined, withRequestHeaders(body, request.headers), reply),
+    ({ body, request, reply }) => streamNew(undefined, withRequestHeaders(body, request.headers, request.user), reply),
   );
 
   defineRoute(
@@ -285,7 +287,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       body: RunCreate,
       responses: waited,
     },
-    ({ body, request, reply }) => waitNew(undefined, withRequestHeaders(body, request.headers), reply),
+    ({ body, request, reply }) => waitNew(undefined, withRequestHeaders(body, request.headers, request.user), reply),
   );
 
   defineRoute(
@@ -301,7 +303,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     },
     async ({ body, request }) => {
       const created: RunRecord[] = [];
-      for (const item of body) created.push(await runs.create(undefined, withRequestHeaders(item, request.headers)));
+      for (const item of body)
+        created.push(await runs.create(undefined, withRequestHeaders(item, request.headers, request.user)));
       return created;
     },
   );

@@ -1,0 +1,94 @@
+import { servedWithoutKey } from "@berth/service-kit";
+import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { Logger } from "pino";
+import type { AuthHandlers } from "../../graphs/auth-module.js";
+import { type BuiltinAuthenticator, CredentialError } from "./builtin-schemes.js";
+import { type RequestUser, STUDIO_USER, toRequestUser } from "./request-user.js";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /** Set by the authentication hook when the server authenticates users. */
+    user?: RequestUser;
+  }
+}
+
+export interface AuthenticationOptions {
+  /** The project's `authenticate` handler (`auth.path`). */
+  authenticate?: AuthHandlers["authenticate"];
+  /** Built-in schemes from the environment, used when the project has no authenticate handler. */
+  builtin?: BuiltinAuthenticator;
+  /** The server's own key (BERTH_API_KEY, the router's) is in X-Api-Key: it names no user. */
+  serverKeyInXApiKey: boolean;
+  /** `auth.disable_studio_auth`: Studio's requests are authenticated like any other. */
+  disableStudioAuth: boolean;
+  logger: Logger;
+}
+
+/** Routes every client may call without a user, as the reference server has them: health, server info and the API's docs. */
+function isPublic(request: FastifyRequest): boolean {
+  const path = request.url.split("?", 1)[0]!;
+  return request.method === "OPTIONS" || servedWithoutKey(request.method, path) || (request.method === "GET" && path === "/info");
+}
+
+/** A web-standard Request of what the client sent, which the SDK's `authenticate(request)` handlers read. */
+function webRequest(request: FastifyRequest): Request {
+  const headers = new Headers();
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined) continue;
+    for (const item of Array.isArray(value) ? value : [value]) headers.append(name, item);
+  }
+  const url = new URL(request.url, `${request.protocol}://${request.headers.host ?? "localhost"}`);
+  const withBody = request.method !== "GET" && request.method !== "HEAD" && request.body !== undefined;
+  return new Request(url, {
+    method: request.method,
+    headers,
+    body: withBody ? (typeof request.body === "string" ? request.body : JSON.stringify(request.body)) : undefined,
+  });
+}
+
+/** An HTTPException of `@langchain/langgraph-sdk/auth` (or anything shaped like it): its status, message and headers reach the client. */
+function asHttpException(error: unknown): { status: number; message: string; headers: Record<string, string> } | undefined {
+  if (!(error instanceof Error)) return undefined;
+  const status = (error as { status?: unknown }).status;
+  if (typeof status !== "number" || status < 400 || status > 599) return undefined;
+  const raw = (error as { headers?: unknown }).headers;
+  const headers: Record<string, string> = {};
+  if (raw && typeof raw === "object") {
+    const entries = raw instanceof Headers ? [...raw.entries()] : Object.entries(raw as Record<string, unknown>);
+    for (const [name, value] of entries) if (typeof value === "string") headers[name] = value;
+  }
+  return { status, message: error.message, headers };
+}
+
+/**
+ * Authenticates every request but the public ones, in a preValidation hook (the
+ * body is parsed by then, so a handler may read it): the project's
+ * `authenticate`, else the built-in schemes. A request without a user is a 401.
+ */
+export function installAuthentication(app: FastifyInstance, options: AuthenticationOptions): void {
+  app.addHook("preValidation", async (request: FastifyRequest, reply: FastifyReply) => {
+    if (isPublic(request)) return;
+    if (!options.disableStudioAuth && request.headers["x-auth-scheme"] === "langsmith") {
+      request.user = STUDIO_USER;
+      return;
+    }
+    try {
+      if (options.authenticate) {
+        request.user = toRequestUser(await options.authenticate(webRequest(request)));
+        return;
+      }
+      const headers = options.serverKeyInXApiKey ? { ...request.headers, "x-api-key": undefined } : request.headers;
+      const found = await options.builtin?.(headers);
+      if (found === undefined) {
+        return reply.status(401).send({ detail: "Missing credentials: send Authorization: Bearer <token or API key>" });
+      }
+      request.user = toRequestUser(found);
+    } catch (error) {
+      if (error instanceof CredentialError) return reply.status(401).send({ detail: error.message });
+      const http = asHttpException(error);
+      if (http) return reply.status(http.status).headers(http.headers).send({ detail: http.message });
+      options.logger.error({ err: error }, "the authenticate handler failed");
+      return reply.status(500).send({ detail: "Authentication failed: the authenticate handler threw" });
+    }
+  });
+}
