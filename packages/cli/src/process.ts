@@ -4,9 +4,19 @@ export function parsePort(text: string): number | undefined {
   return Number.isInteger(port) && port >= 0 && port <= 65535 ? port : undefined;
 }
 
-/** A long-running command: SIGINT and SIGTERM close it gracefully, then the process exits. */
-export function closeOnSignals(server: { close(): Promise<void> }): void {
+/**
+ * A long-running command: SIGINT and SIGTERM close it gracefully, then the
+ * process exits. With `deadlineMs`, a close not finished by then (a database
+ * call that never returns, say) ends the process anyway, saying so.
+ */
+export function closeOnSignals(server: { close(): Promise<void> }, deadlineMs?: number): void {
   const stop = async () => {
+    if (deadlineMs !== undefined) {
+      setTimeout(() => {
+        process.stderr.write(`berth: the graceful shutdown did not finish within ${deadlineMs / 1000} s; exiting\n`);
+        process.exit(1);
+      }, deadlineMs).unref();
+    }
     await server.close();
     process.exit(0);
   };

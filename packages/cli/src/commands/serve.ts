@@ -60,7 +60,8 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
       dev: command === "dev",
       settings: workers === undefined ? undefined : { workers },
     });
-    closeOnSignals(server);
+    // The runs' grace (BERTH_SHUTDOWN_GRACE_SECONDS) and 20 s more: a shutdown stuck beyond that ends the process anyway.
+    closeOnSignals(server, (Number(process.env.BERTH_SHUTDOWN_GRACE_SECONDS ?? 10) || 0) * 1000 + 20_000);
     return 0;
   } catch (error) {
     if (error instanceof ConfigError || error instanceof GraphLoadError) {
