@@ -2,7 +2,8 @@
 // The black-box suite, once against embedded SQLite and, when DATABASE_URL and
 // REDIS_URL are set, once more against PostgreSQL + Redis. Unit tests run once.
 import { spawnSync } from "node:child_process";
-import { existsSync, readdirSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import pg from "pg";
 
@@ -17,15 +18,56 @@ const packages = readdirSync(join(root, "packages"));
 const blackBox = packages.flatMap((p) => testsIn(`packages/${p}/test`));
 const unit = packages.flatMap((p) => testsIn(`packages/${p}/test/unit`));
 
+// A second TAP copy of each pass goes to a file, so the run can end with a summary of what failed: CI shows a log's tail.
+const reports = mkdtempSync(join(tmpdir(), "berth-test-report-"));
+const summaries = [];
+
 function run(files, backend) {
   console.log(`\n=== ${files.length} test files against ${backend} ===\n`);
+  const report = join(reports, `${backend}.tap`);
   const result = spawnSync(
     process.execPath,
-    // The timeout only catches a hung test: a whole file (deploys with real installs) takes minutes on a loaded machine.
-    ["--import", "tsx", "--test", "--test-concurrency=2", "--test-timeout=600000", ...files],
+    [
+      "--import",
+      "tsx",
+      "--test",
+      "--test-concurrency=2",
+      // The timeout only catches a hung test: a whole file (deploys with real installs) takes minutes on a loaded machine.
+      "--test-timeout=600000",
+      "--test-reporter=tap",
+      "--test-reporter-destination=stdout",
+      "--test-reporter=tap",
+      `--test-reporter-destination=${report}`,
+      ...files,
+    ],
     { cwd: root, stdio: "inherit", env: { ...process.env, BERTH_TEST_BACKEND: backend } },
   );
+  summaries.push(summarize(backend, report, result.status));
   return result.status ?? 1;
+}
+
+/** The pass's counts and every failed test with the suites around it. */
+function summarize(backend, report, status) {
+  const lines = existsSync(report) ? readFileSync(report, "utf8").split("\n") : [];
+  const counts = lines.filter((l) => /^# (tests|pass|fail|cancelled|skipped) \d+$/.test(l)).map((l) => l.slice(2));
+  const failed = [];
+  const open = [];
+  for (const line of lines) {
+    const subtest = /^( *)# Subtest: (.*)$/.exec(line);
+    if (subtest) open[subtest[1].length / 4] = subtest[2];
+    const notOk = /^( *)not ok \d+ - (.*)$/.exec(line);
+    if (notOk) {
+      const depth = notOk[1].length / 4;
+      const path = [...open.slice(0, depth), notOk[2]].join(" > ");
+      // TAP reports a suite after its tests, and a suite fails when one of them does: name only the innermost failures.
+      const last = failed.at(-1);
+      if (!(last && last.depth > depth && last.path.startsWith(`${path} > `))) failed.push({ depth, path });
+    }
+  }
+  return [
+    `${backend}: exit ${status ?? "signal"}; ${counts.join(", ") || "no report"}`,
+    ...failed.map((f) => `  not ok: ${f.path}`),
+  ].join("\n");
 }
 
 async function dropTestDatabases() {
@@ -46,4 +88,5 @@ if (process.env.DATABASE_URL && process.env.REDIS_URL) {
   console.log("!! Set DATABASE_URL (postgres://...) and REDIS_URL (redis://...) to run it.");
   console.log(`${"!".repeat(78)}\n`);
 }
+console.log(`\n=== summary ===\n${summaries.join("\n")}`);
 process.exit(failed ? 1 : 0);
