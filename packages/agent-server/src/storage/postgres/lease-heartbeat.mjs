@@ -9,6 +9,8 @@ const { databaseUrl, owner, leaseMs } = workerData;
 /** run_id -> attempt of the runs to renew. */
 const held = new Map();
 let client;
+/** Set by "stop": a connection that opens after it is closed at once, or the thread would never exit. */
+let stopping = false;
 
 /** One connection, opened again after it failed (a database restart must not end renewals for good). */
 async function connection() {
@@ -18,13 +20,17 @@ async function connection() {
       if (client === fresh) client = undefined;
     });
     await fresh.connect();
+    if (stopping) {
+      await fresh.end().catch(() => {});
+      throw new Error("stopping");
+    }
     client = fresh;
   }
   return client;
 }
 
 async function renew() {
-  if (held.size === 0) return;
+  if (held.size === 0 || stopping) return;
   const runs = [...held];
   try {
     const { rows } = await (await connection()).query(
@@ -39,13 +45,14 @@ async function renew() {
   } catch (error) {
     client?.end().catch(() => {});
     client = undefined;
-    parentPort.postMessage({ error: String(error) });
+    if (!stopping) parentPort.postMessage({ error: String(error) });
   }
 }
 
 const timer = setInterval(renew, Math.max(100, leaseMs / 3));
 parentPort.on("message", async (message) => {
   if (message === "stop") {
+    stopping = true;
     clearInterval(timer);
     await client?.end().catch(() => {});
     parentPort.close();
