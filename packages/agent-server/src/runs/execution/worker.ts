@@ -49,7 +49,8 @@ export class RunWorker {
   readonly owner = newLeaseOwner();
   private readonly executing = new Map<string, Promise<void>>();
   private readonly deps: ExecutorDeps;
-  private pumping = false;
+  /** The claiming loop under way, if any: a stop waits for it, so a run it claims is executing (or handed back). */
+  private pumping: Promise<void> | undefined;
   private pumpAgain = false;
   private stopped = false;
   private delayTimer: NodeJS.Timeout | undefined;
@@ -110,7 +111,9 @@ export class RunWorker {
       this.pumpAgain = true;
       return;
     }
-    void this.pump();
+    this.pumping = this.pump().finally(() => {
+      this.pumping = undefined;
+    });
   }
 
   /**
@@ -121,6 +124,7 @@ export class RunWorker {
     this.stopped = true;
     clearTimeout(this.delayTimer);
     for (const interval of this.intervals) clearInterval(interval);
+    await this.pumping;
     await this.drained(graceMs);
     if (this.executing.size > 0) {
       for (const runId of this.executing.keys()) this.deps.control.abort(runId, "shutdown");
@@ -144,7 +148,6 @@ export class RunWorker {
   }
 
   private async pump(): Promise<void> {
-    this.pumping = true;
     try {
       do {
         this.pumpAgain = false;
@@ -156,8 +159,6 @@ export class RunWorker {
       } while (this.pumpAgain && !this.stopped);
     } catch (err) {
       this.log.error({ err }, "claiming runs failed");
-    } finally {
-      this.pumping = false;
     }
   }
 
