@@ -40,3 +40,14 @@ export class ServiceUnavailableError extends Error {
 
 /** The disk under the service's data is full (HTTP 507): nothing was written. */
 export class InsufficientStorageError extends Error {}
+
+/** An error the deployed project's own code raised with its HTTP status, message and headers (an auth handler's `HTTPException`). */
+export class HttpStatusError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly headers: Record<string, string> = {},
+  ) {
+    super(message);
+  }
+}

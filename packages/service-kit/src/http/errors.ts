@@ -6,6 +6,7 @@ import {
   BadRequestError,
   ConflictError,
   ForbiddenError,
+  HttpStatusError,
   NotFoundError,
   PayloadTooLargeError,
   UnauthorizedError,
@@ -51,6 +52,8 @@ export function installErrorHandlers(app: FastifyInstance, logger: Logger): void
     if (error instanceof UnprocessableError) {
       return reply.status(422).send({ detail: [{ loc: error.loc, msg: error.message, type: "value_error" }] });
     }
+    if (error instanceof HttpStatusError)
+      return reply.status(error.status).headers(error.headers).send({ detail: error.message });
     const status = DOMAIN_STATUS.find(([type]) => error instanceof type)?.[1];
     if (status) return reply.status(status).send({ detail: error.message });
     if (error.code === "FST_ERR_CTP_INVALID_JSON_BODY" || error instanceof SyntaxError) {
