@@ -56,6 +56,8 @@ export type CronUpdate = Pick<
 };
 
 export interface CronFilter {
+  /** An authorization scope (storage/types.ts `MetadataScope`): the cron's metadata must contain it. */
+  scope?: JsonObject;
   assistant_id?: string;
   thread_id?: string;
   enabled?: boolean;

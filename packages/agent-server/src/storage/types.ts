@@ -7,6 +7,14 @@ export type { JsonObject };
 
 export type SortOrder = "asc" | "desc";
 
+/**
+ * What an authorization handler lets a request reach: only resources whose
+ * metadata contains this document (JSON containment, PostgreSQL's `@>`). The
+ * repositories apply it in the query of the operation itself; absent, every
+ * resource is reachable.
+ */
+export type MetadataScope = JsonObject;
+
 export interface Assistant {
   assistant_id: string;
   graph_id: string;
@@ -43,6 +51,7 @@ export interface AssistantPatch {
 }
 
 export interface AssistantFilter {
+  scope?: MetadataScope;
   graph_id?: string;
   /** Case-insensitive substring of the name. */
   name?: string;
@@ -85,6 +94,7 @@ export interface NewThread {
 }
 
 export interface ThreadFilter {
+  scope?: MetadataScope;
   ids?: string[];
   status?: ThreadStatus;
   metadata?: JsonObject;
@@ -108,32 +118,32 @@ export interface ThreadStateSummary {
 export interface AssistantRepository {
   /** Inserts the assistant and its version 1; returns undefined when the id is taken. */
   create(assistant: NewAssistant): Promise<Assistant | undefined>;
-  get(assistantId: string): Promise<Assistant | undefined>;
+  get(assistantId: string, scope?: MetadataScope): Promise<Assistant | undefined>;
   /** Applies the patch as a new version that becomes current. */
-  patch(assistantId: string, patch: AssistantPatch): Promise<Assistant | undefined>;
-  delete(assistantId: string): Promise<boolean>;
+  patch(assistantId: string, patch: AssistantPatch, scope?: MetadataScope): Promise<Assistant | undefined>;
+  delete(assistantId: string, scope?: MetadataScope): Promise<boolean>;
   search(query: AssistantQuery): Promise<{ items: Assistant[]; total: number }>;
   count(filter: AssistantFilter): Promise<number>;
   versions(assistantId: string, query: { limit: number; offset: number; metadata?: JsonObject }): Promise<AssistantVersion[]>;
   /** Makes an existing version current again; undefined when the version does not exist. */
-  setLatest(assistantId: string, version: number): Promise<Assistant | undefined>;
+  setLatest(assistantId: string, version: number, scope?: MetadataScope): Promise<Assistant | undefined>;
 }
 
 export interface ThreadRepository {
   /** Inserts the thread; returns undefined when the id is taken. */
   create(thread: NewThread): Promise<Thread | undefined>;
-  get(threadId: string): Promise<Thread | undefined>;
+  get(threadId: string, scope?: MetadataScope): Promise<Thread | undefined>;
   /** Merges metadata; a `ttlMinutes` number restarts the expiry from now, null removes it, undefined keeps it. */
-  patch(threadId: string, metadata: JsonObject, ttlMinutes?: number | null): Promise<Thread | undefined>;
+  patch(threadId: string, metadata: JsonObject, ttlMinutes?: number | null, scope?: MetadataScope): Promise<Thread | undefined>;
   /** Deletes the thread with its checkpoints. */
-  delete(threadId: string): Promise<boolean>;
+  delete(threadId: string, scope?: MetadataScope): Promise<boolean>;
   /** Expired threads are left out (as from `count`), even before the sweeper deletes them. */
   search(query: ThreadQuery): Promise<{ items: Thread[]; total: number }>;
   count(filter: ThreadFilter): Promise<number>;
   /** Deletes at most `limit` expired threads that are not busy, as `delete` does; how many it deleted. */
   sweepExpired(limit: number): Promise<number>;
   /** Creates `targetId` with the source's metadata, config and values, and a copy of its checkpoints. */
-  copy(sourceId: string, targetId: string): Promise<Thread | undefined>;
+  copy(sourceId: string, targetId: string, scope?: MetadataScope): Promise<Thread | undefined>;
   /** Records the state the thread shows after its graph advanced. */
   setState(threadId: string, state: ThreadStateSummary): Promise<void>;
   /** Ids of threads whose metadata contains the filter. */
@@ -143,7 +153,7 @@ export interface ThreadRepository {
    * thread's newest checkpoint (per namespace) and drops the older ones with
    * their writes and channel values. Returns how many of the ids were threads.
    */
-  prune(threadIds: string[], strategy: PruneStrategy): Promise<number>;
+  prune(threadIds: string[], strategy: PruneStrategy, scope?: MetadataScope): Promise<number>;
 }
 
 export type PruneStrategy = "delete" | "keep_latest";
@@ -365,10 +375,10 @@ export type CronFireResult = { kind: "taken" } | { kind: "claimed"; run?: Create
 export interface CronRepository {
   /** Inserts the cron; undefined when its assistant or thread does not exist (any more). */
   create(cron: NewCron): Promise<Cron | undefined>;
-  get(cronId: string): Promise<Cron | undefined>;
+  get(cronId: string, scope?: MetadataScope): Promise<Cron | undefined>;
   /** Replaces the given fields (updated_at stamped); undefined when there is no such cron. */
-  update(cronId: string, update: CronUpdate): Promise<Cron | undefined>;
-  delete(cronId: string): Promise<boolean>;
+  update(cronId: string, update: CronUpdate, scope?: MetadataScope): Promise<Cron | undefined>;
+  delete(cronId: string, scope?: MetadataScope): Promise<boolean>;
   search(query: CronQuery): Promise<{ items: Cron[]; total: number }>;
   count(filter: CronFilter): Promise<number>;
   /** Enabled crons whose next_run_date is at or before `now` (ISO), the most overdue first. */

@@ -7,6 +7,7 @@ import { BACKENDS } from "./storage-contract/backends.js";
 import { parityWithSqlite } from "./storage-contract/parity.js";
 import { postgresOnlyContract } from "./storage-contract/postgres-only.js";
 import { DATABASE_URL, skipWithoutPostgres } from "./storage-contract/postgres-schema.js";
+import { scopesContract } from "./storage-contract/scopes.js";
 import { sharedDatabaseContract } from "./storage-contract/shared-database.js";
 import { storeContract, storeParityWithSqlite } from "./storage-contract/store.js";
 import { threadsContract } from "./storage-contract/threads.js";
@@ -17,6 +18,7 @@ for (const backend of BACKENDS) {
     sharedDatabaseContract(backend);
     storeContract(backend);
     threadsContract(backend);
+    scopesContract(backend);
     webhookOutboxContract(backend);
     if (backend.name === "PostgreSQL") {
       postgresOnlyContract(backend);

@@ -7,9 +7,11 @@ import type {
   AssistantRepository,
   AssistantVersion,
   JsonObject,
+  MetadataScope,
   NewAssistant,
 } from "../types.js";
 import { ASSISTANT_COLUMNS, ASSISTANT_VERSION_COLUMNS, qualified } from "../shared/columns.js";
+import { postgresScope, restricts } from "../shared/scope.js";
 import { nowIso } from "../shared/timestamps.js";
 import { withTransaction } from "./database.js";
 import { jsonb } from "@berth/service-kit";
@@ -27,6 +29,7 @@ const SORT_COLUMNS: Record<AssistantQuery["sort_by"], string> = {
 function filterSql(filter: AssistantFilter, params: unknown[]): string {
   const clauses: string[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
+  if (restricts(filter.scope)) clauses.push(`metadata @> ${param(jsonb(filter.scope))}::jsonb`);
   if (filter.graph_id !== undefined) clauses.push(`graph_id = ${param(filter.graph_id)}`);
   if (filter.name !== undefined) {
     // COLLATE "C" makes lower() ASCII-only on both sides, like SQLite's lower().
@@ -67,20 +70,27 @@ export class PostgresAssistantRepository implements AssistantRepository {
     return rows[0];
   }
 
-  async get(assistantId: string): Promise<Assistant | undefined> {
-    const { rows } = await this.pool.query<Assistant>(`SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = $1`, [
-      assistantId,
-    ]);
+  async get(assistantId: string, scope?: MetadataScope): Promise<Assistant | undefined> {
+    const params: unknown[] = [assistantId];
+    const inScope = postgresScope(scope, params);
+    const { rows } = await this.pool.query<Assistant>(
+      `SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = $1${inScope}`,
+      params,
+    );
     return rows[0];
   }
 
-  async patch(assistantId: string, patch: AssistantPatch): Promise<Assistant | undefined> {
+  async patch(assistantId: string, patch: AssistantPatch, scope?: MetadataScope): Promise<Assistant | undefined> {
+    const params: unknown[] = [assistantId];
+    const inScope = postgresScope(scope, params);
     return withTransaction(this.pool, async (client) => {
-      // The row lock orders concurrent patches, so each gets the next version number.
+      // The row lock orders concurrent patches, so each gets the next version number,
+      // and keeps the metadata checked in scope until the update.
       const current = (
-        await client.query<Assistant>(`SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = $1 FOR UPDATE`, [
-          assistantId,
-        ])
+        await client.query<Assistant>(
+          `SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = $1${inScope} FOR UPDATE`,
+          params,
+        )
       ).rows[0];
       if (!current) return undefined;
       const now = nowIso();
@@ -109,8 +119,10 @@ export class PostgresAssistantRepository implements AssistantRepository {
     });
   }
 
-  async delete(assistantId: string): Promise<boolean> {
-    return ((await this.pool.query("DELETE FROM assistants WHERE assistant_id = $1", [assistantId])).rowCount ?? 0) > 0;
+  async delete(assistantId: string, scope?: MetadataScope): Promise<boolean> {
+    const params: unknown[] = [assistantId];
+    const inScope = postgresScope(scope, params);
+    return ((await this.pool.query(`DELETE FROM assistants WHERE assistant_id = $1${inScope}`, params)).rowCount ?? 0) > 0;
   }
 
   async search(query: AssistantQuery): Promise<{ items: Assistant[]; total: number }> {
@@ -148,14 +160,16 @@ export class PostgresAssistantRepository implements AssistantRepository {
     return rows;
   }
 
-  async setLatest(assistantId: string, version: number): Promise<Assistant | undefined> {
-    // One statement: no row when the version does not exist.
+  async setLatest(assistantId: string, version: number, scope?: MetadataScope): Promise<Assistant | undefined> {
+    // One statement: no row when the version does not exist, or the assistant as it is now is out of scope.
+    const params: unknown[] = [assistantId, version, nowIso()];
+    const inScope = postgresScope(scope, params, "a.metadata");
     const { rows } = await this.pool.query<Assistant>(
       `UPDATE assistants a SET graph_id = v.graph_id, name = v.name, description = v.description, config = v.config,
          context = v.context, metadata = v.metadata, version = v.version, updated_at = $3
-       FROM assistant_versions v WHERE a.assistant_id = $1 AND v.assistant_id = $1 AND v.version = $2
+       FROM assistant_versions v WHERE a.assistant_id = $1 AND v.assistant_id = $1 AND v.version = $2${inScope}
        RETURNING ${qualified("a", ASSISTANT_COLUMNS)}`,
-      [assistantId, version, nowIso()],
+      params,
     );
     return rows[0];
   }

@@ -2,8 +2,9 @@ import { jsonb } from "@berth/service-kit";
 import type pg from "pg";
 import type { Cron, CronFilter, CronQuery, CronTick, CronUpdate, NewCron } from "../cron-types.js";
 import { CRON_COLUMNS } from "../shared/columns.js";
+import { postgresScope, restricts } from "../shared/scope.js";
 import { nowIso } from "../shared/timestamps.js";
-import type { CronFireResult, CronRepository, NewRun } from "../types.js";
+import type { CronFireResult, CronRepository, MetadataScope, NewRun } from "../types.js";
 import { sqlState, withTransaction } from "./database.js";
 import { insertRun } from "./run-insert.js";
 
@@ -21,6 +22,7 @@ const SORT_COLUMNS: Record<CronQuery["sort_by"], string> = {
 function filterSql(filter: CronFilter, params: unknown[]): string {
   const clauses: string[] = [];
   const param = (value: unknown) => `$${params.push(value)}`;
+  if (restricts(filter.scope)) clauses.push(`metadata @> ${param(jsonb(filter.scope))}::jsonb`);
   if (filter.assistant_id !== undefined) clauses.push(`assistant_id = ${param(filter.assistant_id)}`);
   if (filter.thread_id !== undefined) clauses.push(`thread_id = ${param(filter.thread_id)}`);
   if (filter.enabled !== undefined) clauses.push(`enabled = ${param(filter.enabled)}`);
@@ -67,36 +69,43 @@ export class PostgresCronRepository implements CronRepository {
     }
   }
 
-  async get(cronId: string): Promise<Cron | undefined> {
-    const { rows } = await this.pool.query<Cron>(`SELECT ${CRON_COLUMNS} FROM crons WHERE cron_id = $1`, [cronId]);
+  async get(cronId: string, scope?: MetadataScope): Promise<Cron | undefined> {
+    const params: unknown[] = [cronId];
+    const inScope = postgresScope(scope, params);
+    const { rows } = await this.pool.query<Cron>(`SELECT ${CRON_COLUMNS} FROM crons WHERE cron_id = $1${inScope}`, params);
     return rows[0];
   }
 
-  async update(cronId: string, update: CronUpdate): Promise<Cron | undefined> {
+  async update(cronId: string, update: CronUpdate, scope?: MetadataScope): Promise<Cron | undefined> {
+    const params: unknown[] = [
+      cronId,
+      update.on_run_completed,
+      update.end_time,
+      update.schedule,
+      update.timezone,
+      jsonb(update.payload),
+      update.next_run_date ?? null,
+      jsonb(update.metadata),
+      update.enabled,
+      nowIso(),
+      update.next_run_date !== undefined,
+    ];
+    // The scope applies to the cron as it is, before the update replaces its metadata.
+    const inScope = postgresScope(scope, params);
     const { rows } = await this.pool.query<Cron>(
       `UPDATE crons SET on_run_completed = $2, end_time = $3, schedule = $4, timezone = $5, payload = $6::jsonb,
          next_run_date = CASE WHEN $11 THEN $7::timestamptz ELSE next_run_date END, metadata = $8::jsonb, enabled = $9,
          updated_at = $10
-       WHERE cron_id = $1 RETURNING ${CRON_COLUMNS}`,
-      [
-        cronId,
-        update.on_run_completed,
-        update.end_time,
-        update.schedule,
-        update.timezone,
-        jsonb(update.payload),
-        update.next_run_date ?? null,
-        jsonb(update.metadata),
-        update.enabled,
-        nowIso(),
-        update.next_run_date !== undefined,
-      ],
+       WHERE cron_id = $1${inScope} RETURNING ${CRON_COLUMNS}`,
+      params,
     );
     return rows[0];
   }
 
-  async delete(cronId: string): Promise<boolean> {
-    return ((await this.pool.query("DELETE FROM crons WHERE cron_id = $1", [cronId])).rowCount ?? 0) > 0;
+  async delete(cronId: string, scope?: MetadataScope): Promise<boolean> {
+    const params: unknown[] = [cronId];
+    const inScope = postgresScope(scope, params);
+    return ((await this.pool.query(`DELETE FROM crons WHERE cron_id = $1${inScope}`, params)).rowCount ?? 0) > 0;
   }
 
   async search(query: CronQuery): Promise<{ items: Cron[]; total: number }> {

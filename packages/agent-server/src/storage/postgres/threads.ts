@@ -2,6 +2,7 @@ import type pg from "pg";
 import type {
   BerthCheckpointer,
   JsonObject,
+  MetadataScope,
   NewThread,
   PruneStrategy,
   Thread,
@@ -11,6 +12,7 @@ import type {
   ThreadStateSummary,
 } from "../types.js";
 import { THREAD_COLUMNS } from "../shared/columns.js";
+import { postgresScope, restricts } from "../shared/scope.js";
 import { expiresAtIso, nowIso } from "../shared/timestamps.js";
 import { copyThreadCheckpoints, deleteThreadCheckpoints } from "./checkpoint-sql.js";
 import { withTransaction } from "./database.js";
@@ -29,6 +31,7 @@ function filterSql(filter: ThreadFilter, params: unknown[]): string {
   const param = (value: unknown) => `$${params.push(value)}`;
   // Expired threads are gone for search and count before the sweeper deletes them.
   const clauses: string[] = [`(expires_at IS NULL OR expires_at > ${param(nowIso())})`];
+  if (restricts(filter.scope)) clauses.push(`metadata @> ${param(jsonb(filter.scope))}::jsonb`);
   if (filter.ids !== undefined) clauses.push(`thread_id = ANY(${param(filter.ids)}::text[])`);
   if (filter.status !== undefined) clauses.push(`status = ${param(filter.status)}`);
   if (filter.metadata !== undefined && Object.keys(filter.metadata).length > 0) {
@@ -64,27 +67,42 @@ export class PostgresThreadRepository implements ThreadRepository {
     return rows[0];
   }
 
-  async get(threadId: string): Promise<Thread | undefined> {
-    const { rows } = await this.pool.query<Thread>(`SELECT ${THREAD_COLUMNS} FROM threads WHERE thread_id = $1`, [threadId]);
-    return rows[0];
-  }
-
-  async patch(threadId: string, metadata: JsonObject, ttlMinutes?: number | null): Promise<Thread | undefined> {
-    // `||` is the shallow merge SQLite does in JS, here under the row lock of the update.
-    const keepTtl = ttlMinutes === undefined;
+  async get(threadId: string, scope?: MetadataScope): Promise<Thread | undefined> {
+    const params: unknown[] = [threadId];
+    const inScope = postgresScope(scope, params);
     const { rows } = await this.pool.query<Thread>(
-      `UPDATE threads SET metadata = metadata || $2::jsonb, updated_at = $3,
-         expires_at = CASE WHEN $4 THEN expires_at ELSE $5::timestamptz END,
-         ttl_minutes = CASE WHEN $4 THEN ttl_minutes ELSE $6::double precision END
-       WHERE thread_id = $1 RETURNING ${THREAD_COLUMNS}`,
-      [threadId, jsonb(metadata), nowIso(), keepTtl, expiresAtIso(ttlMinutes), ttlMinutes ?? null],
+      `SELECT ${THREAD_COLUMNS} FROM threads WHERE thread_id = $1${inScope}`,
+      params,
     );
     return rows[0];
   }
 
-  async delete(threadId: string): Promise<boolean> {
+  async patch(
+    threadId: string,
+    metadata: JsonObject,
+    ttlMinutes?: number | null,
+    scope?: MetadataScope,
+  ): Promise<Thread | undefined> {
+    // `||` is the shallow merge SQLite does in JS, here under the row lock of the update;
+    // the scope is checked against the metadata before the merge.
+    const keepTtl = ttlMinutes === undefined;
+    const params: unknown[] = [threadId, jsonb(metadata), nowIso(), keepTtl, expiresAtIso(ttlMinutes), ttlMinutes ?? null];
+    const inScope = postgresScope(scope, params);
+    const { rows } = await this.pool.query<Thread>(
+      `UPDATE threads SET metadata = metadata || $2::jsonb, updated_at = $3,
+         expires_at = CASE WHEN $4 THEN expires_at ELSE $5::timestamptz END,
+         ttl_minutes = CASE WHEN $4 THEN ttl_minutes ELSE $6::double precision END
+       WHERE thread_id = $1${inScope} RETURNING ${THREAD_COLUMNS}`,
+      params,
+    );
+    return rows[0];
+  }
+
+  async delete(threadId: string, scope?: MetadataScope): Promise<boolean> {
+    const params: unknown[] = [threadId];
+    const inScope = postgresScope(scope, params);
     return withTransaction(this.pool, async (client) => {
-      const deleted = ((await client.query("DELETE FROM threads WHERE thread_id = $1", [threadId])).rowCount ?? 0) > 0;
+      const deleted = ((await client.query(`DELETE FROM threads WHERE thread_id = $1${inScope}`, params)).rowCount ?? 0) > 0;
       if (deleted) await deleteThreadCheckpoints(client, threadId);
       return deleted;
     });
@@ -129,14 +147,15 @@ export class PostgresThreadRepository implements ThreadRepository {
     return rows[0].n;
   }
 
-  async copy(sourceId: string, targetId: string): Promise<Thread | undefined> {
+  async copy(sourceId: string, targetId: string, scope?: MetadataScope): Promise<Thread | undefined> {
+    const params: unknown[] = [targetId, nowIso(), sourceId];
+    const inScope = postgresScope(scope, params);
     return withTransaction(this.pool, async (client) => {
-      const now = nowIso();
       const { rows } = await client.query<Thread>(
         `INSERT INTO threads (thread_id, status, metadata, config, "values", interrupts, created_at, updated_at)
-         SELECT $1, status, metadata, config, "values", interrupts, $2, $2 FROM threads WHERE thread_id = $3
+         SELECT $1, status, metadata, config, "values", interrupts, $2, $2 FROM threads WHERE thread_id = $3${inScope}
          RETURNING ${THREAD_COLUMNS}`,
-        [targetId, now, sourceId],
+        params,
       );
       if (rows.length === 0) return undefined;
       await copyThreadCheckpoints(client, sourceId, targetId);
@@ -160,17 +179,23 @@ export class PostgresThreadRepository implements ThreadRepository {
     return rows.map((row) => row.thread_id);
   }
 
-  async prune(threadIds: string[], strategy: PruneStrategy): Promise<number> {
+  async prune(threadIds: string[], strategy: PruneStrategy, scope?: MetadataScope): Promise<number> {
     let pruned = 0;
     // One thread per transaction, so a long list never holds many locks for long.
     for (const threadId of new Set(threadIds)) {
       if (strategy === "delete") {
-        if (await this.delete(threadId)) pruned++;
-      } else if ((await this.pool.query("SELECT 1 FROM threads WHERE thread_id = $1", [threadId])).rowCount) {
+        if (await this.delete(threadId, scope)) pruned++;
+      } else if (await this.exists(threadId, scope)) {
         await this.checkpointer.keepLatest(threadId);
         pruned++;
       }
     }
     return pruned;
+  }
+
+  private async exists(threadId: string, scope: MetadataScope | undefined): Promise<boolean> {
+    const params: unknown[] = [threadId];
+    const inScope = postgresScope(scope, params);
+    return ((await this.pool.query(`SELECT 1 FROM threads WHERE thread_id = $1${inScope}`, params)).rowCount ?? 0) > 0;
   }
 }

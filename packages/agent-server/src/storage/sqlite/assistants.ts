@@ -6,9 +6,11 @@ import type {
   AssistantRepository,
   AssistantVersion,
   JsonObject,
+  MetadataScope,
   NewAssistant,
 } from "../types.js";
 import { ASSISTANT_COLUMNS, ASSISTANT_VERSION_COLUMNS } from "../shared/columns.js";
+import { restricts, sqliteScope } from "../shared/scope.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
 import { parseJsonColumn } from "./json-columns.js";
@@ -41,6 +43,10 @@ function fromRow(row: AssistantRow): Assistant | AssistantVersion {
 function filterSql(filter: AssistantFilter): { where: string; params: unknown[] } {
   const clauses: string[] = [];
   const params: unknown[] = [];
+  if (restricts(filter.scope)) {
+    clauses.push("json_contains(metadata, ?)");
+    params.push(JSON.stringify(filter.scope));
+  }
   if (filter.graph_id !== undefined) {
     clauses.push("graph_id = ?");
     params.push(filter.graph_id);
@@ -86,14 +92,15 @@ export class SqliteAssistantRepository implements AssistantRepository {
       .immediate();
   }
 
-  async get(assistantId: string): Promise<Assistant | undefined> {
-    return this.getSync(assistantId);
+  async get(assistantId: string, scope?: MetadataScope): Promise<Assistant | undefined> {
+    return this.getSync(assistantId, scope);
   }
 
-  async patch(assistantId: string, patch: AssistantPatch): Promise<Assistant | undefined> {
+  async patch(assistantId: string, patch: AssistantPatch, scope?: MetadataScope): Promise<Assistant | undefined> {
     return this.db
       .transaction(() => {
-        const current = this.getSync(assistantId);
+        // Read under the write lock: the row checked in scope is the one updated.
+        const current = this.getSync(assistantId, scope);
         if (!current) return undefined;
         const now = nowIso();
         const version =
@@ -124,8 +131,12 @@ export class SqliteAssistantRepository implements AssistantRepository {
       .immediate();
   }
 
-  async delete(assistantId: string): Promise<boolean> {
-    return this.db.prepare("DELETE FROM assistants WHERE assistant_id = ?").run(assistantId).changes > 0;
+  async delete(assistantId: string, scope?: MetadataScope): Promise<boolean> {
+    const inScope = sqliteScope(scope);
+    return (
+      this.db.prepare(`DELETE FROM assistants WHERE assistant_id = ?${inScope.sql}`).run(assistantId, ...inScope.params).changes >
+      0
+    );
   }
 
   async search(query: AssistantQuery): Promise<{ items: Assistant[]; total: number }> {
@@ -161,28 +172,42 @@ export class SqliteAssistantRepository implements AssistantRepository {
     return rows.map((row) => fromRow(row, true));
   }
 
-  async setLatest(assistantId: string, version: number): Promise<Assistant | undefined> {
+  async setLatest(assistantId: string, version: number, scope?: MetadataScope): Promise<Assistant | undefined> {
+    // The scope applies to the assistant as it is, before the version replaces its metadata.
+    const inScope = sqliteScope(scope);
     return this.db
       .transaction(() => {
         const row = this.db
           .prepare(`SELECT ${ASSISTANT_VERSION_COLUMNS} FROM assistant_versions WHERE assistant_id = ? AND version = ?`)
           .get(assistantId, version) as AssistantRow | undefined;
         if (!row) return undefined;
-        this.db
+        const updated = this.db
           .prepare(
             `UPDATE assistants SET graph_id = ?, name = ?, description = ?, config = ?, context = ?, metadata = ?,
-             version = ?, updated_at = ? WHERE assistant_id = ?`,
+             version = ?, updated_at = ? WHERE assistant_id = ?${inScope.sql}`,
           )
-          .run(row.graph_id, row.name, row.description, row.config, row.context, row.metadata, version, nowIso(), assistantId);
-        return this.getSync(assistantId);
+          .run(
+            row.graph_id,
+            row.name,
+            row.description,
+            row.config,
+            row.context,
+            row.metadata,
+            version,
+            nowIso(),
+            assistantId,
+            ...inScope.params,
+          ).changes;
+        return updated > 0 ? this.getSync(assistantId) : undefined;
       })
       .immediate();
   }
 
-  private getSync(assistantId: string): Assistant | undefined {
-    const row = this.db.prepare(`SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = ?`).get(assistantId) as
-      | AssistantRow
-      | undefined;
+  private getSync(assistantId: string, scope?: MetadataScope): Assistant | undefined {
+    const inScope = sqliteScope(scope);
+    const row = this.db
+      .prepare(`SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = ?${inScope.sql}`)
+      .get(assistantId, ...inScope.params) as AssistantRow | undefined;
     return row && fromRow(row);
   }
 

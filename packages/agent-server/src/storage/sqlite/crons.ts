@@ -1,7 +1,8 @@
 import type { Cron, CronFilter, CronQuery, CronTick, CronUpdate, NewCron } from "../cron-types.js";
 import { CRON_COLUMNS } from "../shared/columns.js";
+import { restricts, sqliteScope } from "../shared/scope.js";
 import { nowIso } from "../shared/timestamps.js";
-import type { CronFireResult, CronRepository, NewRun } from "../types.js";
+import type { CronFireResult, CronRepository, MetadataScope, NewRun } from "../types.js";
 import type { SqliteDatabase } from "./database.js";
 import { parseJsonColumn } from "./json-columns.js";
 import { insertRun } from "./run-insert.js";
@@ -35,6 +36,10 @@ const SORT_COLUMNS: Record<CronQuery["sort_by"], string> = {
 function filterSql(filter: CronFilter): { where: string; params: unknown[] } {
   const clauses: string[] = [];
   const params: unknown[] = [];
+  if (restricts(filter.scope)) {
+    clauses.push("json_contains(metadata, ?)");
+    params.push(JSON.stringify(filter.scope));
+  }
   if (filter.assistant_id !== undefined) {
     clauses.push("assistant_id = ?");
     params.push(filter.assistant_id);
@@ -90,16 +95,18 @@ export class SqliteCronRepository implements CronRepository {
       .immediate();
   }
 
-  async get(cronId: string): Promise<Cron | undefined> {
-    return this.getSync(cronId);
+  async get(cronId: string, scope?: MetadataScope): Promise<Cron | undefined> {
+    return this.getSync(cronId, scope);
   }
 
-  async update(cronId: string, update: CronUpdate): Promise<Cron | undefined> {
+  async update(cronId: string, update: CronUpdate, scope?: MetadataScope): Promise<Cron | undefined> {
+    // The scope applies to the cron as it is, before the update replaces its metadata.
+    const inScope = sqliteScope(scope);
     const changed = this.db
       .prepare(
         `UPDATE crons SET on_run_completed = ?, end_time = ?, schedule = ?, timezone = ?, payload = ?,
            next_run_date = CASE WHEN ? THEN ? ELSE next_run_date END, metadata = ?, enabled = ?, updated_at = ?
-         WHERE cron_id = ?`,
+         WHERE cron_id = ?${inScope.sql}`,
       )
       .run(
         update.on_run_completed,
@@ -113,12 +120,14 @@ export class SqliteCronRepository implements CronRepository {
         update.enabled ? 1 : 0,
         nowIso(),
         cronId,
+        ...inScope.params,
       ).changes;
     return changed > 0 ? this.getSync(cronId) : undefined;
   }
 
-  async delete(cronId: string): Promise<boolean> {
-    return this.db.prepare("DELETE FROM crons WHERE cron_id = ?").run(cronId).changes > 0;
+  async delete(cronId: string, scope?: MetadataScope): Promise<boolean> {
+    const inScope = sqliteScope(scope);
+    return this.db.prepare(`DELETE FROM crons WHERE cron_id = ?${inScope.sql}`).run(cronId, ...inScope.params).changes > 0;
   }
 
   async search(query: CronQuery): Promise<{ items: Cron[]; total: number }> {
@@ -168,8 +177,11 @@ export class SqliteCronRepository implements CronRepository {
       .immediate();
   }
 
-  private getSync(cronId: string): Cron | undefined {
-    const row = this.db.prepare(`SELECT ${CRON_COLUMNS} FROM crons WHERE cron_id = ?`).get(cronId) as CronRow | undefined;
+  private getSync(cronId: string, scope?: MetadataScope): Cron | undefined {
+    const inScope = sqliteScope(scope);
+    const row = this.db
+      .prepare(`SELECT ${CRON_COLUMNS} FROM crons WHERE cron_id = ?${inScope.sql}`)
+      .get(cronId, ...inScope.params) as CronRow | undefined;
     return row && fromRow(row);
   }
 }

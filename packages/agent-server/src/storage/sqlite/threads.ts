@@ -1,6 +1,7 @@
 import type {
   BerthCheckpointer,
   JsonObject,
+  MetadataScope,
   NewThread,
   PruneStrategy,
   Thread,
@@ -10,6 +11,7 @@ import type {
   ThreadStateSummary,
 } from "../types.js";
 import { THREAD_COLUMNS } from "../shared/columns.js";
+import { restricts, sqliteScope } from "../shared/scope.js";
 import { expiresAtIso, nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
 import { parseJsonColumn, toJsonColumn } from "./json-columns.js";
@@ -42,6 +44,10 @@ function filterSql(filter: ThreadFilter): { where: string; params: unknown[] } {
   // Expired threads are gone for search and count before the sweeper deletes them.
   const clauses: string[] = ["(expires_at IS NULL OR expires_at > ?)"];
   const params: unknown[] = [nowIso()];
+  if (restricts(filter.scope)) {
+    clauses.push("json_contains(metadata, ?)");
+    params.push(JSON.stringify(filter.scope));
+  }
   if (filter.ids !== undefined) {
     clauses.push(`thread_id IN (SELECT value FROM json_each(?))`);
     params.push(JSON.stringify(filter.ids));
@@ -87,14 +93,20 @@ export class SqliteThreadRepository implements ThreadRepository {
     return inserted.changes === 0 ? undefined : this.getSync(thread.thread_id);
   }
 
-  async get(threadId: string): Promise<Thread | undefined> {
-    return this.getSync(threadId);
+  async get(threadId: string, scope?: MetadataScope): Promise<Thread | undefined> {
+    return this.getSync(threadId, scope);
   }
 
-  async patch(threadId: string, metadata: JsonObject, ttlMinutes?: number | null): Promise<Thread | undefined> {
+  async patch(
+    threadId: string,
+    metadata: JsonObject,
+    ttlMinutes?: number | null,
+    scope?: MetadataScope,
+  ): Promise<Thread | undefined> {
     return this.db
       .transaction(() => {
-        const current = this.getSync(threadId);
+        // Read under the write lock: the row checked in scope is the one updated.
+        const current = this.getSync(threadId, scope);
         if (!current) return undefined;
         this.db
           .prepare("UPDATE threads SET metadata = ?, updated_at = ? WHERE thread_id = ?")
@@ -109,10 +121,12 @@ export class SqliteThreadRepository implements ThreadRepository {
       .immediate();
   }
 
-  async delete(threadId: string): Promise<boolean> {
+  async delete(threadId: string, scope?: MetadataScope): Promise<boolean> {
+    const inScope = sqliteScope(scope);
     return this.db
       .transaction(() => {
-        const deleted = this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(threadId).changes > 0;
+        const deleted =
+          this.db.prepare(`DELETE FROM threads WHERE thread_id = ?${inScope.sql}`).run(threadId, ...inScope.params).changes > 0;
         if (deleted) void this.checkpointer.deleteThread(threadId);
         return deleted;
       })
@@ -153,16 +167,17 @@ export class SqliteThreadRepository implements ThreadRepository {
       .immediate();
   }
 
-  async copy(sourceId: string, targetId: string): Promise<Thread | undefined> {
+  async copy(sourceId: string, targetId: string, scope?: MetadataScope): Promise<Thread | undefined> {
+    const inScope = sqliteScope(scope);
     return this.db
       .transaction(() => {
         const now = nowIso();
         const copied = this.db
           .prepare(
             `INSERT INTO threads (thread_id, status, metadata, config, "values", interrupts, created_at, updated_at)
-           SELECT ?, status, metadata, config, "values", interrupts, ?, ? FROM threads WHERE thread_id = ?`,
+           SELECT ?, status, metadata, config, "values", interrupts, ?, ? FROM threads WHERE thread_id = ?${inScope.sql}`,
           )
-          .run(targetId, now, now, sourceId);
+          .run(targetId, now, now, sourceId, ...inScope.params);
         if (copied.changes === 0) return undefined;
         void this.checkpointer.copyThread(sourceId, targetId);
         return this.getSync(targetId);
@@ -183,13 +198,13 @@ export class SqliteThreadRepository implements ThreadRepository {
     return rows.map((row) => (row as { thread_id: string }).thread_id);
   }
 
-  async prune(threadIds: string[], strategy: PruneStrategy): Promise<number> {
+  async prune(threadIds: string[], strategy: PruneStrategy, scope?: MetadataScope): Promise<number> {
     let pruned = 0;
     // One thread per transaction, so a long list never holds the write lock for long.
     for (const threadId of new Set(threadIds)) {
       if (strategy === "delete") {
-        if (await this.delete(threadId)) pruned++;
-      } else if (this.getSync(threadId)) {
+        if (await this.delete(threadId, scope)) pruned++;
+      } else if (this.getSync(threadId, scope)) {
         await this.checkpointer.keepLatest(threadId);
         pruned++;
       }
@@ -197,10 +212,11 @@ export class SqliteThreadRepository implements ThreadRepository {
     return pruned;
   }
 
-  private getSync(threadId: string): Thread | undefined {
-    const row = this.db.prepare(`SELECT ${THREAD_COLUMNS} FROM threads WHERE thread_id = ?`).get(threadId) as
-      | ThreadRow
-      | undefined;
+  private getSync(threadId: string, scope?: MetadataScope): Thread | undefined {
+    const inScope = sqliteScope(scope);
+    const row = this.db
+      .prepare(`SELECT ${THREAD_COLUMNS} FROM threads WHERE thread_id = ?${inScope.sql}`)
+      .get(threadId, ...inScope.params) as ThreadRow | undefined;
     return row && fromRow(row);
   }
 }
