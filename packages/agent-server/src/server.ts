@@ -43,8 +43,6 @@ export interface ServerOptions {
   /** Overrides of the settings read from the environment. */
   settings?: Partial<ServerSettings>;
   logger?: Logger;
-  /** Start even though the project's auth registers resource handlers, which Berth does not apply yet (e.g. behind a gateway that authorizes). */
-  allowUnenforcedAuth?: boolean;
   /** `berth dev`: webhooks may target private and loopback addresses unless BERTH_WEBHOOK_ALLOW_PRIVATE says otherwise. */
   dev?: boolean;
 }
@@ -78,7 +76,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   for (const warning of project.warnings) logger.warn(warning);
   applyProjectEnv(project.env);
   // After the project's env, which may set BERTH_AUTH_* (and the module may read its variables).
-  const authentication = await loadAuthentication(project.auth, process.env, logger, options.allowUnenforcedAuth ?? false);
+  const authentication = await loadAuthentication(project.auth, process.env, logger);
   const assistantDefaults = systemAssistantDefaults(process.env.LANGGRAPH_CONFIG);
   pinLangChainPackages();
   const settings = { ...settingsFromEnv(), ...options.settings };

@@ -64,15 +64,8 @@ describe("a project described by the official images' variables", () => {
 });
 
 describe("langgraph.json keys Berth does not apply", () => {
-  it("refuses to start a project whose auth registers resource handlers, which Berth does not apply yet", async () => {
-    const { code, output } = await runBerthExpectingFailure({ project: "declares-auth" });
-    assert.equal(code, 1);
-    assert.match(output, /registers resource handlers \(threads\), which Berth does not apply yet/);
-    assert.match(output, /--allow-unenforced-auth/);
-  });
-
-  it("with --allow-unenforced-auth: starts, authenticates, and names each key it does not apply in a warning", async () => {
-    const berth = await startBerth({ project: "declares-auth", extraArgs: ["--allow-unenforced-auth"] });
+  it("starts, and names each key it does not apply in a warning", async () => {
+    const berth = await startBerth({ project: "declares-auth" });
     try {
       const output = berth.output();
       // JSON log lines: the key's quotes are escaped.
@@ -81,7 +74,6 @@ describe("langgraph.json keys Berth does not apply", () => {
       }
       assert.doesNotMatch(output, /\\"store\\" is ignored/, "the store section is applied");
       assert.doesNotMatch(output, /\\"auth\\" is ignored/, "the auth section is applied");
-      assert.match(output, /which Berth does not apply yet.*--allow-unenforced-auth/);
       assert.deepEqual(await berth.client.runs.wait(null, "shout", { input: { text: "open" } }), { text: "OPEN" });
     } finally {
       await berth.stop();

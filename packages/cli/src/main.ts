@@ -7,8 +7,6 @@ Commands:
       --port <n>                  Port (default 2024; 0 picks a free one)
       --host <addr>               Address (default 127.0.0.1)
       --data-dir <dir>            SQLite directory (default .berth/ beside langgraph.json)
-      --allow-unenforced-auth     Serve a project whose auth registers resource handlers (auth.on), which Berth
-                                  does not apply yet (default: refuse to start; BERTH_ALLOW_UNENFORCED_AUTH=1)
   serve [dir-or-langgraph.json]   Serve a project in production: the options of dev, and
       --role api|worker|all       What this process does (default BERTH_ROLE, else all; a worker given --port answers GET /ok there)
       --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 10)

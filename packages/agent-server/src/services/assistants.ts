@@ -13,6 +13,7 @@ import type {
   Storage,
 } from "../storage/types.js";
 import { isUuid, systemAssistantId } from "./assistant-ids.js";
+import { type Access, metadataOf } from "./authorization.js";
 import { ConflictError, NotFoundError } from "@berth/service-kit";
 
 export interface CreateAssistantInput {
@@ -69,16 +70,28 @@ export class AssistantService {
     throw new NotFoundError("Assistant not found");
   }
 
-  async get(assistantIdOrGraphId: string): Promise<Assistant> {
+  /** The assistant (by id, or its graph's id), if the user may read it: another user's is not found. */
+  async get(assistantIdOrGraphId: string, access: Access): Promise<Assistant> {
     const assistantId = this.resolveId(assistantIdOrGraphId);
-    const assistant = await this.storage.assistants.get(assistantId);
+    const { scope } = await access.authorize("assistants:read", { assistant_id: assistantId });
+    const assistant = await this.storage.assistants.get(assistantId, scope);
     if (!assistant) throw new NotFoundError("Assistant not found");
     return assistant;
   }
 
-  async create(input: CreateAssistantInput): Promise<Assistant> {
+  async create(input: CreateAssistantInput, access: Access): Promise<Assistant> {
     this.requireGraph(input.graph_id);
     const assistantId = input.assistant_id ?? randomUUID();
+    const { scope, value } = await access.authorize("assistants:create", {
+      assistant_id: assistantId,
+      graph_id: input.graph_id,
+      config: input.config ?? {},
+      context: input.context ?? {},
+      metadata: { ...input.metadata },
+      if_exists: input.if_exists ?? "raise",
+      name: input.name ?? "Untitled",
+      description: input.description ?? null,
+    });
     const created = await this.storage.assistants.create({
       assistant_id: assistantId,
       graph_id: input.graph_id,
@@ -86,65 +99,80 @@ export class AssistantService {
       description: input.description ?? null,
       config: input.config ?? {},
       context: input.context ?? {},
-      metadata: input.metadata ?? {},
+      metadata: metadataOf(value),
     });
     if (created) return created;
-    const existing = await this.storage.assistants.get(assistantId);
+    // Another user's assistant is taken all the same, and stays out of reach.
+    const existing = await this.storage.assistants.get(assistantId, scope);
     if (input.if_exists === "do_nothing" && existing) return existing;
     throw new ConflictError("Assistant already exists");
   }
 
-  async patch(assistantIdOrGraphId: string, patch: AssistantPatch): Promise<Assistant> {
+  async patch(assistantIdOrGraphId: string, patch: AssistantPatch, access: Access): Promise<Assistant> {
     if (patch.graph_id !== undefined) this.requireGraph(patch.graph_id);
-    const updated = await this.storage.assistants.patch(this.resolveId(assistantIdOrGraphId), patch);
+    const assistantId = this.resolveId(assistantIdOrGraphId);
+    const { scope, value } = await access.authorize("assistants:update", {
+      assistant_id: assistantId,
+      ...patch,
+      metadata: patch.metadata && { ...patch.metadata },
+    });
+    const metadata = value.metadata === undefined ? undefined : metadataOf(value);
+    const updated = await this.storage.assistants.patch(assistantId, { ...patch, metadata }, scope);
     if (!updated) throw new NotFoundError("Assistant not found");
     return updated;
   }
 
-  /** Deletes the assistant; with `deleteThreads`, also the threads created for it. */
-  async delete(assistantIdOrGraphId: string, deleteThreads: boolean): Promise<void> {
+  /** Deletes the assistant; with `deleteThreads`, also the threads created for it that the user may delete. */
+  async delete(assistantIdOrGraphId: string, deleteThreads: boolean, access: Access): Promise<void> {
     const assistantId = this.resolveId(assistantIdOrGraphId);
-    if (!(await this.storage.assistants.delete(assistantId))) {
+    const { scope } = await access.authorize("assistants:delete", { assistant_id: assistantId });
+    if (!(await this.storage.assistants.delete(assistantId, scope))) {
       throw new NotFoundError("Assistant not found");
     }
     if (deleteThreads) {
+      const threads = await access.authorize("threads:delete", { assistant_id: assistantId });
       for (const threadId of await this.storage.threads.idsByMetadata({ assistant_id: assistantId })) {
-        await this.storage.threads.delete(threadId);
+        await this.storage.threads.delete(threadId, threads.scope);
       }
     }
   }
 
-  search(query: AssistantQuery): Promise<{ items: Assistant[]; total: number }> {
-    return this.storage.assistants.search(query);
+  async search(query: AssistantQuery, access: Access): Promise<{ items: Assistant[]; total: number }> {
+    const { scope } = await access.authorize("assistants:search", searchValue(query));
+    return this.storage.assistants.search({ ...query, scope });
   }
 
-  count(filter: AssistantFilter): Promise<number> {
-    return this.storage.assistants.count(filter);
+  async count(filter: AssistantFilter, access: Access): Promise<number> {
+    const { scope } = await access.authorize("assistants:search", searchValue(filter));
+    return this.storage.assistants.count({ ...filter, scope });
   }
 
   async versions(
     assistantIdOrGraphId: string,
     query: { limit: number; offset: number; metadata?: JsonObject },
+    access: Access,
   ): Promise<AssistantVersion[]> {
-    const assistant = await this.get(assistantIdOrGraphId);
+    const assistant = await this.get(assistantIdOrGraphId, access);
     return this.storage.assistants.versions(assistant.assistant_id, query);
   }
 
-  async setLatest(assistantIdOrGraphId: string, version: number): Promise<Assistant> {
-    const assistant = await this.get(assistantIdOrGraphId);
-    const updated = await this.storage.assistants.setLatest(assistant.assistant_id, version);
+  async setLatest(assistantIdOrGraphId: string, version: number, access: Access): Promise<Assistant> {
+    const assistantId = this.resolveId(assistantIdOrGraphId);
+    const { scope } = await access.authorize("assistants:update", { assistant_id: assistantId, version });
+    if (!(await this.storage.assistants.get(assistantId, scope))) throw new NotFoundError("Assistant not found");
+    const updated = await this.storage.assistants.setLatest(assistantId, version, scope);
     if (!updated) throw new NotFoundError("Assistant version not found");
     return updated;
   }
 
-  async drawing(assistantIdOrGraphId: string, xray: boolean | number): Promise<unknown> {
-    const graph = await this.graphOf(await this.get(assistantIdOrGraphId));
+  async drawing(assistantIdOrGraphId: string, xray: boolean | number, access: Access): Promise<unknown> {
+    const graph = await this.graphOf(await this.get(assistantIdOrGraphId, access));
     const drawable = await graph.getGraphAsync({ xray } as Parameters<typeof graph.getGraphAsync>[0]);
     return drawable.toJSON();
   }
 
-  async schemas(assistantIdOrGraphId: string): Promise<GraphSchemas & { graph_id: string }> {
-    const assistant = await this.get(assistantIdOrGraphId);
+  async schemas(assistantIdOrGraphId: string, access: Access): Promise<GraphSchemas & { graph_id: string }> {
+    const assistant = await this.get(assistantIdOrGraphId, access);
     const graph = await this.graphOf(assistant);
     return { graph_id: assistant.graph_id, ...(await resolveGraphSchemas(this.graphs.spec(assistant.graph_id), graph)) };
   }
@@ -153,8 +181,9 @@ export class AssistantService {
     assistantIdOrGraphId: string,
     namespace: string | undefined,
     recurse: boolean,
+    access: Access,
   ): Promise<Record<string, GraphSchemas>> {
-    const assistant = await this.get(assistantIdOrGraphId);
+    const assistant = await this.get(assistantIdOrGraphId, access);
     const graph = await this.graphOf(assistant);
     return resolveSubgraphSchemas(this.graphs.spec(assistant.graph_id), graph, namespace, recurse);
   }
@@ -169,4 +198,9 @@ export class AssistantService {
   private requireGraph(graphId: string): void {
     if (!this.graphs.has(graphId)) throw new NotFoundError(`Graph "${graphId}" not found`);
   }
+}
+
+/** The `assistants:search` value handlers see (the SDK's AssistantSearch). */
+function searchValue(filter: AssistantFilter & { limit?: number; offset?: number }) {
+  return { graph_id: filter.graph_id, name: filter.name, metadata: filter.metadata, limit: filter.limit, offset: filter.offset };
 }

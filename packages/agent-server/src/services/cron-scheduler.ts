@@ -1,3 +1,4 @@
+import { UNRESTRICTED } from "./authorization.js";
 import { randomUUID } from "node:crypto";
 import { NotFoundError, UnprocessableError } from "@berth/service-kit";
 import type { Logger } from "../logger.js";
@@ -74,8 +75,10 @@ export function startCronScheduler(storage: Storage, runs: RunService, logger: L
       return await runs.prepare(
         cron.thread_id ?? undefined,
         input,
+        UNRESTRICTED,
         randomUUID(),
-        stateless ? { cron_id: cron.cron_id } : undefined,
+        // A stateless cron's threads carry its metadata (so its owner's, when a handler stamped one).
+        stateless ? { ...cron.metadata, cron_id: cron.cron_id } : undefined,
       );
     } catch (error) {
       if (!(error instanceof NotFoundError || error instanceof UnprocessableError)) throw error;

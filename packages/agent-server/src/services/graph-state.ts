@@ -12,6 +12,7 @@ import {
   toThreadState,
 } from "../wire/thread-state.js";
 import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
+import type { Access } from "./authorization.js";
 import { readingGraphState, withGraphInput } from "./graph-errors.js";
 
 /** A checkpoint as clients address it: all fields optional but the ones they know. */
@@ -42,8 +43,13 @@ export class GraphStateService {
     private readonly graphs: GraphRegistry,
   ) {}
 
-  async get(threadId: string, checkpoint: CheckpointSelector | undefined, subgraphs: boolean): Promise<ThreadState> {
-    const thread = await this.thread(threadId);
+  async get(
+    threadId: string,
+    checkpoint: CheckpointSelector | undefined,
+    subgraphs: boolean,
+    access: Access,
+  ): Promise<ThreadState> {
+    const thread = await this.thread(threadId, access, "read");
     const graph = await this.graphOf(thread);
     if (!graph) {
       if (checkpoint?.checkpoint_id) throw new NotFoundError(`Checkpoint ${checkpoint.checkpoint_id} not found`);
@@ -57,8 +63,8 @@ export class GraphStateService {
     return state.checkpoint ? state : emptyThreadState();
   }
 
-  async history(threadId: string, query: HistoryQuery): Promise<ThreadState[]> {
-    const thread = await this.thread(threadId);
+  async history(threadId: string, query: HistoryQuery, access: Access): Promise<ThreadState[]> {
+    const thread = await this.thread(threadId, access, "read");
     const graph = await this.graphOf(thread);
     if (!graph) return [];
     const before = typeof query.before === "string" ? { checkpoint_id: query.before } : query.before;
@@ -78,8 +84,9 @@ export class GraphStateService {
   async update(
     threadId: string,
     update: StateUpdate,
+    access: Access,
   ): Promise<{ checkpoint: CheckpointRef | null; configurable: CheckpointRef | null }> {
-    const thread = await this.thread(threadId);
+    const thread = await this.thread(threadId, access, "update");
     if (thread.status === "busy") throw new ConflictError("Thread is busy");
     const graph = await this.graphOf(thread);
     if (!graph) {
@@ -105,8 +112,13 @@ export class GraphStateService {
    * the selected one). The checkpoint is put again under its own id with its
    * parent, so its values, writes and place in the history do not change.
    */
-  async patchMetadata(threadId: string, metadata: JsonObject, selector: CheckpointSelector | undefined): Promise<void> {
-    const thread = await this.thread(threadId);
+  async patchMetadata(
+    threadId: string,
+    metadata: JsonObject,
+    selector: CheckpointSelector | undefined,
+    access: Access,
+  ): Promise<void> {
+    const thread = await this.thread(threadId, access, "update");
     const config = this.config(thread, selector);
     const tuple = await this.storage.checkpointer.getTuple(config);
     if (!tuple) {
@@ -121,8 +133,10 @@ export class GraphStateService {
     await this.storage.checkpointer.put(parent, tuple.checkpoint, merged, {});
   }
 
-  private async thread(threadId: string): Promise<Thread> {
-    const thread = await this.storage.threads.get(threadId);
+  /** The thread, if the user may read (or update) it: another user's is not found. */
+  private async thread(threadId: string, access: Access, action: "read" | "update"): Promise<Thread> {
+    const { scope } = await access.authorize(`threads:${action}`, { thread_id: threadId });
+    const thread = await this.storage.threads.get(threadId, scope);
     if (!thread) throw new NotFoundError(`Thread ${threadId} not found`);
     return thread;
   }

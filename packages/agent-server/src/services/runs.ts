@@ -19,6 +19,7 @@ import {
   TERMINAL_RUN_STATUSES,
 } from "../storage/types.js";
 import type { AssistantService } from "./assistants.js";
+import { type Access, metadataOf } from "./authorization.js";
 import { checkRunInput } from "./run-input.js";
 import type { WebhookService } from "./webhooks.js";
 import { ConflictError, NotFoundError } from "@berth/service-kit";
@@ -64,13 +65,13 @@ export class RunService {
   async start(
     threadId: string | undefined,
     input: RunCreateInput,
-    options: { follow: boolean; signal?: AbortSignal },
+    options: { follow: boolean; signal?: AbortSignal; access: Access },
   ): Promise<{ run: Run; ended: EndWatch; events?: AsyncGenerator<StoredEvent> }> {
     const runId = randomUUID();
     const ended = await this.watchEnd(runId);
     const events = options.follow ? await this.follow(runId, -1, options.signal) : undefined;
     try {
-      return { run: await this.create(threadId, input, runId), ended, events };
+      return { run: await this.create(threadId, input, options.access, runId), ended, events };
     } catch (error) {
       ended.cancel();
       await events?.return(undefined);
@@ -90,8 +91,8 @@ export class RunService {
   }
 
   /** Creates a run on a thread, or a stateless run (a temporary thread) when `threadId` is undefined. */
-  async create(threadId: string | undefined, input: RunCreateInput, runId: string = randomUUID()): Promise<Run> {
-    const run = await this.prepare(threadId, input, runId);
+  async create(threadId: string | undefined, input: RunCreateInput, access: Access, runId: string = randomUUID()): Promise<Run> {
+    const run = await this.prepare(threadId, input, access, runId);
     const result = await this.storage.runs.create(run);
     if (result.kind === "thread_not_found") throw new NotFoundError("Thread not found");
     if (result.kind === "thread_busy") {
@@ -111,12 +112,30 @@ export class RunService {
   async prepare(
     threadId: string | undefined,
     input: RunCreateInput,
+    access: Access,
     runId: string = randomUUID(),
     threadMetadata?: JsonObject,
   ): Promise<NewRun> {
     // First: a webhook the URL policy refuses is a 422 before anything else is looked up or written.
     if (input.webhook) this.webhooks?.check(input.webhook);
-    const assistant = await this.assistants.get(input.assistant_id).catch((error: unknown) => {
+    const authorized = await access.authorize("threads:create_run", {
+      thread_id: threadId,
+      assistant_id: input.assistant_id,
+      run_id: runId,
+      status: "pending",
+      metadata: { ...input.metadata },
+      prevent_insert_if_inflight: false,
+      multitask_strategy: input.multitask_strategy,
+      if_not_exists: input.if_not_exists,
+      after_seconds: input.after_seconds ?? 0,
+      kwargs: { ...input },
+    });
+    // Another user's thread is not found, even where the run would create a missing one.
+    if (threadId !== undefined && authorized.scope && !(await this.storage.threads.get(threadId, authorized.scope))) {
+      if (await this.storage.threads.get(threadId)) throw new NotFoundError("Thread not found");
+    }
+    const metadata = metadataOf(authorized.value);
+    const assistant = await this.assistants.get(input.assistant_id, access).catch((error: unknown) => {
       if (!(error instanceof NotFoundError)) throw error;
       throw new NotFoundError(
         `No assistant found for "${input.assistant_id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
@@ -125,6 +144,8 @@ export class RunService {
     if (!this.graphs.has(assistant.graph_id)) throw new NotFoundError(`Graph "${assistant.graph_id}" not found`);
     await this.checkInput(assistant, input);
     const stateless = threadId === undefined;
+    // What a handler stamped on the run's metadata (an owner) is the thread's too, when the run creates it.
+    const stamped = stampedMetadata(input.metadata ?? {}, metadata);
     const checkpoint = input.checkpoint ?? (input.checkpoint_id ? { checkpoint_id: input.checkpoint_id } : null);
     const kwargs: RunKwargs = {
       input: input.input ?? null,
@@ -149,12 +170,12 @@ export class RunService {
       thread_id: threadId ?? randomUUID(),
       assistant_id: assistant.assistant_id,
       graph_id: assistant.graph_id,
-      metadata: input.metadata ?? {},
+      metadata,
       multitask_strategy: input.multitask_strategy,
       kwargs,
       available_at: Date.now() + Math.max(0, input.after_seconds ?? 0) * 1000,
       create_thread: stateless || input.if_not_exists === "create",
-      ...(threadMetadata ? { thread_metadata: threadMetadata } : {}),
+      ...(threadMetadata || stamped ? { thread_metadata: { ...stamped, ...threadMetadata } } : {}),
     };
   }
 
@@ -166,10 +187,15 @@ export class RunService {
     this.broker.wakeWorkers(run.available_at);
   }
 
-  /** The API's view of a run (without the queue's bookkeeping). */
-  async get(threadId: string | undefined, runId: string): Promise<Run> {
+  /**
+   * The API's view of a run (without the queue's bookkeeping), if the user may
+   * read (or update, to cancel it) its thread: another user's run is not found.
+   */
+  async get(threadId: string | undefined, runId: string, access: Access, action: "read" | "update" = "read"): Promise<Run> {
+    const { scope } = await access.authorize(`threads:${action}`, { thread_id: threadId, run_id: runId });
     const run = await this.storage.runs.get(runId);
     if (!run || (threadId !== undefined && run.thread_id !== threadId)) throw new NotFoundError("Run not found");
+    if (scope && !(await this.storage.threads.get(run.thread_id, scope))) throw new NotFoundError("Run not found");
     return toApiRun(run);
   }
 
@@ -178,13 +204,18 @@ export class RunService {
     return Math.max(await this.storage.runs.lastEventSeq(runId), await this.broker.lastSeq(runId));
   }
 
-  async list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
-    if (!(await this.storage.threads.get(threadId))) throw new NotFoundError("Thread not found");
+  async list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }, access: Access): Promise<Run[]> {
+    const { scope } = await access.authorize("threads:search", { thread_id: threadId, status: query.status });
+    if (!(await this.storage.threads.get(threadId, scope))) throw new NotFoundError("Thread not found");
     return this.storage.runs.list(threadId, query);
   }
 
-  async delete(threadId: string, runId: string): Promise<void> {
-    const run = await this.get(threadId, runId);
+  async delete(threadId: string, runId: string, access: Access): Promise<void> {
+    const { scope } = await access.authorize("threads:delete", { thread_id: threadId, run_id: runId });
+    const run = await this.storage.runs.get(runId);
+    if (!run || run.thread_id !== threadId || (scope && !(await this.storage.threads.get(threadId, scope)))) {
+      throw new NotFoundError("Run not found");
+    }
     if (!TERMINAL_RUN_STATUSES.has(run.status)) {
       throw new ConflictError(`Run ${runId} is ${run.status}: cancel it before deleting it`);
     }
@@ -207,8 +238,11 @@ export class RunService {
   async cancelMany(
     filter: { thread_id?: string; run_ids?: string[]; status?: "pending" | "running" | "all" },
     action: CancelAction,
+    access: Access,
   ) {
-    const runs = await this.storage.runs.findActive(filter);
+    const { scope } = await access.authorize("threads:update", { thread_id: filter.thread_id, action });
+    const active = await this.storage.runs.findActive(filter);
+    const runs = scope ? await this.inScope(active, scope) : active;
     if (filter.run_ids) {
       const found = new Set(runs.map((run) => run.run_id));
       const missing = filter.run_ids.filter((id) => !found.has(id));
@@ -241,9 +275,21 @@ export class RunService {
   }
 
   /** Every run of the thread from now on (or from a thread stream's Last-Event-ID). */
-  async followThread(threadId: string, lastEventId: string | undefined, signal: AbortSignal) {
-    if (!(await this.storage.threads.get(threadId))) throw new NotFoundError("Thread not found");
+  async followThread(threadId: string, lastEventId: string | undefined, signal: AbortSignal, access: Access) {
+    const { scope } = await access.authorize("threads:read", { thread_id: threadId });
+    if (!(await this.storage.threads.get(threadId, scope))) throw new NotFoundError("Thread not found");
     return followThread(threadId, parseThreadEventId(lastEventId), { runs: this.storage.runs, broker: this.broker }, signal);
+  }
+
+  /** The runs whose thread is in the scope. */
+  private async inScope(runs: Run[], scope: JsonObject): Promise<Run[]> {
+    const visible = new Map<string, boolean>();
+    const kept: Run[] = [];
+    for (const run of runs) {
+      if (!visible.has(run.thread_id)) visible.set(run.thread_id, !!(await this.storage.threads.get(run.thread_id, scope)));
+      if (visible.get(run.thread_id)) kept.push(run);
+    }
+    return kept;
   }
 
   private async outputOf(run: QueuedRun): Promise<unknown> {
@@ -322,4 +368,10 @@ function isObject(value: unknown): boolean {
 export interface EndWatch {
   promise: Promise<RunEndNotice>;
   cancel(): void;
+}
+
+/** The keys a handler added to (or changed in) the metadata the client sent. */
+function stampedMetadata(sent: JsonObject, authorized: JsonObject): JsonObject | undefined {
+  const stamped = Object.fromEntries(Object.entries(authorized).filter(([key, value]) => sent[key] !== value));
+  return Object.keys(stamped).length > 0 ? stamped : undefined;
 }

@@ -5,6 +5,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, PruneStrategy, Storage, Thread, ThreadFilter, ThreadQuery } from "../storage/types.js";
 import { summarizeState, toThreadState } from "../wire/thread-state.js";
 import { ConflictError, NotFoundError, UnprocessableError } from "@berth/service-kit";
+import { type Access, metadataOf } from "./authorization.js";
 import { withGraphInput } from "./graph-errors.js";
 
 export interface SuperstepUpdate {
@@ -34,9 +35,14 @@ export class ThreadService {
     private readonly options: ThreadServiceOptions = { defaultTtlMinutes: null },
   ) {}
 
-  async create(input: CreateThreadInput): Promise<Thread> {
+  async create(input: CreateThreadInput, access: Access): Promise<Thread> {
     const threadId = input.thread_id ?? randomUUID();
-    const metadata = input.metadata ?? {};
+    const { scope, value } = await access.authorize("threads:create", {
+      thread_id: threadId,
+      metadata: { ...input.metadata },
+      if_exists: input.if_exists ?? "raise",
+    });
+    const metadata = metadataOf(value);
     const graphId = typeof metadata.graph_id === "string" ? metadata.graph_id : undefined;
     if (input.supersteps?.length) {
       if (!graphId) throw new UnprocessableError("supersteps need metadata.graph_id", ["body", "metadata", "graph_id"]);
@@ -45,7 +51,8 @@ export class ThreadService {
     const ttl_minutes = input.ttl === undefined ? this.options.defaultTtlMinutes : input.ttl;
     const created = await this.storage.threads.create({ thread_id: threadId, metadata, ttl_minutes });
     if (!created) {
-      const existing = await this.storage.threads.get(threadId);
+      // Another user's thread is taken all the same, and stays out of reach.
+      const existing = await this.storage.threads.get(threadId, scope);
       if (input.if_exists === "do_nothing" && existing) return existing;
       throw new ConflictError("Thread already exists");
     }
@@ -57,41 +64,49 @@ export class ThreadService {
       await this.storage.threads.delete(threadId);
       throw error;
     }
-    return this.get(threadId);
+    return (await this.storage.threads.get(threadId)) ?? created;
   }
 
-  async get(threadId: string): Promise<Thread> {
-    const thread = await this.storage.threads.get(threadId);
+  async get(threadId: string, access: Access): Promise<Thread> {
+    const { scope } = await access.authorize("threads:read", { thread_id: threadId });
+    const thread = await this.storage.threads.get(threadId, scope);
     if (!thread) throw new NotFoundError(`Thread with ID ${threadId} not found`);
     return thread;
   }
 
   /** `ttlMinutes` restarts the thread's expiry from now (null: never expires); undefined keeps it. */
-  async patch(threadId: string, metadata: JsonObject, ttlMinutes?: number | null): Promise<Thread> {
-    const thread = await this.storage.threads.patch(threadId, metadata, ttlMinutes);
+  async patch(threadId: string, metadata: JsonObject, ttlMinutes: number | null | undefined, access: Access): Promise<Thread> {
+    const { scope, value } = await access.authorize("threads:update", { thread_id: threadId, metadata: { ...metadata } });
+    const thread = await this.storage.threads.patch(threadId, metadataOf(value), ttlMinutes, scope);
     if (!thread) throw new NotFoundError("Thread not found");
     return thread;
   }
 
-  async delete(threadId: string): Promise<void> {
-    if (!(await this.storage.threads.delete(threadId))) throw new NotFoundError(`Thread with ID ${threadId} not found`);
+  async delete(threadId: string, access: Access): Promise<void> {
+    const { scope } = await access.authorize("threads:delete", { thread_id: threadId });
+    if (!(await this.storage.threads.delete(threadId, scope))) throw new NotFoundError(`Thread with ID ${threadId} not found`);
   }
 
-  /** Unknown ids are skipped: the count is of the threads pruned. */
-  prune(threadIds: string[], strategy: PruneStrategy): Promise<number> {
-    return this.storage.threads.prune(threadIds, strategy);
+  /** Unknown ids (and threads out of the user's reach) are skipped: the count is of the threads pruned. */
+  async prune(threadIds: string[], strategy: PruneStrategy, access: Access): Promise<number> {
+    const { scope } = await access.authorize("threads:delete", { thread_ids: threadIds, strategy });
+    return this.storage.threads.prune(threadIds, strategy, scope);
   }
 
-  search(query: ThreadQuery): Promise<{ items: Thread[]; total: number }> {
-    return this.storage.threads.search(query);
+  async search(query: ThreadQuery, access: Access): Promise<{ items: Thread[]; total: number }> {
+    const { scope } = await access.authorize("threads:search", searchValue(query));
+    return this.storage.threads.search({ ...query, scope });
   }
 
-  count(filter: ThreadFilter): Promise<number> {
-    return this.storage.threads.count(filter);
+  async count(filter: ThreadFilter, access: Access): Promise<number> {
+    const { scope } = await access.authorize("threads:search", searchValue(filter));
+    return this.storage.threads.count({ ...filter, scope });
   }
 
-  async copy(threadId: string): Promise<Thread> {
-    const copied = await this.storage.threads.copy(threadId, randomUUID());
+  /** The copy keeps the source's metadata, so its owner too: reading the source is what it takes (as the reference server). */
+  async copy(threadId: string, access: Access): Promise<Thread> {
+    const { scope } = await access.authorize("threads:read", { thread_id: threadId });
+    const copied = await this.storage.threads.copy(threadId, randomUUID(), scope);
     if (!copied) throw new NotFoundError("Thread not found");
     return copied;
   }
@@ -115,4 +130,16 @@ export class ThreadService {
     const state = toThreadState(await graph.getState(config));
     await this.storage.threads.setState(thread.thread_id, summarizeState(state));
   }
+}
+
+/** The `threads:search` value handlers see (the SDK's ThreadSearch). */
+function searchValue(filter: ThreadFilter & { limit?: number; offset?: number }) {
+  return {
+    ids: filter.ids,
+    status: filter.status,
+    metadata: filter.metadata,
+    values: filter.values,
+    limit: filter.limit,
+    offset: filter.offset,
+  };
 }

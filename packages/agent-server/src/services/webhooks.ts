@@ -2,6 +2,7 @@ import { NotFoundError, UnprocessableError } from "@berth/service-kit";
 import type { WebhookUrlPolicy } from "../config/webhook-config.js";
 import { webhookUrlProblem } from "../config/webhook-url-policy.js";
 import type { Storage, WebhookDelivery } from "../storage/types.js";
+import type { Access } from "./authorization.js";
 
 export interface WebhookServiceOptions {
   /** langgraph.json's `webhooks.url`; none: any http(s) URL. */
@@ -26,7 +27,10 @@ export class WebhookService {
   }
 
   /** The delivery of a run's webhook: attempts, last status and error. */
-  async get(threadId: string, runId: string): Promise<WebhookDelivery> {
+  async get(threadId: string, runId: string, access: Access): Promise<WebhookDelivery> {
+    const { scope } = await access.authorize("threads:read", { thread_id: threadId, run_id: runId });
+    // A stateless run's thread is gone once it ended: only a scope needs the thread to judge by.
+    if (scope && !(await this.storage.threads.get(threadId, scope))) throw new NotFoundError("No webhook delivery for this run");
     const delivery = await this.storage.webhooks.get(runId);
     if (!delivery || delivery.thread_id !== threadId) throw new NotFoundError("No webhook delivery for this run");
     return delivery;

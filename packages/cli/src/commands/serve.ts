@@ -1,5 +1,4 @@
 import { ConfigError, GraphLoadError, startServer } from "@berth/agent-server";
-import { envBoolean } from "@berth/service-kit";
 import { parseArgs } from "node:util";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
 
@@ -19,14 +18,12 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
         port: { type: "string" },
         host: { type: "string", default: "127.0.0.1" },
         "data-dir": { type: "string" },
-        "allow-unenforced-auth": { type: "boolean", default: false },
         ...(command === "serve" ? { role: { type: "string" }, workers: { type: "string" } } : {}),
       },
     }),
   );
   if (parsed instanceof Error) return usageError(command, parsed.message);
-  const { "allow-unenforced-auth": allowUnenforcedAuth, ...options } = parsed.values;
-  const values = options as Record<string, string | undefined>;
+  const values = parsed.values as Record<string, string | undefined>;
   // `serve` also takes PORT, as container platforms set it (a Berth image's Deployment sets it per pod).
   const portText = values.port ?? (command === "serve" ? process.env.PORT || undefined : undefined);
   const port = parsePort(portText ?? "2024");
@@ -56,7 +53,6 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
       // A worker given a port answers health checks there (containers, probes); without one it listens nowhere.
       workerHealth: role === "worker" && portText !== undefined,
       dataDir: values["data-dir"],
-      allowUnenforcedAuth: allowUnenforcedAuth || envBoolean("BERTH_ALLOW_UNENFORCED_AUTH", false),
       dev: command === "dev",
       settings: workers === undefined ? undefined : { workers },
     });

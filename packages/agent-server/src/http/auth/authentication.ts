@@ -2,6 +2,7 @@ import { servedWithoutKey } from "@berth/service-kit";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { AuthHandlers } from "../../graphs/auth-module.js";
+import { type Access, asHttpException, type Authorizer } from "../../services/authorization.js";
 import { type BuiltinAuthenticator, CredentialError } from "./builtin-schemes.js";
 import { type RequestUser, STUDIO_USER, toRequestUser } from "./request-user.js";
 
@@ -9,6 +10,8 @@ declare module "fastify" {
   interface FastifyRequest {
     /** Set by the authentication hook when the server authenticates users. */
     user?: RequestUser;
+    /** What the user may do (the project's resource handlers); set with `user`. */
+    access?: Access;
   }
 }
 
@@ -19,6 +22,8 @@ export interface AuthenticationOptions {
   builtin?: BuiltinAuthenticator;
   /** The server's own key (BERTH_API_KEY, the router's) is in X-Api-Key: it names no user. */
   serverKeyInXApiKey: boolean;
+  /** The project's resource handlers (`auth.on`). */
+  authorizer: Authorizer;
   /** `auth.disable_studio_auth`: Studio's requests are authenticated like any other. */
   disableStudioAuth: boolean;
   logger: Logger;
@@ -46,20 +51,6 @@ function webRequest(request: FastifyRequest): Request {
   });
 }
 
-/** An HTTPException of `@langchain/langgraph-sdk/auth` (or anything shaped like it): its status, message and headers reach the client. */
-function asHttpException(error: unknown): { status: number; message: string; headers: Record<string, string> } | undefined {
-  if (!(error instanceof Error)) return undefined;
-  const status = (error as { status?: unknown }).status;
-  if (typeof status !== "number" || status < 400 || status > 599) return undefined;
-  const raw = (error as { headers?: unknown }).headers;
-  const headers: Record<string, string> = {};
-  if (raw && typeof raw === "object") {
-    const entries = raw instanceof Headers ? [...raw.entries()] : Object.entries(raw as Record<string, unknown>);
-    for (const [name, value] of entries) if (typeof value === "string") headers[name] = value;
-  }
-  return { status, message: error.message, headers };
-}
-
 /**
  * Authenticates every request but the public ones, in a preValidation hook (the
  * body is parsed by then, so a handler may read it): the project's
@@ -70,11 +61,13 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
     if (isPublic(request)) return;
     if (!options.disableStudioAuth && request.headers["x-auth-scheme"] === "langsmith") {
       request.user = STUDIO_USER;
+      request.access = options.authorizer.for(STUDIO_USER);
       return;
     }
     try {
       if (options.authenticate) {
         request.user = toRequestUser(await options.authenticate(webRequest(request)));
+        request.access = options.authorizer.for(request.user);
         return;
       }
       const headers = options.serverKeyInXApiKey ? { ...request.headers, "x-api-key": undefined } : request.headers;
@@ -83,6 +76,7 @@ export function installAuthentication(app: FastifyInstance, options: Authenticat
         return reply.status(401).send({ detail: "Missing credentials: send Authorization: Bearer <token or API key>" });
       }
       request.user = toRequestUser(found);
+      request.access = options.authorizer.for(request.user);
     } catch (error) {
       if (error instanceof CredentialError) return reply.status(401).send({ detail: error.message });
       const http = asHttpException(error);

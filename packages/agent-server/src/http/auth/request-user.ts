@@ -1,12 +1,7 @@
 import type { AuthenticateResult } from "../../graphs/auth-module.js";
+import type { AuthUser } from "../../services/authorization.js";
 
-/** The authenticated user of a request, as resource handlers and graphs see it (`config.configurable.langgraph_auth_user`). */
-export interface RequestUser extends Record<string, unknown> {
-  identity: string;
-  permissions: string[];
-  is_authenticated: boolean;
-  display_name: string;
-}
+export type RequestUser = AuthUser;
 
 /** Studio's requests, marked `x-auth-scheme: langsmith`, as the reference server names their user. */
 export const STUDIO_USER: RequestUser = {

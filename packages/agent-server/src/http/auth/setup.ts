@@ -2,26 +2,22 @@ import type { AuthSettings } from "../../config/auth-config.js";
 import { ConfigError } from "../../config/config-error.js";
 import { type AuthHandlers, AuthLoadError, loadAuthHandlers } from "../../graphs/auth-module.js";
 import type { Logger } from "../../logger.js";
+import { Authorizer } from "../../services/authorization.js";
 import { type BuiltinAuthenticator, builtinAuthenticator } from "./builtin-schemes.js";
 
-/** How the server authenticates users: the project's handler, or the built-in schemes; undefined when it does not. */
+/** How the server authenticates users (the project's handler, or the built-in schemes) and authorizes what they do. */
 export interface AuthenticationSetup {
   authenticate?: AuthHandlers["authenticate"];
   builtin?: BuiltinAuthenticator;
+  authorizer: Authorizer;
   disableStudioAuth: boolean;
 }
 
-/**
- * Loads `auth.path` and the built-in schemes the environment turns on.
- * Resource handlers (`auth.on(...)`) are not applied yet: a project that
- * registers some does not start, since serving it would show every user's
- * resources to every other, unless `allowUnenforced` says a gateway does it.
- */
+/** Loads `auth.path` and the built-in schemes the environment turns on; undefined when the server authenticates nobody. */
 export async function loadAuthentication(
   settings: AuthSettings,
   env: NodeJS.ProcessEnv,
   logger: Logger,
-  allowUnenforced: boolean,
 ): Promise<AuthenticationSetup | undefined> {
   let handlers: AuthHandlers | undefined;
   if (settings.module) {
@@ -32,22 +28,20 @@ export async function loadAuthentication(
       throw error;
     }
   }
-  const events = Object.keys(handlers?.callbacks ?? {});
-  if (events.length > 0) {
-    const message =
-      `the project's auth registers resource handlers (${events.join(", ")}), which Berth does not apply yet: ` +
-      "every authenticated user would see every other user's threads";
-    if (!allowUnenforced) {
-      throw new ConfigError(
-        `${message}. Pass --allow-unenforced-auth (or set BERTH_ALLOW_UNENFORCED_AUTH=1) to serve without them, e.g. behind a gateway that authorizes`,
-      );
-    }
-    logger.warn(`${message} (--allow-unenforced-auth)`);
-  }
   const builtin = handlers?.authenticate ? undefined : builtinAuthenticator(env);
   if (handlers?.authenticate && builtinAuthenticator(env)) {
     logger.warn("the project's authenticate handler is used: the built-in schemes (BERTH_AUTH_*) are ignored");
   }
-  if (!handlers?.authenticate && !builtin) return undefined;
-  return { authenticate: handlers?.authenticate, builtin, disableStudioAuth: settings.disableStudioAuth };
+  const authorizer = new Authorizer(handlers?.callbacks ?? {});
+  if (!handlers?.authenticate && !builtin) {
+    if (authorizer.enabled) {
+      // As the reference server: handlers authorize an authenticated user, and without authentication there is none.
+      logger.warn(
+        "the project's auth registers resource handlers (auth.on) but nothing authenticates users (no authenticate handler, " +
+          "no BERTH_AUTH_* scheme): the handlers never run and every client reaches every resource",
+      );
+    }
+    return undefined;
+  }
+  return { authenticate: handlers?.authenticate, builtin, authorizer, disableStudioAuth: settings.disableStudioAuth };
 }

@@ -1,6 +1,7 @@
 import { z } from "zod";
 import type { AssistantService } from "../../services/assistants.js";
 import { defineRoute } from "@berth/service-kit";
+import { accessOf } from "../auth/access.js";
 import type { RouteContext } from "./context.js";
 import {
   Assistant,
@@ -33,7 +34,7 @@ export function registerAssistantRoutes({ app, catalog }: RouteContext, assistan
       body: AssistantCreate,
       responses: { 200: { description: "The assistant", schema: Assistant }, 409: { description: "Exists" } },
     },
-    ({ body }) => assistants.create(body),
+    ({ body, request }) => assistants.create(body, accessOf(request)),
   );
 
   defineRoute(
@@ -48,8 +49,8 @@ export function registerAssistantRoutes({ app, catalog }: RouteContext, assistan
       bodyOptional: true,
       responses: { 200: { description: "Matching assistants (X-Pagination-Total)", schema: z.array(Assistant) } },
     },
-    async ({ body, reply }) => {
-      const { items, total } = await assistants.search(body);
+    async ({ body, request, reply }) => {
+      const { items, total } = await assistants.search(body, accessOf(request));
       setPaginationHeaders(reply, body, items.length, total);
       return items;
     },
@@ -67,7 +68,7 @@ export function registerAssistantRoutes({ app, catalog }: RouteContext, assistan
       bodyOptional: true,
       responses: { 200: { description: "The count", schema: z.int() } },
     },
-    ({ body }) => assistants.count(body),
+    ({ body, request }) => assistants.count(body, accessOf(request)),
   );
 
   defineRoute(
@@ -81,7 +82,7 @@ export function registerAssistantRoutes({ app, catalog }: RouteContext, assistan
       params: AssistantIdParams,
       responses: { 200: { description: "The assistant", schema: Assistant }, 404: { description: "Not found" } },
     },
-    ({ params }) => assistants.get(params.assistant_id),
+    ({ params, request }) => assistants.get(params.assistant_id, accessOf(request)),
   );
 
   defineRoute(
@@ -97,7 +98,7 @@ export function registerAssistantRoutes({ app, catalog }: RouteContext, assistan
       bodyOptional: true,
       responses: { 200: { description: "The assistant", schema: Assistant }, 404: { description: "Not found" } },
     },
-    ({ params, body }) => assistants.patch(params.assistant_id, body),
+    ({ params, body, request }) => assistants.patch(params.assistant_id, body, accessOf(request)),
   );
 
   defineRoute(
@@ -112,8 +113,8 @@ export function registerAssistantRoutes({ app, catalog }: RouteContext, assistan
       query: AssistantDeleteQuery,
       responses: { 204: { description: "Deleted" }, 404: { description: "Not found" } },
     },
-    async ({ params, query, reply }) => {
-      await assistants.delete(params.assistant_id, query.delete_threads);
+    async ({ params, query, request, reply }) => {
+      await assistants.delete(params.assistant_id, query.delete_threads, accessOf(request));
       return reply.status(204).send();
     },
   );
@@ -131,7 +132,7 @@ export function registerAssistantRoutes({ app, catalog }: RouteContext, assistan
       bodyOptional: true,
       responses: { 200: { description: "Versions", schema: z.array(AssistantVersion) } },
     },
-    ({ params, body }) => assistants.versions(params.assistant_id, body),
+    ({ params, body, request }) => assistants.versions(params.assistant_id, body, accessOf(request)),
   );
 
   defineRoute(
@@ -146,7 +147,7 @@ export function registerAssistantRoutes({ app, catalog }: RouteContext, assistan
       body: AssistantSetLatest,
       responses: { 200: { description: "The assistant", schema: Assistant }, 404: { description: "Not found" } },
     },
-    ({ params, body }) => assistants.setLatest(params.assistant_id, body.version),
+    ({ params, body, request }) => assistants.setLatest(params.assistant_id, body.version, accessOf(request)),
   );
 
   defineRoute(
@@ -161,7 +162,7 @@ export function registerAssistantRoutes({ app, catalog }: RouteContext, assistan
       query: AssistantGraphQuery,
       responses: { 200: { description: "Nodes and edges" } },
     },
-    ({ params, query }) => assistants.drawing(params.assistant_id, query.xray),
+    ({ params, query, request }) => assistants.drawing(params.assistant_id, query.xray, accessOf(request)),
   );
 
   defineRoute(
@@ -175,7 +176,7 @@ export function registerAssistantRoutes({ app, catalog }: RouteContext, assistan
       params: AssistantIdParams,
       responses: { 200: { description: "input, output, state, config and context schemas" } },
     },
-    ({ params }) => assistants.schemas(params.assistant_id),
+    ({ params, request }) => assistants.schemas(params.assistant_id, accessOf(request)),
   );
 
   for (const path of ["/assistants/:assistant_id/subgraphs", "/assistants/:assistant_id/subgraphs/:namespace"]) {
@@ -191,7 +192,8 @@ export function registerAssistantRoutes({ app, catalog }: RouteContext, assistan
         query: SubgraphsQuery,
         responses: { 200: { description: "Subgraph schemas" } },
       },
-      ({ params, query }) => assistants.subgraphs(params.assistant_id, params.namespace, query.recurse),
+      ({ params, query, request }) =>
+        assistants.subgraphs(params.assistant_id, params.namespace, query.recurse, accessOf(request)),
     );
   }
 }

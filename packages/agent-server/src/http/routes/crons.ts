@@ -4,6 +4,7 @@ import type { CronService } from "../../services/crons.js";
 import type { Cron as CronRecord } from "../../storage/cron-types.js";
 import { Cron, CronCount, CronCreate, CronIdParams, CronPatch, CronSearch, type CRON_SELECT_FIELDS } from "../schemas/crons.js";
 import { ThreadIdParams } from "../schemas/threads.js";
+import { accessOf } from "../auth/access.js";
 import type { RouteContext } from "./context.js";
 import { setPaginationHeaders } from "./pagination.js";
 
@@ -32,7 +33,7 @@ export function registerCronRoutes({ app, catalog }: RouteContext, crons: CronSe
       body: CronCreate,
       responses: created,
     },
-    ({ body }) => crons.create(undefined, body),
+    ({ body, request }) => crons.create(undefined, body, accessOf(request)),
   );
 
   defineRoute(
@@ -47,7 +48,7 @@ export function registerCronRoutes({ app, catalog }: RouteContext, crons: CronSe
       body: CronCreate,
       responses: created,
     },
-    ({ params, body }) => crons.create(params.thread_id, body),
+    ({ params, body, request }) => crons.create(params.thread_id, body, accessOf(request)),
   );
 
   defineRoute(
@@ -62,8 +63,8 @@ export function registerCronRoutes({ app, catalog }: RouteContext, crons: CronSe
       bodyOptional: true,
       responses: { 200: { description: "Matching crons (X-Pagination-Total)", schema: z.array(Cron) } },
     },
-    async ({ body, reply }) => {
-      const { items, total } = await crons.search(body);
+    async ({ body, request, reply }) => {
+      const { items, total } = await crons.search(body, accessOf(request));
       setPaginationHeaders(reply, body, items.length, total);
       return items.map((cron) => selectFields(cron, body.select));
     },
@@ -81,7 +82,7 @@ export function registerCronRoutes({ app, catalog }: RouteContext, crons: CronSe
       bodyOptional: true,
       responses: { 200: { description: "The count", schema: z.int() } },
     },
-    ({ body }) => crons.count(body),
+    ({ body, request }) => crons.count(body, accessOf(request)),
   );
 
   defineRoute(
@@ -95,7 +96,7 @@ export function registerCronRoutes({ app, catalog }: RouteContext, crons: CronSe
       params: CronIdParams,
       responses: { 200: { description: "The cron", schema: Cron }, 404: { description: "Not found" } },
     },
-    ({ params }) => crons.get(params.cron_id),
+    ({ params, request }) => crons.get(params.cron_id, accessOf(request)),
   );
 
   defineRoute(
@@ -110,7 +111,7 @@ export function registerCronRoutes({ app, catalog }: RouteContext, crons: CronSe
       body: CronPatch,
       responses: { 200: { description: "The cron", schema: Cron }, 404: { description: "Not found" } },
     },
-    ({ params, body }) => crons.update(params.cron_id, body),
+    ({ params, body, request }) => crons.update(params.cron_id, body, accessOf(request)),
   );
 
   defineRoute(
@@ -124,8 +125,8 @@ export function registerCronRoutes({ app, catalog }: RouteContext, crons: CronSe
       params: CronIdParams,
       responses: { 204: { description: "Deleted" }, 404: { description: "Not found" } },
     },
-    async ({ params, reply }) => {
-      await crons.delete(params.cron_id);
+    async ({ params, request, reply }) => {
+      await crons.delete(params.cron_id, accessOf(request));
       return reply.status(204).send();
     },
   );

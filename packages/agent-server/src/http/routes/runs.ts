@@ -1,5 +1,6 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
+import type { Access } from "../../services/authorization.js";
 import type { RunCreateInput, RunService } from "../../services/runs.js";
 import type { Run as RunRecord } from "../../storage/types.js";
 import { defineRoute } from "@berth/service-kit";
@@ -18,6 +19,7 @@ import {
 import { ThreadIdParams } from "../schemas/threads.js";
 import { withRequestHeaders } from "../request-headers.js";
 import { disconnectSignal, runEvents, sendJsonWhenReady, writeEventStream } from "../sse.js";
+import { accessOf } from "../auth/access.js";
 import type { RouteContext } from "./context.js";
 
 export interface StreamTimings {
@@ -41,9 +43,9 @@ function lastEventId(request: FastifyRequest): number | undefined {
 
 export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunService, timings: StreamTimings): void {
   /** Streams a new run from its first event; the headers let the SDK rejoin after a disconnect. */
-  async function streamNew(threadId: string | undefined, body: RunCreateInput, reply: FastifyReply) {
+  async function streamNew(threadId: string | undefined, body: RunCreateInput, access: Access, reply: FastifyReply) {
     const signal = disconnectSignal(reply);
-    const { run, ended, events } = await runs.start(threadId, body, { follow: true, signal });
+    const { run, ended, events } = await runs.start(threadId, body, { follow: true, signal, access });
     ended.cancel();
     const location = runLocation(run, threadId === undefined);
     if (body.on_disconnect === "cancel") signal.addEventListener("abort", () => void runs.cancel(run, "interrupt", false));
@@ -53,9 +55,9 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     });
   }
 
-  async function waitNew(threadId: string | undefined, body: RunCreateInput, reply: FastifyReply) {
+  async function waitNew(threadId: string | undefined, body: RunCreateInput, access: Access, reply: FastifyReply) {
     const signal = disconnectSignal(reply);
-    const { run, ended } = await runs.start(threadId, body, { follow: false });
+    const { run, ended } = await runs.start(threadId, body, { follow: false, access });
     if (body.on_disconnect === "cancel") signal.addEventListener("abort", () => void runs.cancel(run, "interrupt", false));
     await sendJsonWhenReady(reply, runs.output(run, ended), {
       keepAliveMs: timings.keepAliveMs,
@@ -80,7 +82,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       responses: created,
     },
     async ({ params, body, request, reply }) => {
-      const run = await runs.create(params.thread_id, withRequestHeaders(body, request.headers, request.user));
+      const run = await runs.create(params.thread_id, withRequestHeaders(body, request.headers, request.user), accessOf(request));
       reply.header("content-location", runLocation(run, false));
       return run;
     },
@@ -99,7 +101,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       responses: streamed,
     },
     ({ params, body, request, reply }) =>
-      streamNew(params.thread_id, withRequestHeaders(body, request.headers, request.user), reply),
+      streamNew(params.thread_id, withRequestHeaders(body, request.headers, request.user), accessOf(request), reply),
   );
 
   defineRoute(
@@ -115,7 +117,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       responses: waited,
     },
     ({ params, body, request, reply }) =>
-      waitNew(params.thread_id, withRequestHeaders(body, request.headers, request.user), reply),
+      waitNew(params.thread_id, withRequestHeaders(body, request.headers, request.user), accessOf(request), reply),
   );
 
   defineRoute(
@@ -130,14 +132,14 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       query: RunListQuery,
       responses: { 200: { description: "Runs", schema: z.array(Run) } },
     },
-    ({ params, query }) => runs.list(params.thread_id, query),
+    ({ params, query, request }) => runs.list(params.thread_id, query, accessOf(request)),
   );
 
   defineRoute(
     app,
     catalog,
     { method: "GET", path: "/threads/:thread_id/runs/:run_id", summary: "Get a run", tag, params: RunParams, responses: created },
-    ({ params }) => runs.get(params.thread_id, params.run_id),
+    ({ params, request }) => runs.get(params.thread_id, params.run_id, accessOf(request)),
   );
 
   defineRoute(
@@ -151,8 +153,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       params: RunParams,
       responses: { 204: { description: "Deleted" }, 409: { description: "The run is still active" } },
     },
-    async ({ params, reply }) => {
-      await runs.delete(params.thread_id, params.run_id);
+    async ({ params, request, reply }) => {
+      await runs.delete(params.thread_id, params.run_id, accessOf(request));
       return reply.status(204).send();
     },
   );
@@ -168,8 +170,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       params: RunParams,
       responses: waited,
     },
-    async ({ params, reply }) => {
-      const run = await runs.get(params.thread_id, params.run_id);
+    async ({ params, request, reply }) => {
+      const run = await runs.get(params.thread_id, params.run_id, accessOf(request));
       await sendJsonWhenReady(reply, runs.join(run, disconnectSignal(reply)), { keepAliveMs: timings.keepAliveMs, headers: {} });
     },
   );
@@ -181,7 +183,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     request: FastifyRequest,
     reply: FastifyReply,
   ) {
-    const run = await runs.get(threadId, runId);
+    const run = await runs.get(threadId, runId, accessOf(request));
     const signal = disconnectSignal(reply);
     // Without Last-Event-ID a joiner only gets what comes after it joined.
     const after = lastEventId(request) ?? (await runs.lastSeq(run.run_id));
@@ -221,8 +223,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       query: CancelQuery,
       responses: { 202: { description: "Cancelling" }, 204: { description: "Cancelled (wait=true)" } },
     },
-    async ({ params, query, reply }) => {
-      const run = await runs.get(params.thread_id, params.run_id);
+    async ({ params, query, request, reply }) => {
+      const run = await runs.get(params.thread_id, params.run_id, accessOf(request), "update");
       await runs.cancel(run, query.action, query.wait);
       return reply.status(query.wait ? 204 : 202).send();
     },
@@ -246,6 +248,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
         params.thread_id,
         typeof header === "string" ? header : undefined,
         disconnectSignal(reply),
+        accessOf(request),
       );
       await writeEventStream(reply, events, { heartbeatMs: timings.heartbeatMs, headers: {} });
     },
@@ -256,7 +259,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     catalog,
     { method: "POST", path: "/runs", summary: "Create a stateless background run", tag, body: RunCreate, responses: created },
     async ({ body, request, reply }) => {
-      const run = await runs.create(undefined, withRequestHeaders(body, request.headers, request.user));
+      const run = await runs.create(undefined, withRequestHeaders(body, request.headers, request.user), accessOf(request));
       reply.header("content-location", runLocation(run, true));
       return run;
     },
@@ -273,7 +276,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       body: RunCreate,
       responses: streamed,
     },
-    ({ body, request, reply }) => streamNew(undefined, withRequestHeaders(body, request.headers, request.user), reply),
+    ({ body, request, reply }) =>
+      streamNew(undefined, withRequestHeaders(body, request.headers, request.user), accessOf(request), reply),
   );
 
   defineRoute(
@@ -287,7 +291,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       body: RunCreate,
       responses: waited,
     },
-    ({ body, request, reply }) => waitNew(undefined, withRequestHeaders(body, request.headers, request.user), reply),
+    ({ body, request, reply }) =>
+      waitNew(undefined, withRequestHeaders(body, request.headers, request.user), accessOf(request), reply),
   );
 
   defineRoute(
@@ -304,7 +309,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     async ({ body, request }) => {
       const created: RunRecord[] = [];
       for (const item of body)
-        created.push(await runs.create(undefined, withRequestHeaders(item, request.headers, request.user)));
+        created.push(await runs.create(undefined, withRequestHeaders(item, request.headers, request.user), accessOf(request)));
       return created;
     },
   );
@@ -321,8 +326,8 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       query: CancelManyQuery,
       responses: { 204: { description: "Cancelled" } },
     },
-    async ({ body, query, reply }) => {
-      await runs.cancelMany(body, query.action);
+    async ({ body, query, request, reply }) => {
+      await runs.cancelMany(body, query.action, accessOf(request));
       return reply.status(204).send();
     },
   );

@@ -13,6 +13,7 @@ import {
   ThreadIdParams,
   ThreadState,
 } from "../schemas/threads.js";
+import { accessOf } from "../auth/access.js";
 import type { RouteContext } from "./context.js";
 
 const tag = "state";
@@ -30,7 +31,7 @@ export function registerStateRoutes({ app, catalog }: RouteContext, state: Graph
       query: StateQuery,
       responses: { 200: { description: "Thread state", schema: ThreadState }, 404: { description: "Not found" } },
     },
-    ({ params, query }) => state.get(params.thread_id, undefined, query.subgraphs),
+    ({ params, query, request }) => state.get(params.thread_id, undefined, query.subgraphs, accessOf(request)),
   );
 
   defineRoute(
@@ -45,7 +46,8 @@ export function registerStateRoutes({ app, catalog }: RouteContext, state: Graph
       query: StateQuery,
       responses: { 200: { description: "Thread state", schema: ThreadState }, 404: { description: "Not found" } },
     },
-    ({ params, query }) => state.get(params.thread_id, { checkpoint_id: params.checkpoint_id }, query.subgraphs),
+    ({ params, query, request }) =>
+      state.get(params.thread_id, { checkpoint_id: params.checkpoint_id }, query.subgraphs, accessOf(request)),
   );
 
   defineRoute(
@@ -60,7 +62,7 @@ export function registerStateRoutes({ app, catalog }: RouteContext, state: Graph
       body: StateCheckpointBody,
       responses: { 200: { description: "Thread state", schema: ThreadState }, 404: { description: "Not found" } },
     },
-    ({ params, body }) => state.get(params.thread_id, body.checkpoint, body.subgraphs),
+    ({ params, body, request }) => state.get(params.thread_id, body.checkpoint, body.subgraphs, accessOf(request)),
   );
 
   defineRoute(
@@ -80,7 +82,7 @@ export function registerStateRoutes({ app, catalog }: RouteContext, state: Graph
         409: { description: "The thread is busy" },
       },
     },
-    ({ params, body }) => state.update(params.thread_id, body),
+    ({ params, body, request }) => state.update(params.thread_id, body, accessOf(request)),
   );
 
   defineRoute(
@@ -95,9 +97,9 @@ export function registerStateRoutes({ app, catalog }: RouteContext, state: Graph
       body: StatePatch,
       responses: { 204: { description: "Patched" }, 404: { description: "Not found" } },
     },
-    async ({ params, body, reply }) => {
+    async ({ params, body, request, reply }) => {
       const selector = body.checkpoint ?? (body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : undefined);
-      await state.patchMetadata(params.thread_id, body.metadata, selector);
+      await state.patchMetadata(params.thread_id, body.metadata, selector, accessOf(request));
       return reply.status(204).send();
     },
   );
@@ -115,9 +117,9 @@ export function registerStateRoutes({ app, catalog }: RouteContext, state: Graph
       bodyOptional: true,
       responses: { 200: { description: "Thread states", schema: z.array(ThreadState) } },
     },
-    ({ params, body }) => {
+    ({ params, body, request }) => {
       const before = typeof body.before === "object" && "configurable" in body.before ? body.before.configurable : body.before;
-      return state.history(params.thread_id, { ...body, before });
+      return state.history(params.thread_id, { ...body, before }, accessOf(request));
     },
   );
 
@@ -133,6 +135,7 @@ export function registerStateRoutes({ app, catalog }: RouteContext, state: Graph
       query: HistoryQuery,
       responses: { 200: { description: "Thread states", schema: z.array(ThreadState) } },
     },
-    ({ params, query }) => state.history(params.thread_id, { limit: query.limit ?? 10, before: query.before }),
+    ({ params, query, request }) =>
+      state.history(params.thread_id, { limit: query.limit ?? 10, before: query.before }, accessOf(request)),
   );
 }

@@ -10,6 +10,7 @@ import {
   StoreSearchBody,
   StoreSearchResponse,
 } from "../schemas/store.js";
+import { accessOf } from "../auth/access.js";
 import type { RouteContext } from "./context.js";
 
 const tag = "store";
@@ -26,14 +27,11 @@ export function registerStoreRoutes({ app, catalog }: RouteContext, store: Store
       body: StorePutBody,
       responses: { 204: { description: "Stored" } },
     },
-    async ({ body, reply }) => {
-      await store.put({
-        namespace: body.namespace,
-        key: body.key,
-        value: body.value,
-        index: body.index,
-        ttlMinutes: body.ttl,
-      });
+    async ({ body, request, reply }) => {
+      await store.put(
+        { namespace: body.namespace, key: body.key, value: body.value, index: body.index, ttlMinutes: body.ttl },
+        accessOf(request),
+      );
       return reply.status(204).send();
     },
   );
@@ -49,7 +47,7 @@ export function registerStoreRoutes({ app, catalog }: RouteContext, store: Store
       query: StoreGetQuery,
       responses: { 200: { description: "The item, or null", schema: StoreItem.nullable() } },
     },
-    ({ query }) => store.get(query.namespace, query.key, query.refresh_ttl),
+    ({ query, request }) => store.get(query.namespace, query.key, query.refresh_ttl, accessOf(request)),
   );
 
   defineRoute(
@@ -63,8 +61,8 @@ export function registerStoreRoutes({ app, catalog }: RouteContext, store: Store
       body: StoreDeleteBody,
       responses: { 204: { description: "Deleted" } },
     },
-    async ({ body, reply }) => {
-      await store.delete(body.namespace, body.key);
+    async ({ body, request, reply }) => {
+      await store.delete(body.namespace, body.key, accessOf(request));
       return reply.status(204).send();
     },
   );
@@ -81,15 +79,18 @@ export function registerStoreRoutes({ app, catalog }: RouteContext, store: Store
       bodyOptional: true,
       responses: { 200: { description: "Matching items, best first", schema: StoreSearchResponse } },
     },
-    ({ body }) =>
-      store.search({
-        namespacePrefix: body.namespace_prefix,
-        filter: body.filter ?? undefined,
-        limit: body.limit,
-        offset: body.offset,
-        query: body.query ?? undefined,
-        refreshTtl: body.refresh_ttl,
-      }),
+    ({ body, request }) =>
+      store.search(
+        {
+          namespacePrefix: body.namespace_prefix,
+          filter: body.filter ?? undefined,
+          limit: body.limit,
+          offset: body.offset,
+          query: body.query ?? undefined,
+          refreshTtl: body.refresh_ttl,
+        },
+        accessOf(request),
+      ),
   );
 
   defineRoute(
@@ -104,13 +105,16 @@ export function registerStoreRoutes({ app, catalog }: RouteContext, store: Store
       bodyOptional: true,
       responses: { 200: { description: "Namespaces, sorted", schema: StoreNamespacesResponse } },
     },
-    ({ body }) =>
-      store.listNamespaces({
-        prefix: body.prefix ?? undefined,
-        suffix: body.suffix ?? undefined,
-        maxDepth: body.max_depth ?? undefined,
-        limit: body.limit,
-        offset: body.offset,
-      }),
+    ({ body, request }) =>
+      store.listNamespaces(
+        {
+          prefix: body.prefix ?? undefined,
+          suffix: body.suffix ?? undefined,
+          maxDepth: body.max_depth ?? undefined,
+          limit: body.limit,
+          offset: body.offset,
+        },
+        accessOf(request),
+      ),
   );
 }

@@ -11,6 +11,7 @@ import {
   ThreadPruneResponse,
   ThreadSearch,
 } from "../schemas/threads.js";
+import { accessOf } from "../auth/access.js";
 import type { RouteContext } from "./context.js";
 import { setPaginationHeaders } from "./pagination.js";
 
@@ -29,7 +30,7 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       bodyOptional: true,
       responses: { 200: { description: "The thread", schema: Thread }, 409: { description: "Exists" } },
     },
-    ({ body }) => threads.create(body),
+    ({ body, request }) => threads.create(body, accessOf(request)),
   );
 
   defineRoute(
@@ -44,8 +45,8 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       bodyOptional: true,
       responses: { 200: { description: "Matching threads (X-Pagination-Total)", schema: z.array(Thread) } },
     },
-    async ({ body, reply }) => {
-      const { items, total } = await threads.search(body);
+    async ({ body, request, reply }) => {
+      const { items, total } = await threads.search(body, accessOf(request));
       setPaginationHeaders(reply, body, items.length, total);
       return items;
     },
@@ -63,7 +64,7 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       bodyOptional: true,
       responses: { 200: { description: "The count", schema: z.int() } },
     },
-    ({ body }) => threads.count(body),
+    ({ body, request }) => threads.count(body, accessOf(request)),
   );
 
   defineRoute(
@@ -77,7 +78,9 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       body: ThreadPrune,
       responses: { 200: { description: "How many of the ids were threads", schema: ThreadPruneResponse } },
     },
-    async ({ body }) => ({ pruned_count: await threads.prune(body.thread_ids, body.strategy) }),
+    async ({ body, request }) => ({
+      pruned_count: await threads.prune(body.thread_ids, body.strategy, accessOf(request)),
+    }),
   );
 
   defineRoute(
@@ -91,7 +94,7 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       params: ThreadIdParams,
       responses: { 200: { description: "The thread", schema: Thread }, 404: { description: "Not found" } },
     },
-    ({ params }) => threads.get(params.thread_id),
+    ({ params, request }) => threads.get(params.thread_id, accessOf(request)),
   );
 
   defineRoute(
@@ -106,7 +109,7 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       body: ThreadPatch,
       responses: { 200: { description: "The thread", schema: Thread }, 404: { description: "Not found" } },
     },
-    ({ params, body }) => threads.patch(params.thread_id, body.metadata, body.ttl),
+    ({ params, body, request }) => threads.patch(params.thread_id, body.metadata, body.ttl, accessOf(request)),
   );
 
   defineRoute(
@@ -120,8 +123,8 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       params: ThreadIdParams,
       responses: { 204: { description: "Deleted" }, 404: { description: "Not found" } },
     },
-    async ({ params, reply }) => {
-      await threads.delete(params.thread_id);
+    async ({ params, request, reply }) => {
+      await threads.delete(params.thread_id, accessOf(request));
       return reply.status(204).send();
     },
   );
@@ -137,6 +140,6 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       params: ThreadIdParams,
       responses: { 200: { description: "The new thread", schema: Thread }, 404: { description: "Not found" } },
     },
-    ({ params }) => threads.copy(params.thread_id),
+    ({ params, request }) => threads.copy(params.thread_id, accessOf(request)),
   );
 }

@@ -2,6 +2,7 @@ import { defineRoute } from "@berth/service-kit";
 import type { WebhookService } from "../../services/webhooks.js";
 import { RunParams } from "../schemas/runs.js";
 import { WebhookDelivery } from "../schemas/webhooks.js";
+import { accessOf } from "../auth/access.js";
 import type { RouteContext } from "./context.js";
 
 /** Berth's own route (the official server has none): what became of a run's webhook. */
@@ -17,6 +18,6 @@ export function registerWebhookRoutes({ app, catalog }: RouteContext, webhooks: 
       params: RunParams,
       responses: { 200: { description: "The delivery", schema: WebhookDelivery } },
     },
-    ({ params }) => webhooks.get(params.thread_id, params.run_id),
+    ({ params, request }) => webhooks.get(params.thread_id, params.run_id, accessOf(request)),
   );
 }
