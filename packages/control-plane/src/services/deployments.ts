@@ -159,7 +159,8 @@ export class DeploymentService {
       };
     });
     if (!result) throw notFound(id);
-    return this.present(result.deployment);
+    // The revision this PATCH made, not the latest when it is read again: a concurrent PATCH may have made a newer one.
+    return result.revision ? presentDeployment(result.deployment, result.revision, this.box) : this.present(result.deployment);
   }
 
   async delete(tenantId: string, id: string, deleteTracingProject: boolean): Promise<void> {
