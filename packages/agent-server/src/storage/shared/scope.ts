@@ -10,11 +10,31 @@ export function restricts(scope: MetadataScope | undefined): scope is MetadataSc
   return scope !== undefined && Object.keys(scope).length > 0;
 }
 
-/** SQLite: ` AND json_contains(<column>, ?)` and its parameter, to append to a WHERE; nothing when unrestricted. */
+/**
+ * SQLite: the scope as conditions to append to a WHERE (` AND ...`), with their parameters; nothing when unrestricted.
+ * A string value (an owner, the usual filter) is compared by SQLite's own JSON functions, several times faster than the
+ * `json_contains` function, which runs in JavaScript for every row and takes the other values.
+ */
 export function sqliteScope(scope: MetadataScope | undefined, column = "metadata"): { sql: string; params: string[] } {
-  return restricts(scope)
-    ? { sql: ` AND json_contains(${column}, ?)`, params: [JSON.stringify(scope)] }
-    : { sql: "", params: [] };
+  if (!restricts(scope)) return { sql: "", params: [] };
+  let sql = "";
+  const params: string[] = [];
+  const rest: MetadataScope = {};
+  for (const [key, value] of Object.entries(scope)) {
+    if (typeof value === "string" && !/["\\]/.test(key)) {
+      // json_type first: an object or a list whose JSON text equals the string must not match.
+      sql += ` AND json_type(${column}, ?) = 'text' AND json_extract(${column}, ?) = ?`;
+      const path = `$."${key}"`;
+      params.push(path, path, value);
+    } else {
+      rest[key] = value;
+    }
+  }
+  if (Object.keys(rest).length > 0) {
+    sql += ` AND json_contains(${column}, ?)`;
+    params.push(JSON.stringify(rest));
+  }
+  return { sql, params };
 }
 
 /** PostgreSQL: ` AND <column> @> $n::jsonb`, its parameter appended to `params`; nothing when unrestricted. */

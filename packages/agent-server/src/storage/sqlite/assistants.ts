@@ -10,7 +10,7 @@ import type {
   NewAssistant,
 } from "../types.js";
 import { ASSISTANT_COLUMNS, ASSISTANT_VERSION_COLUMNS } from "../shared/columns.js";
-import { restricts, sqliteScope } from "../shared/scope.js";
+import { sqliteScope } from "../shared/scope.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
 import { parseJsonColumn } from "./json-columns.js";
@@ -43,9 +43,10 @@ function fromRow(row: AssistantRow): Assistant | AssistantVersion {
 function filterSql(filter: AssistantFilter): { where: string; params: unknown[] } {
   const clauses: string[] = [];
   const params: unknown[] = [];
-  if (restricts(filter.scope)) {
-    clauses.push("json_contains(metadata, ?)");
-    params.push(JSON.stringify(filter.scope));
+  const inScope = sqliteScope(filter.scope);
+  if (inScope.sql) {
+    clauses.push(inScope.sql.slice(" AND ".length));
+    params.push(...inScope.params);
   }
   if (filter.graph_id !== undefined) {
     clauses.push("graph_id = ?");

@@ -1,6 +1,6 @@
 import type { Cron, CronFilter, CronQuery, CronTick, CronUpdate, NewCron } from "../cron-types.js";
 import { CRON_COLUMNS } from "../shared/columns.js";
-import { restricts, sqliteScope } from "../shared/scope.js";
+import { sqliteScope } from "../shared/scope.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { CronFireResult, CronRepository, MetadataScope, NewRun } from "../types.js";
 import type { SqliteDatabase } from "./database.js";
@@ -36,9 +36,10 @@ const SORT_COLUMNS: Record<CronQuery["sort_by"], string> = {
 function filterSql(filter: CronFilter): { where: string; params: unknown[] } {
   const clauses: string[] = [];
   const params: unknown[] = [];
-  if (restricts(filter.scope)) {
-    clauses.push("json_contains(metadata, ?)");
-    params.push(JSON.stringify(filter.scope));
+  const inScope = sqliteScope(filter.scope);
+  if (inScope.sql) {
+    clauses.push(inScope.sql.slice(" AND ".length));
+    params.push(...inScope.params);
   }
   if (filter.assistant_id !== undefined) {
     clauses.push("assistant_id = ?");

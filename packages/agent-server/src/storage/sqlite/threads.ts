@@ -11,7 +11,7 @@ import type {
   ThreadStateSummary,
 } from "../types.js";
 import { THREAD_COLUMNS } from "../shared/columns.js";
-import { restricts, sqliteScope } from "../shared/scope.js";
+import { sqliteScope } from "../shared/scope.js";
 import { expiresAtIso, nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
 import { parseJsonColumn, toJsonColumn } from "./json-columns.js";
@@ -44,9 +44,10 @@ function filterSql(filter: ThreadFilter): { where: string; params: unknown[] } {
   // Expired threads are gone for search and count before the sweeper deletes them.
   const clauses: string[] = ["(expires_at IS NULL OR expires_at > ?)"];
   const params: unknown[] = [nowIso()];
-  if (restricts(filter.scope)) {
-    clauses.push("json_contains(metadata, ?)");
-    params.push(JSON.stringify(filter.scope));
+  const inScope = sqliteScope(filter.scope);
+  if (inScope.sql) {
+    clauses.push(inScope.sql.slice(" AND ".length));
+    params.push(...inScope.params);
   }
   if (filter.ids !== undefined) {
     clauses.push(`thread_id IN (SELECT value FROM json_each(?))`);

@@ -209,5 +209,22 @@ export function scopesContract(backend: Backend): void {
       assert.equal(await storage.crons.count({ scope: ALICE, enabled: false }), 0);
       assert.equal(await storage.crons.count({ scope: { tags: ["x"] }, enabled: false }), 1);
     });
+
+    it("a string in the scope matches only that string: not a list holding it, a number, or JSON that spells it", async () => {
+      const { storage } = test;
+      const lookalikes: MetadataScope[] = [{ owner: ["alice"] }, { owner: { a: 1 } }, { n: 1 }, { "odd.key": "v" }];
+      const ids = [];
+      for (const metadata of lookalikes) {
+        const id = randomUUID();
+        assert.ok(await storage.threads.create({ thread_id: id, metadata }));
+        ids.push(id);
+      }
+      assert.equal(await storage.threads.get(ids[0]!, { owner: "alice" }), undefined);
+      assert.equal(await storage.threads.get(ids[1]!, { owner: '{"a":1}' }), undefined);
+      assert.equal(await storage.threads.get(ids[2]!, { n: "1" }), undefined);
+      assert.ok(await storage.threads.get(ids[2]!, { n: 1 }), "a number matches the number");
+      assert.ok(await storage.threads.get(ids[3]!, { "odd.key": "v" }), "a key with a dot is one key");
+      assert.equal(await storage.threads.count({ scope: { owner: "alice" } }), 0);
+    });
   });
 }
