@@ -101,9 +101,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     // Runs are traced where they execute: an API-only process has nothing to trace.
     const tracing = role !== "api" && settings.tracing ? Tracing.create(settings.tracing, logger) : undefined;
     broker.onCancel((runId, action) => control.abort(runId, action));
-    // Every process that executes runs also delivers webhooks, whichever process's runs wrote them.
+    // Every process that executes runs also delivers webhooks, whichever process's runs wrote them; `http.disable_webhooks`: none is.
     const deliverer =
-      role === "api"
+      role === "api" || project.http.disabled.has("webhooks")
         ? undefined
         : new WebhookDeliverer(
             storage.webhooks,
@@ -183,6 +183,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         internalTruncate: settings.internalTruncate,
         authentication,
         openapiSecurity: project.auth.openapi,
+        http: project.http,
       });
       url = await app.listen({ host: options.host, port: options.port });
       logger.info({ url, role, graphs: graphs.ids(), storage: describe }, "agent server listening");

@@ -69,9 +69,8 @@ describe("langgraph.json keys Berth does not apply", () => {
     try {
       const output = berth.output();
       // JSON log lines: the key's quotes are escaped.
-      for (const key of ["http", "node_version"]) {
-        assert.match(output, new RegExp(`\\\\"${key}\\\\" is ignored \\(`), key);
-      }
+      assert.match(output, /\\"node_version\\" is ignored \(/);
+      assert.doesNotMatch(output, /\\"http(\.cors)?\\" is ignored/, "the http section is applied");
       assert.doesNotMatch(output, /\\"store\\" is ignored/, "the store section is applied");
       assert.doesNotMatch(output, /\\"auth\\" is ignored/, "the auth section is applied");
       assert.deepEqual(await berth.client.runs.wait(null, "shout", { input: { text: "open" } }), { text: "OPEN" });

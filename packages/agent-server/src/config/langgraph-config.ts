@@ -10,6 +10,7 @@ import {
 } from "./checkpointer-config.js";
 import { AuthJson, type AuthSettings, authSettings } from "./auth-config.js";
 import { ConfigError } from "./config-error.js";
+import { HttpJson, type HttpSettings, httpSettings, UNAPPLIED_HTTP_KEYS, unknownHttpKeys } from "./http-config.js";
 import { configFromImageEnvironment, hasImageEnvironment } from "./image-environment.js";
 import { StoreJson, type StoreSettings, storeSettings } from "./store-config.js";
 import { WebhooksJson, type WebhooksJsonSection } from "./webhook-config.js";
@@ -27,9 +28,10 @@ const LangGraphJson = z.object({
   checkpointer: CheckpointerJson.nullish(),
   webhooks: WebhooksJson.nullish(),
   auth: AuthJson.nullish(),
+  http: HttpJson.nullish(),
 });
 
-const APPLIED_KEYS = new Set(["graphs", "env", "store", "checkpointer", "webhooks", "auth"]);
+const APPLIED_KEYS = new Set(["graphs", "env", "store", "checkpointer", "webhooks", "auth", "http"]);
 
 const BUILD_SETTING = "a build setting of the official CLI's images; Berth builds from the project's package.json";
 const NOT_YET = "not applied by Berth yet";
@@ -49,7 +51,6 @@ const UNAPPLIED_KEYS: Record<string, string> = {
   image_distro: BUILD_SETTING,
   ui: NOT_YET,
   ui_config: NOT_YET,
-  http: NOT_YET,
 };
 
 export interface GraphSpec {
@@ -75,6 +76,8 @@ export interface ProjectConfig {
   warnings: string[];
   /** `auth` in langgraph.json: the project's handlers and the Studio and OpenAPI switches. */
   auth: AuthSettings;
+  /** `http` in langgraph.json: CORS, route families, mount prefix, headers given to runs and logs. */
+  http: HttpSettings;
 }
 
 /** Finds langgraph.json from a directory or file argument. */
@@ -103,6 +106,11 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
   for (const key of unappliedCheckpointerKeys(parsed.data.checkpointer ?? undefined)) {
     warnings.push(`${configFile}: "checkpointer.${key}" is ignored (${NOT_YET})`);
   }
+  const http = parsed.data.http ?? undefined;
+  for (const key of UNAPPLIED_HTTP_KEYS) {
+    if (http?.[key] != null) warnings.push(`${configFile}: "http.${key}" is ignored (${NOT_YET})`);
+  }
+  for (const key of unknownHttpKeys(http)) warnings.push(`${configFile}: unknown key "http.${key}" is ignored`);
   const graphs = Object.entries(parsed.data.graphs).map(([graphId, entry]) => parseGraphSpec(graphId, entry, projectDir));
   const env = loadEnv(parsed.data.env, projectDir);
   return {
@@ -115,6 +123,7 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     webhooks: parsed.data.webhooks ?? undefined,
     warnings,
     auth: authSettings(parsed.data.auth ?? undefined, projectDir),
+    http: httpSettings(http),
   };
 }
 

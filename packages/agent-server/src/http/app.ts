@@ -1,4 +1,3 @@
-import cors from "@fastify/cors";
 import {
   buildOpenApiDocument,
   installErrorHandlers,
@@ -10,9 +9,16 @@ import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { Services } from "../services/index.js";
 import type { AuthSettings } from "../config/auth-config.js";
+import type { HttpSettings, RouteFamily } from "../config/http-config.js";
 import { installApiKeyGuard } from "./api-key-guard.js";
 import { installAuthentication } from "./auth/authentication.js";
 import type { AuthenticationSetup } from "./auth/setup.js";
+import { installCors } from "./cors.js";
+import { installMountPrefix, mountPrefixRewriter } from "./mount-prefix.js";
+import { configurableHeaderSelector } from "./request-headers.js";
+import { installRequestLog } from "./request-log.js";
+import type { RouteContext } from "./routes/context.js";
+import { registerHealthRoute } from "./routes/health.js";
 import { registerAssistantRoutes } from "./routes/assistants.js";
 import { registerInternalRoutes } from "./routes/internal.js";
 import { registerMetaRoutes, type ServerInfo } from "./routes/meta.js";
@@ -38,23 +44,32 @@ export interface AppOptions {
   authentication?: AuthenticationSetup;
   /** `auth.openapi`: the security schemes `/openapi.json` declares. */
   openapiSecurity?: AuthSettings["openapi"];
+  /** `http` in langgraph.json (defaults without it). */
+  http?: HttpSettings;
 }
 
-/** Headers a browser client must be able to read (run locations, paging). */
-const EXPOSED_HEADERS = ["content-location", "location", "x-pagination-total", "x-pagination-next"];
 /** With BERTH_API_KEY, the docs page asks for the key and sends it with "Try it out". */
 const API_KEY_SECURITY = {
   components: { securitySchemes: { ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" } } },
   security: [{ ApiKey: [] }],
 };
-const CORS_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
+const NO_HTTP_SETTINGS: HttpSettings = { disabled: new Set() };
 
 export async function buildApp(services: Services, options: AppOptions): Promise<FastifyInstance> {
-  const app = Fastify({ logger: false, bodyLimit: options.bodyLimit, return503OnClosing: false });
+  const http = options.http ?? NO_HTTP_SETTINGS;
+  const prefix = http.mountPrefix;
+  const app = Fastify({
+    logger: false,
+    bodyLimit: options.bodyLimit,
+    return503OnClosing: false,
+    ...(prefix ? { rewriteUrl: mountPrefixRewriter(prefix) } : {}),
+  });
   installErrorHandlers(app, options.logger);
+  // JSON bodies sent as text/plain (browsers' simple requests, Studio's among them) are parsed as JSON too.
   installJsonParser(app);
-  // Every method the API uses: the plugin's default (GET, HEAD, POST) would stop a browser UI from patching an assistant or deleting a thread.
-  await app.register(cors, { origin: "*", methods: CORS_METHODS, exposedHeaders: EXPOSED_HEADERS });
+  if (prefix) installMountPrefix(app, prefix);
+  if (http.loggingHeaders) installRequestLog(app, options.logger, http.loggingHeaders);
+  await installCors(app, http.cors);
   // After CORS, so a refused browser request still carries the CORS headers that let the page read the 401.
   if (options.apiKey) installApiKeyGuard(app, options.apiKey);
   if (options.authentication) {
@@ -63,20 +78,40 @@ export async function buildApp(services: Services, options: AppOptions): Promise
 
   const catalog: RouteCatalog = [];
   const context = { app, catalog };
-  registerMetaRoutes(context, options.info, services.maintenance);
-  registerMetricsRoutes(context, services.metrics);
-  registerAssistantRoutes(context, services.assistants);
-  registerThreadRoutes(context, services.threads);
-  registerStateRoutes(context, services.graphState);
-  registerRunRoutes(context, services.runs, options.timings);
-  registerCronRoutes(context, services.crons);
-  registerWebhookRoutes(context, services.webhooks);
-  registerStoreRoutes(context, services.store);
-  if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
-
-  const document = buildOpenApiDocument(catalog, { title: "Berth Agent Server", version: options.info.version });
-  await serveApiDocs(app, withSecurity(document, options));
+  registerRoutes(context, services, options, (family) => !http.disabled.has(family));
+  if (!http.disabled.has("meta")) {
+    const document = buildOpenApiDocument(catalog, { title: "Berth Agent Server", version: options.info.version });
+    await serveApiDocs(app, withSecurity(document, options));
+  }
   return app;
+}
+
+/** The API's route families, but those `http.disable_*` switches off (absent, so 404s and out of the OpenAPI document). */
+function registerRoutes(
+  context: RouteContext,
+  services: Services,
+  options: AppOptions,
+  enabled: (family: RouteFamily) => boolean,
+): void {
+  if (enabled("meta")) {
+    registerMetaRoutes(context, options.info, services.maintenance);
+    registerMetricsRoutes(context, services.metrics);
+  } else {
+    registerHealthRoute(context);
+  }
+  if (enabled("assistants")) registerAssistantRoutes(context, services.assistants);
+  // As in the reference server: a thread's state and history belong to threads; its runs and every cron to runs.
+  if (enabled("threads")) {
+    registerThreadRoutes(context, services.threads);
+    registerStateRoutes(context, services.graphState);
+  }
+  if (enabled("runs")) {
+    registerRunRoutes(context, services.runs, options.timings, configurableHeaderSelector(options.http?.configurableHeaders));
+    registerCronRoutes(context, services.crons);
+    if (enabled("webhooks")) registerWebhookRoutes(context, services.webhooks);
+  }
+  if (enabled("store")) registerStoreRoutes(context, services.store);
+  if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
 }
 
 /** The document's security: the project's `auth.openapi` when it has one, else the server key's when it needs one. */

@@ -20,6 +20,7 @@ import { ThreadIdParams } from "../schemas/threads.js";
 import { withRequestHeaders } from "../request-headers.js";
 import { disconnectSignal, runEvents, sendJsonWhenReady, writeEventStream } from "../sse.js";
 import { accessOf } from "../auth/access.js";
+import type { HeaderSelector } from "../header-patterns.js";
 import type { RouteContext } from "./context.js";
 
 export interface StreamTimings {
@@ -41,7 +42,13 @@ function lastEventId(request: FastifyRequest): number | undefined {
   return Number.isFinite(value) ? value : -1;
 }
 
-export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunService, timings: StreamTimings): void {
+/** `forwardHeaders`: which request headers reach a run's `configurable` (`http.configurable_headers`). */
+export function registerRunRoutes(
+  { app, catalog }: RouteContext,
+  runs: RunService,
+  timings: StreamTimings,
+  forwardHeaders: HeaderSelector,
+): void {
   /** Streams a new run from its first event; the headers let the SDK rejoin after a disconnect. */
   async function streamNew(threadId: string | undefined, body: RunCreateInput, access: Access, reply: FastifyReply) {
     const signal = disconnectSignal(reply);
@@ -82,7 +89,11 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       responses: created,
     },
     async ({ params, body, request, reply }) => {
-      const run = await runs.create(params.thread_id, withRequestHeaders(body, request.headers, request.user), accessOf(request));
+      const run = await runs.create(
+        params.thread_id,
+        withRequestHeaders(body, request.headers, request.user, forwardHeaders),
+        accessOf(request),
+      );
       reply.header("content-location", runLocation(run, false));
       return run;
     },
@@ -101,7 +112,12 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       responses: streamed,
     },
     ({ params, body, request, reply }) =>
-      streamNew(params.thread_id, withRequestHeaders(body, request.headers, request.user), accessOf(request), reply),
+      streamNew(
+        params.thread_id,
+        withRequestHeaders(body, request.headers, request.user, forwardHeaders),
+        accessOf(request),
+        reply,
+      ),
   );
 
   defineRoute(
@@ -117,7 +133,12 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       responses: waited,
     },
     ({ params, body, request, reply }) =>
-      waitNew(params.thread_id, withRequestHeaders(body, request.headers, request.user), accessOf(request), reply),
+      waitNew(
+        params.thread_id,
+        withRequestHeaders(body, request.headers, request.user, forwardHeaders),
+        accessOf(request),
+        reply,
+      ),
   );
 
   defineRoute(
@@ -259,7 +280,11 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     catalog,
     { method: "POST", path: "/runs", summary: "Create a stateless background run", tag, body: RunCreate, responses: created },
     async ({ body, request, reply }) => {
-      const run = await runs.create(undefined, withRequestHeaders(body, request.headers, request.user), accessOf(request));
+      const run = await runs.create(
+        undefined,
+        withRequestHeaders(body, request.headers, request.user, forwardHeaders),
+        accessOf(request),
+      );
       reply.header("content-location", runLocation(run, true));
       return run;
     },
@@ -277,7 +302,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       responses: streamed,
     },
     ({ body, request, reply }) =>
-      streamNew(undefined, withRequestHeaders(body, request.headers, request.user), accessOf(request), reply),
+      streamNew(undefined, withRequestHeaders(body, request.headers, request.user, forwardHeaders), accessOf(request), reply),
   );
 
   defineRoute(
@@ -292,7 +317,7 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
       responses: waited,
     },
     ({ body, request, reply }) =>
-      waitNew(undefined, withRequestHeaders(body, request.headers, request.user), accessOf(request), reply),
+      waitNew(undefined, withRequestHeaders(body, request.headers, request.user, forwardHeaders), accessOf(request), reply),
   );
 
   defineRoute(
@@ -309,7 +334,13 @@ export function registerRunRoutes({ app, catalog }: RouteContext, runs: RunServi
     async ({ body, request }) => {
       const created: RunRecord[] = [];
       for (const item of body)
-        created.push(await runs.create(undefined, withRequestHeaders(item, request.headers, request.user), accessOf(request)));
+        created.push(
+          await runs.create(
+            undefined,
+            withRequestHeaders(item, request.headers, request.user, forwardHeaders),
+            accessOf(request),
+          ),
+        );
       return created;
     },
   );

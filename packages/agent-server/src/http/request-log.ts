@@ -1,0 +1,27 @@
+import type { FastifyInstance } from "fastify";
+import type { Logger } from "pino";
+import type { HeaderPatterns } from "../config/http-config.js";
+import { headerSelector, selectHeaders } from "./header-patterns.js";
+
+const none = () => false;
+
+/**
+ * `http.logging_headers`: one line per answered request, with the request headers the patterns select
+ * (correlation and trace ids, typically). Health checks are left out: a probe every few seconds would drown the rest.
+ */
+export function installRequestLog(app: FastifyInstance, logger: Logger, patterns: HeaderPatterns): void {
+  const select = headerSelector(patterns, none);
+  app.addHook("onResponse", async (request, reply) => {
+    if (request.url.split("?", 1)[0] === "/ok") return;
+    logger.info(
+      {
+        method: request.method,
+        url: request.originalUrl,
+        status: reply.statusCode,
+        ms: Math.round(reply.elapsedTime),
+        headers: selectHeaders(request.headers, select),
+      },
+      "request",
+    );
+  });
+}
