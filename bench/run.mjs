@@ -3,36 +3,13 @@
 // langgraph.json, measures it with a separate load-generator process, stops it,
 // and prints a markdown table (plus bench/results/<time>.json).
 import { spawn, spawnSync } from "node:child_process";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
+import { benchDir, ensureInstalled, freePort, median, root } from "./common.mjs";
 
-const benchDir = dirname(fileURLToPath(import.meta.url));
-const root = join(benchDir, "..");
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const QUICK = process.env.BENCH_QUICK === "1";
-
-function ensureInstalled(dir) {
-  const installed = join(dir, "node_modules", ".package-lock.json");
-  if (existsSync(installed) && statSync(installed).mtimeMs >= statSync(join(dir, "package-lock.json")).mtimeMs) return;
-  console.error(`bench: installing ${dir === root ? "the workspace" : "bench/"} dependencies ...`);
-  // bench/ uses `npm install`: its lockfile pins the reference server, but npm ci rejects it for the
-  // optional platform packages a dependency of the reference lists for other systems.
-  const args = dir === root ? ["ci"] : ["install", "--no-save"];
-  const result = spawnSync("npm", [...args, "--no-audit", "--no-fund"], { cwd: dir, stdio: "inherit" });
-  if (result.status !== 0) process.exit(result.status ?? 1);
-}
-
-function freePort() {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address();
-      server.close(() => resolve(port));
-    });
-  });
-}
 
 /** RSS in MB of a process and all its descendants (the reference server runs in a child process). */
 function treeRss(pid) {
@@ -122,11 +99,6 @@ function loadProcess(url, scenario, options) {
   });
   if (result.status !== 0) throw new Error(`load ${scenario} failed: ${result.stderr}`);
   return JSON.parse(result.stdout.trim().split("\n").at(-1));
-}
-
-function median(values) {
-  const sorted = values.filter((v) => typeof v === "number").sort((a, b) => a - b);
-  return sorted.length ? sorted[Math.floor(sorted.length / 2)] : null;
 }
 
 /** Repeats a scenario and keeps the median of each numeric field. */
