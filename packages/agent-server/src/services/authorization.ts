@@ -23,6 +23,8 @@ export interface AuthUser extends Record<string, unknown> {
 export interface Authorized<T> {
   scope?: MetadataScope;
   value: T;
+  /** A handler ran (and may have changed the value). */
+  handled?: boolean;
 }
 
 /** What one request may do: every operation of the services asks it first, and applies its answer in the query. */
@@ -74,7 +76,7 @@ export class Authorizer {
       if (http) throw new HttpStatusError(http.status, http.message || "Forbidden", http.headers);
       throw error;
     }
-    if (result === undefined || result === null || result === true) return { value };
+    if (result === undefined || result === null || result === true) return { value, handled: true };
     if (result === false) throw new ForbiddenError("Forbidden");
     if (typeof result !== "object" || Array.isArray(result)) {
       throw new HttpStatusError(
@@ -82,7 +84,7 @@ export class Authorizer {
         `The "${key}" auth handler returned ${typeof result}: expected a filter object, a boolean or nothing`,
       );
     }
-    return { scope: scopeOf(result as Record<string, unknown>, key), value };
+    return { scope: scopeOf(result as Record<string, unknown>, key), value, handled: true };
   }
 }
 

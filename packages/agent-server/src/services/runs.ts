@@ -144,8 +144,8 @@ export class RunService {
     if (!this.graphs.has(assistant.graph_id)) throw new NotFoundError(`Graph "${assistant.graph_id}" not found`);
     await this.checkInput(assistant, input);
     const stateless = threadId === undefined;
-    // What a handler stamped on the run's metadata (an owner) is the thread's too, when the run creates it.
-    const stamped = stampedMetadata(input.metadata ?? {}, metadata);
+    // The metadata a handler authorized (an owner it stamped) is the thread's too, when the run creates it.
+    const stamped = authorized.handled ? metadata : undefined;
     const checkpoint = input.checkpoint ?? (input.checkpoint_id ? { checkpoint_id: input.checkpoint_id } : null);
     const kwargs: RunKwargs = {
       input: input.input ?? null,
@@ -368,10 +368,4 @@ function isObject(value: unknown): boolean {
 export interface EndWatch {
   promise: Promise<RunEndNotice>;
   cancel(): void;
-}
-
-/** The keys a handler added to (or changed in) the metadata the client sent. */
-function stampedMetadata(sent: JsonObject, authorized: JsonObject): JsonObject | undefined {
-  const stamped = Object.fromEntries(Object.entries(authorized).filter(([key, value]) => sent[key] !== value));
-  return Object.keys(stamped).length > 0 ? stamped : undefined;
 }
