@@ -64,7 +64,8 @@ export const AssistantSetLatest = z.object({ version: z.int().min(1) });
 export const AssistantDeleteQuery = z.object({ delete_threads: QueryBoolean.default(false) });
 
 export const AssistantGraphQuery = z.object({
-  xray: z.union([QueryBoolean, z.string().regex(/^\d+$/, "must be a boolean or a depth").transform(Number)]).default(false),
+  // Digits are a depth before they are a boolean: `xray=1` expands one level of subgraphs, `xray=true` all of them.
+  xray: z.union([z.string().regex(/^\d+$/, "must be a boolean or a depth").transform(Number), QueryBoolean]).default(false),
 });
 
 export const SubgraphsParams = AssistantIdParams.extend({ namespace: z.string().min(1).optional() });
