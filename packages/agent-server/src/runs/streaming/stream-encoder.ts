@@ -207,15 +207,19 @@ function shapeDebug(chunk: Dict): Dict {
   return { ...chunk, payload };
 }
 
-/** A task as the API shows it: a subgraph's config becomes a checkpoint ref, an error a string. */
+/**
+ * A task as the API shows it: a subgraph's config (one that names its thread)
+ * becomes a checkpoint ref, whose `checkpoint_id` is null until the subgraph
+ * saved a checkpoint; an error becomes a string.
+ */
 function shapeTask(task: Dict): Dict {
   if (!isDict(task)) return task;
   const shaped: Dict = { ...task };
   const state = task.state;
-  if (isDict(state) && isDict(state.configurable)) {
+  if (isDict(state) && isDict(state.configurable) && typeof state.configurable.thread_id === "string") {
     const configurable = state.configurable;
     shaped.checkpoint = {
-      thread_id: configurable.thread_id ?? null,
+      thread_id: configurable.thread_id,
       checkpoint_ns: configurable.checkpoint_ns ?? "",
       checkpoint_id: configurable.checkpoint_id ?? null,
       checkpoint_map: configurable.checkpoint_map ?? null,
