@@ -37,10 +37,20 @@ describe("a project described by the official images' variables", () => {
     rmSync(join(project, "langgraph.json"));
     const berth = await startBerth({
       project,
-      env: { LANGSERVE_GRAPHS: JSON.stringify({ shouter: "./plain.mjs:graph" }), LANGGRAPH_STORE: "{}" },
+      env: {
+        LANGSERVE_GRAPHS: JSON.stringify({ shouter: "./plain.mjs:graph" }),
+        LANGGRAPH_STORE: "{}",
+        LANGGRAPH_WEBHOOKS: JSON.stringify({ url: { require_https: true } }),
+      },
     });
     try {
       assert.deepEqual(await berth.client.runs.wait(null, "shouter", { input: { text: "image" } }), { text: "IMAGE" });
+      const plainWebhook = await fetch(`${berth.url}/runs`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ assistant_id: "shouter", input: { text: "x" }, webhook: "http://hooks.example.com/done" }),
+      });
+      assert.equal(plainWebhook.status, 422, "LANGGRAPH_WEBHOOKS' url policy applies");
       assert.deepEqual(
         (await berth.client.assistants.search({ metadata: { created_by: "system" } })).map((assistant) => assistant.graph_id),
         ["shouter"],

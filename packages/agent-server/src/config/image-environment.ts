@@ -10,6 +10,7 @@ const IMAGE_VARIABLES: Record<string, string> = {
   LANGGRAPH_STORE: "store",
   LANGGRAPH_AUTH: "auth",
   LANGGRAPH_HTTP: "http",
+  LANGGRAPH_WEBHOOKS: "webhooks",
   LANGGRAPH_UI: "ui",
   LANGGRAPH_UI_CONFIG: "ui_config",
   LANGGRAPH_CHECKPOINTER: "checkpointer",
