@@ -59,6 +59,18 @@ describe("built-in authentication schemes", () => {
     await assert.rejects(authenticate({ authorization: `Bearer ${noSubject}` }), /no "sub" claim/);
   });
 
+  test("JWT: a verified token taken again on trust stops working when it expires", async () => {
+    const authenticate = builtinAuthenticator({ BERTH_AUTH_JWT_SECRET: SECRET, BERTH_AUTH_JWT_CLOCK_SKEW_SECONDS: "0" })!;
+    const expiresAt = Math.floor(Date.now() / 1000) + 1;
+    const token = await hs({ sub: "dave" }, { exp: expiresAt });
+    for (let i = 0; i < 2; i++) {
+      assert.equal(((await authenticate({ authorization: `Bearer ${token}` })) as { identity: string }).identity, "dave");
+    }
+    // The expiry is the subject here: wait until the clock passes it.
+    await new Promise((resolve) => setTimeout(resolve, expiresAt * 1000 - Date.now() + 50));
+    await assert.rejects(authenticate({ authorization: `Bearer ${token}` }), /Invalid token.*exp/);
+  });
+
   describe("JWT against a JWKS URL", () => {
     let server: Server;
     let url: string;

@@ -93,9 +93,12 @@ function jwtScheme(env: NodeJS.ProcessEnv): BuiltinAuthenticator {
   const audience = env.BERTH_AUTH_JWT_AUDIENCE?.trim() || undefined;
   const clockTolerance = envNumber("BERTH_AUTH_JWT_CLOCK_SKEW_SECONDS", 30, { min: 0 }, env);
   const identityClaim = env.BERTH_AUTH_JWT_IDENTITY_CLAIM?.trim() || "sub";
+  const verified = new VerifiedTokens();
   return async (headers) => {
     const token = bearer(headers);
     if (!token) return undefined;
+    const known = verified.get(token);
+    if (known) return known;
     let payload: JWTPayload;
     try {
       const verified =
@@ -113,8 +116,37 @@ function jwtScheme(env: NodeJS.ProcessEnv): BuiltinAuthenticator {
       : typeof payload.scope === "string"
         ? payload.scope.split(" ").filter(Boolean)
         : [];
-    return { identity, permissions, claims: payload };
+    const user = { identity, permissions, claims: payload };
+    verified.add(token, user, payload.exp);
+    return user;
   };
+}
+
+/** How long a verified token is taken on trust again: a key removed from the JWKS stops working within this. */
+const VERIFIED_TOKEN_MS = 60_000;
+const VERIFIED_TOKENS_KEPT = 10_000;
+
+/**
+ * Tokens verified lately, with their users: a client sends the same token with
+ * every request, and checking its signature again costs more than the rest of
+ * the authentication. Kept until the token expires, at most a minute.
+ */
+class VerifiedTokens {
+  private readonly users = new Map<string, { user: AuthenticateResult; until: number }>();
+
+  get(token: string): AuthenticateResult | undefined {
+    const entry = this.users.get(token);
+    if (!entry) return undefined;
+    if (entry.until > Date.now()) return entry.user;
+    this.users.delete(token);
+    return undefined;
+  }
+
+  add(token: string, user: AuthenticateResult, expiresAt: number | undefined): void {
+    const until = Math.min(Date.now() + VERIFIED_TOKEN_MS, expiresAt === undefined ? Number.POSITIVE_INFINITY : expiresAt * 1000);
+    if (this.users.size >= VERIFIED_TOKENS_KEPT) this.users.delete(this.users.keys().next().value as string);
+    this.users.set(token, { user, until });
+  }
 }
 
 /** The built-in schemes the environment turns on (none: undefined). Each reads its own credential; the first that finds one decides. */
