@@ -2,6 +2,7 @@ import { MemorySaver } from "@langchain/langgraph";
 import { pino } from "pino";
 import { applyProjectEnv, ConfigError, loadProjectConfig } from "./config/langgraph-config.js";
 import { AuthLoadError, loadAuthHandlers } from "./graphs/auth-module.js";
+import { CustomAppLoadError, loadCustomApp } from "./graphs/custom-app-module.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import type { BerthCheckpointer } from "./storage/types.js";
@@ -38,6 +39,15 @@ export async function checkProject(config: string): Promise<CheckResult> {
       await loadAuthHandlers(project.auth.module);
     } catch (error) {
       if (error instanceof AuthLoadError) throw new ConfigError(error.message);
+      throw error;
+    }
+  }
+  // And http.app, whose export must be a web app (`fetch`).
+  if (project.http.app) {
+    try {
+      await loadCustomApp(project.http.app);
+    } catch (error) {
+      if (error instanceof CustomAppLoadError) throw new ConfigError(error.message);
       throw error;
     }
   }

@@ -1,17 +1,22 @@
 import type { FastifyInstance } from "fastify";
 import { randomUUID } from "node:crypto";
 import { createRequire } from "node:module";
+import type { AddressInfo } from "node:net";
 import { join } from "node:path";
 import { systemAssistantDefaults } from "./config/assistant-defaults.js";
 import { applyProjectEnv, ConfigError, loadProjectConfig } from "./config/langgraph-config.js";
 import { type ServerSettings, settingsFromEnv } from "./config/settings.js";
 import { webhookSettings } from "./config/webhook-config.js";
 import type { StoreSettings } from "./config/store-config.js";
+import type { CustomAppSpec } from "./config/http-config.js";
+import { type CustomApp, CustomAppLoadError, loadCustomApp } from "./graphs/custom-app-module.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { useSchemaCacheDir } from "./graphs/schemas.js";
 import { buildApp } from "./http/app.js";
 import { loadAuthentication } from "./http/auth/setup.js";
+import { type CustomAppServer, serveCustomApp } from "./http/custom-app.js";
+import { customAppGates } from "./http/custom-app-auth.js";
 import { serveHealthOnly } from "./http/health-only.js";
 import { createLogger, type Logger } from "./logger.js";
 import { RunControl } from "./runs/execution/run-control.js";
@@ -79,6 +84,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const authentication = await loadAuthentication(project.auth, process.env, logger);
   const assistantDefaults = systemAssistantDefaults(process.env.LANGGRAPH_CONFIG);
   pinLangChainPackages();
+  // Before any backend opens: a broken http.app stops the start like a broken graph does.
+  const customApp = role !== "worker" && project.http.app ? await loadProjectApp(project.http.app) : undefined;
   const settings = { ...settingsFromEnv(), ...options.settings };
   // After the project's env: header templates may read variables it sets.
   const webhooks = webhookSettings(project.webhooks, process.env);
@@ -173,6 +180,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     let app: FastifyInstance | undefined;
     let url: string | undefined;
     let closeHealth: (() => Promise<void>) | undefined;
+    let front: CustomAppServer | undefined;
     if (role !== "worker") {
       app = await buildApp(services, {
         logger,
@@ -185,7 +193,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         openapiSecurity: project.auth.openapi,
         http: project.http,
       });
-      url = await app.listen({ host: options.host, port: options.port });
+      if (customApp) {
+        // The project's app takes the public address; the API listens where only it reaches (custom-app.ts says why).
+        await app.listen({ host: "127.0.0.1", port: 0 });
+        const apiPort = (app.server.address() as AddressInfo).port;
+        const gates = customAppGates({ apiKey: settings.apiKey, authentication, http: project.http, logger });
+        front = await serveCustomApp(options.host, options.port, { app: customApp, apiPort, gates, logger });
+        url = front.url;
+        logger.info({ app: project.http.app?.spec }, "http.app serves in front of the API");
+      } else {
+        url = await app.listen({ host: options.host, port: options.port });
+      }
       logger.info({ url, role, graphs: graphs.ids(), storage: describe }, "agent server listening");
       if (settings.internalTruncate)
         logger.warn("POST /internal/truncate is enabled (BERTH_INTERNAL_TRUNCATE): any client can empty the database");
@@ -218,7 +236,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         const flushing = tracing?.flush(TRACE_FLUSH_TIMEOUT_MS).then((sent) => {
           if (!sent) logger.warn({ waited_ms: TRACE_FLUSH_TIMEOUT_MS }, "pending traces not sent before shutdown: they are lost");
         });
-        if (app) await closeWithin(app, settings.shutdownGraceMs);
+        await Promise.all([front?.close(settings.shutdownGraceMs), app && closeWithin(app, settings.shutdownGraceMs)]);
         await closeHealth?.();
         await flushing;
         await broker.close();
@@ -228,6 +246,16 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   } catch (error) {
     await broker.close();
     await storage.close();
+    throw error;
+  }
+}
+
+/** `http.app`'s module, its failures told as configuration errors (naming the file and the export). */
+async function loadProjectApp(spec: CustomAppSpec): Promise<CustomApp> {
+  try {
+    return await loadCustomApp(spec);
+  } catch (error) {
+    if (error instanceof CustomAppLoadError) throw new ConfigError(error.message);
     throw error;
   }
 }

@@ -1,3 +1,4 @@
+import { isAbsolute, resolve } from "node:path";
 import { z } from "zod";
 
 /** A header name, or a pattern of one where `*` stands for any run of characters: nothing else (no regular expressions). */
@@ -88,14 +89,28 @@ export interface HttpSettings {
   configurableHeaders?: HeaderPatterns;
   /** Which request headers are written on each request's log line; undefined: no request log line. */
   loggingHeaders?: HeaderPatterns;
+  /** `http.app`: the project's web app (routes and middleware) served in front of the API. */
+  app?: CustomAppSpec;
+  /** `http.enable_custom_route_auth`: Berth authenticates requests before the project's app sees them. */
+  enableCustomRouteAuth?: boolean;
+  /** `http.middleware_order`; `auth_first` also has Berth authenticate before the project's app (default: `middleware_first`). */
+  middlewareOrder?: "auth_first" | "middleware_first";
 }
 
-/** Keys of the section that are valid but have no effect yet. */
-export const UNAPPLIED_HTTP_KEYS = ["app"] as const;
+/** Where `http.app` is: a module and its export. */
+export interface CustomAppSpec {
+  /** As written in langgraph.json, for messages. */
+  spec: string;
+  /** Absolute path of the module. */
+  file: string;
+  /** "default" when the spec names none. */
+  exportName: string;
+}
 
 const KNOWN_KEYS = new Set(Object.keys(HttpJson.shape));
 
-export function httpSettings(json: HttpJsonSection | undefined): HttpSettings {
+/** `projectDir`: where langgraph.json is, which `http.app`'s path is relative to. */
+export function httpSettings(json: HttpJsonSection | undefined, projectDir: string): HttpSettings {
   const disabled = new Set<RouteFamily>();
   const switches: [boolean | null | undefined, RouteFamily][] = [
     [json?.disable_assistants, "assistants"],
@@ -112,7 +127,18 @@ export function httpSettings(json: HttpJsonSection | undefined): HttpSettings {
     mountPrefix: json?.mount_prefix ?? undefined,
     configurableHeaders: headerPatterns(json?.configurable_headers),
     loggingHeaders: headerPatterns(json?.logging_headers),
+    app: json?.app ? customAppSpec(json.app, projectDir) : undefined,
+    enableCustomRouteAuth: json?.enable_custom_route_auth ?? false,
+    middlewareOrder: json?.middleware_order ?? "middleware_first",
   };
+}
+
+/** `./src/app.ts:app`, as graphs are written: the export follows the last colon (not a Windows drive letter's). */
+function customAppSpec(spec: string, projectDir: string): CustomAppSpec {
+  const colon = spec.lastIndexOf(":");
+  const modulePath = colon > 1 ? spec.slice(0, colon) : spec;
+  const exportName = (colon > 1 ? spec.slice(colon + 1) : "") || "default";
+  return { spec, file: isAbsolute(modulePath) ? modulePath : resolve(projectDir, modulePath), exportName };
 }
 
 /** Keys of the section Berth neither applies nor knows, for the start's warnings. */

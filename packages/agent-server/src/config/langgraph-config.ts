@@ -10,7 +10,7 @@ import {
 } from "./checkpointer-config.js";
 import { AuthJson, type AuthSettings, authSettings } from "./auth-config.js";
 import { ConfigError } from "./config-error.js";
-import { HttpJson, type HttpSettings, httpSettings, UNAPPLIED_HTTP_KEYS, unknownHttpKeys } from "./http-config.js";
+import { HttpJson, type HttpSettings, httpSettings, unknownHttpKeys } from "./http-config.js";
 import { configFromImageEnvironment, hasImageEnvironment } from "./image-environment.js";
 import { StoreJson, type StoreSettings, storeSettings } from "./store-config.js";
 import { WebhooksJson, type WebhooksJsonSection } from "./webhook-config.js";
@@ -76,7 +76,7 @@ export interface ProjectConfig {
   warnings: string[];
   /** `auth` in langgraph.json: the project's handlers and the Studio and OpenAPI switches. */
   auth: AuthSettings;
-  /** `http` in langgraph.json: CORS, route families, mount prefix, headers given to runs and logs. */
+  /** `http` in langgraph.json: CORS, route families, mount prefix, headers given to runs and logs, the project's app. */
   http: HttpSettings;
 }
 
@@ -107,9 +107,6 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     warnings.push(`${configFile}: "checkpointer.${key}" is ignored (${NOT_YET})`);
   }
   const http = parsed.data.http ?? undefined;
-  for (const key of UNAPPLIED_HTTP_KEYS) {
-    if (http?.[key] != null) warnings.push(`${configFile}: "http.${key}" is ignored (${NOT_YET})`);
-  }
   for (const key of unknownHttpKeys(http)) warnings.push(`${configFile}: unknown key "http.${key}" is ignored`);
   const graphs = Object.entries(parsed.data.graphs).map(([graphId, entry]) => parseGraphSpec(graphId, entry, projectDir));
   const env = loadEnv(parsed.data.env, projectDir);
@@ -123,7 +120,7 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     webhooks: parsed.data.webhooks ?? undefined,
     warnings,
     auth: authSettings(parsed.data.auth ?? undefined, projectDir),
-    http: httpSettings(http),
+    http: httpSettings(http, projectDir),
   };
 }
 
