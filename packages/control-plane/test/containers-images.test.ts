@@ -136,7 +136,13 @@ describe("a docker listener runs external images", { skip }, () => {
     await Promise.all(clients);
     while ((await running()) > 1) await new Promise((resolve) => setTimeout(resolve, 200));
     assert.deepEqual(failures, [], "no request failed while replicas came and went");
-    const deploy = (await logsOf(cp.admin, created.id, revision.id, "deploy")).map((line) => line.message);
+    // The listener ships its log lines after the fact: the scale-down's line may reach the control plane after the container left.
+    const deployLog = async () => (await logsOf(cp.admin, created.id, revision.id, "deploy")).map((line) => line.message);
+    let deploy = await deployLog();
+    for (let waited = 0; waited < 30_000 && !deploy.some((line) => line.startsWith("Scaling from 2 to 1")); waited += 200) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      deploy = await deployLog();
+    }
     assert.ok(
       deploy.some((line) => /^Scaling from 1 to [23] replicas: \d+ requests in flight/.test(line)),
       deploy.join("\n"),
