@@ -12,7 +12,7 @@ import type { CustomAppSpec } from "./config/http-config.js";
 import { type CustomApp, CustomAppLoadError, loadCustomApp } from "./graphs/custom-app-module.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
-import { useSchemaCacheDir } from "./graphs/schemas.js";
+import { setSchemaCacheDir } from "./graphs/schemas.js";
 import { buildApp } from "./http/app.js";
 import { loadAuthentication } from "./http/auth/setup.js";
 import { type CustomAppServer, serveCustomApp } from "./http/custom-app.js";
@@ -95,7 +95,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   }
 
   const dataDir = options.dataDir ?? join(project.projectDir, ".berth");
-  useSchemaCacheDir(join(dataDir, "schema-cache"));
+  setSchemaCacheDir(join(dataDir, "schema-cache"));
   const { storage, broker, exclusive, workerPollMs, readsRunsFromDatabase, describe } = await openBackends(
     settings,
     dataDir,

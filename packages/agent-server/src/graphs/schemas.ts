@@ -24,7 +24,7 @@ let serverCacheDir: string | undefined;
  * it (`berth check`, tests), `.berth/schema-cache/` beside langgraph.json;
  * `BERTH_SCHEMA_CACHE_DIR` overrides both.
  */
-export function useSchemaCacheDir(dir: string): void {
+export function setSchemaCacheDir(dir: string): void {
   serverCacheDir = dir;
 }
 
