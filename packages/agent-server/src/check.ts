@@ -5,6 +5,7 @@ import { AuthLoadError, loadAuthHandlers } from "./graphs/auth-module.js";
 import { CustomAppLoadError, loadCustomApp } from "./graphs/custom-app-module.js";
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
+import { bundleUi } from "./graphs/ui-bundle.js";
 import type { BerthCheckpointer } from "./storage/types.js";
 import { loadEmbedder } from "./store/load-embedder.js";
 
@@ -51,6 +52,8 @@ export async function checkProject(config: string): Promise<CheckResult> {
       throw error;
     }
   }
+  // And every `ui` component bundles (in memory), so a build fails on a broken one, not the first start.
+  await bundleUi(project.ui);
   return { graphs: registry.ids(), warnings: project.warnings };
 }
 

@@ -13,6 +13,7 @@ import { type CustomApp, CustomAppLoadError, loadCustomApp } from "./graphs/cust
 import { pinLangChainPackages } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { setSchemaCacheDir } from "./graphs/schemas.js";
+import { bundleUi } from "./graphs/ui-bundle.js";
 import { buildApp } from "./http/app.js";
 import { loadAuthentication } from "./http/auth/setup.js";
 import { type CustomAppServer, serveCustomApp } from "./http/custom-app.js";
@@ -96,6 +97,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
 
   const dataDir = options.dataDir ?? join(project.projectDir, ".berth");
   setSchemaCacheDir(join(dataDir, "schema-cache"));
+  // Before any backend opens: a component file that does not bundle stops the start, naming the file.
+  const ui =
+    role !== "worker" && project.ui.entries.length > 0 ? await bundleUi(project.ui, join(dataDir, "ui-cache")) : undefined;
   const { storage, broker, exclusive, workerPollMs, readsRunsFromDatabase, describe } = await openBackends(
     settings,
     dataDir,
@@ -192,6 +196,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         authentication,
         openapiSecurity: project.auth.openapi,
         http: project.http,
+        ui,
       });
       if (customApp) {
         // The project's app takes the public address; the API listens where only it reaches (custom-app.ts says why).

@@ -13,6 +13,7 @@ import { ConfigError } from "./config-error.js";
 import { HttpJson, type HttpSettings, httpSettings, unknownHttpKeys } from "./http-config.js";
 import { configFromImageEnvironment, hasImageEnvironment } from "./image-environment.js";
 import { StoreJson, type StoreSettings, storeSettings } from "./store-config.js";
+import { UiConfigJson, UiJson, type UiSettings, uiSettings } from "./ui-config.js";
 import { WebhooksJson, type WebhooksJsonSection } from "./webhook-config.js";
 
 export { ConfigError };
@@ -29,9 +30,11 @@ const LangGraphJson = z.object({
   webhooks: WebhooksJson.nullish(),
   auth: AuthJson.nullish(),
   http: HttpJson.nullish(),
+  ui: UiJson.nullish(),
+  ui_config: UiConfigJson.nullish(),
 });
 
-const APPLIED_KEYS = new Set(["graphs", "env", "store", "checkpointer", "webhooks", "auth", "http"]);
+const APPLIED_KEYS = new Set(["graphs", "env", "store", "checkpointer", "webhooks", "auth", "http", "ui", "ui_config"]);
 
 const BUILD_SETTING = "a build setting of the official CLI's images; Berth builds from the project's package.json";
 const NOT_YET = "not applied by Berth yet";
@@ -49,8 +52,6 @@ const UNAPPLIED_KEYS: Record<string, string> = {
   pip_config_file: "a setting of Python projects",
   base_image: BUILD_SETTING,
   image_distro: BUILD_SETTING,
-  ui: NOT_YET,
-  ui_config: NOT_YET,
 };
 
 export interface GraphSpec {
@@ -78,6 +79,8 @@ export interface ProjectConfig {
   auth: AuthSettings;
   /** `http` in langgraph.json: CORS, route families, mount prefix, headers given to runs and logs, the project's app. */
   http: HttpSettings;
+  /** `ui` and `ui_config` in langgraph.json: the components bundled for the SDK's `LoadExternalComponent`. */
+  ui: UiSettings;
 }
 
 /** Finds langgraph.json from a directory or file argument. */
@@ -121,6 +124,7 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
     warnings,
     auth: authSettings(parsed.data.auth ?? undefined, projectDir),
     http: httpSettings(http, projectDir),
+    ui: uiSettings(parsed.data.ui ?? undefined, parsed.data.ui_config ?? undefined, projectDir),
   };
 }
 

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { servedWithoutKey } from "@berth/service-kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import { isUiAssetRequest } from "./ui-public.js";
 
 const digest = (key: string) => createHash("sha256").update(key).digest();
 
@@ -14,13 +15,14 @@ function presentedKey(request: FastifyRequest): string | undefined {
 
 /**
  * `BERTH_API_KEY`: every request must carry that key (`X-Api-Key`, or
- * `Authorization: Bearer`), except CORS preflights, the health check and the API's docs.
+ * `Authorization: Bearer`), except CORS preflights, the health check, the API's docs and `ui` bundles' files.
  * Compared as digests in constant time.
  */
 export function installApiKeyGuard(app: FastifyInstance, apiKey: string): void {
   const expected = digest(apiKey);
   app.addHook("onRequest", async (request, reply) => {
-    if (request.method === "OPTIONS" || servedWithoutKey(request.method, request.url.split("?", 1)[0]!)) return;
+    const path = request.url.split("?", 1)[0]!;
+    if (request.method === "OPTIONS" || servedWithoutKey(request.method, path) || isUiAssetRequest(request.method, path)) return;
     const key = presentedKey(request);
     if (!key) return reply.status(401).send({ detail: "Missing API key: send X-Api-Key (or Authorization: Bearer <key>)" });
     if (!timingSafeEqual(digest(key), expected)) return reply.status(401).send({ detail: "Invalid API key" });

@@ -29,6 +29,8 @@ import { registerStateRoutes } from "./routes/state.js";
 import { registerStoreRoutes } from "./routes/store.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 import { registerWebhookRoutes } from "./routes/webhooks.js";
+import { registerUiRoutes } from "./routes/ui.js";
+import type { UiBundles } from "../graphs/ui-bundle.js";
 
 export interface AppOptions {
   logger: Logger;
@@ -46,6 +48,8 @@ export interface AppOptions {
   openapiSecurity?: AuthSettings["openapi"];
   /** `http` in langgraph.json (defaults without it). */
   http?: HttpSettings;
+  /** `ui` in langgraph.json, bundled: served at `/ui/...` for the SDK's `LoadExternalComponent`. */
+  ui?: UiBundles;
 }
 
 /** With BERTH_API_KEY, the docs page asks for the key and sends it with "Try it out". */
@@ -112,6 +116,7 @@ function registerRoutes(
   }
   if (enabled("store")) registerStoreRoutes(context, services.store);
   if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
+  if (options.ui?.size) registerUiRoutes(context, options.ui, services.assistants, { mountPrefix: options.http?.mountPrefix });
 }
 
 /** The document's security: the project's `auth.openapi` when it has one, else the server key's when it needs one. */

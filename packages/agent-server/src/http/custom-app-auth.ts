@@ -6,6 +6,7 @@ import { asHttpException } from "../services/authorization.js";
 import type { AuthenticationSetup } from "./auth/setup.js";
 import { CredentialError } from "./auth/builtin-schemes.js";
 import { toRequestUser } from "./auth/request-user.js";
+import { isUiAssetRequest } from "./ui-public.js";
 
 /** Checks a web Request as the API's hooks do; undefined: it may pass, else the refusal to answer with. */
 export type RequestGate = (request: Request) => Promise<Response | undefined>;
@@ -15,10 +16,15 @@ const digest = (key: string) => createHash("sha256").update(key).digest();
 const refuse = (status: number, detail: string, headers: Record<string, string> = {}) =>
   Response.json({ detail }, { status, headers });
 
-/** Preflights, the health check, the docs and `/info` need no credentials, as on the API's routes. */
+/** Preflights, the health check, the docs, `/info` and `ui` files need no credentials, as on the API's routes. */
 function isPublic(request: Request): boolean {
   const path = new URL(request.url).pathname;
-  return request.method === "OPTIONS" || servedWithoutKey(request.method, path) || (request.method === "GET" && path === "/info");
+  return (
+    request.method === "OPTIONS" ||
+    servedWithoutKey(request.method, path) ||
+    (request.method === "GET" && path === "/info") ||
+    isUiAssetRequest(request.method, path)
+  );
 }
 
 /**

@@ -5,6 +5,7 @@ import type { AuthHandlers } from "../../graphs/auth-module.js";
 import { type Access, asHttpException, type Authorizer } from "../../services/authorization.js";
 import { type BuiltinAuthenticator, CredentialError } from "./builtin-schemes.js";
 import { type RequestUser, STUDIO_USER, toRequestUser } from "./request-user.js";
+import { isUiAssetRequest } from "../ui-public.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -29,10 +30,15 @@ export interface AuthenticationOptions {
   logger: Logger;
 }
 
-/** Routes every client may call without a user, as the reference server has them: health, server info and the API's docs. */
+/** Routes every client may call without a user, as the reference server has them: health, server info, the API's docs and `ui` files. */
 function isPublic(request: FastifyRequest): boolean {
   const path = request.url.split("?", 1)[0]!;
-  return request.method === "OPTIONS" || servedWithoutKey(request.method, path) || (request.method === "GET" && path === "/info");
+  return (
+    request.method === "OPTIONS" ||
+    servedWithoutKey(request.method, path) ||
+    (request.method === "GET" && path === "/info") ||
+    isUiAssetRequest(request.method, path)
+  );
 }
 
 /** A web-standard Request of what the client sent, which the SDK's `authenticate(request)` handlers read. */
