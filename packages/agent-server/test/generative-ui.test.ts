@@ -174,6 +174,24 @@ describe("generative UI: `ui` bundles, the /ui routes and UI messages", () => {
   });
 });
 
+describe("generative UI: http.disable_ui", () => {
+  it("serves neither /ui route, and /openapi.json lists none", async () => {
+    const berth = await startBerth({ project: "generative-ui/disabled" });
+    try {
+      const fragment = await request(berth.url, "POST", "/ui/agent", { name: "agent" });
+      assert.equal(fragment.status, 404);
+      assert.equal((await fetch(`${berth.url}/ui/agent/entrypoint.js`)).status, 404);
+      const document = (await (await fetch(`${berth.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+      assert.deepEqual(
+        Object.keys(document.paths).filter((path) => path.startsWith("/ui")),
+        [],
+      );
+    } finally {
+      await berth.stop();
+    }
+  });
+});
+
 describe("generative UI: a component file that does not bundle", () => {
   it("stops the start, naming the file", async () => {
     const { code, output } = await runBerthExpectingFailure({ project: "generative-ui/broken" });

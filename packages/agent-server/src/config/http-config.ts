@@ -56,7 +56,7 @@ export const HttpJson = z.looseObject({
 export type HttpJsonSection = z.infer<typeof HttpJson>;
 
 /** Families of routes a project may switch off (`http.disable_*`). */
-export type RouteFamily = "assistants" | "threads" | "runs" | "store" | "meta" | "webhooks";
+export type RouteFamily = "assistants" | "threads" | "runs" | "store" | "meta" | "webhooks" | "ui";
 
 export interface HeaderPatterns {
   /** Lower-case patterns; undefined: the key's default. */
@@ -119,6 +119,7 @@ export function httpSettings(json: HttpJsonSection | undefined, projectDir: stri
     [json?.disable_store, "store"],
     [json?.disable_meta, "meta"],
     [json?.disable_webhooks, "webhooks"],
+    [json?.disable_ui, "ui"],
   ];
   for (const [off, family] of switches) if (off) disabled.add(family);
   return {

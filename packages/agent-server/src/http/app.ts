@@ -116,7 +116,8 @@ function registerRoutes(
   }
   if (enabled("store")) registerStoreRoutes(context, services.store);
   if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
-  if (options.ui?.size) registerUiRoutes(context, options.ui, services.assistants, { mountPrefix: options.http?.mountPrefix });
+  if (options.ui?.size && enabled("ui"))
+    registerUiRoutes(context, options.ui, services.assistants, { mountPrefix: options.http?.mountPrefix });
 }
 
 /** The document's security: the project's `auth.openapi` when it has one, else the server key's when it needs one. */
