@@ -1,4 +1,4 @@
-import { BASE_IMAGE_USAGE, CHECK_USAGE, CONTROL_PLANE_USAGE, LISTENER_USAGE } from "./usage.js";
+import { BASE_IMAGE_USAGE, CHECK_USAGE, CONTROL_PLANE_USAGE, LISTENER_USAGE, REMOTE_USAGE } from "./usage.js";
 
 const USAGE = `Usage: berth <command> [options]
 
@@ -10,7 +10,7 @@ Commands:
   serve [dir-or-langgraph.json]   Serve a project in production: the options of dev, and
       --role api|worker|all       What this process does (default BERTH_ROLE, else all; a worker given --port answers GET /ok there)
       --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 10)
-${CHECK_USAGE}${CONTROL_PLANE_USAGE}${LISTENER_USAGE}${BASE_IMAGE_USAGE}
+${CHECK_USAGE}${CONTROL_PLANE_USAGE}${LISTENER_USAGE}${BASE_IMAGE_USAGE}${REMOTE_USAGE}
 DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-out backends.
 `;
 
@@ -50,6 +50,14 @@ async function run(argv: string[]): Promise<number> {
       return (await import("./commands/listener.js")).listenerCommand(rest);
     case "base-image":
       return (await import("./commands/base-image.js")).baseImageCommand(rest);
+    case "deploy":
+      return (await import("./commands/deploy.js")).deployCommand(rest);
+    case "deployments":
+      return (await import("./commands/deployments.js")).deploymentsCommand(rest);
+    case "revisions":
+      return (await import("./commands/revisions.js")).revisionsCommand(rest);
+    case "logs":
+      return (await import("./commands/logs.js")).logsCommand(rest);
     case undefined:
     case "help":
     case "--help":

@@ -42,3 +42,52 @@ export const BASE_IMAGE_USAGE = `  base-image                      Build berth/l
                                   --base-image of the official CLI's local \`langgraphjs deploy\` (docs/control-plane.md)
       --engine <address>          The Docker Engine API (default BERTH_CONTAINER_ENGINE, DOCKER_HOST)
 `;
+
+const CONNECTION_USAGE = `Connection (every command below):
+  --url <url>        The control plane (default BERTH_URL, else http://127.0.0.1:8000)
+  --api-key <key>    An API key (default BERTH_API_KEY, else .berth/control-plane/admin.key, which \`npm start\` writes)
+  --tenant <id>      X-Tenant-Id, for a key that reaches several workspaces (default BERTH_TENANT_ID)
+  --json             Print machine-readable JSON only (on stdout)
+  -h, --help         This help
+`;
+
+export const DEPLOY_USAGE = `Usage: berth deploy [dir] [--name <name>]
+
+Packs the project in dir (default .: its langgraph.json, honouring .gitignore, without node_modules, .git and .berth),
+uploads it, creates the internal_source deployment of that name (default: the folder's name) or updates it, and follows
+the new revision's status and build log on stderr. Prints the deployment's URL on stdout and exits 0 once it is DEPLOYED;
+on a failure prints the reason and the last 30 log lines on stderr and exits 1. Refuses .env files (not .env.example),
+private keys and symbolic links before uploading anything, and projects over 200 MB packed. Ctrl-C stops following only.
+
+${CONNECTION_USAGE}`;
+
+export const DEPLOYMENTS_USAGE = `Usage: berth deployments <list|get|delete> [options]
+
+  list [--name-contains <text>] [--limit <n>]   The workspace's deployments, newest first (default limit 20, at most 100)
+  get <deployment>                              One deployment (by id or name)
+  delete <deployment>                           Delete a deployment (by id or name); its URL stops answering
+
+${CONNECTION_USAGE}`;
+
+export const REVISIONS_USAGE = `Usage: berth revisions <list|get> <deployment> [options]
+
+  list <deployment> [--limit <n>]               The deployment's revisions, newest first (default limit 20, at most 100)
+  get <deployment> [revision]                   One revision (default the latest), with its status and reason
+
+${CONNECTION_USAGE}`;
+
+export const LOGS_USAGE = `Usage: berth logs <deployment> [--revision <id>] [--build] [--follow]
+
+  --revision <id>    A revision's logs (default: server logs of every revision; build logs of the latest revision)
+  --build            Build logs instead of server logs
+  --follow           Keep printing new lines: build logs until the revision is final (exit 1 unless DEPLOYED),
+                     server logs until Ctrl-C
+
+${CONNECTION_USAGE}`;
+
+export const REMOTE_USAGE = `  deploy [dir] [--name <name>]    Pack, upload and deploy a project to a control plane; print its URL
+  deployments list|get|delete     The workspace's deployments
+  revisions list|get <deployment> A deployment's revisions
+  logs <deployment>               Build (--build) or server logs, [--revision <id>] [--follow]
+                                  (each takes --url, --api-key, --tenant, --json; \`berth <command> --help\`)
+`;

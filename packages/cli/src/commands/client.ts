@@ -1,0 +1,157 @@
+import { existsSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+
+/** Shapes the control plane answers (docs/control-plane.md), as far as the commands read them. */
+export interface Deployment {
+  id: string;
+  tenant_id: string;
+  name: string;
+  source: string;
+  source_config: { custom_url?: string | null };
+  status: string;
+  latest_revision_id: string | null;
+  active_revision_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Revision {
+  id: string;
+  deployment_id: string;
+  status: string;
+  status_message: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Page<T> {
+  resources: T[];
+  offset: number | null;
+}
+
+export interface LogLine {
+  id: string;
+  timestamp: string;
+  level: string;
+  message: string;
+}
+
+export type LogKind = "build" | "deploy";
+
+export const DEFAULT_URL = "http://127.0.0.1:8000";
+
+/** The parseArgs options every remote command takes. */
+export const CONNECTION_OPTIONS = {
+  url: { type: "string" },
+  "api-key": { type: "string" },
+  tenant: { type: "string" },
+  json: { type: "boolean" },
+  help: { type: "boolean", short: "h" },
+} as const;
+
+export interface ConnectionFlags {
+  url?: string;
+  "api-key"?: string;
+  tenant?: string;
+}
+
+/** `npm start` keeps its admin key here: the quick start then needs no flags. */
+function localAdminKey(): string | undefined {
+  const file = join(process.cwd(), ".berth", "control-plane", "admin.key");
+  return existsSync(file) ? readFileSync(file, "utf8").trim() || undefined : undefined;
+}
+
+/** An answer other than the documented success, with the control plane's `detail`. */
+class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+    this.name = "ApiError";
+  }
+}
+
+function detailOf(text: string): string {
+  try {
+    const body = JSON.parse(text) as { detail?: unknown };
+    if (typeof body.detail === "string") return body.detail;
+    if (body.detail !== undefined) return JSON.stringify(body.detail);
+  } catch {
+    // not JSON: the text itself says what went wrong
+  }
+  return text;
+}
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** A client of the `/v2/deployments` API and the log endpoints. */
+export class ControlPlaneClient {
+  readonly url: string;
+  private readonly headers: Record<string, string>;
+
+  constructor(flags: ConnectionFlags) {
+    this.url = (flags.url ?? (process.env.BERTH_URL || DEFAULT_URL)).replace(/\/+$/, "");
+    const apiKey = flags["api-key"] ?? (process.env.BERTH_API_KEY || localAdminKey());
+    const tenant = flags.tenant ?? (process.env.BERTH_TENANT_ID || undefined);
+    this.headers = { accept: "application/json" };
+    if (apiKey) this.headers["x-api-key"] = apiKey;
+    if (tenant) this.headers["x-tenant-id"] = tenant;
+  }
+
+  async request<T>(method: string, path: string, body?: unknown, signal?: AbortSignal): Promise<T> {
+    const headers = body === undefined ? this.headers : { ...this.headers, "content-type": "application/json" };
+    let response: Response;
+    try {
+      response = await fetch(this.url + path, {
+        method,
+        headers,
+        body: body === undefined ? undefined : JSON.stringify(body),
+        signal,
+      });
+    } catch (error) {
+      if (signal?.aborted) throw error;
+      throw new Error(`cannot reach the control plane at ${this.url}: ${(error as Error).cause ?? error}`);
+    }
+    const text = await response.text();
+    if (!response.ok) throw new ApiError(response.status, `${method} ${path}: ${response.status} ${detailOf(text)}`);
+    return (text ? JSON.parse(text) : undefined) as T;
+  }
+
+  /** A deployment by id, or by exact name (names are unique in a workspace). */
+  async deployment(ref: string): Promise<Deployment> {
+    if (UUID.test(ref)) return this.request<Deployment>("GET", `/v2/deployments/${ref}`);
+    const found = await this.findByName(ref);
+    if (!found) throw new ApiError(404, `no deployment named "${ref}"`);
+    return found;
+  }
+
+  async findByName(name: string): Promise<Deployment | undefined> {
+    const page = await this.request<Page<Deployment>>(
+      "GET",
+      `/v2/deployments?limit=100&name_contains=${encodeURIComponent(name)}`,
+    );
+    return page.resources.find((deployment) => deployment.name === name);
+  }
+
+  /** Log lines after the first `offset` ones, oldest first (ids grow: lines only get appended). */
+  logs(deploymentId: string, revisionId: string | undefined, kind: LogKind, offset: number, signal?: AbortSignal) {
+    const path =
+      revisionId === undefined
+        ? `/v1/projects/${deploymentId}/${kind}_logs`
+        : `/v1/projects/${deploymentId}/revisions/${revisionId}/${kind}_logs`;
+    return this.request<{ logs: LogLine[] }>("POST", path, { order: "asc", limit: 1000, offset }, signal).then(
+      (page) => page.logs,
+    );
+  }
+
+  /** Every log line so far, oldest first. */
+  async allLogs(deploymentId: string, revisionId: string | undefined, kind: LogKind): Promise<LogLine[]> {
+    const lines: LogLine[] = [];
+    for (;;) {
+      const page = await this.logs(deploymentId, revisionId, kind, lines.length);
+      lines.push(...page);
+      if (page.length < 1000) return lines;
+    }
+  }
+}
