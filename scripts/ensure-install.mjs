@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// Installs dependencies on a fresh clone (or after the lockfile changed), so
+// Installs dependencies on a fresh clone (or after the lockfile changed) and
+// compiles the packages whose sources changed since (scripts/build.mjs), so
 // `npm start` and `npm test` are the only commands a new user needs.
 // With --test-fixtures it also installs the test fixture projects that bring
 // their own node_modules.
@@ -30,3 +31,5 @@ if (process.argv.includes("--test-fixtures")) {
     if (isStale(dir)) install(dir);
   }
 }
+const build = spawnSync(process.execPath, [join(root, "scripts", "build.mjs"), "--if-stale"], { cwd: root, stdio: "inherit" });
+if (build.status !== 0) process.exit(build.status ?? 1);

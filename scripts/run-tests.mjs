@@ -30,6 +30,8 @@ function run(files, backend) {
     [
       "--import",
       "tsx",
+      // The suites import the packages' sources; the servers they start run the compiled dist/ (built by pretest).
+      "--conditions=berth-source",
       "--test",
       "--test-concurrency=2",
       // The timeout only catches a hung test: a whole file (deploys with real installs) takes minutes on a loaded machine.

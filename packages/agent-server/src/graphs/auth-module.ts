@@ -1,5 +1,5 @@
-import { pathToFileURL } from "node:url";
 import type { AuthModuleSpec } from "../config/auth-config.js";
+import { importProjectModule } from "./project-module.js";
 
 /** What `authenticate` returns: an identity, or the user with its permissions and anything else. */
 export type AuthenticateResult = string | ({ identity: string; permissions?: string[] } & Record<string, unknown>);
@@ -37,7 +37,7 @@ export class AuthLoadError extends Error {
 export async function loadAuthHandlers(spec: AuthModuleSpec): Promise<AuthHandlers> {
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(spec.file).href)) as Record<string, unknown>;
+    module = await importProjectModule(spec.file);
   } catch (error) {
     throw new AuthLoadError(spec, (error as Error).message);
   }

@@ -1,5 +1,5 @@
-import { pathToFileURL } from "node:url";
 import type { CustomAppSpec } from "../config/http-config.js";
+import { importProjectModule } from "./project-module.js";
 
 /** A web-standard app: what `http.app` must export (a Hono app is one). */
 export interface CustomApp {
@@ -33,7 +33,7 @@ export class CustomAppLoadError extends Error {
 export async function loadCustomApp(spec: CustomAppSpec): Promise<CustomApp> {
   let module: Record<string, unknown>;
   try {
-    module = (await import(pathToFileURL(spec.file).href)) as Record<string, unknown>;
+    module = await importProjectModule(spec.file);
   } catch (error) {
     throw new CustomAppLoadError(spec, (error as Error).message);
   }

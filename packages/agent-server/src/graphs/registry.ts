@@ -1,10 +1,10 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { pathToFileURL } from "node:url";
 import type { GraphSpec } from "../config/langgraph-config.js";
 import type { Logger } from "../logger.js";
 import type { BerthCheckpointer } from "../storage/types.js";
 import { type CompiledGraph, toCompiledGraph } from "./compiled-graph.js";
 import { provideGraphLogger } from "./sdk-logger.js";
+import { importProjectModule } from "./project-module.js";
 
 type GraphFactory = (config: RunnableConfig) => unknown;
 
@@ -66,7 +66,7 @@ export class GraphRegistry {
 
 async function loadGraph(spec: GraphSpec, checkpointer: BerthCheckpointer): Promise<LoadedGraph> {
   try {
-    const module = (await import(pathToFileURL(spec.file).href)) as Record<string, unknown>;
+    const module = await importProjectModule(spec.file);
     if (!(spec.exportName in module) || module[spec.exportName] === undefined) {
       throw new Error(`the module has no export "${spec.exportName}"`);
     }

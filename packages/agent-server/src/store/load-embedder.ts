@@ -1,8 +1,8 @@
-import { pathToFileURL } from "node:url";
 import { ConfigError } from "../config/langgraph-config.js";
 import type { EmbedSpec, StoreIndexSettings } from "../config/store-config.js";
 import { type Embedder, EmbeddingError } from "./embedding.js";
 import { openAiEmbedder } from "./openai-embeddings.js";
+import { importProjectModule } from "../graphs/project-module.js";
 
 type EmbedFunction = (texts: string[]) => number[][] | Promise<number[][]>;
 
@@ -26,7 +26,7 @@ async function resolveEmbedder(spec: EmbedSpec, dims: number): Promise<Embedder>
   }
   let exported: unknown;
   try {
-    const module = (await import(pathToFileURL(spec.file).href)) as Record<string, unknown>;
+    const module = await importProjectModule(spec.file);
     exported = module[spec.exportName];
   } catch (error) {
     throw new ConfigError(`store.index.embed "${spec.spec}": loading ${spec.file} failed: ${(error as Error).message}`);

@@ -1,0 +1,67 @@
+#!/usr/bin/env node
+// Compiles every package's src/ (TypeScript) to dist/ (ESM JavaScript, one file
+// per source, same tree), and copies the other files there (SQL migrations, .mjs
+// workers), so Berth runs without a TypeScript loader. `--if-stale` builds only
+// when a source is newer than the last build (scripts/ensure-install.mjs).
+import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
+import { fileURLToPath } from "node:url";
+import { build } from "esbuild";
+
+const root = join(dirname(fileURLToPath(import.meta.url)), "..");
+const STAMP = ".built";
+
+function filesUnder(dir) {
+  return readdirSync(dir, { withFileTypes: true, recursive: true })
+    .filter((entry) => entry.isFile())
+    .map((entry) => join(entry.parentPath, entry.name));
+}
+
+/** The packages that have sources, and whether each one's dist/ is older than one of them. */
+export function packagesToBuild({ onlyStale }) {
+  const packages = readdirSync(join(root, "packages"))
+    .map((name) => join(root, "packages", name))
+    .filter((dir) => existsSync(join(dir, "src")));
+  if (!onlyStale) return packages;
+  return packages.filter((dir) => {
+    const stamp = join(dir, "dist", STAMP);
+    if (!existsSync(stamp)) return true;
+    const builtAt = statSync(stamp).mtimeMs;
+    return [...filesUnder(join(dir, "src")), join(dir, "package.json")].some((file) => statSync(file).mtimeMs > builtAt);
+  });
+}
+
+async function buildPackage(dir) {
+  const src = join(dir, "src");
+  const dist = join(dir, "dist");
+  rmSync(dist, { recursive: true, force: true });
+  const files = filesUnder(src);
+  const sources = files.filter((file) => /\.(c|m)?ts$/.test(file) && !file.endsWith(".d.ts"));
+  await build({
+    entryPoints: sources,
+    outdir: dist,
+    outbase: src,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    // Stack traces point at the TypeScript (with --enable-source-maps).
+    sourcemap: true,
+    logLevel: "warning",
+  });
+  for (const file of files.filter((f) => !sources.includes(f))) {
+    const target = join(dist, relative(src, file));
+    mkdirSync(dirname(target), { recursive: true });
+    cpSync(file, target);
+  }
+  writeFileSync(join(dist, STAMP), `${new Date().toISOString()}\n`);
+}
+
+if (process.argv[1] === fileURLToPath(import.meta.url)) {
+  const stale = packagesToBuild({ onlyStale: process.argv.includes("--if-stale") });
+  const started = performance.now();
+  await Promise.all(stale.map(buildPackage));
+  if (stale.length > 0) {
+    const names = stale.map((dir) => relative(join(root, "packages"), dir)).join(", ");
+    console.error(`berth: built ${names} in ${Math.round(performance.now() - started)} ms`);
+  }
+}
