@@ -3,11 +3,6 @@ import type { ServerSettings } from "./config/settings.js";
 import type { Logger } from "./logger.js";
 import type { RunBroker } from "./runs/brokers/broker.js";
 import { InProcessBroker } from "./runs/brokers/in-process-broker.js";
-import { PostgresBroker } from "./runs/brokers/postgres-broker.js";
-import { RedisBroker } from "./runs/brokers/redis-broker.js";
-import { SignalBroker } from "./runs/brokers/signal-broker.js";
-import { SqliteSignalTransport } from "./runs/brokers/sqlite-signal-transport.js";
-import { createPostgresStorage } from "./storage/postgres/index.js";
 import { createSqliteStorage } from "./storage/sqlite/index.js";
 import type { Storage } from "./storage/types.js";
 
@@ -39,16 +34,25 @@ const SIGNAL_MODE_POLL_MS = 250;
  */
 export async function openBackends(settings: ServerSettings, dataDir: string, logger: Logger): Promise<Backends> {
   const sqliteFile = join(dataDir, "berth.sqlite");
+  // The scale-out backends load only when configured: embedded SQLite does not pay for their drivers.
   const storage = settings.databaseUrl
-    ? await createPostgresStorage(settings.databaseUrl, { poolSize: settings.postgresPoolSize })
+    ? await (await import("./storage/postgres/index.js")).createPostgresStorage(settings.databaseUrl, {
+        poolSize: settings.postgresPoolSize,
+        synchronousCommit: settings.postgresSynchronousCommit,
+      })
     : createSqliteStorage(dataDir, settings.sqliteSynchronous, { shared: settings.sqliteShared });
   const notifyUrl = settings.redisUrl ? undefined : settings.databaseUrl;
   const sharedSqlite = !settings.databaseUrl && settings.sqliteShared;
   try {
     const broker = settings.redisUrl
-      ? await RedisBroker.connect(settings.redisUrl, settings.redisPrefix)
+      ? await (await import("./runs/brokers/redis-broker.js")).RedisBroker.connect(settings.redisUrl, settings.redisPrefix)
       : notifyUrl
-        ? await PostgresBroker.connect(notifyUrl, storage.runs, settings.redisPrefix, logger)
+        ? await (await import("./runs/brokers/postgres-broker.js")).PostgresBroker.connect(
+            notifyUrl,
+            storage.runs,
+            settings.redisPrefix,
+            logger,
+          )
         : sharedSqlite
           ? await sharedSqliteBroker(sqliteFile, storage, logger)
           : new InProcessBroker();
@@ -74,7 +78,11 @@ export async function openBackends(settings: ServerSettings, dataDir: string, lo
   }
 }
 
-async function sharedSqliteBroker(file: string, storage: Storage, logger: Logger): Promise<SignalBroker> {
+async function sharedSqliteBroker(file: string, storage: Storage, logger: Logger): Promise<RunBroker> {
+  const [{ SignalBroker }, { SqliteSignalTransport }] = await Promise.all([
+    import("./runs/brokers/signal-broker.js"),
+    import("./runs/brokers/sqlite-signal-transport.js"),
+  ]);
   const broker = new SignalBroker(new SqliteSignalTransport(file, logger), storage.runs, logger);
   await broker.listen();
   return broker;

@@ -1,12 +1,10 @@
-import pg from "pg";
+import type pg from "pg";
 import { migrationFiles } from "./migrations.js";
 
 /** What both a pool and a client inside a transaction offer: enough for one statement. */
 export interface Queryable {
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(text: string, values?: unknown[]): Promise<pg.QueryResult<R>>;
 }
-
-const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
 
 /**
  * Column parsers of this pool only (the global pg.types stay untouched, for
@@ -15,13 +13,16 @@ const parseTimestamptz = pg.types.getTypeParser(pg.types.builtins.TIMESTAMPTZ);
  * stores, e.g. 2024-05-01T12:00:00.123Z. Timestamps are written from the
  * application clock with millisecond precision, so nothing is lost.
  */
-const TYPES: pg.CustomTypesConfig = {
-  getTypeParser(oid, format) {
-    if (oid === pg.types.builtins.INT8) return (text: string) => Number(text);
-    if (oid === pg.types.builtins.TIMESTAMPTZ) return (text: string) => (parseTimestamptz(text) as Date).toISOString();
-    return pg.types.getTypeParser(oid, format);
-  },
-};
+function poolTypes(types: typeof pg.types): pg.CustomTypesConfig {
+  const parseTimestamptz = types.getTypeParser(types.builtins.TIMESTAMPTZ);
+  return {
+    getTypeParser(oid, format) {
+      if (oid === types.builtins.INT8) return (text: string) => Number(text);
+      if (oid === types.builtins.TIMESTAMPTZ) return (text: string) => (parseTimestamptz(text) as Date).toISOString();
+      return types.getTypeParser(oid, format);
+    },
+  };
+}
 
 export interface PostgresOpenOptions {
   /** Directory of the `NNN_name.sql` migration files. */
@@ -34,7 +35,9 @@ export interface PostgresOpenOptions {
 
 /** Opens a pool and applies pending migrations. */
 export async function openPostgresDatabase(url: string, options: PostgresOpenOptions): Promise<pg.Pool> {
-  const pool = new pg.Pool({ connectionString: url, max: options.poolSize ?? 10, types: TYPES });
+  // Loaded on first use: a process on SQLite never pays for the driver.
+  const { default: driver } = await import("pg");
+  const pool = new driver.Pool({ connectionString: url, max: options.poolSize ?? 10, types: poolTypes(driver.types) });
   // An idle connection that drops (server restart, network) is reported here;
   // unhandled, that event would crash the process. The pool discards the
   // connection, and the next query opens a new one or fails to its caller.

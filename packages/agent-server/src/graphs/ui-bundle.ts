@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import { build, formatMessages, type Message, type Plugin } from "esbuild";
+import type { Message, Plugin } from "esbuild";
 import { ConfigError } from "../config/config-error.js";
 import type { UiEntry, UiSettings } from "../config/ui-config.js";
 
@@ -49,6 +49,8 @@ export async function bundleUi(settings: UiSettings, cacheDir?: string): Promise
 }
 
 async function bundleEntry(entry: UiEntry, shared: string[]): Promise<UiBundle> {
+  // esbuild loads only for projects that have ui components.
+  const { build, formatMessages } = await import("esbuild");
   if (!existsSync(entry.file)) throw new ConfigError(`ui "${entry.name}": ${entry.file} does not exist`);
   const globalName = uiGlobalName(entry.name);
   try {

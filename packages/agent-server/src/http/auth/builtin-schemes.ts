@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from "node:crypto";
 import { EnvError, envNumber } from "@berth/service-kit";
-import { createRemoteJWKSet, type JWTPayload, type JWTVerifyGetKey, jwtVerify } from "jose";
+import type { JWTPayload, JWTVerifyGetKey } from "jose";
 import type { AuthenticateResult } from "../../graphs/auth-module.js";
 
 /** A refused credential: answered 401 with this detail. */
@@ -74,7 +74,9 @@ function jwtScheme(env: NodeJS.ProcessEnv): BuiltinAuthenticator {
   const jwksUrl = env.BERTH_AUTH_JWT_JWKS_URL?.trim();
   const secret = env.BERTH_AUTH_JWT_SECRET;
   if (jwksUrl && secret) throw new EnvError("Set BERTH_AUTH_JWT_JWKS_URL or BERTH_AUTH_JWT_SECRET, not both");
-  let key: JWTVerifyGetKey | Uint8Array;
+  // jose loads only where JWTs are configured (it starts loading now, before the first request).
+  const jose = import("jose");
+  let key: Promise<JWTVerifyGetKey> | Uint8Array;
   let algorithms: string[] | undefined;
   if (jwksUrl) {
     let url: URL;
@@ -83,7 +85,7 @@ function jwtScheme(env: NodeJS.ProcessEnv): BuiltinAuthenticator {
     } catch {
       throw new EnvError(`BERTH_AUTH_JWT_JWKS_URL is not a URL: ${jwksUrl}`);
     }
-    key = createRemoteJWKSet(url);
+    key = jose.then(({ createRemoteJWKSet }) => createRemoteJWKSet(url));
   } else {
     if (!secret || secret.length < 32) throw new EnvError("BERTH_AUTH_JWT_SECRET needs 32 characters or more");
     key = new TextEncoder().encode(secret);
@@ -101,10 +103,11 @@ function jwtScheme(env: NodeJS.ProcessEnv): BuiltinAuthenticator {
     if (known) return known;
     let payload: JWTPayload;
     try {
+      const { jwtVerify } = await jose;
       const verified =
         key instanceof Uint8Array
           ? await jwtVerify(token, key, { issuer, audience, clockTolerance, algorithms })
-          : await jwtVerify(token, key, { issuer, audience, clockTolerance });
+          : await jwtVerify(token, await key, { issuer, audience, clockTolerance });
       payload = verified.payload;
     } catch (error) {
       throw new CredentialError(`Invalid token: ${(error as Error).message}`);
