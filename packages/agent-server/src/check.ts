@@ -3,7 +3,7 @@ import { pino } from "pino";
 import { applyProjectEnv, ConfigError, loadProjectConfig } from "./config/langgraph-config.js";
 import { AuthLoadError, loadAuthHandlers } from "./graphs/auth-module.js";
 import { CustomAppLoadError, loadCustomApp } from "./graphs/custom-app-module.js";
-import { pinLangChainPackages } from "./graphs/pin-packages.js";
+import { pinLangChainPackages, projectModuleDirs } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
 import type { BerthCheckpointer } from "./storage/types.js";
@@ -28,7 +28,7 @@ export interface CheckResult {
 export async function checkProject(config: string): Promise<CheckResult> {
   const project = loadProjectConfig(config);
   applyProjectEnv(project.env);
-  pinLangChainPackages();
+  pinLangChainPackages(projectModuleDirs(project));
   // What graphs log while loading goes to stderr: stdout carries the check's answer.
   const logger = pino({ level: process.env.LOG_LEVEL ?? "info", base: { service: "berth-check" } }, pino.destination(2));
   const registry = await GraphRegistry.load(project.graphs, new CheckCheckpointer(), logger);

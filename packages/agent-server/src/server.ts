@@ -10,7 +10,7 @@ import { webhookSettings } from "./config/webhook-config.js";
 import type { StoreSettings } from "./config/store-config.js";
 import type { CustomAppSpec } from "./config/http-config.js";
 import { type CustomApp, CustomAppLoadError, loadCustomApp } from "./graphs/custom-app-module.js";
-import { pinLangChainPackages } from "./graphs/pin-packages.js";
+import { pinLangChainPackages, projectModuleDirs } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { setSchemaCacheDir } from "./graphs/schemas.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
@@ -84,7 +84,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   // After the project's env, which may set BERTH_AUTH_* (and the module may read its variables).
   const authentication = await loadAuthentication(project.auth, process.env, logger);
   const assistantDefaults = systemAssistantDefaults(process.env.LANGGRAPH_CONFIG);
-  pinLangChainPackages();
+  pinLangChainPackages(projectModuleDirs(project));
   // Before any backend opens: a broken http.app stops the start like a broken graph does.
   const customApp = role !== "worker" && project.http.app ? await loadProjectApp(project.http.app) : undefined;
   const settings = { ...settingsFromEnv(), ...options.settings };

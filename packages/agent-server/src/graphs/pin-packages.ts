@@ -1,5 +1,8 @@
-import Module, { register } from "node:module";
+import { existsSync } from "node:fs";
+import Module, { createRequire, register } from "node:module";
+import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
+import type { ProjectConfig } from "../config/langgraph-config.js";
 
 /**
  * Packages whose classes cross the boundary between a project's graphs and
@@ -10,16 +13,53 @@ import { fileURLToPath, pathToFileURL } from "node:url";
  */
 const PINNED_PACKAGES = /^(@langchain\/(core|langgraph|langgraph-checkpoint)|@berth\/graph-auth)(\/.*)?$/;
 
+/** The pinned packages' names, to find where Berth's copies are installed. */
+const PINNED_NAMES = ["@langchain/core", "@langchain/langgraph", "@langchain/langgraph-checkpoint", "@berth/graph-auth"];
+
 let pinnedOnce = false;
 
-export function pinLangChainPackages(): void {
+/**
+ * Pins the packages for the modules under `moduleDirs` (the project's). The
+ * ESM resolve hook (a loader thread every later import goes through) is only
+ * registered when a module there could reach another copy: when its
+ * directories meet a node_modules before Berth's own.
+ */
+export function pinLangChainPackages(moduleDirs: string[]): void {
   if (pinnedOnce) return;
   pinnedOnce = true;
   const anchorUrl = import.meta.url;
-  register(new URL("./pin-hooks.mjs", anchorUrl), {
-    data: { anchorUrl, pattern: PINNED_PACKAGES.source },
-  });
+  if (!moduleDirs.every(resolvesBerthsCopies)) {
+    register(new URL("./pin-hooks.mjs", anchorUrl), {
+      data: { anchorUrl, pattern: PINNED_PACKAGES.source },
+    });
+  }
   pinCommonJsResolution(fileURLToPath(anchorUrl));
+}
+
+/** The node_modules directory all of Berth's copies of the pinned packages are in, if they are in one. */
+function berthsNodeModules(): string | undefined {
+  const require = createRequire(import.meta.url);
+  const dirs = new Set<string>();
+  for (const name of PINNED_NAMES) {
+    try {
+      const manifest = require.resolve(`${name}/package.json`);
+      dirs.add(manifest.slice(0, manifest.lastIndexOf(`${sep}node_modules${sep}`) + `${sep}node_modules`.length));
+    } catch {
+      return undefined;
+    }
+  }
+  return dirs.size === 1 ? [...dirs][0] : undefined;
+}
+
+/** Node's own resolution from `dir` meets Berth's node_modules before any other: it finds Berth's copies already. */
+function resolvesBerthsCopies(dir: string): boolean {
+  const berths = berthsNodeModules();
+  if (!berths) return false;
+  for (let current = resolve(dir); ; current = dirname(current)) {
+    const candidate = join(current, "node_modules");
+    if (candidate === berths) return true;
+    if (existsSync(candidate) || dirname(current) === current) return false;
+  }
 }
 
 type ResolveFilename = (request: string, parent: unknown, isMain: boolean, options?: unknown) => string;
@@ -37,4 +77,16 @@ function pinCommonJsResolution(anchorFile: string): void {
     if (PINNED_PACKAGES.test(request)) return original.call(this, request, anchor, isMain, options);
     return original.call(this, request, parent, isMain, options);
   };
+}
+
+/** The directories of the modules of the project Berth imports (graphs, auth, app, embedder) and the project's own. */
+export function projectModuleDirs(project: ProjectConfig): string[] {
+  const embed = project.store.index?.embed;
+  const files = [
+    ...project.graphs.map((graph) => graph.file),
+    project.auth.module?.file,
+    project.http.app?.file,
+    embed?.kind === "module" ? embed.file : undefined,
+  ];
+  return [project.projectDir, ...files.filter((file): file is string => file !== undefined).map((file) => dirname(file))];
 }
