@@ -28,6 +28,8 @@ export class SqliteRunQueue {
   }
 
   claim(owner: string, leaseMs: number): QueuedRun | undefined {
+    // Most claims find nothing (a worker asks again after each run): a read, which takes no lock, answers those.
+    if (!this.statements.claimable.get(Date.now())) return undefined;
     return this.db
       .transaction(() => {
         const now = Date.now();
