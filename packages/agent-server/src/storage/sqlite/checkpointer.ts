@@ -30,6 +30,7 @@ import {
 } from "../shared/checkpoint-rows.js";
 import { CHECKPOINT_BLOB_COLUMNS, CHECKPOINT_COLUMNS, CHECKPOINT_WRITE_COLUMNS } from "../shared/columns.js";
 import type { SqliteDatabase } from "./database.js";
+import { type GroupCommit, groupCommitOf } from "./group-commit.js";
 
 /** `list` parameters: null disables a condition; limit -1 means no limit, as in SQLite. */
 type ListParams = {
@@ -195,16 +196,19 @@ function prepare(db: SqliteDatabase) {
  */
 export class SqliteCheckpointer extends BaseCheckpointSaver {
   private readonly sql: ReturnType<typeof prepare>;
+  private readonly group: GroupCommit;
 
   constructor(db: SqliteDatabase, serde?: SerializerProtocol) {
     super(serde);
     this.sql = prepare(db);
+    this.group = groupCommitOf(db);
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     const thread_id = config.configurable?.thread_id ?? null;
     const checkpoint_ns = config.configurable?.checkpoint_ns ?? "";
     const checkpoint_id = getCheckpointId(config);
+    this.group.flush();
     const row = checkpoint_id
       ? this.sql.getById.get({ thread_id, checkpoint_ns, checkpoint_id })
       : this.sql.getLatest.get({ thread_id, checkpoint_ns });
@@ -222,6 +226,7 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
       limit: limit === undefined ? -1 : Math.max(0, limit),
     };
     // Rows are fetched up front: an open iterator would block writes on the connection across yields.
+    this.group.flush();
     const rows = (params.thread_id === null ? this.sql.listAll : this.sql.listThread).all(params);
     for (const row of rows) yield await this.toTuple(row);
   }
@@ -234,13 +239,13 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
   ): Promise<RunnableConfig> {
     const { row: encoded, blobs } = await encodePut(this.serde, config, checkpoint, newVersions);
     const row = { ...encoded, metadata: JSON.stringify(metadata) }; // stored as given, so json_contains/json_extract can query it
-    this.sql.put.immediate(row, blobs);
+    await this.group.run(() => this.sql.put(row, blobs));
     return { configurable: { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id } };
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
     const rows = await encodeWrites(this.serde, config, writes, taskId, taskPath);
-    this.sql.putWrites.immediate(rows);
+    await this.group.run(() => this.sql.putWrites(rows));
   }
 
   /**

@@ -1,12 +1,15 @@
 // The persisted stream log of runs (run_events) on SQLite.
 import type { RunLease, StoredEvent } from "../types.js";
 import type { SqliteDatabase } from "./database.js";
+import { type GroupCommit, groupCommitOf } from "./group-commit.js";
 import { LEASE_HELD, leaseParams } from "./run-rows.js";
 
 export class SqliteRunEvents {
   private readonly statements;
+  private readonly group: GroupCommit;
 
   constructor(private readonly db: SqliteDatabase) {
+    this.group = groupCommitOf(db);
     this.statements = {
       insert: db.prepare("INSERT OR IGNORE INTO run_events (run_id, seq, event, data) VALUES (?, ?, ?, ?)"),
       read: db.prepare("SELECT seq, event, data FROM run_events WHERE run_id = ? AND seq > ? ORDER BY seq"),
@@ -18,21 +21,23 @@ export class SqliteRunEvents {
    * Appends events in one transaction; an event already logged (same seq) is
    * kept. With `lease`, only while that claim holds the run: false when it does not.
    */
-  appendEvents(runId: string, events: StoredEvent[], lease?: RunLease): boolean {
-    return this.db
-      .transaction(() => {
+  appendEvents(runId: string, events: StoredEvent[], lease?: RunLease): Promise<boolean> {
+    return this.group.run(
+      this.db.transaction(() => {
         if (lease && !this.statements.leaseHeld.get(runId, ...leaseParams(lease))) return false;
         for (const event of events) this.statements.insert.run(runId, event.seq, event.event, event.data);
         return true;
-      })
-      .immediate();
+      }),
+    );
   }
 
   readEvents(runId: string, afterSeq: number): StoredEvent[] {
+    this.group.flush();
     return this.statements.read.all(runId, afterSeq) as StoredEvent[];
   }
 
   lastEventSeq(runId: string): number {
+    this.group.flush();
     const row = this.db.prepare("SELECT max(seq) AS seq FROM run_events WHERE run_id = ?").get(runId) as { seq: number | null };
     return row.seq ?? -1;
   }

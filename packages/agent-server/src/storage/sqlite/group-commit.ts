@@ -1,0 +1,76 @@
+import type { SqliteDatabase } from "./database.js";
+
+interface QueuedWrite {
+  work: () => unknown;
+  resolve: (value: unknown) => void;
+  reject: (error: unknown) => void;
+}
+
+/**
+ * Writes queued within one turn of the event loop (checkpoints, event-log
+ * batches: many runs write at once under load) commit together, in one
+ * IMMEDIATE transaction: a commit costs more than most of the writes it
+ * carries. Each write resolves only once that transaction committed; a write
+ * that throws is rolled back alone (each `work` is a better-sqlite3
+ * transaction function, a savepoint inside the shared transaction) and
+ * rejects alone.
+ */
+export class GroupCommit {
+  private queue: QueuedWrite[] = [];
+  private scheduled = false;
+
+  constructor(private readonly db: SqliteDatabase) {}
+
+  run<T>(work: () => T): Promise<T> {
+    return new Promise<T>((resolve, reject) => {
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      if (this.scheduled) return;
+      this.scheduled = true;
+      setImmediate(() => this.commit());
+    });
+  }
+
+  /** Commits what is queued now: a read that must see those writes calls it first. */
+  flush(): void {
+    if (this.queue.length > 0) this.commit();
+  }
+
+  private commit(): void {
+    this.scheduled = false;
+    const batch = this.queue;
+    this.queue = [];
+    if (batch.length === 0) return;
+    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      this.db
+        .transaction(() => {
+          for (const write of batch) {
+            try {
+              outcomes.push({ ok: true, value: write.work() });
+            } catch (error) {
+              outcomes.push({ ok: false, error });
+            }
+          }
+        })
+        .immediate();
+    } catch (error) {
+      // The commit itself failed (busy, disk full): none of the writes is in the database.
+      for (const write of batch) write.reject(error);
+      return;
+    }
+    batch.forEach((write, i) => {
+      const outcome = outcomes[i];
+      if (outcome.ok) write.resolve(outcome.value);
+      else write.reject(outcome.error);
+    });
+  }
+}
+
+const groups = new WeakMap<SqliteDatabase, GroupCommit>();
+
+/** The one group commit of a connection: every repository of it queues into the same transaction. */
+export function groupCommitOf(db: SqliteDatabase): GroupCommit {
+  let group = groups.get(db);
+  if (!group) groups.set(db, (group = new GroupCommit(db)));
+  return group;
+}
