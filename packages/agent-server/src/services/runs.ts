@@ -48,6 +48,9 @@ export interface RunCreateInput {
   feedback_keys?: string[] | null;
 }
 
+/** Rejects a watch that is cancelled (every run's, once its answer is out): one error, as capturing a stack per run costs. */
+const STOPPED_WATCHING = new Error("stopped watching the run");
+
 export class RunService {
   constructor(
     private readonly storage: Storage,
@@ -355,7 +358,7 @@ export class RunService {
       promise,
       cancel: () => {
         subscription.unsubscribe();
-        reject(new Error("stopped watching the run"));
+        reject(STOPPED_WATCHING);
       },
     };
   }
