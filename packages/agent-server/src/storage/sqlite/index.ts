@@ -11,6 +11,7 @@ import { sqliteSizes } from "./sizes.js";
 import { SqliteStoreRepository } from "./store.js";
 import { SqliteThreadRepository } from "./threads.js";
 import { truncateSqlite } from "./truncate.js";
+import { checkpointInBackground } from "./wal-checkpoints.js";
 import { SqliteWebhookOutbox } from "./webhook-outbox.js";
 
 export interface SqliteStorageOptions {
@@ -29,6 +30,7 @@ export function createSqliteStorage(
 ): Storage {
   const file = join(dataDir, "berth.sqlite");
   const db = openSqliteDatabase(file, synchronous);
+  const stopCheckpoints = checkpointInBackground(db, file);
   const checkpointer = new SqliteCheckpointer(db);
   const store = new SqliteStoreRepository(db);
   return {
@@ -46,6 +48,7 @@ export function createSqliteStorage(
     sizes: () => sqliteSizes(db, store),
     runCounts: () => sqliteRunCounts(db),
     async close() {
+      await stopCheckpoints();
       db.close();
     },
   };

@@ -1,0 +1,37 @@
+import { Worker } from "node:worker_threads";
+import type { SqliteDatabase } from "./database.js";
+
+/** How often the thread checkpoints: the WAL stays a few MB under load. */
+const CHECKPOINT_INTERVAL_MS = 250;
+
+/**
+ * Pages in the WAL past which a commit checkpoints inline anyway (SQLite's
+ * default is 1,000): only if the checkpoint thread falls far behind.
+ */
+const INLINE_CHECKPOINT_PAGES = 20_000;
+
+/** How long a stopping thread may take to close its connection before it is terminated. */
+const STOP_WAIT_MS = 2_000;
+
+/**
+ * Moves WAL checkpoints off the main thread: a checkpoint copies the WAL's
+ * pages into the database and syncs it, which SQLite otherwise does inside
+ * whichever commit crosses 1,000 pages, stalling every request meanwhile.
+ * Durability is unchanged: a commit is durable once in the WAL.
+ */
+export function checkpointInBackground(db: SqliteDatabase, file: string): () => Promise<void> {
+  db.pragma(`wal_autocheckpoint = ${INLINE_CHECKPOINT_PAGES}`);
+  const thread = new Worker(new URL("./wal-checkpointer.mjs", import.meta.url), {
+    workerData: { file, intervalMs: CHECKPOINT_INTERVAL_MS },
+  });
+  thread.unref();
+  // Should the thread fail, commits checkpoint inline again, as SQLite does by default.
+  thread.on("error", () => db.open && db.pragma("wal_autocheckpoint = 1000"));
+  const exited = new Promise((resolve) => thread.once("exit", resolve));
+  return async () => {
+    thread.postMessage("stop");
+    const ending = setTimeout(() => void thread.terminate(), STOP_WAIT_MS);
+    await exited;
+    clearTimeout(ending);
+  };
+}
