@@ -45,10 +45,15 @@ async function joinOnce(server: BerthProcess, threadId: string, runId: string): 
   return collect(sseEvents(response.body!));
 }
 
-/** Reads a run's stream through `observer` until its first step says which process executes it. */
-async function executorOf(observer: BerthProcess, threadId: string, runId: string): Promise<Name> {
+/**
+ * Reads a run's stream through `observer` until step `step` (default the
+ * first) says which process executes it. A step's progress is emitted before
+ * its checkpoint is written: once step 2 reports, step 1 is checkpointed.
+ */
+async function executorOf(observer: BerthProcess, threadId: string, runId: string, step = 1): Promise<Name> {
   for await (const part of observer.client.runs.joinStream(threadId, runId, { lastEventId: "-1" })) {
-    if (part.event === "custom") return (part.data as { process: Name }).process;
+    const progress = part.data as { process: Name; progress: number };
+    if (part.event === "custom" && progress.progress >= step) return progress.process;
   }
   throw new Error(`run ${runId} ended before its first step`);
 }
@@ -180,7 +185,8 @@ describe("shared SQLite: two processes on one data directory (BERTH_SQLITE_SHARE
       input: { steps: 10, delay_ms: 300 },
       streamMode: ["values", "custom"],
     });
-    const doomed = await executorOf(servers.A, thread.thread_id, run.run_id);
+    // Killed once a step is checkpointed, so the other process resumes after it.
+    const doomed = await executorOf(servers.A, thread.thread_id, run.run_id, 2);
     const survivor = other(doomed);
     // Opened before the crash, this stream follows the run across both attempts.
     const following = joinOnce(survivor, thread.thread_id, run.run_id);
