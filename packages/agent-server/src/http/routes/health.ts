@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineRoute } from "@berth/service-kit";
 import type { RouteContext } from "./context.js";
 
-/** `GET /ok` alone, for a server whose meta routes are switched off (`http.disable_meta`): health checks still need it. */
+/** `GET /ok`: with the meta routes, or alone when they are switched off (`http.disable_meta`): health checks still need it. */
 export function registerHealthRoute({ app, catalog }: RouteContext): void {
   defineRoute(
     app,

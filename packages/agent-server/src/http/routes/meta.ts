@@ -1,7 +1,7 @@
-import { z } from "zod";
 import { defineRoute } from "@berth/service-kit";
 import type { MaintenanceService } from "../../services/maintenance.js";
 import type { RouteContext } from "./context.js";
+import { registerHealthRoute } from "./health.js";
 
 export interface ServerInfo {
   version: string;
@@ -10,20 +10,9 @@ export interface ServerInfo {
   tracing?: boolean;
 }
 
-export function registerMetaRoutes({ app, catalog }: RouteContext, info: ServerInfo, maintenance: MaintenanceService): void {
-  const ok = { ok: true };
-  defineRoute(
-    app,
-    catalog,
-    {
-      method: "GET",
-      path: "/ok",
-      summary: "Liveness",
-      tag: "meta",
-      responses: { 200: { description: "Always ok", schema: z.object({ ok: z.boolean() }) } },
-    },
-    async () => ok,
-  );
+export function registerMetaRoutes(context: RouteContext, info: ServerInfo, maintenance: MaintenanceService): void {
+  const { app, catalog } = context;
+  registerHealthRoute(context);
 
   const body = {
     version: info.version,
