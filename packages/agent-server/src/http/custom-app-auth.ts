@@ -1,12 +1,11 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { servedWithoutKey } from "@berth/service-kit";
 import type { Logger } from "pino";
 import type { HttpSettings } from "../config/http-config.js";
 import { asHttpException } from "../services/authorization.js";
 import type { AuthenticationSetup } from "./auth/setup.js";
 import { CredentialError } from "./auth/builtin-schemes.js";
 import { toRequestUser } from "./auth/request-user.js";
-import { isUiAssetRequest } from "./ui-public.js";
+import { servedWithoutAuthentication } from "./auth/public-routes.js";
 
 /** Checks a web Request as the API's hooks do; undefined: it may pass, else the refusal to answer with. */
 export type RequestGate = (request: Request) => Promise<Response | undefined>;
@@ -18,13 +17,7 @@ const refuse = (status: number, detail: string, headers: Record<string, string> 
 
 /** Preflights, the health check, the docs, `/info` and `ui` files need no credentials, as on the API's routes. */
 function isPublic(request: Request): boolean {
-  const path = new URL(request.url).pathname;
-  return (
-    request.method === "OPTIONS" ||
-    servedWithoutKey(request.method, path) ||
-    (request.method === "GET" && path === "/info") ||
-    isUiAssetRequest(request.method, path)
-  );
+  return servedWithoutAuthentication(request.method, new URL(request.url).pathname);
 }
 
 /**

@@ -1,11 +1,10 @@
-import { servedWithoutKey } from "@berth/service-kit";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { Logger } from "pino";
 import type { AuthHandlers } from "../../graphs/auth-module.js";
 import { type Access, asHttpException, type Authorizer } from "../../services/authorization.js";
 import { type BuiltinAuthenticator, CredentialError } from "./builtin-schemes.js";
 import { type RequestUser, STUDIO_USER, toRequestUser } from "./request-user.js";
-import { isUiAssetRequest } from "../ui-public.js";
+import { servedWithoutAuthentication } from "./public-routes.js";
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -32,13 +31,7 @@ export interface AuthenticationOptions {
 
 /** Routes every client may call without a user, as the reference server has them: health, server info, the API's docs and `ui` files. */
 function isPublic(request: FastifyRequest): boolean {
-  const path = request.url.split("?", 1)[0]!;
-  return (
-    request.method === "OPTIONS" ||
-    servedWithoutKey(request.method, path) ||
-    (request.method === "GET" && path === "/info") ||
-    isUiAssetRequest(request.method, path)
-  );
+  return servedWithoutAuthentication(request.method, request.url.split("?", 1)[0]!);
 }
 
 /** A web-standard Request of what the client sent, which the SDK's `authenticate(request)` handlers read. */
