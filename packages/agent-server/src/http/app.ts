@@ -84,8 +84,9 @@ export async function buildApp(services: Services, options: AppOptions): Promise
   const context = { app, catalog };
   registerRoutes(context, services, options, (family) => !http.disabled.has(family));
   if (!http.disabled.has("meta")) {
-    const document = buildOpenApiDocument(catalog, { title: "Berth Agent Server", version: options.info.version });
-    await serveApiDocs(app, withSecurity(document, options));
+    await serveApiDocs(app, () =>
+      withSecurity(buildOpenApiDocument(catalog, { title: "Berth Agent Server", version: options.info.version }), options),
+    );
   }
   return app;
 }

@@ -97,23 +97,25 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   registerAuthTokenRoutes(context, services.auth.tokens, services.auth.connections);
   await registerTracingRoutes(context, services.tracing, { version: options.version, publicUrl: options.publicUrl }); // tracing
 
-  const document = {
-    ...buildOpenApiDocument(catalog, { title: "Berth Control Plane", version: options.version }),
-    components: {
-      securitySchemes: {
-        ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" },
-        TenantId: { type: "apiKey", in: "header", name: "X-Tenant-Id" },
-        BearerAuth: { type: "http", scheme: "bearer", description: "The API key as a bearer token" },
+  await serveApiDocs(app, () => {
+    const document = {
+      ...buildOpenApiDocument(catalog, { title: "Berth Control Plane", version: options.version }),
+      components: {
+        securitySchemes: {
+          ApiKey: { type: "apiKey", in: "header", name: "X-Api-Key" },
+          TenantId: { type: "apiKey", in: "header", name: "X-Tenant-Id" },
+          BearerAuth: { type: "http", scheme: "bearer", description: "The API key as a bearer token" },
+        },
       },
-    },
-  };
-  for (const [path, operations] of Object.entries(document.paths)) {
-    if (PUBLIC_PATHS.some((open) => path.startsWith(open)) || PUBLIC_PATTERNS.some((open) => open.test(path))) continue;
-    for (const [method, operation] of Object.entries(operations)) {
-      if (method === "get" && PUBLIC_REDIRECTS.test(path)) continue;
-      (operation as Record<string, unknown>).security = SECURED;
+    };
+    for (const [path, operations] of Object.entries(document.paths)) {
+      if (PUBLIC_PATHS.some((open) => path.startsWith(open)) || PUBLIC_PATTERNS.some((open) => open.test(path))) continue;
+      for (const [method, operation] of Object.entries(operations)) {
+        if (method === "get" && PUBLIC_REDIRECTS.test(path)) continue;
+        (operation as Record<string, unknown>).security = SECURED;
+      }
     }
-  }
-  await serveApiDocs(app, document);
+    return document;
+  });
   return app;
 }

@@ -13,24 +13,32 @@ export function servedWithoutKey(method: string, pathname: string): boolean {
 }
 
 /**
- * Serves `document` at `/openapi.json` and its Swagger UI at `/docs/`.
+ * Serves the OpenAPI document at `/openapi.json` and its Swagger UI at `/docs/`.
  * Every URL is relative, so both work behind a path prefix (a deployment's
  * `/d/<id>/` on the router): `/docs` redirects to `docs/`, whose assets are
  * `./static/...`, and the document names its server relative to where it is
- * read from, so "Try it out" calls the API under the same prefix.
+ * read from, so "Try it out" calls the API under the same prefix. The
+ * document is built on its first read: turning every route's zod schemas into
+ * JSON Schema is a noticeable part of a start.
  */
-export async function serveApiDocs(app: FastifyInstance, document: Record<string, unknown>): Promise<void> {
-  const servedAt = (base: string) => ({ ...document, servers: [{ url: base, description: "This server" }] });
-  const atRoot = servedAt(".");
+export async function serveApiDocs(app: FastifyInstance, buildDocument: () => Record<string, unknown>): Promise<void> {
+  let document: Record<string, unknown> | undefined;
+  const servedAt = (base: string) => ({
+    ...(document ??= buildDocument()),
+    servers: [{ url: base, description: "This server" }],
+  });
   app.addHook("onRequest", async (request, reply) => {
     const [pathname, query] = splitUrl(request.url);
     if (pathname === "/docs" && request.method === "GET") return reply.redirect(`docs/${query}`);
   });
-  app.get("/openapi.json", { schema: { hide: true } }, async () => atRoot);
-  await app.register(swagger, { mode: "static", specification: { document: document as never } });
+  app.get("/openapi.json", { schema: { hide: true } }, async () => servedAt("."));
+  // The pages read the document through transformSpecification below: the plugin's own copy is a placeholder.
+  const placeholder = { openapi: "3.0.3", info: { title: "", version: "" }, paths: {} };
+  await app.register(swagger, { mode: "static", specification: { document: placeholder as never } });
   await app.register(swaggerUi, {
     routePrefix: "/docs",
     uiConfig: { persistAuthorization: true },
+    transformSpecificationClone: false,
     // Read from /docs/json: the API is one level up.
     transformSpecification: () => servedAt(".."),
   });
