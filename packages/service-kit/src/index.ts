@@ -2,6 +2,7 @@ export * from "./env.js";
 export * from "./errors.js";
 export * from "./outages.js";
 export * from "./http/api-docs.js";
+export * from "./http/schema-compilers.js";
 export * from "./http/errors.js";
 export * from "./http/json-body.js";
 export * from "./http/openapi.js";

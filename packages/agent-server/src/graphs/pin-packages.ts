@@ -13,8 +13,8 @@ import type { ProjectConfig } from "../config/langgraph-config.js";
  */
 const PINNED_PACKAGES = /^(@langchain\/(core|langgraph|langgraph-checkpoint)|@berth\/graph-auth)(\/.*)?$/;
 
-/** The pinned packages' names, to find where Berth's copies are installed. */
-const PINNED_NAMES = ["@langchain/core", "@langchain/langgraph", "@langchain/langgraph-checkpoint", "@berth/graph-auth"];
+/** The pinned packages a project may install a copy of (not @berth/graph-auth, which is Berth's own and unpublished). */
+const PINNED_NAMES = ["@langchain/core", "@langchain/langgraph", "@langchain/langgraph-checkpoint"];
 
 let pinnedOnce = false;
 
@@ -43,7 +43,9 @@ function berthsNodeModules(): string | undefined {
   for (const name of PINNED_NAMES) {
     try {
       const manifest = require.resolve(`${name}/package.json`);
-      dirs.add(manifest.slice(0, manifest.lastIndexOf(`${sep}node_modules${sep}`) + `${sep}node_modules`.length));
+      const at = manifest.lastIndexOf(`${sep}node_modules${sep}`);
+      if (at < 0) return undefined;
+      dirs.add(manifest.slice(0, at + `${sep}node_modules`.length));
     } catch {
       return undefined;
     }

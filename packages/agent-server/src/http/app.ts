@@ -4,6 +4,7 @@ import {
   installJsonParser,
   type RouteCatalog,
   serveApiDocs,
+  lazySchemaCompilers,
 } from "@berth/service-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
@@ -66,6 +67,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
     logger: false,
     bodyLimit: options.bodyLimit,
     return503OnClosing: false,
+    schemaController: lazySchemaCompilers,
     ...(prefix ? { rewriteUrl: mountPrefixRewriter(prefix) } : {}),
   });
   installErrorHandlers(app, options.logger);

@@ -5,6 +5,7 @@ import {
   installJsonParser,
   type RouteCatalog,
   serveApiDocs,
+  lazySchemaCompilers,
 } from "@berth/service-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
@@ -51,6 +52,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   const app = Fastify({
     logger: false,
     return503OnClosing: false,
+    schemaController: lazySchemaCompilers,
     rewriteUrl: (request) => {
       const url = request.url ?? "/";
       return url === PREFIX || url.startsWith(`${PREFIX}/`) || url.startsWith(`${PREFIX}?`)
