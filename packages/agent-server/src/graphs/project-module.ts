@@ -18,12 +18,14 @@ export async function importProjectModule(file: string): Promise<Record<string, 
 }
 
 /**
- * Registered for the whole process rather than scoped to the import: a scoped
- * tsx import gives every module it reaches its own instance, packages
- * included, and LangGraph's classes must be the ones Berth uses.
+ * tsx's own entry, as `node --import tsx` loads it, for the whole process
+ * rather than scoped to the import: a scoped tsx import gives every module it
+ * reaches, packages included, its own instance, and LangGraph's classes must
+ * be the ones Berth uses. The `berth` command loads it before the agent server
+ * already when langgraph.json names TypeScript modules (see the CLI's
+ * load-agent-server.ts); this covers the others (a server started in-process).
  */
 async function registerTypeScript(): Promise<void> {
-  const [esm, cjs] = await Promise.all([import("tsx/esm/api"), import("tsx/cjs/api")]);
-  esm.register();
-  cjs.register();
+  const tsx = "tsx"; // untyped: loaded for its hooks only
+  await import(tsx);
 }

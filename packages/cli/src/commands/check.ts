@@ -1,5 +1,5 @@
 import { CHECK_USAGE } from "../usage.js";
-import { checkProject, ConfigError, GraphLoadError } from "@berth/agent-server";
+import { loadAgentServer } from "./load-agent-server.js";
 
 /** After the answer, how long a graph module's open handles (clients, timers) may keep the process alive. */
 const EXIT_GRACE_MS = 1000;
@@ -11,9 +11,11 @@ export async function checkCommand(argv: string[]): Promise<number> {
     process.stderr.write(`berth check: expected one directory or langgraph.json, got "${argv.join(" ")}"\n\n${CHECK_USAGE}`);
     return 2;
   }
+  const config = positionals[0] ?? ".";
+  const { checkProject, ConfigError, GraphLoadError } = await loadAgentServer(config);
   let code: number;
   try {
-    const { graphs, warnings } = await checkProject(positionals[0] ?? ".");
+    const { graphs, warnings } = await checkProject(config);
     for (const warning of warnings) process.stderr.write(`berth check: warning: ${warning}\n`);
     process.stdout.write(`${graphs.length} graph${graphs.length === 1 ? "" : "s"} loaded: ${graphs.join(", ")}\n`);
     code = 0;

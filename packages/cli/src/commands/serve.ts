@@ -1,5 +1,5 @@
-import { ConfigError, GraphLoadError, startServer } from "@berth/agent-server";
 import { parseArgs } from "node:util";
+import { loadAgentServer } from "./load-agent-server.js";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
 
 const ROLES = ["api", "worker", "all"] as const;
@@ -44,9 +44,11 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1)) {
     return usageError(command, `--workers must be a positive integer, got "${values.workers}"`);
   }
+  const config = parsed.positionals[0] ?? ".";
+  const { ConfigError, GraphLoadError, startServer } = await loadAgentServer(config);
   try {
     const server = await startServer({
-      config: parsed.positionals[0] ?? ".",
+      config,
       host: values.host!,
       port,
       role,
