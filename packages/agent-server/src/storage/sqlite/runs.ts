@@ -20,6 +20,7 @@ import { insertRun } from "./run-insert.js";
 import { SqliteRunQueue } from "./run-queue.js";
 import { fromRow, LEASE_HELD, leaseParams, type RunRow } from "./run-rows.js";
 import { insertWebhook } from "./webhook-outbox.js";
+import { groupCommitOf } from "./group-commit.js";
 
 /**
  * Runs over SQLite: every write transaction is IMMEDIATE, so processes
@@ -43,7 +44,8 @@ export class SqliteRunRepository implements RunRepository {
   }
 
   async create(run: NewRun): Promise<CreateRunResult> {
-    return this.db.transaction(() => insertRun(this.db, run)).immediate();
+    // Runs created at once commit together; each is a savepoint, so a refused one (thread busy) is rolled back alone.
+    return groupCommitOf(this.db).run(this.db.transaction(() => insertRun(this.db, run)));
   }
 
   async get(runId: string): Promise<QueuedRun | undefined> {
@@ -113,8 +115,8 @@ export class SqliteRunRepository implements RunRepository {
   }
 
   async finish(runId: string, end: RunEnd, lease?: RunLease): Promise<boolean> {
-    return this.db
-      .transaction(() => {
+    return groupCommitOf(this.db).run(
+      this.db.transaction(() => {
         const now = nowIso();
         const updated = this.db
           .prepare(
@@ -136,8 +138,8 @@ export class SqliteRunRepository implements RunRepository {
         if (end.deleteThread) this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(updated.thread_id);
         else this.recordThreadState(updated.thread_id, end.thread, now);
         return true;
-      })
-      .immediate();
+      }),
+    );
   }
 
   async discard(runId: string, thread: RunEnd["thread"], lease?: RunLease): Promise<boolean> {

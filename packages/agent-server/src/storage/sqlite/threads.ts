@@ -15,6 +15,7 @@ import { sqliteScope } from "../shared/scope.js";
 import { expiresAtIso, nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
 import { parseJsonColumn, toJsonColumn } from "./json-columns.js";
+import { groupCommitOf } from "./group-commit.js";
 
 interface ThreadRow {
   thread_id: string;
@@ -76,22 +77,27 @@ export class SqliteThreadRepository implements ThreadRepository {
   ) {}
 
   async create(thread: NewThread): Promise<Thread | undefined> {
-    const now = nowIso();
-    const inserted = this.db
-      .prepare(
-        `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at, expires_at, ttl_minutes)
-         VALUES (?, 'idle', ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id) DO NOTHING`,
-      )
-      .run(
-        thread.thread_id,
-        JSON.stringify(thread.metadata),
-        JSON.stringify(thread.config ?? {}),
-        now,
-        now,
-        expiresAtIso(thread.ttl_minutes),
-        thread.ttl_minutes ?? null,
-      );
-    return inserted.changes === 0 ? undefined : this.getSync(thread.thread_id);
+    // Threads created at once (many clients starting conversations) commit together.
+    return groupCommitOf(this.db).run(
+      this.db.transaction(() => {
+        const now = nowIso();
+        const inserted = this.db
+          .prepare(
+            `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at, expires_at, ttl_minutes)
+             VALUES (?, 'idle', ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id) DO NOTHING`,
+          )
+          .run(
+            thread.thread_id,
+            JSON.stringify(thread.metadata),
+            JSON.stringify(thread.config ?? {}),
+            now,
+            now,
+            expiresAtIso(thread.ttl_minutes),
+            thread.ttl_minutes ?? null,
+          );
+        return inserted.changes === 0 ? undefined : this.getSync(thread.thread_id);
+      }),
+    );
   }
 
   async get(threadId: string, scope?: MetadataScope): Promise<Thread | undefined> {
