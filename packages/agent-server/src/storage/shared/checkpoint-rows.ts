@@ -1,6 +1,5 @@
 // Row shapes of the checkpoint tables, and their encoding to and from what
 // LangGraph's checkpointer interface deals in.
-import { randomBytes } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import {
   compareWritesSortKeys,
@@ -101,7 +100,8 @@ export async function loadWrites(serde: SerializerProtocol, rows: WriteRow[]): P
  */
 export function nextChannelVersion(current: string | number | undefined): string {
   const counter = current === undefined ? 0 : typeof current === "number" ? current : Number.parseInt(current.split(".")[0], 10);
-  return `${String(counter + 1).padStart(32, "0")}.${randomBytes(8).toString("hex")}`;
+  // The suffix only orders concurrent writers' versions of one counter, as the official savers' random part does: no secret.
+  return `${String(counter + 1).padStart(32, "0")}.${Math.random().toString(16).slice(2, 18).padEnd(16, "0")}`;
 }
 
 export const missing = (action: string, key: string) => new Error(`Failed to ${action}: config.configurable has no "${key}".`);
