@@ -41,6 +41,8 @@ export interface ServerSettings {
   redisUrl?: string;
   /** Connections per process to PostgreSQL. */
   postgresPoolSize: number;
+  /** BERTH_PG_SYNCHRONOUS_COMMIT: which PostgreSQL commits wait for the WAL flush (docs/scaling.md). */
+  postgresSynchronousCommit: "on" | "events" | "off";
   /** Prefix of Berth's Redis keys and channels, or of its NOTIFY channel without Redis (several deployments may share a server). */
   redisPrefix: string;
   /** BERTH_INTERNAL_TRUNCATE: serve `POST /internal/truncate`, which empties the database (test servers only). */
@@ -78,6 +80,7 @@ export function settingsFromEnv(): ServerSettings {
     apiKey: process.env.BERTH_API_KEY || undefined,
     redisUrl: process.env.REDIS_URL || undefined,
     postgresPoolSize: envNumber("BERTH_PG_POOL_SIZE", 10, { min: 1, integer: true }),
+    postgresSynchronousCommit: envOneOf("BERTH_PG_SYNCHRONOUS_COMMIT", ["on", "events", "off"] as const, "on"),
     redisPrefix: process.env.BERTH_REDIS_PREFIX || "berth",
     internalTruncate: envBoolean("BERTH_INTERNAL_TRUNCATE", false),
     storeSweepMs: process.env.BERTH_STORE_SWEEP_SECONDS?.trim()

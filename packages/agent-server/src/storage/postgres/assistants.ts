@@ -15,6 +15,7 @@ import { postgresScope, restricts } from "../shared/scope.js";
 import { nowIso } from "../shared/timestamps.js";
 import { withTransaction } from "./database.js";
 import { jsonb } from "@berth/service-kit";
+import { prepared } from "./prepared.js";
 
 /** Sortable columns, whitelisted because they are interpolated. */
 const SORT_COLUMNS: Record<AssistantQuery["sort_by"], string> = {
@@ -73,7 +74,9 @@ export class PostgresAssistantRepository implements AssistantRepository {
   async get(assistantId: string, scope?: MetadataScope): Promise<Assistant | undefined> {
     const params: unknown[] = [assistantId];
     const inScope = postgresScope(scope, params);
-    const { rows } = await this.pool.query<Assistant>(
+    const { rows } = await prepared<Assistant>(
+      this.pool,
+      inScope ? "berth_get_assistant_scoped" : "berth_get_assistant",
       `SELECT ${ASSISTANT_COLUMNS} FROM assistants WHERE assistant_id = $1${inScope}`,
       params,
     );

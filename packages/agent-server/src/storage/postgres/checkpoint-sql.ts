@@ -12,6 +12,7 @@ import type {
 } from "../shared/checkpoint-rows.js";
 import { CHECKPOINT_BLOB_COLUMNS, CHECKPOINT_COLUMNS, CHECKPOINT_WRITE_COLUMNS, qualified } from "../shared/columns.js";
 import type { Queryable } from "./database.js";
+import { prepared } from "./prepared.js";
 import { jsonb } from "@berth/service-kit";
 
 /** Checkpoint rows as CheckpointRow: metadata as JSON text, which toTuple parses. */
@@ -26,7 +27,9 @@ export type ListFilter = {
 } & { filter: Record<string, unknown> | null; limit: number | null };
 
 export async function selectCheckpoint(q: Queryable, key: CheckpointKey): Promise<CheckpointRow | undefined> {
-  const { rows } = await q.query<CheckpointRow>(
+  const { rows } = await prepared<CheckpointRow>(
+    q,
+    "berth_select_checkpoint",
     `${SELECT_ROW} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
     [key.thread_id, key.checkpoint_ns, key.checkpoint_id],
   );
@@ -34,7 +37,9 @@ export async function selectCheckpoint(q: Queryable, key: CheckpointKey): Promis
 }
 
 export async function selectLatest(q: Queryable, threadId: string, ns: string): Promise<CheckpointRow | undefined> {
-  const { rows } = await q.query<CheckpointRow>(
+  const { rows } = await prepared<CheckpointRow>(
+    q,
+    "berth_select_latest_checkpoint",
     `${SELECT_ROW} WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1`,
     [threadId, ns],
   );
@@ -66,7 +71,9 @@ export async function selectBlobs(
 ): Promise<Pick<BlobRow, "channel" | "type" | "blob">[][]> {
   const keys = owners.map((owner, i) => ({ i, t: owner.thread_id, n: owner.checkpoint_ns, v: owner.versions }));
   // One primary key lookup per (checkpoint, channel), for every checkpoint at once.
-  const { rows } = await q.query<Pick<BlobRow, "channel" | "type" | "blob"> & { i: number }>(
+  const { rows } = await prepared<Pick<BlobRow, "channel" | "type" | "blob"> & { i: number }>(
+    q,
+    "berth_select_blobs",
     `SELECT k.i, b.channel, b.type, b.blob
        FROM jsonb_to_recordset($1::jsonb) AS k(i integer, t text, n text, v jsonb)
        CROSS JOIN LATERAL jsonb_each_text(k.v) AS v
@@ -81,7 +88,9 @@ export async function selectBlobs(
 /** Per checkpoint key (by index), its pending writes, optionally of one channel only. */
 export async function selectWrites(q: Queryable, keys: CheckpointKey[], channel?: string): Promise<WriteRow[][]> {
   const indexed = keys.map((key, i) => ({ i, t: key.thread_id, n: key.checkpoint_ns, c: key.checkpoint_id }));
-  const { rows } = await q.query<WriteRow & { i: number }>(
+  const { rows } = await prepared<WriteRow & { i: number }>(
+    q,
+    "berth_select_writes",
     `SELECT k.i, ${qualified("w", CHECKPOINT_WRITE_COLUMNS)}
        FROM jsonb_to_recordset($1::jsonb) AS k(i integer, t text, n text, c text)
        JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.n AND w.checkpoint_id = k.c
@@ -103,7 +112,9 @@ export async function insertCheckpoint(
   row: CheckpointRow & { created_at: string },
   blobs: BlobRow[],
 ): Promise<void> {
-  await q.query(
+  await prepared(
+    q,
+    "berth_insert_checkpoint",
     `WITH blobs AS (
        INSERT INTO checkpoint_blobs (${CHECKPOINT_BLOB_COLUMNS})
        SELECT $1, $2, b.channel, b.version, b.type, b.blob
@@ -146,7 +157,9 @@ export async function insertWrites(q: Queryable, rows: WriteRow[]): Promise<void
   const unique = [...byKey.values()];
   if (unique.length === 0) return;
   const column = <K extends keyof WriteRow>(name: K) => unique.map((row) => row[name]);
-  await q.query(
+  await prepared(
+    q,
+    "berth_insert_writes",
     `INSERT INTO checkpoint_writes (${CHECKPOINT_WRITE_COLUMNS})
      SELECT ${CHECKPOINT_WRITE_COLUMNS}
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::bytea[])

@@ -15,6 +15,12 @@ import { PostgresWebhookOutbox } from "./webhook-outbox.js";
 export interface PostgresStorageOptions {
   /** Most connections the pool opens (default 10). */
   poolSize?: number;
+  /**
+   * Which commits wait for PostgreSQL's WAL flush: `on` (default) all of them;
+   * `events` all but the event log's appends; `off` none (docs/scaling.md says
+   * what each risks when PostgreSQL crashes).
+   */
+  synchronousCommit?: "on" | "events" | "off";
 }
 
 /**
@@ -24,14 +30,15 @@ export interface PostgresStorageOptions {
  * are applied before this resolves.
  */
 export async function createPostgresStorage(url: string, options: PostgresStorageOptions = {}): Promise<Storage> {
-  const pool = await openPostgresDatabase(url, options.poolSize);
+  const synchronousCommit = options.synchronousCommit ?? "on";
+  const pool = await openPostgresDatabase(synchronousCommit === "off" ? withAsyncCommits(url) : url, options.poolSize);
   let closing: Promise<void> | undefined;
   const checkpointer = new PostgresCheckpointer(pool);
   const store = new PostgresStoreRepository(pool);
   return {
     assistants: new PostgresAssistantRepository(pool),
     threads: new PostgresThreadRepository(pool, checkpointer),
-    runs: new PostgresRunRepository(pool),
+    runs: new PostgresRunRepository(pool, synchronousCommit === "events"),
     crons: new PostgresCronRepository(pool),
     checkpointer,
     store,
@@ -45,4 +52,12 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
       return closing;
     },
   };
+}
+
+/** The URL with `synchronous_commit=off` for every connection of the pool (added to the URL's own `options`). */
+function withAsyncCommits(url: string): string {
+  const parsed = new URL(url);
+  const options = parsed.searchParams.get("options");
+  parsed.searchParams.set("options", `${options ? `${options} ` : ""}-c synchronous_commit=off`);
+  return parsed.toString();
 }

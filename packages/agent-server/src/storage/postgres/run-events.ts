@@ -1,29 +1,44 @@
 // The persisted stream log of runs (run_events).
 import type { RunLease, StoredEvent } from "../types.js";
 import type { Queryable } from "./database.js";
+import { prepared } from "./prepared.js";
 import { leaseHeld } from "./run-rows.js";
 
 /**
  * Appends events in one statement; an event already logged (same seq) is
  * kept, as SQLite's INSERT OR IGNORE. With `lease`, only while that claim
  * holds the run (its row share-locked meanwhile, so a requeue cannot slip
- * between the check and the insert): false when it does not.
+ * between the check and the insert): false when it does not. With
+ * `asyncCommit`, the statement's transaction does not wait for the WAL flush
+ * (BERTH_PG_SYNCHRONOUS_COMMIT=events): the run's end, committed
+ * synchronously, flushes these batches with it.
  */
-export async function appendEvents(q: Queryable, runId: string, events: StoredEvent[], lease?: RunLease): Promise<boolean> {
+export async function appendEvents(
+  q: Queryable,
+  runId: string,
+  events: StoredEvent[],
+  lease?: RunLease,
+  asyncCommit = false,
+): Promise<boolean> {
   if (events.length === 0) return true;
   const params: unknown[] = [runId, events.map((e) => e.seq), events.map((e) => e.event), events.map((e) => e.data)];
+  const held = leaseHeld(params, lease);
+  const [commit, evaluated] = asyncCommit ? [ASYNC_COMMIT, " FROM async_commit"] : ["", ""];
+  const name = `berth_append_events_${lease ? "lease" : "any"}_${asyncCommit ? "async" : "sync"}`;
   if (!lease) {
-    await q.query(`INSERT INTO run_events (run_id, seq, event, data) ${EVENT_ROWS} ON CONFLICT (run_id, seq) DO NOTHING`, params);
+    await prepared(q, name, `WITH ${commit} logged AS (${INSERT_EVENTS}) SELECT 1${evaluated}`, params);
     return true;
   }
-  const { rows } = await q.query<{ held: boolean }>(
-    `WITH lease AS MATERIALIZED (
-       SELECT 1 FROM runs WHERE run_id = $1 ${leaseHeld(params, lease)} FOR SHARE
+  const { rows } = await prepared<{ held: boolean }>(
+    q,
+    name,
+    `WITH ${commit} lease AS MATERIALIZED (
+       SELECT 1 FROM runs WHERE run_id = $1 ${held} FOR SHARE
      ), logged AS (
        INSERT INTO run_events (run_id, seq, event, data) ${EVENT_ROWS} WHERE EXISTS (SELECT 1 FROM lease)
        ON CONFLICT (run_id, seq) DO NOTHING
      )
-     SELECT EXISTS (SELECT 1 FROM lease) AS held`,
+     SELECT EXISTS (SELECT 1 FROM lease) AS held${evaluated}`,
     params,
   );
   return rows[0].held;
@@ -31,6 +46,11 @@ export async function appendEvents(q: Queryable, runId: string, events: StoredEv
 
 /** The rows of $2..$4 (seqs, names, data) for run $1. */
 const EVENT_ROWS = "SELECT $1, e.seq, e.event, e.data FROM unnest($2::bigint[], $3::text[], $4::text[]) AS e(seq, event, data)";
+
+const INSERT_EVENTS = `INSERT INTO run_events (run_id, seq, event, data) ${EVENT_ROWS} ON CONFLICT (run_id, seq) DO NOTHING`;
+
+/** A CTE that makes the statement's own transaction commit without waiting for the WAL flush (once the query reads it). */
+const ASYNC_COMMIT = "async_commit AS MATERIALIZED (SELECT set_config('synchronous_commit', 'off', true)),";
 
 export async function readEvents(q: Queryable, runId: string, afterSeq: number): Promise<StoredEvent[]> {
   const { rows } = await q.query<StoredEvent>(
@@ -41,7 +61,12 @@ export async function readEvents(q: Queryable, runId: string, afterSeq: number):
 }
 
 export async function lastEventSeq(q: Queryable, runId: string): Promise<number> {
-  const { rows } = await q.query<{ seq: number | null }>("SELECT max(seq) AS seq FROM run_events WHERE run_id = $1", [runId]);
+  const { rows } = await prepared<{ seq: number | null }>(
+    q,
+    "berth_last_event_seq",
+    "SELECT max(seq) AS seq FROM run_events WHERE run_id = $1",
+    [runId],
+  );
   return rows[0].seq ?? -1;
 }
 

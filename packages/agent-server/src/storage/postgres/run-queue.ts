@@ -7,6 +7,7 @@ import { RUN_COLUMNS, qualified } from "../shared/columns.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { HeldRun, QueuedRun } from "../types.js";
 import { isUniqueViolation, type Queryable } from "./database.js";
+import { prepared } from "./prepared.js";
 import { fromRow, type RunRow } from "./run-rows.js";
 
 /** How many times a claim looks again when a startable run was there but locked, or taken under it. */
@@ -51,7 +52,7 @@ export async function claimRun(q: Queryable, owner: string, leaseMs: number): Pr
   for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
     const now = Date.now();
     try {
-      const { rows } = await q.query<RunRow & { startable: boolean }>(CLAIM, [
+      const { rows } = await prepared<RunRow & { startable: boolean }>(q, "berth_claim_run", CLAIM, [
         now,
         owner,
         now + leaseMs,

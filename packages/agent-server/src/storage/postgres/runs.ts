@@ -16,13 +16,19 @@ import type {
 import { toApiRun } from "../run-record.js";
 import { RUN_COLUMNS } from "../shared/columns.js";
 import { nowIso } from "../shared/timestamps.js";
-import { withTransaction, type Queryable } from "./database.js";
+import { sqlState, withTransaction, type Queryable } from "./database.js";
 import { jsonb, jsonbOrNull } from "@berth/service-kit";
+import { prepared } from "./prepared.js";
 import * as events from "./run-events.js";
 import { insertRun } from "./run-insert.js";
 import * as queue from "./run-queue.js";
 import { fromRow, leaseHeld, type RunRow } from "./run-rows.js";
 import { insertWebhook } from "./webhook-outbox.js";
+
+const FINISH_RUN =
+  "SELECT berth_finish_run($1, $2, $3::jsonb, $4, $5::jsonb, $6, $7, $8, $9, $10::jsonb, $11::jsonb) AS thread_id";
+
+const GET_RUN = `SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`;
 
 const INFLIGHT = `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq`;
 
@@ -34,14 +40,19 @@ const INFLIGHT = `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND statu
  * The queue operations are in run-queue.ts, the event log in run-events.ts.
  */
 export class PostgresRunRepository implements RunRepository {
-  constructor(private readonly pool: pg.Pool) {}
+  constructor(
+    private readonly pool: pg.Pool,
+    /** Event-log appends commit without waiting for the WAL flush (BERTH_PG_SYNCHRONOUS_COMMIT=events). */
+    private readonly asyncEventCommits = false,
+  ) {}
 
   async create(run: NewRun): Promise<CreateRunResult> {
-    return withTransaction(this.pool, (client) => insertRun(client, run));
+    // One statement, its own transaction (no BEGIN/COMMIT round trips).
+    return retryingConflicts(() => insertRun(this.pool, run));
   }
 
   async get(runId: string): Promise<QueuedRun | undefined> {
-    const { rows } = await this.pool.query<RunRow>(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`, [runId]);
+    const { rows } = await prepared<RunRow>(this.pool, "berth_get_run", GET_RUN, [runId]);
     return rows[0] && fromRow(rows[0]);
   }
 
@@ -105,21 +116,30 @@ export class PostgresRunRepository implements RunRepository {
   }
 
   async finish(runId: string, end: RunEnd, lease?: RunLease): Promise<boolean> {
+    const now = nowIso();
+    const thread = end.thread;
+    const params = [
+      runId,
+      end.status,
+      jsonb(end.output ?? null),
+      now,
+      jsonbOrNull(end.feedbackUrls),
+      lease?.owner ?? null,
+      lease?.attempt ?? null,
+      end.deleteThread ?? false,
+      thread.status ?? "idle",
+      jsonbOrNull(thread.values),
+      jsonb(thread.interrupts),
+    ];
+    const finish = async (q: Queryable) =>
+      (await prepared<{ thread_id: string | null }>(q, "berth_finish_run", FINISH_RUN, params)).rows[0].thread_id;
+    // Without a webhook, one statement (berth_finish_run, migration 008) is the whole transaction.
+    if (!end.webhook) return (await retryingConflicts(() => finish(this.pool))) !== null;
+    const webhook = end.webhook;
     return withTransaction(this.pool, async (client) => {
-      const threadId = await lockThreadOfRun(client, runId);
-      if (threadId === undefined) return false;
-      const now = nowIso();
-      const params: unknown[] = [runId, end.status, jsonb(end.output ?? null), now, jsonbOrNull(end.feedbackUrls)];
-      const updated = await client.query(
-        `UPDATE runs SET status = $2, output = $3::jsonb, ended_at = $4, updated_at = $4, lease_owner = NULL, lease_expires_at = NULL,
-                kwargs = CASE WHEN $5::jsonb IS NULL THEN kwargs ELSE jsonb_set(kwargs, '{feedback_urls}', $5::jsonb) END
-          WHERE run_id = $1 ${leaseHeld(params, lease)}`,
-        params,
-      );
-      if (updated.rowCount === 0) return false;
-      if (end.webhook) await insertWebhook(client, runId, threadId, end.webhook, now);
-      if (end.deleteThread) await client.query("DELETE FROM threads WHERE thread_id = $1", [threadId]);
-      else await recordThreadState(client, threadId, end.thread, now);
+      const threadId = await finish(client);
+      if (threadId === null) return false;
+      await insertWebhook(client, runId, threadId, webhook, now);
       return true;
     });
   }
@@ -164,7 +184,7 @@ export class PostgresRunRepository implements RunRepository {
   }
 
   appendEvents(runId: string, batch: StoredEvent[], lease?: RunLease): Promise<boolean> {
-    return events.appendEvents(this.pool, runId, batch, lease);
+    return events.appendEvents(this.pool, runId, batch, lease, this.asyncEventCommits);
   }
 
   readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]> {
@@ -200,4 +220,17 @@ async function recordThreadState(q: Queryable, threadId: string, state: ThreadSt
       WHERE thread_id = $1`,
     [threadId, state.status ?? "idle", jsonbOrNull(state.values), jsonb(state.interrupts), now],
   );
+}
+
+/** SQLSTATEs after which a statement that is its own transaction can simply run again (as withTransaction does). */
+const RETRYABLE = new Set(["40P01" /* deadlock_detected */, "40001" /* serialization_failure */]);
+
+async function retryingConflicts<T>(work: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await work();
+    } catch (err) {
+      if (attempt >= 3 || !RETRYABLE.has(sqlState(err) ?? "")) throw err;
+    }
+  }
 }

@@ -16,6 +16,7 @@ import { postgresScope, restricts } from "../shared/scope.js";
 import { expiresAtIso, nowIso } from "../shared/timestamps.js";
 import { copyThreadCheckpoints, deleteThreadCheckpoints } from "./checkpoint-sql.js";
 import { withTransaction } from "./database.js";
+import { prepared } from "./prepared.js";
 import { jsonb, jsonbOrNull } from "@berth/service-kit";
 
 /** Sortable columns, whitelisted because they are interpolated. */
@@ -70,7 +71,9 @@ export class PostgresThreadRepository implements ThreadRepository {
   async get(threadId: string, scope?: MetadataScope): Promise<Thread | undefined> {
     const params: unknown[] = [threadId];
     const inScope = postgresScope(scope, params);
-    const { rows } = await this.pool.query<Thread>(
+    const { rows } = await prepared<Thread>(
+      this.pool,
+      inScope ? "berth_get_thread_scoped" : "berth_get_thread",
       `SELECT ${THREAD_COLUMNS} FROM threads WHERE thread_id = $1${inScope}`,
       params,
     );

@@ -32,12 +32,39 @@ export function postgresOnlyContract(backend: Backend): void {
           { version: 5, name: "005_thread_ttl.sql" },
           { version: 6, name: "006_crons.sql" },
           { version: 7, name: "007_webhook_outbox.sql" },
+          { version: 8, name: "008_run_functions.sql" },
         ]);
         await Promise.all(storages.map((storage) => storage.close()));
       } finally {
         await schema.drop();
       }
     });
+
+    for (const synchronousCommit of ["events", "off"] as const) {
+      it(`works the same with synchronous_commit choice ${synchronousCommit} (and keeps the URL's own options)`, async () => {
+        const schema = await freshSchema(); // its URL already has options (search_path)
+        const storage = await createPostgresStorage(schema.url, { poolSize: 2, synchronousCommit });
+        try {
+          const threadId = await newThread(storage);
+          const created = await storage.runs.create(newRun(threadId));
+          assert.equal(created.kind, "created");
+          const run = await storage.runs.claim("w", 60_000);
+          assert.ok(run);
+          const lease = { owner: "w", attempt: run.attempt };
+          const events = [0, 1].map((seq) => ({ seq, event: "values", data: `{"n":${seq}}` }));
+          assert.equal(await storage.runs.appendEvents(run.run_id, events, lease), true);
+          assert.equal(await storage.runs.appendEvents(run.run_id, [{ seq: 2, event: "end", data: "null" }]), true);
+          assert.equal(await storage.runs.appendEvents(run.run_id, events, { owner: "other", attempt: 1 }), false);
+          assert.deepEqual(await storage.runs.readEvents(run.run_id, -1), [...events, { seq: 2, event: "end", data: "null" }]);
+          const end = { status: "success" as const, output: null, thread: { values: { n: 1 }, interrupts: {} } };
+          assert.equal(await storage.runs.finish(run.run_id, end, lease), true);
+          assert.equal((await storage.threads.get(threadId))?.status, "idle");
+        } finally {
+          await storage.close();
+          await schema.drop();
+        }
+      });
+    }
 
     it("claims a run whose thread another transaction holds for a moment, instead of leaving it behind", async () => {
       const threadId = await newThread(db.storage);
