@@ -1,5 +1,5 @@
 import { randomUUID } from "node:crypto";
-import { Redis } from "ioredis";
+import { type ChainableCommander, Redis } from "ioredis";
 import { ServiceUnavailableError } from "@berth/service-kit";
 import { createLogger, type Logger } from "../../logger.js";
 import type { CancelAction, StoredEvent } from "../../storage/types.js";
@@ -47,6 +47,8 @@ export class RedisBroker implements RunBroker {
    */
   private readonly channels = new Set<string>();
   private closed = false;
+  /** What this turn of the event loop sends (events, ends, wake-ups...): one write to Redis per turn, in order. */
+  private outgoing: ChainableCommander | undefined;
 
   private constructor(
     /** Sends; queues while disconnected, never drops (maxRetriesPerRequest: null). */
@@ -107,6 +109,7 @@ export class RedisBroker implements RunBroker {
   begin(runId: string, threadId: string): void {
     this.local.begin(runId, threadId);
     const message = JSON.stringify({ o: this.origin, t: "start", r: runId } satisfies Message);
+    this.flushOutbox(); // what was queued before goes first
     this.send(this.publisher.multi().del(this.bufferKey(runId)).publish(this.threadChannel(threadId), message));
   }
 
@@ -119,7 +122,7 @@ export class RedisBroker implements RunBroker {
   logged(runId: string): void {
     this.local.deliverLogged(runId);
     const text = JSON.stringify({ o: this.origin, t: "logged" } satisfies Message);
-    this.send(this.publisher.pipeline().publish(this.runChannel(runId), text));
+    this.outbox().publish(this.runChannel(runId), text);
   }
 
   end(runId: string, notice: RunEndNotice): void {
@@ -173,7 +176,7 @@ export class RedisBroker implements RunBroker {
   wakeWorkers(availableAt?: number): void {
     this.local.wakeWorkers(availableAt);
     const text = JSON.stringify({ o: this.origin, t: "wake", at: availableAt } satisfies Message);
-    this.send(this.publisher.pipeline().publish(this.wakeChannel, text));
+    this.outbox().publish(this.wakeChannel, text);
   }
 
   onWake(handler: (availableAt?: number) => void): void {
@@ -183,7 +186,7 @@ export class RedisBroker implements RunBroker {
   cancel(runId: string, action: CancelAction): void {
     this.local.cancel(runId, action);
     const text = JSON.stringify({ o: this.origin, t: "cancel", r: runId, why: action } satisfies Message);
-    this.send(this.publisher.pipeline().publish(this.cancelChannel, text));
+    this.outbox().publish(this.cancelChannel, text);
   }
 
   onCancel(handler: (runId: string, action: CancelAction) => void): void {
@@ -192,6 +195,7 @@ export class RedisBroker implements RunBroker {
 
   async close(): Promise<void> {
     this.closed = true;
+    this.flushOutbox();
     await this.local.close();
     this.subscriber.disconnect();
     this.commands.disconnect();
@@ -264,9 +268,27 @@ export class RedisBroker implements RunBroker {
   private broadcastToRun(runId: string, message: Message, last: boolean): void {
     const text = JSON.stringify(message);
     const key = this.bufferKey(runId);
-    const pipeline = this.publisher.pipeline().xadd(key, "*", "m", text);
+    const pipeline = this.outbox().xadd(key, "*", "m", text);
     if (last) pipeline.expire(key, BUFFER_TTL_SECONDS);
-    this.send(pipeline.publish(this.runChannel(runId), text));
+    pipeline.publish(this.runChannel(runId), text);
+  }
+
+  /**
+   * This turn's pipeline, sent once the turn is over (setImmediate runs before
+   * the continuation of a run that yields to let its events out).
+   */
+  private outbox(): ChainableCommander {
+    if (!this.outgoing) {
+      this.outgoing = this.publisher.pipeline();
+      setImmediate(() => this.flushOutbox());
+    }
+    return this.outgoing;
+  }
+
+  private flushOutbox(): void {
+    const pipeline = this.outgoing;
+    this.outgoing = undefined;
+    if (pipeline) this.send(pipeline);
   }
 
   /** Fire and forget, but not silently: a command Redis refused is logged (at most once per interval). */
