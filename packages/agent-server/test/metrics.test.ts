@@ -96,6 +96,19 @@ describe("GET /metrics", () => {
   });
 });
 
+describe("GET /metrics of a process left at the default slots", () => {
+  let berth: BerthProcess;
+  before(async () => {
+    berth = await startBerth();
+  });
+  after(() => berth?.stop());
+
+  it("has 100 run slots: graphs mostly await models, so a slot costs memory, not a core", async () => {
+    const idle = (await (await fetch(`${berth.url}/metrics`)).json()) as Metrics;
+    assert.deepEqual(idle.workers, { max: 100, active: 0, available: 100 });
+  });
+});
+
 const skip = TEST_BACKEND !== "postgres" ? "needs PostgreSQL + Redis (BERTH_TEST_BACKEND=postgres)" : false;
 
 describe("GET /metrics of an API process (scale-out)", { skip }, () => {

@@ -9,7 +9,7 @@ Commands:
       --data-dir <dir>            SQLite directory (default .berth/ beside langgraph.json)
   serve [dir-or-langgraph.json]   Serve a project in production: the options of dev, and
       --role api|worker|all       What this process does (default BERTH_ROLE, else all; a worker given --port answers GET /ok there)
-      --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 10)
+      --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 100)
 ${CHECK_USAGE}${CONTROL_PLANE_USAGE}${LISTENER_USAGE}${BASE_IMAGE_USAGE}${REMOTE_USAGE}
 DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-out backends.
 `;

@@ -171,6 +171,8 @@ describe("a docker listener builds internal_source into an image and runs it as 
     assert.equal(apiInfo.HostConfig.NetworkMode, `berth-${created.id}`);
     assert.ok(apiInfo.Config.Env.includes("BERTH_ROLE=api"));
     assert.ok(workerInfo.Config.Env.includes("BERTH_ROLE=worker"));
+    // The platform's run slots, which the autoscaler divides the runs by, not the agent server's default.
+    assert.ok(workerInfo.Config.Env.includes("BERTH_WORKERS=10"));
     assert.ok(apiInfo.Config.Env.some((entry) => /^DATABASE_URL=postgres:\/\/berth:[^@]+@db:5432\//.test(entry)));
     const db = services.find((service) => service.Labels["berth.service"] === "db")!;
     const cache = services.find((service) => service.Labels["berth.service"] === "cache")!;

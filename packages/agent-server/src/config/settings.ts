@@ -3,7 +3,10 @@ import { type TracingSettings, tracingSettingsFromEnv } from "../tracing/setting
 
 /** Server settings from the environment, with their defaults (documented in the README). */
 export interface ServerSettings {
-  /** Runs executing at once in one process. */
+  /**
+   * Runs executing at once in one process. Graphs mostly await models, so a
+   * run costs a slot, not a core: the default is sized for I/O-bound runs.
+   */
   workers: number;
   /** A run taking longer ends as `timeout`; 0 disables the limit. */
   runTimeoutMs: number;
@@ -63,9 +66,16 @@ export interface ServerSettings {
   webhookAllowPrivate?: boolean;
 }
 
+/**
+ * Run slots of a process when BERTH_WORKERS does not say: twice the hosted
+ * platform's high-load setting (50), since a run awaiting a model holds only
+ * memory; CPU-bound graphs want fewer (docs/scaling.md, "Runs per process").
+ */
+export const DEFAULT_WORKERS = 100;
+
 export function settingsFromEnv(): ServerSettings {
   return {
-    workers: envNumber("BERTH_WORKERS", 10, { min: 1, integer: true }),
+    workers: envNumber("BERTH_WORKERS", DEFAULT_WORKERS, { min: 1, integer: true }),
     runTimeoutMs: envNumber("BERTH_RUN_TIMEOUT_SECONDS", 0, { min: 0 }) * 1000,
     maxAttempts: envNumber("BERTH_MAX_ATTEMPTS", 3, { min: 1, integer: true }),
     leaseMs: envNumber("BERTH_LEASE_SECONDS", 10, { min: 1 }) * 1000,

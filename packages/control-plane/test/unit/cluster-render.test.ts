@@ -174,6 +174,9 @@ describe("cluster rendering", () => {
     assert.equal(queue.spec?.replicas, 1);
     const worker = containerOf(queue.spec?.template, "queue");
     assert.deepEqual(envValue(worker, "BERTH_ROLE"), { name: "BERTH_ROLE", value: "worker" });
+    // The platform's run slots, not the agent server's default: KEDA divides the runs by them.
+    assert.deepEqual(envValue(worker, "BERTH_WORKERS"), { name: "BERTH_WORKERS", value: "10" });
+    assert.equal(envValue(server, "BERTH_WORKERS"), undefined);
     assert.deepEqual(worker.readinessProbe?.httpGet, { path: "/ok", port: "http" });
 
     const service = find<V1Service>(objects, "Service", `${PREFIX}-api`);
@@ -445,6 +448,9 @@ describe("cluster rendering", () => {
     assert.ok(has(objects, "HorizontalPodAutoscaler", `${PREFIX}-api`));
     const scaled = find<KubernetesObject & { spec: Record<string, unknown> }>(objects, "ScaledObject", `${PREFIX}-queue`);
     assert.equal(scaled.apiVersion, "keda.sh/v1alpha1");
+    // The workers read the deployment's BERTH_WORKERS from the env Secret: no inline value overrides it.
+    const queueWorker = containerOf(find<V1Deployment>(objects, "Deployment", `${PREFIX}-queue`).spec?.template, "queue");
+    assert.equal(envValue(queueWorker, "BERTH_WORKERS"), undefined);
     assert.deepEqual(scaled.spec, {
       scaleTargetRef: { apiVersion: "apps/v1", kind: "Deployment", name: `${PREFIX}-queue` },
       minReplicaCount: 1,
@@ -472,7 +478,7 @@ describe("cluster rendering", () => {
     assert.equal(order.at(-1), `ScaledObject/${PREFIX}-queue`);
     assert.equal(find<V1Deployment>(objects, "Deployment", `${PREFIX}-queue`).spec?.replicas, undefined);
 
-    // Without BERTH_WORKERS: the agent server's default concurrency. KEDA may take the workers down to none.
+    // Without BERTH_WORKERS: the platform's run slots, which the workers are given. KEDA may take the workers down to none.
     const idle = renderRevision(revisionOf({ keda: true, resourceSpec: { queue_min_scale: 0, queue_max_scale: 3 } }));
     const idleScaled = find<
       KubernetesObject & { spec: { minReplicaCount: number; triggers: { metadata: Record<string, string> }[] } }

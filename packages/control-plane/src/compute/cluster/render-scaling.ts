@@ -2,6 +2,7 @@ import type { KubernetesObject, V2HorizontalPodAutoscaler } from "@kubernetes/cl
 import { metadataOf } from "./render-labels.js";
 import { CREDENTIAL_KEYS } from "./render-secrets.js";
 import type { RenderContext } from "./render-spec.js";
+import { PLATFORM_WORKER_SLOTS } from "../types.js";
 
 /*
  * What grows the servers between resource_spec's min and max: CPU for the
@@ -11,8 +12,6 @@ import type { RenderContext } from "./render-spec.js";
 
 /** The HPA's CPU target, as a share of the pods' CPU request. */
 export const CPU_UTILIZATION_TARGET = 70;
-/** Runs one worker executes at once when BERTH_WORKERS does not say (the agent server's default). */
-const DEFAULT_WORKER_CONCURRENCY = 10;
 
 /**
  * The runs a worker would hold: those executing and those waiting. The
@@ -52,10 +51,10 @@ function cpuAutoscaler(context: RenderContext, component: "api" | "queue", targe
   };
 }
 
-/** The worker concurrency BERTH_WORKERS gives the workers (they read it from the env Secret). */
+/** The worker concurrency BERTH_WORKERS gives the workers (from the env Secret), else the platform's (set inline). */
 export function workerConcurrencyOf(env: Record<string, string>): number {
   const workers = Number(env.BERTH_WORKERS);
-  return Number.isInteger(workers) && workers >= 1 ? workers : DEFAULT_WORKER_CONCURRENCY;
+  return Number.isInteger(workers) && workers >= 1 ? workers : PLATFORM_WORKER_SLOTS;
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { V1EnvVar, V1Secret } from "@kubernetes/client-node";
-import { DeployError } from "../types.js";
+import { DeployError, PLATFORM_WORKER_SLOTS } from "../types.js";
 import { metadataOf } from "./render-labels.js";
 import type { RenderContext } from "./render-spec.js";
 
@@ -87,6 +87,10 @@ export function serverEnvOf(context: RenderContext, role: "api" | "worker"): V1E
     { name: "BERTH_ROLE", value: role },
     { name: "PORT", value: "8000" },
   ];
+  if (role === "worker" && !taken.has("BERTH_WORKERS")) {
+    env.push({ name: "BERTH_WORKERS", value: String(PLATFORM_WORKER_SLOTS) });
+    taken.add("BERTH_WORKERS");
+  }
   for (const reference of references) {
     // The first reference of a name wins, as the deployment's own env does over all of them.
     if (taken.has(reference.name)) continue;
