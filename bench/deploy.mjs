@@ -7,6 +7,7 @@
 // the first deploy is an image build with a cold dependency layer, the re-deploy one with the dependency layer cached, and
 // the secrets-only PATCH a container start from the same image.
 // Prints a table and writes bench/results/deploy-<time>.json. Not a test: figures depend on the machine and the network.
+// BENCH_STEPS=1 also prints, for each timed PATCH, every status change and build and deploy log line in ms since the PATCH.
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
@@ -17,6 +18,8 @@ import * as tar from "tar";
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const project = join(benchDir, "projects", "deploy-chat");
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
+/** BENCH_STEPS=1: after each timed PATCH, print where its seconds went (status timeline, build and deploy log lines). */
+const STEPS = process.env.BENCH_STEPS === "1";
 const COMPUTE = process.env.BENCH_COMPUTE ?? "local";
 
 const { call, untilDeployed, stop } = await startBenchControlPlane({ BERTH_LISTENER_COMPUTE: COMPUTE });
@@ -41,7 +44,26 @@ async function timedPatch(deploymentId, body) {
   const started = performance.now();
   const patched = await call("PATCH", `/v2/deployments/${deploymentId}`, body);
   await untilDeployed(deploymentId, patched.latest_revision_id);
+  if (STEPS) await printSteps(deploymentId, patched.latest_revision_id, Date.now() - (performance.now() - started));
   return { seconds: (performance.now() - started) / 1000, revisionId: patched.latest_revision_id };
+}
+
+/** Every status change and log line of the revision, in milliseconds since the PATCH was sent. */
+async function printSteps(deploymentId, revisionId, patchedAt) {
+  const events = await call("GET", `/v2/deployments/${deploymentId}/revisions/${revisionId}/events`);
+  const logsOf = async (kind) =>
+    (
+      await call("POST", `/v1/projects/${deploymentId}/revisions/${revisionId}/${kind}_logs`, { order: "asc", limit: 1000 })
+    ).logs.map((line) => ({ at: line.timestamp, text: `${kind}: ${line.message}` }));
+  const lines = [
+    ...events.resources.map((event) => ({ at: event.at, text: `status ${event.status}: ${event.message}` })),
+    ...(await logsOf("build")),
+    ...(await logsOf("deploy")),
+  ]
+    .map((line) => ({ ms: Date.parse(line.at) - patchedAt, text: line.text.slice(0, 140) }))
+    .sort((a, b) => a.ms - b.ms);
+  console.log(`\nrevision ${revisionId}:`);
+  for (const line of lines) console.log(`  ${String(Math.round(line.ms)).padStart(6)} ms  ${line.text}`);
 }
 
 async function upload(deploymentId, bytes) {

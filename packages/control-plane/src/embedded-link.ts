@@ -1,4 +1,4 @@
-import { copyFile } from "node:fs/promises";
+import { copyFile, link, rm } from "node:fs/promises";
 import type { RevisionStatus } from "./model/statuses.js";
 import type { ListenerApi, ListenerScope } from "./services/listener-api.js";
 import type { DeploymentReport, LogEntry, RevisionFacts } from "./model/listener-protocol.js";
@@ -46,8 +46,21 @@ export class InProcessLink implements ControlPlaneLink {
     return this.api.purge(this.scope, deploymentId);
   }
 
+  /**
+   * A hard link to the upload rather than a copy: an upload is only ever
+   * replaced by a rename, never rewritten in place, so the build reads the
+   * bytes that were uploaded and hashed. Copied across file systems.
+   */
   async fetchSource(revisionId: string, destination: string): Promise<void> {
-    await copyFile(await this.api.sourceFile(this.scope, revisionId), destination);
+    const source = await this.api.sourceFile(this.scope, revisionId);
+    await rm(destination, { force: true });
+    try {
+      await link(source, destination);
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code !== "EXDEV" && code !== "EPERM") throw error;
+      await copyFile(source, destination);
+    }
   }
 
   appendLogs(entries: LogEntry[]) {

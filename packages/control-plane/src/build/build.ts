@@ -5,13 +5,14 @@ import type { BuildSandbox } from "./build-sandbox.js";
 import { commandEnv } from "./command-env.js";
 import { locateConfig } from "./config-file.js";
 import { BuildError, type BuildLog } from "./errors.js";
-import { checkGraphs } from "./graph-check.js";
+import { checkGraphs, type GraphChecker } from "./graph-check.js";
 import { installDependencies } from "./install.js";
 import { runCommand } from "./run-command.js";
 import { safeUnpack } from "./safe-unpack.js";
 
 export type { BuildSandbox } from "./build-sandbox.js";
 export { BuildError, type BuildLog, type BuildLogEntry } from "./errors.js";
+export type { GraphChecker } from "./graph-check.js";
 
 export interface BuildRequest {
   /** The uploaded .tar.gz. */
@@ -40,6 +41,13 @@ export interface BuildRequest {
    * Never given to install or build commands, which run dependencies' scripts.
    */
   checkEnv?: Record<string, string>;
+  /**
+   * How the last step checks that every graph loads: by default `berth check`
+   * in a process of its own; on local compute the listener starts the
+   * revision's agent server instead, which loads them the same way and then
+   * serves (listener/server-graph-check.ts).
+   */
+  checkGraphs?: GraphChecker;
 }
 
 export interface BuildResult {
@@ -122,7 +130,7 @@ export async function buildSource(request: BuildRequest): Promise<BuildResult> {
   await step(
     "Checking that every graph loads",
     () =>
-      checkGraphs({
+      (request.checkGraphs ?? checkGraphs)({
         configFile,
         workDir,
         env: { ...env, ...request.checkEnv },

@@ -18,6 +18,9 @@ export interface GraphCheckOptions {
   sandbox?: BuildSandbox;
 }
 
+/** Resolves once every graph of the project loads; rejects with a BuildError saying why one does not. */
+export type GraphChecker = (options: GraphCheckOptions) => Promise<void>;
+
 /** How `berth check` prefixes its reason for failing (stderr), and its warnings, which are not reasons. */
 const FAILURE_PREFIX = "berth check: ";
 const WARNING_PREFIX = "berth check: warning: ";

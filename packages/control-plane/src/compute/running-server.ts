@@ -20,6 +20,8 @@ export interface RunningServer {
   readonly exited: Promise<Exit>;
   /** The URL it serves at, once known. */
   readonly listening: Promise<string>;
+  /** The graphs it said it loaded, once listening (a local process says; a container is not asked). */
+  readonly graphs?: readonly string[];
   /** A host pid to record for orphan cleanup, or 0 when the engine keeps track of it (containers). */
   readonly pid: number;
   hasExited(): boolean;

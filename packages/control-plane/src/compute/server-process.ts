@@ -16,6 +16,8 @@ export class ServerProcess implements RunningServer {
   readonly exited: Promise<Exit>;
   /** The URL of the "agent server listening" line. */
   readonly listening: Promise<string>;
+  /** The graphs that line says loaded. */
+  graphs: readonly string[] | undefined;
   private gone = false;
 
   constructor(
@@ -30,7 +32,11 @@ export class ServerProcess implements RunningServer {
       onLines(child.stdout, (raw) => {
         const line = parseStdoutLine(raw);
         this.tail.push(line.message, false);
-        if (line.entry?.msg === "agent server listening" && typeof line.entry.url === "string") announce(line.entry.url);
+        if (line.entry?.msg === "agent server listening" && typeof line.entry.url === "string") {
+          const graphs = line.entry.graphs;
+          this.graphs = Array.isArray(graphs) ? graphs.map(String) : undefined;
+          announce(line.entry.url);
+        }
         onLine(line);
       });
     }

@@ -63,6 +63,10 @@ export class SupervisedInstance implements ServerInstance {
     return this.process?.pid ?? 0;
   }
 
+  get graphs(): readonly string[] | undefined {
+    return this.process?.graphs;
+  }
+
   healthy(): boolean {
     return this.process !== undefined && !this.process.hasExited() && !this.supervision.signal.aborted;
   }

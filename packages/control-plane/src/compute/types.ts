@@ -1,5 +1,15 @@
 import type { SpawnPlan } from "../process/spawn-plan.js";
 
+/**
+ * Runs a platform worker (a scale-out deployment's worker container or pod)
+ * executes at once. The platform sets BERTH_WORKERS to it rather than leaving
+ * the agent server's default (sized for I/O-bound graphs): a deployment's
+ * graphs may be CPU-bound and its containers have CPU and memory limits, so
+ * its workers keep the hosted platform's default, and the autoscaler divides
+ * the runs by the slots the workers really have.
+ */
+export const PLATFORM_WORKER_SLOTS = 10;
+
 /** What a revision needs to run as a local agent-server process. */
 export interface ServerSpec {
   deploymentId: string;
@@ -55,6 +65,8 @@ export interface ServerInstance {
   readonly url: string;
   /** The current process (0 while none runs: between a crash and its restart). */
   readonly pid: number;
+  /** The graphs its current process said it loaded (local processes only). */
+  readonly graphs?: readonly string[];
   /** True while a process that passed its health check runs. */
   healthy(): boolean;
   /** Calls `listener` with the new URL after each restart; returns the unsubscribe function. */

@@ -2,7 +2,7 @@ import { createHash } from "node:crypto";
 import { existsSync } from "node:fs";
 import { mkdir, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import { dirname, join, relative } from "node:path";
-import { buildSource } from "../build/build.js";
+import { buildSource, type GraphChecker } from "../build/build.js";
 import type { Isolation, Owner } from "../sandbox/isolation.js";
 import type { AssignedRevision } from "../model/listener-protocol.js";
 
@@ -58,7 +58,8 @@ export class ArtifactStore {
    * Builds the revision's tarball (one build per key at a time); the marker is
    * written last, so a half build is redone. The install cache is the
    * workspace's own (`<cacheDir>/ws-<hash of its id>`): an install script of
-   * one workspace can never plant code in another's builds.
+   * one workspace can never plant code in another's builds. `checkGraphs`
+   * replaces the `berth check` of the last step (see build.ts).
    */
   build(
     key: string,
@@ -67,6 +68,7 @@ export class ArtifactStore {
     cacheDir: string,
     log: LogLine,
     signal: AbortSignal,
+    checkGraphs?: GraphChecker,
   ): Promise<Artifact> {
     const running = this.building.get(key);
     if (running) return running;
@@ -94,6 +96,7 @@ export class ArtifactStore {
         signal,
         // Graph modules may read their API keys at import: the check sees the revision's secrets.
         checkEnv: Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
+        checkGraphs,
       });
       await writeFile(join(workDir, MARKER), JSON.stringify({ configFile: relative(workDir, result.configFile) }));
       return { key, configFile: result.configFile };

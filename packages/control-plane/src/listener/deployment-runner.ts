@@ -1,6 +1,7 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
 import { DeployError, type ServerInstance, type ServerSpec } from "../compute/local-compute.js";
+import { PLATFORM_WORKER_SLOTS } from "../compute/types.js";
 import { FINAL_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
 import type { AssignedRevision, Assignment, DeploymentReport, RevisionFacts } from "../model/listener-protocol.js";
 import { workerConcurrencyOf } from "../compute/cluster/render-scaling.js";
@@ -9,6 +10,7 @@ import { pushedBuildOf } from "./cluster-builds.js";
 import { forgetPid, recordPid } from "./orphans.js";
 import { type QueueDepth, readQueueDepth } from "./queue-metrics.js";
 import { RevisionPreparation } from "./revision-preparation.js";
+import { ServerGraphCheck } from "./server-graph-check.js";
 import {
   companionContainersOf,
   customUrlOf,
@@ -113,7 +115,7 @@ export class DeploymentRunner implements Scalable {
     const replicas = { count: serving.instances.length, bounds: serving.bounds };
     const pool = serving.workerPool;
     if (!pool) return { replicas };
-    // The runs one worker executes at once: the BERTH_WORKERS its spec sets (deployments cannot: BERTH_* is the platform's), else the agent server's default.
+    // The runs one worker executes at once: the BERTH_WORKERS its spec sets (the platform's; deployments cannot set BERTH_*).
     const workers = { count: serving.workers.length, bounds: pool.bounds, slotsPerWorker: workerConcurrencyOf(pool.spec.env) };
     return { replicas, workers };
   }
@@ -196,10 +198,35 @@ export class DeploymentRunner implements Scalable {
   private async run(
     assignment: Assignment,
     revision: AssignedRevision,
-    { restore, note }: { restore: boolean; note?: string },
+    options: { restore: boolean; note?: string },
     signal: AbortSignal,
   ): Promise<void> {
-    const { link, logs, dirs } = this.context;
+    // Local compute: the build's graph check starts the revision's server, which then serves it (server-graph-check.ts).
+    const serverCheck = this.context.images
+      ? undefined
+      : new ServerGraphCheck(async (configFile) => {
+          const { spec } = await this.serverSpec(assignment, revision, { configFile }, {});
+          const instance = await this.context.compute.start(spec, signal);
+          await recordPid(this.deploymentDir(), instance.pid);
+          return instance;
+        });
+    try {
+      await this.deploy(assignment, revision, options, signal, serverCheck);
+    } finally {
+      // A server the check started that does not serve (the work failed or was abandoned first).
+      const unused = serverCheck?.take();
+      if (unused) await this.stopInstance(unused);
+    }
+  }
+
+  private async deploy(
+    assignment: Assignment,
+    revision: AssignedRevision,
+    { restore, note }: { restore: boolean; note?: string },
+    signal: AbortSignal,
+    serverCheck: ServerGraphCheck | undefined,
+  ): Promise<void> {
+    const { link, logs } = this.context;
     const buildLog = logs.writer(this.deploymentId, revision.id, "build");
     let status = revision.status;
     const move = async (to: RevisionStatus, message: string, report?: DeploymentReport, facts?: RevisionFacts) => {
@@ -223,45 +250,36 @@ export class DeploymentRunner implements Scalable {
       return this.reportIdle(assignment);
     }
 
+    // Before the build: on local compute its graph check may start the server, which creates it.
+    if (assignment.status === "AWAITING_DATABASE") buildLog({ level: "info", message: "Creating the deployment's database" });
     let prepared: Prepared;
     if (revision.source === "external_image" || revision.source === "internal_image") {
       const image = String(revision.source_revision_config.image_uri);
       prepared = { configFile: "", image, reused: true, external: true };
       await move("AWAITING_DEPLOY", `An image to pull (${image}): nothing to build`);
     } else {
-      const built = await this.preparation.buildSource(revision, buildLog, move, signal);
+      const built = await this.preparation.buildSource(revision, buildLog, move, signal, serverCheck?.check);
       if (!built) return built === null ? this.reportIdle(assignment) : undefined;
       prepared = built;
     }
 
-    const dataDir = join(dirs.deployments, this.deploymentId, "data");
-    if (assignment.status === "AWAITING_DATABASE") buildLog({ level: "info", message: "Creating the deployment's database" });
-    await mkdir(dataDir, { recursive: true });
-    await move("DEPLOYING", "Starting the agent server");
-    const upstreamKey = await upstreamKeyOf(this.deploymentDir());
+    await move(
+      "DEPLOYING",
+      serverCheck?.hasServer ? "The agent server the graph check started takes over" : "Starting the agent server",
+    );
+    const checked = serverCheck?.take();
     let started: Started;
+    let upstreamKey: string;
     try {
       const referenced = prepared.external ? await this.preparation.pullExternal(prepared, revision) : {};
-      const spec: ServerSpec = {
-        deploymentId: this.deploymentId,
-        revisionId: revision.id,
-        configFile: prepared.configFile,
-        image: prepared.image,
-        externalImage: prepared.external,
-        dataDir,
-        env: {
-          ...referenced,
-          ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
-          ...this.tracingEnv(assignment),
-          BERTH_API_KEY: upstreamKey,
-        },
-        resources: resourcesOf(revision),
-        labels: labelsOf(revision),
-        volumes: volumesOf(revision),
-        companions: companionContainersOf(revision),
-      };
-      started = await this.startServers(revision, spec, signal);
+      const server = await this.serverSpec(assignment, revision, prepared, referenced);
+      upstreamKey = server.upstreamKey;
+      if (serverCheck?.startFailure) throw serverCheck.startFailure;
+      started = checked
+        ? { instances: [checked], workers: [], spec: server.spec }
+        : await this.startServers(revision, server.spec, signal);
     } catch (error) {
+      if (checked) await this.stopInstance(checked);
       if (signal.aborted) throw new Abandoned();
       const reason =
         error instanceof DeployError ? error.message : `Starting the agent server failed: ${(error as Error).message}`;
@@ -365,6 +383,37 @@ export class DeploymentRunner implements Scalable {
     cluster.podLogs?.follow(this.deploymentId, revision.id, namespace);
   }
 
+  /** What the revision's agent servers run, with the deployment's data dir made and the key its servers require. */
+  private async serverSpec(
+    assignment: Assignment,
+    revision: AssignedRevision,
+    prepared: Pick<Prepared, "configFile" | "image" | "external">,
+    referenced: Record<string, string>,
+  ): Promise<{ spec: ServerSpec; upstreamKey: string }> {
+    const dataDir = join(this.context.dirs.deployments, this.deploymentId, "data");
+    await mkdir(dataDir, { recursive: true });
+    const upstreamKey = await upstreamKeyOf(this.deploymentDir());
+    const spec: ServerSpec = {
+      deploymentId: this.deploymentId,
+      revisionId: revision.id,
+      configFile: prepared.configFile,
+      image: prepared.image,
+      externalImage: prepared.external,
+      dataDir,
+      env: {
+        ...referenced,
+        ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
+        ...this.tracingEnv(assignment),
+        BERTH_API_KEY: upstreamKey,
+      },
+      resources: resourcesOf(revision),
+      labels: labelsOf(revision),
+      volumes: volumesOf(revision),
+      companions: companionContainersOf(revision),
+    };
+    return { spec, upstreamKey };
+  }
+
   /**
    * Starts the revision's API replicas (min_scale on a container listener,
    * else one) and, in scale-out mode, its deployment's PostgreSQL and Redis
@@ -386,7 +435,8 @@ export class DeploymentRunner implements Scalable {
     const workerSpec: ServerSpec = {
       ...spec,
       role: "worker",
-      env: { ...spec.env, BERTH_ROLE: "worker" },
+      // The platform's run slots unless the spec says (resources.workers still wins, in serverEnv).
+      env: { BERTH_WORKERS: String(PLATFORM_WORKER_SLOTS), ...spec.env, BERTH_ROLE: "worker" },
       resources: plan.workerResources,
     };
     const [instances, workers] = await Promise.allSettled([

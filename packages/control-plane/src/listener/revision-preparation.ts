@@ -1,6 +1,6 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { BuildError } from "../build/build.js";
+import { BuildError, type GraphChecker } from "../build/build.js";
 import { type FetchedCommit, fetchRepository, GitFetchError } from "../build/git/fetch.js";
 import type { AssignedRevision } from "../model/listener-protocol.js";
 import { repositoryOf } from "./revision-spec.js";
@@ -21,12 +21,14 @@ export class RevisionPreparation {
    * Builds the revision's uploaded source (or finds its build), moving it
    * through AWAITING_BUILD and BUILDING to AWAITING_DEPLOY. Undefined: it
    * failed without a tarball; null: the build failed (BUILD_FAILED, logged).
+   * `checkGraphs` replaces the build's `berth check` (local compute: see server-graph-check.ts).
    */
   async buildSource(
     revision: AssignedRevision,
     buildLog: LogWriter,
     move: Move,
     signal: AbortSignal,
+    checkGraphs?: GraphChecker,
   ): Promise<Prepared | null | undefined> {
     const { link, artifacts, dirs } = this.context;
     const tarball = join(dirs.sources, `${revision.id}.tar.gz`);
@@ -51,7 +53,7 @@ export class RevisionPreparation {
       const started = Date.now();
       try {
         if (!fetched) await link.fetchSource(revision.id, tarball);
-        prepared = await this.build(key, revision, tarball, buildLog, signal);
+        prepared = await this.build(key, revision, tarball, buildLog, signal, checkGraphs);
       } catch (error) {
         await rm(tarball, { force: true });
         if (signal.aborted) throw new Abandoned();
@@ -140,13 +142,14 @@ export class RevisionPreparation {
     tarball: string,
     log: LogWriter,
     signal: AbortSignal,
+    checkGraphs?: GraphChecker,
   ): Promise<Prepared> {
     const { images, artifacts, dirs } = this.context;
     if (images) {
       const image = await images.build(this.deploymentId, key, revision, tarball, log, signal);
       return { configFile: "", image, reused: false };
     }
-    const artifact = await artifacts.build(key, revision, tarball, dirs.installCache, log, signal);
+    const artifact = await artifacts.build(key, revision, tarball, dirs.installCache, log, signal, checkGraphs);
     return { configFile: artifact.configFile, reused: false };
   }
 }
