@@ -20,7 +20,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
-import { benchDir, ensureInstalled, freePort, median, root } from "./common.mjs";
+import { benchDir, ensureInstalled, freePort, median, root, stopGroup } from "./common.mjs";
 
 const berthBin = join(root, "packages", "cli", "bin", "berth.mjs");
 const project = join(benchDir, "projects", "auth");
@@ -229,17 +229,7 @@ async function measure(serverName, config) {
   } catch (error) {
     return { error: `${error.message}\n${stderr.slice(-2000)}`.trim() };
   } finally {
-    const exited = new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", resolve)));
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {}
-    const timer = setTimeout(() => {
-      try {
-        process.kill(-child.pid, "SIGKILL");
-      } catch {}
-    }, 10_000);
-    await exited;
-    clearTimeout(timer);
+    await stopGroup(child);
     rmSync(dataDir, { recursive: true, force: true });
     rmSync(referenceState, { recursive: true, force: true });
   }

@@ -35,3 +35,60 @@ export function median(values) {
   const sorted = values.filter((v) => typeof v === "number").sort((a, b) => a - b);
   return sorted.length ? sorted[Math.floor(sorted.length / 2)] : null;
 }
+
+/** Resolves once `url/ok` answers; rejects when the server exits first or after `seconds`. */
+export async function waitForOk(url, child, seconds) {
+  const deadline = Date.now() + seconds * 1000;
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
+    try {
+      if ((await fetch(`${url}/ok`)).ok) return;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`server did not answer /ok within ${seconds}s`);
+}
+
+/** Stops a server started in its own process group (detached): SIGTERM, SIGKILL after 10 s; resolves once it exited. */
+export async function stopGroup(child) {
+  const exited = new Promise((resolve) => (child.exitCode !== null ? resolve() : child.once("exit", resolve)));
+  try {
+    process.kill(-child.pid, "SIGTERM");
+  } catch {}
+  const timer = setTimeout(() => {
+    try {
+      process.kill(-child.pid, "SIGKILL");
+    } catch {}
+  }, 10_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** `berth dev` of the bench graphs on `port` with its database in `dataDir`: the arguments after `node`. */
+export function berthDevArgs(port, dataDir) {
+  return [
+    join(root, "packages", "cli", "bin", "berth.mjs"),
+    "dev",
+    join(benchDir, "graphs"),
+    "--port",
+    String(port),
+    "--data-dir",
+    dataDir,
+  ];
+}
+
+/** The named events of an SSE response body (`{name, frame}`), as each frame arrives. */
+export async function* sseEvents(body) {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    let end;
+    while ((end = buffer.indexOf("\n\n")) >= 0) {
+      const frame = buffer.slice(0, end);
+      buffer = buffer.slice(end + 2);
+      const name = /^event: (.*)$/m.exec(frame)?.[1];
+      if (name) yield { name, frame };
+    }
+  }
+}

@@ -1,7 +1,9 @@
 // Load generator, run as its own process by run.mjs: one scenario against one
 // server, printing one JSON result line. Closed-loop: `concurrency` workers each
 // send their next request when the previous one answered.
+import http from "node:http";
 import autocannon from "autocannon";
+import { sseEvents } from "./common.mjs";
 
 const [, , baseUrl, scenario, optionsJson] = process.argv;
 const options = JSON.parse(optionsJson ?? "{}");
@@ -43,7 +45,29 @@ async function closedLoop(operation, { concurrency, requests, seconds }) {
   };
 }
 
+/** `options.http`: node:http with keep-alive instead of fetch, whose own CPU per request would compete with the server's. */
+const agent = options.http ? new http.Agent({ keepAlive: true, maxSockets: options.concurrency ?? 32 }) : undefined;
+
+function httpPost(path, body) {
+  return new Promise((resolve, reject) => {
+    const request = http.request(baseUrl + path, { method: "POST", headers: json, agent }, (response) => {
+      let text = "";
+      response.setEncoding("utf8");
+      response.on("data", (chunk) => (text += chunk));
+      response.on("end", () => resolve({ ok: response.statusCode < 300, status: response.statusCode, text }));
+      response.on("error", reject);
+    });
+    request.on("error", reject);
+    request.end(JSON.stringify(body));
+  });
+}
+
 async function post(path, body) {
+  if (agent) {
+    const { ok, status, text } = await httpPost(path, body);
+    if (!ok || text.includes("__error__")) throw new Error(`${status} ${text.slice(0, 200)}`);
+    return text.trim() ? JSON.parse(text) : null;
+  }
   const response = await fetch(baseUrl + path, { method: "POST", headers: json, body: JSON.stringify(body) });
   const text = await response.text();
   if (!response.ok || text.includes("__error__")) throw new Error(`${response.status} ${text.slice(0, 200)}`);
@@ -55,23 +79,13 @@ async function timedStream(path, body) {
   const start = performance.now();
   const response = await fetch(baseUrl + path, { method: "POST", headers: json, body: JSON.stringify(body) });
   if (!response.ok) throw new Error(`${response.status}`);
-  const decoder = new TextDecoder();
-  let buffer = "";
   let first = null;
   let lastToken = null;
   let events = 0;
-  for await (const chunk of response.body) {
-    buffer += decoder.decode(chunk, { stream: true });
-    let end;
-    while ((end = buffer.indexOf("\n\n")) >= 0) {
-      const frame = buffer.slice(0, end);
-      buffer = buffer.slice(end + 2);
-      const name = /^event: (.*)$/m.exec(frame)?.[1];
-      if (!name) continue;
-      events++;
-      first ??= performance.now() - start;
-      if (name === "messages") lastToken = performance.now() - start;
-    }
+  for await (const { name } of sseEvents(response.body)) {
+    events++;
+    first ??= performance.now() - start;
+    if (name === "messages") lastToken = performance.now() - start;
   }
   return { first, lastToken, events };
 }
@@ -90,9 +104,10 @@ const scenarios = {
     return closedLoop(() => post("/runs/wait", { assistant_id: "trivial", input: { text: "hi" } }), options);
   },
   threadWait() {
+    const graph = options.graph ?? { assistant_id: "trivial", input: { text: "hi" } };
     return closedLoop(async () => {
       const thread = await post("/threads", {});
-      await post(`/threads/${thread.thread_id}/runs/wait`, { assistant_id: "trivial", input: { text: "hi" } });
+      await post(`/threads/${thread.thread_id}/runs/wait`, graph);
     }, options);
   },
   async firstEvent() {

@@ -6,7 +6,7 @@ import { spawn, spawnSync } from "node:child_process";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { benchDir, ensureInstalled, freePort, median, root } from "./common.mjs";
+import { benchDir, berthDevArgs, ensureInstalled, freePort, median, root, waitForOk } from "./common.mjs";
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const QUICK = process.env.BENCH_QUICK === "1";
@@ -36,18 +36,6 @@ function treeRss(pid) {
   return total / 1024;
 }
 
-async function waitForOk(url, child, seconds) {
-  const deadline = Date.now() + seconds * 1000;
-  while (Date.now() < deadline) {
-    if (child.exitCode !== null) throw new Error(`server exited with ${child.exitCode}`);
-    try {
-      if ((await fetch(`${url}/ok`)).ok) return;
-    } catch {}
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(`server did not answer /ok within ${seconds}s`);
-}
-
 const SERVERS = [
   {
     name: "reference",
@@ -63,15 +51,7 @@ const SERVERS = [
     label: "Berth embedded (SQLite)",
     command: (port) => [
       process.execPath,
-      [
-        join(root, "packages", "cli", "bin", "berth.mjs"),
-        "dev",
-        join(benchDir, "graphs"),
-        "--port",
-        String(port),
-        "--data-dir",
-        mkdtempSync(join(tmpdir(), "berth-bench-")),
-      ],
+      berthDevArgs(port, mkdtempSync(join(tmpdir(), "berth-bench-"))),
       { cwd: root, env: { ...process.env, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "warn" } },
     ],
   },

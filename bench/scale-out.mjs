@@ -1,10 +1,12 @@
 #!/usr/bin/env node
 // Scale-out figures (with DATABASE_URL and REDIS_URL): thread create + wait at
-// concurrency 32 with one API process and 1 vs 2 worker processes, and one
-// run's stream fanned out to 100 joiners. Called by run.mjs.
+// concurrency 32 with one API process and 1 vs 2 worker processes, on the
+// `cpu` graph (a few ms of CPU per run: the graph, not the database, bounds a
+// worker) and on the `trivial` one, and one run's stream fanned out to 100
+// joiners. Called by run.mjs; `node bench/scale-out.mjs` runs it alone.
 import { spawn, spawnSync } from "node:child_process";
 import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { fileURLToPath, pathToFileURL } from "node:url";
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const root = join(benchDir, "..");
@@ -51,6 +53,12 @@ function median(values) {
   return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 }
 
+/** Graphs measured, and the input of each run. */
+const GRAPHS = [
+  { key: "cpu_", assistant_id: "cpu", input: { work: 5 } },
+  { key: "", assistant_id: "trivial", input: { text: "hi" } },
+];
+
 export async function scaleOut({ port, repeats, requests }) {
   const results = {};
   for (const workerCount of [1, 2]) {
@@ -65,12 +73,18 @@ export async function scaleOut({ port, repeats, requests }) {
     try {
       await Promise.all([ready(api, /agent server listening/), ...workers.map((w) => ready(w, /worker ready/))]);
       const url = `http://127.0.0.1:${port}`;
-      load(url, "threadWait", { concurrency: 8, requests: 100, seconds: 30 });
-      const runs = Array.from({ length: repeats }, () => load(url, "threadWait", { concurrency: 32, requests, seconds: 30 }));
-      results[`workers_${workerCount}`] = {
-        per_second: median(runs.map((r) => r.per_second)),
-        p50_ms: median(runs.map((r) => r.p50_ms)),
-      };
+      for (const { key, assistant_id, input } of GRAPHS) {
+        const graph = { assistant_id, input };
+        // node:http keep-alive client: the load process shares the machine's cores with the workers.
+        load(url, "threadWait", { concurrency: 8, requests: 100, seconds: 30, graph, http: true });
+        const runs = Array.from({ length: repeats }, () =>
+          load(url, "threadWait", { concurrency: 32, requests, seconds: 30, graph, http: true }),
+        );
+        results[`${key}workers_${workerCount}`] = {
+          per_second: median(runs.map((r) => r.per_second)),
+          p50_ms: median(runs.map((r) => r.p50_ms)),
+        };
+      }
       if (workerCount === 1) results.fan_out = load(url, "fanOut", { joiners: 100 });
     } finally {
       for (const child of [api, ...workers]) child.kill("SIGTERM");
@@ -81,5 +95,18 @@ export async function scaleOut({ port, repeats, requests }) {
       );
     }
   }
+  for (const key of ["cpu_", ""]) {
+    const one = results[`${key}workers_1`]?.per_second;
+    const two = results[`${key}workers_2`]?.per_second;
+    if (one && two) results[`${key}ratio`] = two / one;
+  }
   return results;
+}
+
+if (process.argv[1] && import.meta.url === pathToFileURL(process.argv[1]).href) {
+  if (!process.env.DATABASE_URL || !process.env.REDIS_URL) throw new Error("set DATABASE_URL and REDIS_URL");
+  const { freePort } = await import("./common.mjs");
+  const repeats = Number(process.env.BENCH_REPEATS ?? 3);
+  const requests = Number(process.env.BENCH_REQUESTS ?? 1000);
+  process.stdout.write(`${JSON.stringify(await scaleOut({ port: await freePort(), repeats, requests }), null, 2)}\n`);
 }
