@@ -28,7 +28,8 @@ export function pinLangChainPackages(moduleDirs: string[]): void {
   if (pinnedOnce) return;
   pinnedOnce = true;
   const anchorUrl = import.meta.url;
-  if (!moduleDirs.every(resolvesBerthsCopies)) {
+  const berths = berthsNodeModules();
+  if (!berths || !moduleDirs.every((dir) => resolvesFirst(dir, berths))) {
     register(new URL("./pin-hooks.mjs", anchorUrl), {
       data: { anchorUrl, pattern: PINNED_PACKAGES.source },
     });
@@ -53,10 +54,8 @@ function berthsNodeModules(): string | undefined {
   return dirs.size === 1 ? [...dirs][0] : undefined;
 }
 
-/** Node's own resolution from `dir` meets Berth's node_modules before any other: it finds Berth's copies already. */
-function resolvesBerthsCopies(dir: string): boolean {
-  const berths = berthsNodeModules();
-  if (!berths) return false;
+/** Node's own resolution from `dir` meets the node_modules `berths` before any other: it finds Berth's copies already. */
+function resolvesFirst(dir: string, berths: string): boolean {
   for (let current = resolve(dir); ; current = dirname(current)) {
     const candidate = join(current, "node_modules");
     if (candidate === berths) return true;
