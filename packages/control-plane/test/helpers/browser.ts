@@ -1,0 +1,40 @@
+import assert from "node:assert/strict";
+import { existsSync, mkdirSync } from "node:fs";
+import { join } from "node:path";
+import { REPO_ROOT } from "@berth/test-support";
+import { type Browser, chromium, type Page } from "playwright-core";
+
+/** Where the dashboard tests leave their screenshots (CI keeps them as artifacts). */
+export const SCREENSHOTS = join(REPO_ROOT, "test-artifacts", "dashboard");
+
+/** Debian's chromium (.ci/run installs it); playwright-core downloads no browser of its own. */
+function chromiumPath(): string {
+  const path = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
+  assert.ok(existsSync(path), `${path} is missing: install Debian's chromium (apt-get install -y chromium)`);
+  return path;
+}
+
+/** A headless Chromium that reaches nothing but what the test opens (no updates, sync or background fetches). */
+export function launchChromium(): Promise<Browser> {
+  return chromium.launch({
+    executablePath: chromiumPath(),
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+  });
+}
+
+/** Saves the whole page as test-artifacts/dashboard/<name>.png; answers the file's path. */
+export async function screenshot(page: Page, name: string): Promise<string> {
+  mkdirSync(SCREENSHOTS, { recursive: true });
+  const path = join(SCREENSHOTS, `${name}.png`);
+  await page.screenshot({ path, fullPage: true });
+  return path;
+}
