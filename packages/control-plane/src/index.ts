@@ -4,6 +4,7 @@ export { defaultDataDir, openControlPlaneState, startControlPlane, type RunningC
 export type { ControlPlaneStorage, IntegrationRecord, RepositoryRecord } from "./storage/types.js";
 export { HttpLink } from "./listener/http-link.js";
 export { integrationAdmin } from "./services/integration-admin.js";
+export type { RevisionCause, RevisionEvent, RevisionEventListener } from "./services/revision-events.js";
 export { startListener, type RunningListener } from "./listener/listener.js";
 export { renderForReview } from "./listener/cluster-rollouts.js";
 export { connectEngine } from "./engine/docker-engine.js";

@@ -10,6 +10,7 @@ import { buildApp } from "./http/app.js";
 import { InProcessLink } from "./embedded-link.js";
 import { type RunningListener, startListener } from "./listener/listener.js";
 import { createServices } from "./services/index.js";
+import type { RevisionEventListener } from "./services/revision-events.js";
 import { openStorage } from "./storage/open.js";
 import { loadRegistryKeys } from "./auth/registry-keys.js";
 import { registryStorageOf, startRegistryProcess } from "./process/registry-process.js";
@@ -22,6 +23,8 @@ export interface ControlPlaneOptions {
   dataDir?: string;
   settings?: Partial<ControlPlaneSettings>;
   logger?: Logger;
+  /** Told of every revision made and every status move in this process (from the start, before the listener resumes work). */
+  onRevisionEvent?: RevisionEventListener;
 }
 
 export interface RunningControlPlane {
@@ -101,6 +104,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
       { flowTtlMs: settings.authFlowSeconds * 1000 },
       logger,
     );
+    if (options.onRevisionEvent) services.revisionEvents.subscribe(options.onRevisionEvent);
     listener = settings.embeddedListener
       ? await startListener({
           link: new InProcessLink(services.listenerApi, () => settings.publicUrl ?? url),

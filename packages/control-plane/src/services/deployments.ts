@@ -22,8 +22,16 @@ import { answerInItsNames, readCreate, readPatch, type SpecCreate, type SpecPatc
 import type { SecretBox } from "../domain/secret-box.js";
 import { checkSecretReferences, resolveSecrets } from "../domain/secrets.js";
 import type { DeploymentCreateInput, DeploymentPatchInput } from "../domain/inputs/deployment.js";
-import type { ControlPlaneStorage, DeploymentChange, DeploymentFilter, DeploymentRecord, NewRevision } from "../storage/types.js";
+import type {
+  ControlPlaneStorage,
+  DeploymentChange,
+  DeploymentFilter,
+  DeploymentRecord,
+  NewRevision,
+  RevisionRecord,
+} from "../storage/types.js";
 import { presentDeployment, presentRevision, revisionSecrets } from "./deployment-views.js";
+import { type RevisionCause, RevisionEvents } from "./revision-events.js";
 
 export type Deployment = ReturnType<typeof presentDeployment>;
 
@@ -37,6 +45,7 @@ export class DeploymentService {
   constructor(
     private readonly storage: ControlPlaneStorage,
     private readonly box: SecretBox,
+    private readonly events = new RevisionEvents(),
   ) {}
 
   async create(tenantId: string, request: DeploymentCreateInput): Promise<Deployment> {
@@ -90,6 +99,7 @@ export class DeploymentService {
       deployment_id: deployment.id,
       created_at: now,
     });
+    this.created(deployment, { ...revision, number: 1 }, "create");
     return this.get(tenantId, deployment.id);
   }
 
@@ -159,6 +169,7 @@ export class DeploymentService {
       };
     });
     if (!result) throw notFound(id);
+    if (result.revision) this.created(result.deployment, result.revision, "patch");
     // The revision this PATCH made, not the latest when it is read again: a concurrent PATCH may have made a newer one.
     return result.revision ? presentDeployment(result.deployment, result.revision, this.box) : this.present(result.deployment);
   }
@@ -191,6 +202,7 @@ export class DeploymentService {
       };
     });
     if (!result?.revision) throw notFound(id);
+    this.created(result.deployment, result.revision, "rebuild");
     return presentRevision(result.revision);
   }
 
@@ -212,6 +224,7 @@ export class DeploymentService {
       const revision = this.newRevision(deployment, revisionConfig, revisionSecrets(latest, this.box), now);
       return { ...unchanged, revision: { ...revision, status_message: `Push of ${head.slice(0, 12)}: waiting for a listener` } };
     });
+    if (result?.revision) this.created(result.deployment, result.revision, "push");
     return result?.revision?.id;
   }
 
@@ -247,7 +260,23 @@ export class DeploymentService {
       };
     });
     if (!result) throw notFound(id);
+    if (result.revision) this.created(result.deployment, result.revision, "redeploy");
     return this.present(result.deployment);
+  }
+
+  private created(
+    deployment: DeploymentRecord,
+    revision: Pick<RevisionRecord, "id" | "number" | "status" | "status_message">,
+    cause: RevisionCause,
+  ): void {
+    this.events.emit({
+      kind: "created",
+      cause,
+      deployment: { id: deployment.id, name: deployment.name },
+      revision: { id: revision.id, number: revision.number },
+      status: revision.status,
+      message: revision.status_message,
+    });
   }
 
   private newRevision(

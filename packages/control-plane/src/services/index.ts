@@ -11,6 +11,7 @@ import { ListenerApi } from "./listener-api.js";
 import { ListenerService } from "./listeners.js";
 import { LogService } from "./logs.js";
 import { type RegistrySettings, RegistryTokenService } from "./registry-tokens.js";
+import { RevisionEvents } from "./revision-events.js";
 import { RevisionWatch } from "./revision-watch.js";
 import { RevisionService } from "./revisions.js";
 import { UploadService, type UploadSettings } from "./uploads.js";
@@ -24,6 +25,8 @@ export interface Services {
   integrations: IntegrationService;
   logs: LogService;
   listenerApi: ListenerApi;
+  /** Revisions made and moved in this process, for whoever tells them (the CLI's terminal lines). */
+  revisionEvents: RevisionEvents;
   /** Tracing: LangSmith-compatible ingestion, feedback, reads. */
   tracing: TracingService;
   /** Push and pull credentials of the platform's image registry. */
@@ -47,19 +50,21 @@ export function createServices(
   logger: Logger,
 ): Services {
   const watch = new RevisionWatch();
+  const revisionEvents = new RevisionEvents();
   const registry = new RegistryTokenService(storage, registrySettings);
-  const deployments = new DeploymentService(storage, box);
+  const deployments = new DeploymentService(storage, box, revisionEvents);
   const integrations = new IntegrationService(storage, box, deployments);
   const providers = new AuthProviderService(storage, box);
   const tokens = new AuthTokenService(storage, box, providers, logger.child({ component: "auth-service" }));
   return {
     deployments,
-    revisions: new RevisionService(storage, watch),
+    revisions: new RevisionService(storage, watch, revisionEvents),
     uploads: new UploadService(storage, box, uploads),
     listeners: new ListenerService(storage),
     integrations,
     logs: new LogService(storage),
-    listenerApi: new ListenerApi(storage, box, uploads.dir, watch, registry, integrations),
+    listenerApi: new ListenerApi(storage, box, uploads.dir, watch, registry, integrations, revisionEvents),
+    revisionEvents,
     tracing: createTracingService(storage.tracing, tracing),
     registry,
     auth: {

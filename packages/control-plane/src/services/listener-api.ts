@@ -16,6 +16,7 @@ import type { AssignedRevision, Assignment, Authorization, RevisionFacts } from 
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
 import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
 import { revisionSecrets } from "./deployment-views.js";
+import type { RevisionEvents } from "./revision-events.js";
 import type { RevisionWatch } from "./revision-watch.js";
 
 export type { AssignedRevision, Assignment, Authorization };
@@ -37,6 +38,7 @@ export class ListenerApi {
     private readonly watch: RevisionWatch,
     private readonly registry: RegistryTokenService,
     private readonly integrations: IntegrationService,
+    private readonly events: RevisionEvents,
   ) {}
 
   /** The scope of a `berth listener` process of the caller's workspace; 404 for another workspace's listener. */
@@ -64,7 +66,7 @@ export class ListenerApi {
     report?: DeploymentReport,
     facts?: RevisionFacts,
   ) {
-    const revision = await this.revisionInScope(scope, revisionId);
+    const { revision, deployment } = await this.revisionAndDeployment(scope, revisionId);
     const serving = report?.active_revision_id
       ? (await this.storage.deployments.getAny(revision.deployment_id))?.active_revision_id
       : null;
@@ -74,7 +76,18 @@ export class ListenerApi {
       await this.storage.deployments.report(revision.deployment_id, report, now);
       if (serving && serving !== report.active_revision_id) await this.noteReplaced(serving, moved, now);
     }
-    if (moved) this.watch.changed(revision.id);
+    if (moved) {
+      this.watch.changed(revision.id);
+      this.events.emit({
+        kind: "status",
+        deployment: { id: deployment.id, name: deployment.name },
+        revision: { id: moved.id, number: moved.number },
+        status: to,
+        previous: revision.status,
+        message,
+        url: report?.custom_url ?? null,
+      });
+    }
     return { transitioned: moved !== undefined, status: (moved ?? (await this.storage.revisions.getAny(revisionId)))?.status };
   }
 
@@ -212,9 +225,12 @@ export class ListenerApi {
   }
 
   private async revisionInScope(scope: ListenerScope, revisionId: string): Promise<RevisionRecord> {
+    return (await this.revisionAndDeployment(scope, revisionId)).revision;
+  }
+
+  private async revisionAndDeployment(scope: ListenerScope, revisionId: string) {
     const revision = await this.storage.revisions.getAny(revisionId);
     if (!revision) throw new NotFoundError(`Revision ${revisionId} not found`);
-    await this.deploymentInScope(scope, revision.deployment_id);
-    return revision;
+    return { revision, deployment: await this.deploymentInScope(scope, revision.deployment_id) };
   }
 }

@@ -3,6 +3,7 @@ import { FINAL_REVISION_STATUSES, IN_PROGRESS_REVISION_STATUSES } from "../model
 import type { ControlPlaneStorage, RevisionFilter } from "../storage/types.js";
 import { notFound } from "./deployments.js";
 import { presentRevision } from "./deployment-views.js";
+import type { RevisionEvents } from "./revision-events.js";
 import type { RevisionWatch } from "./revision-watch.js";
 
 export type Revision = ReturnType<typeof presentRevision>;
@@ -11,6 +12,7 @@ export class RevisionService {
   constructor(
     private readonly storage: ControlPlaneStorage,
     private readonly watch: RevisionWatch,
+    private readonly revisionEvents: RevisionEvents,
   ) {}
 
   async list(tenantId: string, deploymentId: string, filter: RevisionFilter): Promise<{ resources: Revision[]; offset: number }> {
@@ -50,6 +52,8 @@ export class RevisionService {
 
   /** Stops a revision in progress: it ends INTERRUPTED and its listener abandons the work. */
   async interrupt(tenantId: string, deploymentId: string, revisionId: string): Promise<Revision> {
+    const deployment = await this.storage.deployments.get(tenantId, deploymentId);
+    if (!deployment) throw notFound(deploymentId);
     const revision = await this.get(tenantId, deploymentId, revisionId);
     const moved = await this.storage.revisions.transition(
       revisionId,
@@ -61,6 +65,15 @@ export class RevisionService {
     if (!moved)
       throw new ConflictError(`Revision ${revisionId} is ${revision.status}: only a revision in progress can be interrupted`);
     this.watch.changed(revisionId);
+    this.revisionEvents.emit({
+      kind: "status",
+      deployment: { id: deployment.id, name: deployment.name },
+      revision: { id: moved.id, number: moved.number },
+      status: moved.status,
+      previous: revision.status,
+      message: moved.status_message,
+      url: null,
+    });
     return presentRevision(moved);
   }
 
