@@ -9,11 +9,13 @@ import {
   startControlPlane,
   type ControlPlaneSettings,
   type ControlPlaneStorage,
+  type RevisionEvent,
 } from "@berth/control-plane";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
+import { revisionLine } from "./revision-lines.js";
 
 const OPTIONS = {
   port: { type: "string", default: "8000" },
@@ -70,7 +72,12 @@ async function serve(host: string, portText: string, dataDir: string, settings: 
   const port = parsePort(portText);
   if (port === undefined) return fail(`--port must be a port number, got "${portText}"`);
   try {
-    closeOnSignals(await startControlPlane({ host, port, dataDir, settings }));
+    // One human line per revision step on stderr; stdout keeps the JSON logs (which do not repeat these steps).
+    const onRevisionEvent = (event: RevisionEvent) => {
+      const line = revisionLine(event);
+      if (line) process.stderr.write(`${line}\n`);
+    };
+    closeOnSignals(await startControlPlane({ host, port, dataDir, settings, onRevisionEvent }));
     return 0;
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE")
