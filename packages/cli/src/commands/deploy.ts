@@ -61,7 +61,7 @@ export async function deployCommand(argv: string[]): Promise<number> {
       "POST",
       `/v2/deployments/${deployment.id}/upload-url`,
     );
-    await uploadTarball(upload_url, tarball);
+    await uploadTarball(upload_url, tarball, !json);
     deployment = await client.request<Deployment>("PATCH", `/v2/deployments/${deployment.id}`, {
       source_revision_config: { source_tarball_path: object_path },
     });

@@ -1,14 +1,35 @@
+import Table from "cli-table3";
 import type { LogLine } from "./client.js";
 
-/** Rows as columns aligned by padding: a few lines of code instead of a table library's boxes and dependencies. */
+/** No borders: columns two spaces apart, so that a table reads (and greps) like plain text. */
+const BORDERLESS = {
+  top: "",
+  "top-mid": "",
+  "top-left": "",
+  "top-right": "",
+  bottom: "",
+  "bottom-mid": "",
+  "bottom-left": "",
+  "bottom-right": "",
+  left: "",
+  "left-mid": "",
+  mid: "",
+  "mid-mid": "",
+  right: "",
+  "right-mid": "",
+  middle: "  ",
+};
+
 export function table(headers: string[], rows: string[][]): string {
-  const widths = headers.map((header, column) => Math.max(header.length, ...rows.map((row) => (row[column] ?? "").length)));
-  const line = (cells: string[]) =>
-    cells
-      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column] ?? 0)))
-      .join("  ")
-      .trimEnd();
-  return `${[line(headers), ...rows.map(line)].join("\n")}\n`;
+  const rendered = new Table({
+    head: headers,
+    chars: BORDERLESS,
+    // No colours: the text is the same on a terminal, in a file and in a pipe.
+    style: { head: [], border: [], "padding-left": 0, "padding-right": 0, compact: true },
+  });
+  rendered.push(...rows);
+  const lines = rendered.toString().split("\n");
+  return `${lines.map((line) => line.trimEnd()).join("\n")}\n`;
 }
 
 export function printJson(value: unknown): void {

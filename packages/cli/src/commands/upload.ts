@@ -1,29 +1,53 @@
+import cliProgress from "cli-progress";
+
 const CHUNK_BYTES = 256 * 1024;
 
 function megabytes(bytes: number): string {
   return (bytes / (1024 * 1024)).toFixed(1);
 }
 
+interface Progress {
+  sent(bytes: number): void;
+  done(succeeded: boolean): void;
+}
+
+/** On a terminal, a bar redrawn in place; in a log (CI), the total once the upload is done. */
+function progressReporter(total: number): Progress {
+  if (process.stderr.isTTY !== true) {
+    return {
+      sent() {},
+      done(succeeded) {
+        if (succeeded) process.stderr.write(`uploaded ${megabytes(total)} MB\n`);
+      },
+    };
+  }
+  const bar = new cliProgress.SingleBar(
+    { format: "uploading {bar} {percentage}% | {sent} / {size} MB", stream: process.stderr, hideCursor: true },
+    cliProgress.Presets.shades_classic,
+  );
+  bar.start(total, 0, { sent: megabytes(0), size: megabytes(total) });
+  return {
+    sent: (bytes: number) => bar.update(bytes, { sent: megabytes(bytes) }),
+    done: () => bar.stop(),
+  };
+}
+
 /**
  * PUTs a tarball to a signed upload URL (no API key: the signature is the
- * authorization). On a terminal, one line on stderr shows how much went out.
+ * authorization), showing how much went out on stderr when `report`.
  */
-export async function uploadTarball(uploadUrl: string, tarball: Buffer): Promise<void> {
-  const progress = process.stderr.isTTY === true;
+export async function uploadTarball(uploadUrl: string, tarball: Buffer, report: boolean): Promise<void> {
+  const progress = report ? progressReporter(tarball.length) : undefined;
   let sent = 0;
   const body = new ReadableStream<Uint8Array>({
     pull(controller) {
       if (sent >= tarball.length) {
-        if (progress) process.stderr.write(`\ruploaded ${megabytes(tarball.length)} MB${" ".repeat(20)}\n`);
         controller.close();
         return;
       }
       const chunk = tarball.subarray(sent, sent + CHUNK_BYTES);
       sent += chunk.length;
-      if (progress) {
-        const percent = Math.floor((sent / tarball.length) * 100);
-        process.stderr.write(`\ruploading ${megabytes(sent)} / ${megabytes(tarball.length)} MB (${percent}%)`);
-      }
+      progress?.sent(sent);
       controller.enqueue(new Uint8Array(chunk));
     },
   });
@@ -34,6 +58,11 @@ export async function uploadTarball(uploadUrl: string, tarball: Buffer): Promise
     headers: { "content-type": "application/gzip" },
     duplex: "half",
   };
-  const response = await fetch(uploadUrl, init);
+  let response: Response | undefined;
+  try {
+    response = await fetch(uploadUrl, init);
+  } finally {
+    progress?.done(response?.ok === true);
+  }
   if (!response.ok) throw new Error(`the upload answered ${response.status}: ${await response.text()}`);
 }
