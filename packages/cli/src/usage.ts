@@ -69,10 +69,16 @@ export const DEPLOYMENTS_USAGE = `Usage: berth deployments <list|get|delete> [op
 
 ${CONNECTION_USAGE}`;
 
-export const REVISIONS_USAGE = `Usage: berth revisions <list|get> <deployment> [options]
+export const REVISIONS_USAGE = `Usage: berth revisions <list|get|redeploy|interrupt> <deployment> [revision] [options]
 
   list <deployment> [--limit <n>]               The deployment's revisions, newest first (default limit 20, at most 100)
   get <deployment> [revision]                   One revision (default the latest), with its status and reason
+  redeploy <deployment> [revision] [--no-follow]
+                                                A new revision deploying that DEPLOYED revision's build again, without a
+                                                build (default the latest; an earlier one: a rollback). Follows it like
+                                                \`berth deploy\`: the URL on stdout once DEPLOYED, else the reason, exit 1.
+                                                --no-follow prints the new revision's id and exits
+  interrupt <deployment> [revision]             Stop a revision in progress (default the latest): it ends INTERRUPTED
 
 ${CONNECTION_USAGE}`;
 
@@ -87,7 +93,8 @@ ${CONNECTION_USAGE}`;
 
 export const REMOTE_USAGE = `  deploy [dir] [--name <name>]    Pack, upload and deploy a project to a control plane; print its URL
   deployments list|get|delete     The workspace's deployments
-  revisions list|get <deployment> A deployment's revisions
+  revisions list|get|redeploy|interrupt <deployment> [revision]
+                                  A deployment's revisions; redeploy one (a rollback), or stop one in progress
   logs <deployment>               Build (--build) or server logs, [--revision <id>] [--follow]
                                   (each takes --url, --api-key, --tenant, --json; \`berth <command> --help\`)
 `;

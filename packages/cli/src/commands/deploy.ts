@@ -3,14 +3,13 @@ import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parsedOrError } from "../process.js";
 import { DEPLOY_USAGE } from "../usage.js";
-import { CONNECTION_OPTIONS, ControlPlaneClient, type Deployment, type LogKind, type Revision } from "./client.js";
-import { followRevision } from "./follow.js";
-import { fail, failWith, formatLogLine, printJson } from "./output.js";
+import { CONNECTION_OPTIONS, ControlPlaneClient, type Deployment } from "./client.js";
+import { followToOutcome } from "./follow.js";
+import { fail, failWith } from "./output.js";
 import { listProject, MAX_BYTES, packTarball, WARN_BYTES } from "./pack.js";
 import { uploadTarball } from "./upload.js";
 
 const CONFIG = "langgraph.json";
-const FAILURE_LOG_LINES = 30;
 
 /** `berth deploy [dir] [--name NAME]`: pack, upload, create or update the deployment, follow its new revision. */
 export async function deployCommand(argv: string[]): Promise<number> {
@@ -70,7 +69,7 @@ export async function deployCommand(argv: string[]): Promise<number> {
   }
   const revisionId = deployment.latest_revision_id;
   if (!revisionId) return fail("deploy", "the control plane answered no revision for the upload");
-  return follow(client, deployment, revisionId, json);
+  return followToOutcome("deploy", client, deployment, revisionId, json);
 }
 
 async function createOrFind(client: ControlPlaneClient, name: string, say: (text: string) => void): Promise<Deployment> {
@@ -91,74 +90,4 @@ async function createOrFind(client: ControlPlaneClient, name: string, say: (text
   });
   say(`created deployment ${name} (${created.id})\n`);
   return created;
-}
-
-/** Follows the new revision; Ctrl-C stops following only, the build goes on. */
-async function follow(client: ControlPlaneClient, deployment: Deployment, revisionId: string, json: boolean): Promise<number> {
-  const abort = new AbortController();
-  const onInterrupt = () => abort.abort();
-  process.once("SIGINT", onInterrupt);
-  let revision: Revision;
-  try {
-    revision = await followRevision(client, deployment.id, revisionId, {
-      signal: abort.signal,
-      onStatus: (next) => {
-        if (!json) process.stderr.write(`revision ${next.id}: ${next.status} (${next.status_message ?? ""})\n`);
-      },
-      onLog: (line) => {
-        if (!json) process.stderr.write(`  ${line.message}\n`);
-      },
-    });
-  } catch (error) {
-    if (abort.signal.aborted) {
-      process.stderr.write(
-        `\nStopped following; revision ${revisionId} goes on. Follow it again with:\n  berth logs ${deployment.name} --build --follow\n`,
-      );
-      return 130;
-    }
-    return failWith("deploy", error);
-  } finally {
-    process.off("SIGINT", onInterrupt);
-  }
-  try {
-    return revision.status === "DEPLOYED"
-      ? await deployed(client, deployment, revision, json)
-      : await failed(client, deployment, revision, json);
-  } catch (error) {
-    return failWith("deploy", error);
-  }
-}
-
-async function deployed(client: ControlPlaneClient, deployment: Deployment, revision: Revision, json: boolean): Promise<number> {
-  const current = await client.request<Deployment>("GET", `/v2/deployments/${deployment.id}`);
-  const url = current.source_config.custom_url ?? null;
-  if (json) printJson(summary(current, revision, { url }));
-  else process.stdout.write(`${url ?? "(the deployment has no URL yet)"}\n`);
-  return 0;
-}
-
-async function failed(client: ControlPlaneClient, deployment: Deployment, revision: Revision, json: boolean): Promise<number> {
-  // A server that did not start says why in its own log; anything earlier, in the build log.
-  const kind: LogKind = revision.status === "DEPLOY_FAILED" ? "deploy" : "build";
-  const lines = (await client.allLogs(deployment.id, revision.id, kind)).slice(-FAILURE_LOG_LINES);
-  if (json) {
-    printJson(summary(deployment, revision, { logs: lines }));
-    return 1;
-  }
-  process.stderr.write(`berth deploy: revision ${revision.id} ended ${revision.status}: ${revision.status_message ?? ""}\n`);
-  if (lines.length > 0) {
-    process.stderr.write(`last ${lines.length} ${kind} log lines:\n${lines.map(formatLogLine).join("")}`);
-  }
-  return 1;
-}
-
-function summary(deployment: Deployment, revision: Revision, extra: Record<string, unknown>) {
-  return {
-    deployment_id: deployment.id,
-    name: deployment.name,
-    revision_id: revision.id,
-    status: revision.status,
-    status_message: revision.status_message,
-    ...extra,
-  };
 }

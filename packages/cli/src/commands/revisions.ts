@@ -1,13 +1,27 @@
 import { parseArgs } from "node:util";
 import { parsedOrError } from "../process.js";
 import { REVISIONS_USAGE } from "../usage.js";
-import { CONNECTION_OPTIONS, ControlPlaneClient, type Page, type Revision } from "./client.js";
+import { CONNECTION_OPTIONS, ControlPlaneClient, type Deployment, type Page, type Revision } from "./client.js";
+import { followToOutcome } from "./follow.js";
 import { fail, failWith, printJson, table } from "./output.js";
 
-/** `berth revisions list|get <deployment>`. */
+const ACTIONS = ["list", "get", "redeploy", "interrupt"] as const;
+type Action = (typeof ACTIONS)[number];
+
+interface Options {
+  json: boolean;
+  limit: string;
+  follow: boolean;
+}
+
+/** `berth revisions list|get|redeploy|interrupt <deployment> [revision]`. */
 export async function revisionsCommand(argv: string[]): Promise<number> {
   const parsed = parsedOrError(() =>
-    parseArgs({ args: argv, allowPositionals: true, options: { ...CONNECTION_OPTIONS, limit: { type: "string" } } }),
+    parseArgs({
+      args: argv,
+      allowPositionals: true,
+      options: { ...CONNECTION_OPTIONS, limit: { type: "string" }, "no-follow": { type: "boolean" } },
+    }),
   );
   if (parsed instanceof Error) return fail("revisions", `${parsed.message}\n\n${REVISIONS_USAGE}`, 2);
   const { values, positionals } = parsed;
@@ -16,46 +30,83 @@ export async function revisionsCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const [action, ref, revisionRef, ...extra] = positionals;
-  const usable =
-    ref !== undefined && extra.length === 0 && (action === "get" || (action === "list" && revisionRef === undefined));
-  if (!usable) return fail("revisions", `expected list <deployment> or get <deployment> [revision]\n\n${REVISIONS_USAGE}`, 2);
+  const known = (ACTIONS as readonly string[]).includes(action ?? "");
+  if (!known || ref === undefined || extra.length > 0 || (action === "list" && revisionRef !== undefined)) {
+    return fail("revisions", `expected ${ACTIONS.join(", ")} with a deployment\n\n${REVISIONS_USAGE}`, 2);
+  }
   const client = new ControlPlaneClient(values);
-  const json = values.json === true;
+  const options = { json: values.json === true, limit: values.limit ?? "20", follow: values["no-follow"] !== true };
   try {
     const deployment = await client.deployment(ref);
-    const base = `/v2/deployments/${deployment.id}/revisions`;
-    if (action === "list") {
-      const page = await client.request<Page<Revision>>("GET", `${base}?limit=${encodeURIComponent(values.limit ?? "20")}`);
-      if (json) printJson(page);
-      else
-        process.stdout.write(
-          table(
-            ["ID", "STATUS", "CREATED", "MESSAGE"],
-            page.resources.map((r) => [r.id, r.status, r.created_at, r.status_message ?? ""]),
-          ),
-        );
-      return 0;
-    }
+    if (action === "list") return await list(client, deployment, options);
     const revisionId = revisionRef ?? deployment.latest_revision_id;
     if (!revisionId) return fail("revisions", `${deployment.name} has no revision`);
-    const revision = await client.request<Revision>("GET", `${base}/${revisionId}`);
-    if (json) printJson(revision);
-    else
-      process.stdout.write(
-        table(
-          ["FIELD", "VALUE"],
-          [
-            ["id", revision.id],
-            ["deployment", `${deployment.name} (${deployment.id})`],
-            ["status", revision.status],
-            ["reason", revision.status_message ?? "-"],
-            ["created", revision.created_at],
-            ["updated", revision.updated_at],
-          ],
-        ),
-      );
-    return 0;
+    return await single(action as Exclude<Action, "list">, client, deployment, revisionId, options);
   } catch (error) {
     return failWith("revisions", error);
   }
+}
+
+async function list(client: ControlPlaneClient, deployment: Deployment, { json, limit }: Options): Promise<number> {
+  const path = `/v2/deployments/${deployment.id}/revisions?limit=${encodeURIComponent(limit)}`;
+  const page = await client.request<Page<Revision>>("GET", path);
+  if (json) printJson(page);
+  else if (page.resources.length === 0) process.stdout.write(`${deployment.name} has no revision\n`);
+  else
+    process.stdout.write(
+      table(
+        ["ID", "STATUS", "CREATED", "MESSAGE"],
+        page.resources.map((r) => [r.id, r.status, r.created_at, r.status_message ?? ""]),
+      ),
+    );
+  return 0;
+}
+
+async function single(
+  action: Exclude<Action, "list">,
+  client: ControlPlaneClient,
+  deployment: Deployment,
+  revisionId: string,
+  { json, follow }: Options,
+): Promise<number> {
+  const path = `/v2/deployments/${deployment.id}/revisions/${revisionId}`;
+  if (action === "get") {
+    const revision = await client.request<Revision>("GET", path);
+    if (json) printJson(revision);
+    else process.stdout.write(details(deployment, revision));
+    return 0;
+  }
+  if (action === "interrupt") {
+    // 409 when the revision is final already: the control plane's detail says in which status.
+    const revision = await client.request<Revision>("POST", `${path}/interrupt`);
+    if (json) printJson(revision);
+    else process.stdout.write(`revision ${revision.id}: ${revision.status} (${revision.status_message ?? ""})\n`);
+    return 0;
+  }
+  // A new revision deploying that one's build again (400 unless it was DEPLOYED).
+  const updated = await client.request<Deployment>("POST", `${path}/redeploy`);
+  const newRevisionId = updated.latest_revision_id;
+  if (!newRevisionId) return fail("revisions", "the control plane answered no revision for the redeploy");
+  if (!follow) {
+    const created = await client.request<Revision>("GET", `/v2/deployments/${deployment.id}/revisions/${newRevisionId}`);
+    if (json) printJson(created);
+    else process.stdout.write(`${created.id}\n`);
+    return 0;
+  }
+  if (!json) process.stderr.write(`redeploying revision ${revisionId} of ${deployment.name} as revision ${newRevisionId}\n`);
+  return followToOutcome("revisions", client, updated, newRevisionId, json);
+}
+
+function details(deployment: Deployment, revision: Revision): string {
+  return table(
+    ["FIELD", "VALUE"],
+    [
+      ["id", revision.id],
+      ["deployment", `${deployment.name} (${deployment.id})`],
+      ["status", revision.status],
+      ["reason", revision.status_message ?? "-"],
+      ["created", revision.created_at],
+      ["updated", revision.updated_at],
+    ],
+  );
 }
