@@ -23,8 +23,9 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await run(argv);
   } catch (error) {
-    // A setting the environment got wrong (service-kit's EnvError, matched by name so this file loads nothing more).
-    if (error instanceof Error && error.name === "EnvError") {
+    // A setting the environment (service-kit's EnvError) or `berth login`'s file got wrong,
+    // matched by name so this file loads nothing more.
+    if (error instanceof Error && (error.name === "EnvError" || error.name === "ConfigFileError")) {
       process.stderr.write(`berth ${argv[0]}: ${error.message}\n`);
       return 2;
     }
@@ -58,6 +59,10 @@ async function run(argv: string[]): Promise<number> {
       return (await import("./commands/revisions.js")).revisionsCommand(rest);
     case "logs":
       return (await import("./commands/logs.js")).logsCommand(rest);
+    case "login":
+      return (await import("./commands/login.js")).loginCommand(rest);
+    case "logout":
+      return (await import("./commands/login.js")).logoutCommand(rest);
     case undefined:
     case "help":
     case "--help":

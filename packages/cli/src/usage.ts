@@ -43,10 +43,12 @@ export const BASE_IMAGE_USAGE = `  base-image                      Build berth/l
       --engine <address>          The Docker Engine API (default BERTH_CONTAINER_ENGINE, DOCKER_HOST)
 `;
 
-const CONNECTION_USAGE = `Connection (every command below):
-  --url <url>        The control plane (default BERTH_URL, else http://127.0.0.1:8000)
-  --api-key <key>    An API key (default BERTH_API_KEY, else .berth/control-plane/admin.key, which \`npm start\` writes)
-  --tenant <id>      X-Tenant-Id, for a key that reaches several workspaces (default BERTH_TENANT_ID)
+const CONNECTION_USAGE = `Connection (every command below; each setting from the flag, else the environment, else what
+\`berth login\` saved, for its own URL only):
+  --url <url>        The control plane (default BERTH_URL, else the saved one, else http://127.0.0.1:8000)
+  --api-key <key>    An API key (default BERTH_API_KEY, else the saved one, else .berth/control-plane/admin.key,
+                     which \`npm start\` writes)
+  --tenant <id>      X-Tenant-Id, for a key that reaches several workspaces (default BERTH_TENANT_ID, else the saved one)
   --json             Print machine-readable JSON only (on stdout)
   -h, --help         This help
 `;
@@ -91,10 +93,34 @@ export const LOGS_USAGE = `Usage: berth logs <deployment> [--revision <id>] [--b
 
 ${CONNECTION_USAGE}`;
 
-export const REMOTE_USAGE = `  deploy [dir] [--name <name>]    Pack, upload and deploy a project to a control plane; print its URL
+export const REMOTE_USAGE = `  login [--url <url>]             Check an API key (--api-key, else typed or piped on stdin) and save it, with
+                                  --tenant, for the commands below (in $XDG_CONFIG_HOME/berth/config.json, else
+                                  ~/.config/berth/config.json)
+  logout                          Delete that file
+  deploy [dir] [--name <name>]    Pack, upload and deploy a project to a control plane; print its URL
   deployments list|get|delete     The workspace's deployments
   revisions list|get|redeploy|interrupt <deployment> [revision]
                                   A deployment's revisions; redeploy one (a rollback), or stop one in progress
   logs <deployment>               Build (--build) or server logs, [--revision <id>] [--follow]
                                   (each takes --url, --api-key, --tenant, --json; \`berth <command> --help\`)
+`;
+
+export const LOGIN_USAGE = `Usage: berth login [--url <url>] [--api-key <key>] [--tenant <id>] [--json]
+
+Checks the key against the control plane (GET /v2/deployments?limit=1), then saves url, key and tenant in
+$XDG_CONFIG_HOME/berth/config.json (else ~/.config/berth/config.json; readable by its owner only). Without --api-key the
+key is read from stdin: typed at a prompt that does not echo it, or the first line piped in (echo "$KEY" | berth login).
+A refused key (401, 403) saves nothing, exit 1. Later commands use what was saved when neither a flag nor the
+environment says otherwise, and send the key only to the saved URL. --json prints what was saved, without the key.
+
+  --url <url>        The control plane (default BERTH_URL, else http://127.0.0.1:8000)
+  --api-key <key>    The key (visible to other users in \`ps\`: prefer the prompt or a pipe)
+  --tenant <id>      The workspace, for a key that reaches several (default BERTH_TENANT_ID)
+  --json             Print JSON only
+  -h, --help         This help
+`;
+
+export const LOGOUT_USAGE = `Usage: berth logout [--json]
+
+Deletes the file \`berth login\` wrote; later commands take their connection from flags, environment or defaults again.
 `;

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { readSavedLogin } from "./config-file.js";
 
 /** Shapes the control plane answers (docs/control-plane.md), as far as the commands read them. */
 export interface Deployment {
@@ -62,10 +63,11 @@ function localAdminKey(): string | undefined {
 }
 
 /** An answer other than the documented success, with the control plane's `detail`. */
-class ApiError extends Error {
+export class ApiError extends Error {
   constructor(
     readonly status: number,
-    message: string,
+    readonly detail: string,
+    message = detail,
   ) {
     super(message);
     this.name = "ApiError";
@@ -83,17 +85,44 @@ function detailOf(text: string): string {
   return text;
 }
 
+export function withoutSlash(url: string): string {
+  return url.replace(/\/+$/, "");
+}
+
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Where the commands talk, and as whom. */
+export interface Connection {
+  url: string;
+  apiKey?: string;
+  tenant?: string;
+}
+
+/** Each setting from the flags, else the environment, else `berth login`'s file, else the defaults. */
+function resolveConnection(flags: ConnectionFlags): Connection {
+  const asked = flags.url ?? (process.env.BERTH_URL || undefined);
+  const saved = readSavedLogin();
+  // The saved key goes only to the control plane it was saved for, never to another URL given by flag or environment.
+  const login = saved && (asked === undefined || withoutSlash(asked) === withoutSlash(saved.url)) ? saved : undefined;
+  return {
+    url: withoutSlash(asked ?? login?.url ?? DEFAULT_URL),
+    apiKey: flags["api-key"] ?? (process.env.BERTH_API_KEY || login?.api_key || localAdminKey()),
+    tenant: flags.tenant ?? (process.env.BERTH_TENANT_ID || login?.tenant_id || undefined),
+  };
+}
+
+/** A client connected as the flags, environment and config file say (resolveConnection). */
+export function connect(flags: ConnectionFlags): ControlPlaneClient {
+  return new ControlPlaneClient(resolveConnection(flags));
+}
 
 /** A client of the `/v2/deployments` API and the log endpoints. */
 export class ControlPlaneClient {
   readonly url: string;
   private readonly headers: Record<string, string>;
 
-  constructor(flags: ConnectionFlags) {
-    this.url = (flags.url ?? (process.env.BERTH_URL || DEFAULT_URL)).replace(/\/+$/, "");
-    const apiKey = flags["api-key"] ?? (process.env.BERTH_API_KEY || localAdminKey());
-    const tenant = flags.tenant ?? (process.env.BERTH_TENANT_ID || undefined);
+  constructor({ url, apiKey, tenant }: Connection) {
+    this.url = withoutSlash(url);
     this.headers = { accept: "application/json" };
     if (apiKey) this.headers["x-api-key"] = apiKey;
     if (tenant) this.headers["x-tenant-id"] = tenant;
@@ -114,7 +143,10 @@ export class ControlPlaneClient {
       throw new Error(`cannot reach the control plane at ${this.url}: ${(error as Error).cause ?? error}`);
     }
     const text = await response.text();
-    if (!response.ok) throw new ApiError(response.status, `${method} ${path}: ${response.status} ${detailOf(text)}`);
+    if (!response.ok) {
+      const detail = detailOf(text);
+      throw new ApiError(response.status, detail, `${method} ${path}: ${response.status} ${detail}`);
+    }
     return (text ? JSON.parse(text) : undefined) as T;
   }
 

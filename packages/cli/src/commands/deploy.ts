@@ -3,7 +3,7 @@ import { basename, join, resolve } from "node:path";
 import { parseArgs } from "node:util";
 import { parsedOrError } from "../process.js";
 import { DEPLOY_USAGE } from "../usage.js";
-import { CONNECTION_OPTIONS, ControlPlaneClient, type Deployment } from "./client.js";
+import { CONNECTION_OPTIONS, connect, type ControlPlaneClient, type Deployment } from "./client.js";
 import { followToOutcome } from "./follow.js";
 import { fail, failWith } from "./output.js";
 import { listProject, MAX_BYTES, packTarball, WARN_BYTES } from "./pack.js";
@@ -52,7 +52,7 @@ export async function deployCommand(argv: string[]): Promise<number> {
   }
   say(`packed ${files.length} files (${(tarball.length / 1024).toFixed(1)} KB)\n`);
 
-  const client = new ControlPlaneClient(values);
+  const client = connect(values);
   let deployment: Deployment;
   try {
     deployment = await createOrFind(client, name, say);

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { parsedOrError } from "../process.js";
 import { DEPLOYMENTS_USAGE } from "../usage.js";
-import { CONNECTION_OPTIONS, ControlPlaneClient, type Deployment, type Page } from "./client.js";
+import { CONNECTION_OPTIONS, connect, type Deployment, type Page } from "./client.js";
 import { fail, failWith, printJson, table } from "./output.js";
 
 /** `berth deployments list|get|delete`. */
@@ -20,7 +20,7 @@ export async function deploymentsCommand(argv: string[]): Promise<number> {
     return 0;
   }
   const [action, ref, ...extra] = positionals;
-  const client = new ControlPlaneClient(values);
+  const client = connect(values);
   const json = values.json === true;
   try {
     if (action === "list" && ref === undefined) {

@@ -2,7 +2,7 @@ import { setTimeout as delay } from "node:timers/promises";
 import { parseArgs } from "node:util";
 import { parsedOrError } from "../process.js";
 import { LOGS_USAGE } from "../usage.js";
-import { CONNECTION_OPTIONS, ControlPlaneClient, type Deployment, type LogLine } from "./client.js";
+import { CONNECTION_OPTIONS, connect, type ControlPlaneClient, type Deployment, type LogLine } from "./client.js";
 import { followRevision } from "./follow.js";
 import { fail, failWith, formatLogLine, printJson } from "./output.js";
 
@@ -30,7 +30,7 @@ export async function logsCommand(argv: string[]): Promise<number> {
     return 0;
   }
   if (positionals.length !== 1) return fail("logs", `expected one deployment (id or name)\n\n${LOGS_USAGE}`, 2);
-  const client = new ControlPlaneClient(values);
+  const client = connect(values);
   const json = values.json === true;
   // With --follow and --json, one JSON object a line (the lines arrive over time).
   const print = (line: LogLine) => process.stdout.write(json ? `${JSON.stringify(line)}\n` : formatLogLine(line));

@@ -1,7 +1,7 @@
 import { parseArgs } from "node:util";
 import { parsedOrError } from "../process.js";
 import { REVISIONS_USAGE } from "../usage.js";
-import { CONNECTION_OPTIONS, ControlPlaneClient, type Deployment, type Page, type Revision } from "./client.js";
+import { CONNECTION_OPTIONS, type ControlPlaneClient, connect, type Deployment, type Page, type Revision } from "./client.js";
 import { followToOutcome } from "./follow.js";
 import { fail, failWith, printJson, table } from "./output.js";
 
@@ -34,7 +34,7 @@ export async function revisionsCommand(argv: string[]): Promise<number> {
   if (!known || ref === undefined || extra.length > 0 || (action === "list" && revisionRef !== undefined)) {
     return fail("revisions", `expected ${ACTIONS.join(", ")} with a deployment\n\n${REVISIONS_USAGE}`, 2);
   }
-  const client = new ControlPlaneClient(values);
+  const client = connect(values);
   const options = { json: values.json === true, limit: values.limit ?? "20", follow: values["no-follow"] !== true };
   try {
     const deployment = await client.deployment(ref);
