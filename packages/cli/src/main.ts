@@ -1,4 +1,15 @@
-import { BASE_IMAGE_USAGE, CHECK_USAGE, CONTROL_PLANE_USAGE, LISTENER_USAGE, REMOTE_USAGE } from "./usage.js";
+import { readFileSync } from "node:fs";
+import {
+  BASE_IMAGE_HELP,
+  BASE_IMAGE_USAGE,
+  CHECK_HELP,
+  CHECK_USAGE,
+  CONTROL_PLANE_HELP,
+  CONTROL_PLANE_USAGE,
+  LISTENER_HELP,
+  LISTENER_USAGE,
+  REMOTE_USAGE,
+} from "./usage.js";
 
 const USAGE = `Usage: berth <command> [options]
 
@@ -10,9 +21,25 @@ Commands:
   serve [dir-or-langgraph.json]   Serve a project in production: the options of dev, and
       --role api|worker|all       What this process does (default BERTH_ROLE, else all; a worker given --port answers GET /ok there)
       --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 100)
-${CHECK_USAGE}${CONTROL_PLANE_USAGE}${LISTENER_USAGE}${BASE_IMAGE_USAGE}${REMOTE_USAGE}
+${CHECK_USAGE}${CONTROL_PLANE_USAGE}${LISTENER_USAGE}${BASE_IMAGE_USAGE}${REMOTE_USAGE}  -v, --version                   The CLI's version
+  -h, --help                      This help; \`berth <command> --help\` prints a command's own
+
 DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-out backends.
 `;
+
+/** Help answered here, before loading a command that loads a server package (check: the agent server). */
+const EARLY_HELP = new Map([
+  ["check", CHECK_HELP],
+  ["control-plane", CONTROL_PLANE_HELP],
+  ["listener", LISTENER_HELP],
+  ["base-image", BASE_IMAGE_HELP],
+]);
+
+/** The version in the CLI package's package.json (read here: src/ and dist/ both sit beside it). */
+function version(): string {
+  const packageJson = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8")) as { version: string };
+  return packageJson.version;
+}
 
 /**
  * Runs a berth command; resolves to the process exit code (a server keeps
@@ -35,6 +62,11 @@ export async function main(argv: string[]): Promise<number> {
 
 async function run(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
+  const help = command === undefined ? undefined : EARLY_HELP.get(command);
+  if (help !== undefined && (rest.includes("--help") || rest.includes("-h"))) {
+    process.stdout.write(help);
+    return 0;
+  }
   switch (command) {
     case "dev":
     case "serve":
@@ -42,10 +74,6 @@ async function run(argv: string[]): Promise<number> {
     case "check":
       return (await import("./commands/check.js")).checkCommand(rest);
     case "control-plane":
-      if (rest.includes("--help") || rest.includes("-h")) {
-        process.stdout.write(CONTROL_PLANE_USAGE);
-        return 0;
-      }
       return (await import("./commands/control-plane.js")).controlPlaneCommand(rest);
     case "listener":
       return (await import("./commands/listener.js")).listenerCommand(rest);
@@ -63,6 +91,10 @@ async function run(argv: string[]): Promise<number> {
       return (await import("./commands/login.js")).loginCommand(rest);
     case "logout":
       return (await import("./commands/login.js")).logoutCommand(rest);
+    case "--version":
+    case "-v":
+      process.stdout.write(`${version()}\n`);
+      return 0;
     case undefined:
     case "help":
     case "--help":

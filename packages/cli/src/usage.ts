@@ -124,3 +124,12 @@ export const LOGOUT_USAGE = `Usage: berth logout [--json]
 
 Deletes the file \`berth login\` wrote; later commands take their connection from flags, environment or defaults again.
 `;
+
+/** \`berth <command> --help\` for the commands whose texts are also parts of \`berth --help\`. */
+export const CHECK_HELP = `Usage: berth check [dir-or-langgraph.json]\n\n${CHECK_USAGE}`;
+export const LISTENER_HELP = `Usage: berth listener --control-plane <url> --api-key <key> --listener-id <id> [options]\n\n${LISTENER_USAGE}`;
+export const BASE_IMAGE_HELP = `Usage: berth base-image [--engine <address>]\n\n${BASE_IMAGE_USAGE}`;
+export const CONTROL_PLANE_HELP = `Usage: berth control-plane [options]
+       berth control-plane tenants|keys|integrations <action> [options]
+
+${CONTROL_PLANE_USAGE}`;
