@@ -1,16 +1,27 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { cpSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { BERTH_BIN, type ControlPlane, newDataDir, startControlPlane, uniqueName } from "@berth/test-support";
-import { FIXTURES } from "./helpers/deploy.js";
+import { BERTH_BIN, type ControlPlane, newDataDir, REPO_ROOT, startControlPlane, uniqueName } from "@berth/test-support";
+import { deployTarball, FIXTURES, packFixture, revisionLeaves } from "./helpers/deploy.js";
 
 interface Run {
   code: number | null;
   stdout: string;
   stderr: string;
+}
+
+interface RunOptions {
+  /** Connected through BERTH_URL, BERTH_API_KEY and BERTH_TENANT_ID (default); false: no connection setting at all. */
+  connected?: boolean;
+  /** Written to stdin, then closed (default: nothing). */
+  input?: string;
+}
+
+interface Revisions {
+  resources: { id: string; status: string }[];
 }
 
 /** A copy of the deploy-app fixture in a folder named `name`, with `extra` files written over it. */
@@ -23,21 +34,28 @@ function project(name: string, extra: Record<string, string> = {}): string {
 
 describe("berth deploy, deployments, revisions and logs against a control plane", () => {
   let cp: ControlPlane;
-  /** The real `berth` binary, connected through the environment, run in an empty folder. */
-  let berth: (args: string[]) => Promise<Run>;
+  /** The real `berth` binary, run in an empty folder with a home of its own (`berth login` writes there). */
+  let berth: (args: string[], options?: RunOptions) => Promise<Run>;
   const name = uniqueName("cli");
   let dir: string;
   let url: string;
+  let configFile: string;
 
   before(async () => {
     cp = await startControlPlane({ listener: true });
     const cwd = newDataDir("berth-cli-cwd-");
-    berth = async (args) => {
+    const home = newDataDir("berth-cli-home-");
+    configFile = join(home, "xdg", "berth", "config.json");
+    berth = async (args, { connected = true, input } = {}) => {
+      const env: Record<string, string | undefined> = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "xdg") };
+      for (const variable of ["BERTH_URL", "BERTH_API_KEY", "BERTH_TENANT_ID"]) delete env[variable];
+      if (connected) Object.assign(env, { BERTH_URL: cp.url, BERTH_API_KEY: cp.adminKey, BERTH_TENANT_ID: cp.defaultTenantId });
       const child = spawn(process.execPath, [BERTH_BIN, ...args], {
         cwd,
-        env: { ...process.env, BERTH_URL: cp.url, BERTH_API_KEY: cp.adminKey, BERTH_TENANT_ID: cp.defaultTenantId },
-        stdio: ["ignore", "pipe", "pipe"],
+        env,
+        stdio: "pipe",
       });
+      child.stdin.end(input ?? "");
       let stdout = "";
       let stderr = "";
       child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
@@ -92,9 +110,7 @@ describe("berth deploy, deployments, revisions and logs against a control plane"
     const latest = await berth(["logs", name, "--build"]);
     assert.equal(latest.code, 0, latest.stderr);
     assert.match(latest.stdout, /Reusing the existing build/, "the re-deploy of unchanged sources reuses the first build");
-    const revisions = JSON.parse((await berth(["revisions", "list", name, "--json"])).stdout) as {
-      resources: { id: string; status: string }[];
-    };
+    const revisions = JSON.parse((await berth(["revisions", "list", name, "--json"])).stdout) as Revisions;
     // Revision 1 waited for the upload (SKIPPED); the first build is the oldest DEPLOYED one.
     const first = revisions.resources.filter((r) => r.status === "DEPLOYED").at(-1)?.id ?? "";
     const run = await berth(["logs", name, "--build", "--revision", first]);
@@ -137,12 +153,104 @@ describe("berth deploy, deployments, revisions and logs against a control plane"
     assert.deepEqual((JSON.parse(listed.stdout) as { resources: unknown[] }).resources, []);
   });
 
-  test("every command answers --help on stdout", async () => {
-    for (const command of ["deploy", "deployments", "revisions", "logs"]) {
-      const run = await berth([command, "--help"]);
-      assert.equal(run.code, 0, run.stderr);
-      assert.match(run.stdout, new RegExp(`^Usage: berth ${command} `));
+  test("--help of every command and subcommand prints its usage on stdout; --version the package's", async () => {
+    const commands = [
+      ["deploy"],
+      ["deployments"],
+      ["deployments", "list"],
+      ["deployments", "get"],
+      ["deployments", "delete"],
+      ["revisions"],
+      ["revisions", "list"],
+      ["revisions", "get"],
+      ["revisions", "redeploy"],
+      ["revisions", "interrupt"],
+      ["logs"],
+      ["login"],
+      ["logout"],
+      ["check"],
+      ["listener"],
+      ["base-image"],
+      ["control-plane"],
+      ["control-plane", "tenants", "create"],
+      ["control-plane", "keys", "create"],
+      ["control-plane", "integrations", "add"],
+    ];
+    for (const command of commands) {
+      const run = await berth([...command, command.length > 1 ? "-h" : "--help"]);
+      assert.equal(run.code, 0, `${command.join(" ")}: ${run.stderr}`);
+      assert.match(run.stdout, new RegExp(`^Usage: berth ${command[0]}`), command.join(" "));
     }
+    const { version } = JSON.parse(readFileSync(join(REPO_ROOT, "packages", "cli", "package.json"), "utf8")) as {
+      version: string;
+    };
+    for (const flag of ["--version", "-v"]) {
+      const run = await berth([flag], { connected: false });
+      assert.equal(run.code, 0, run.stderr);
+      assert.equal(run.stdout, `${version}\n`);
+    }
+  });
+
+  test("login refuses a bad key and saves nothing; a good one piped on stdin serves later commands without flags", async () => {
+    const refused = await berth(["login", "--url", cp.url, "--api-key", "not-a-key"], { connected: false });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /refused the key \(40[13] .+\); nothing was saved/);
+    assert.equal(existsSync(configFile), false);
+
+    const login = await berth(["login", "--url", cp.url, "--tenant", cp.defaultTenantId, "--json"], {
+      connected: false,
+      input: `${cp.adminKey}\n`,
+    });
+    assert.equal(login.code, 0, login.stderr);
+    assert.deepEqual(JSON.parse(login.stdout), { url: cp.url, tenant_id: cp.defaultTenantId, config_file: configFile });
+    assert.equal(statSync(configFile).mode & 0o777, 0o600);
+    assert.equal(statSync(join(configFile, "..")).mode & 0o777, 0o700);
+
+    const listed = await berth(["deployments", "list", "--json"], { connected: false });
+    assert.equal(listed.code, 0, listed.stderr);
+    assert.ok((JSON.parse(listed.stdout) as { resources: { name: string }[] }).resources.some((d) => d.name === name));
+    const table = await berth(["deployments", "list"], { connected: false });
+    assert.match(table.stdout, /^NAME +ID +STATUS +URL +UPDATED$/m);
+
+    const logout = await berth(["logout"], { connected: false });
+    assert.equal(logout.code, 0, logout.stderr);
+    assert.equal(existsSync(configFile), false);
+  });
+
+  test("revisions redeploy of an earlier revision deploys its build again and prints the URL", async () => {
+    const before = JSON.parse((await berth(["revisions", "list", name, "--json"])).stdout) as Revisions;
+    const earliest = before.resources.filter((r) => r.status === "DEPLOYED").at(-1)?.id ?? "";
+    const run = await berth(["revisions", "redeploy", name, earliest]);
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(run.stdout.trim(), url);
+    assert.match(run.stderr, new RegExp(`redeploying revision ${earliest} of ${name} as revision [0-9a-f-]{36}`));
+    const list = await berth(["revisions", "list", name]);
+    assert.match(list.stdout, /^ID +STATUS +CREATED +MESSAGE$/m);
+    const newest = list.stdout.split("\n")[1] ?? "";
+    assert.match(newest, /^[0-9a-f-]{36} +DEPLOYED /, list.stdout);
+    assert.ok(!before.resources.some((r) => newest.startsWith(r.id)), "a new revision");
+
+    const skipped = before.resources.find((r) => r.status === "SKIPPED")?.id ?? "";
+    const refused = await berth(["revisions", "redeploy", name, skipped]);
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, /400 Only a revision that was deployed can be redeployed/);
+  });
+
+  test("revisions interrupt stops a revision still building; a final one is refused", async () => {
+    const slowName = uniqueName("cli-slow");
+    // A build that would take a minute: it is still BUILDING when interrupted.
+    const { deployment, revisionId } = await deployTarball(cp.admin, slowName, packFixture("deploy-app"), {
+      sourceConfig: { build_command: "sleep 60" },
+    });
+    await revisionLeaves(cp.admin, deployment.id, revisionId, "QUEUED");
+    assert.equal((await revisionLeaves(cp.admin, deployment.id, revisionId, "AWAITING_BUILD")).status, "BUILDING");
+    const run = await berth(["revisions", "interrupt", slowName, "--json"]);
+    assert.equal(run.code, 0, run.stderr);
+    const revision = JSON.parse(run.stdout) as { id: string; status: string };
+    assert.deepEqual([revision.id, revision.status], [revisionId, "INTERRUPTED"]);
+    const again = await berth(["revisions", "interrupt", slowName]);
+    assert.equal(again.code, 1);
+    assert.match(again.stderr, /409 .*INTERRUPTED/);
   });
 
   test("deployments delete removes it", async () => {
