@@ -1,0 +1,70 @@
+/** The control plane's answers, as far as the dashboard reads them (docs/control-plane.md). */
+
+export interface Secret {
+  name: string;
+  value: string;
+}
+
+export interface Deployment {
+  id: string;
+  name: string;
+  source: string;
+  source_config: { custom_url: string | null; repo_url: string | null; integration_id: string | null };
+  source_revision_config: { repo_ref: string | null; graph_config_path: string | null };
+  secrets: Secret[];
+  created_at: string;
+  updated_at: string;
+  status: string;
+  latest_revision_id: string | null;
+  active_revision_id: string | null;
+}
+
+export interface Revision {
+  id: string;
+  deployment_id: string;
+  status: string;
+  status_message: string;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Page<T> {
+  resources: T[];
+  offset: number;
+}
+
+export interface LogLine {
+  id: string;
+  timestamp: string;
+  level: string;
+  message: string;
+}
+
+export interface LogPage {
+  logs: LogLine[];
+  next_offset: number | null;
+}
+
+export interface Repository {
+  name: string;
+  owner: string;
+  url: string;
+  default_branch: string;
+}
+
+export interface Integration {
+  id: string;
+  name: string;
+  /** github, gitlab, gitea, git or local. */
+  kind: string;
+}
+
+export interface UploadUrl {
+  upload_url: string;
+  object_path: string;
+}
+
+/** A revision in one of these statuses never changes again. */
+export const FINAL_STATUSES = ["DEPLOYED", "CREATE_FAILED", "BUILD_FAILED", "DEPLOY_FAILED", "SKIPPED", "INTERRUPTED"];
+
+export const isFinal = (status: string) => FINAL_STATUSES.includes(status);

@@ -1,0 +1,94 @@
+import { useSession } from "../api/context";
+import { isFinal, type Revision } from "../api/types";
+import { useAction } from "../hooks/useAction";
+import { ErrorNote } from "../ui/ErrorNote";
+import { StatusBadge } from "../ui/StatusBadge";
+import { formatTime } from "../ui/time";
+
+interface RevisionTimelineProps {
+  deploymentId: string;
+  revisions: Revision[];
+  activeRevisionId: string | null;
+  selectedId: string | undefined;
+  onSelect: (revisionId: string) => void;
+  /** After a redeploy or an interrupt: the page reads the deployment again. */
+  onChanged: () => void;
+}
+
+/**
+ * The revisions, newest first, each with its status and the reason for it.
+ * An earlier DEPLOYED revision can be deployed again (a rollback: no build);
+ * one still in progress can be interrupted.
+ */
+export function RevisionTimeline({
+  deploymentId,
+  revisions,
+  activeRevisionId,
+  selectedId,
+  onSelect,
+  onChanged,
+}: RevisionTimelineProps) {
+  const { api } = useSession();
+  const { run, busy, error } = useAction();
+  const act = (revisionId: string, action: "redeploy" | "interrupt") =>
+    run(async () => {
+      await api.post(`v2/deployments/${deploymentId}/revisions/${revisionId}/${action}`);
+      onChanged();
+    });
+
+  return (
+    <section aria-labelledby="revisions-title">
+      <h2 id="revisions-title">Revisions</h2>
+      <ErrorNote error={error} />
+      <ol className="timeline">
+        {revisions.map((revision) => {
+          const short = revision.id.slice(0, 8);
+          const active = revision.id === activeRevisionId;
+          return (
+            <li key={revision.id} data-revision={revision.id} aria-current={revision.id === selectedId ? "true" : undefined}>
+              <div className="line">
+                <StatusBadge status={revision.status} />
+                <strong>
+                  Revision <code title={revision.id}>{short}</code>
+                </strong>
+                {active && <span className="tag">active</span>}
+                <time dateTime={revision.created_at}>{formatTime(revision.created_at)}</time>
+              </div>
+              {revision.status_message && <p className="reason">{revision.status_message}</p>}
+              <div className="actions">
+                <button
+                  type="button"
+                  aria-pressed={revision.id === selectedId}
+                  aria-label={`Show logs of revision ${short}`}
+                  onClick={() => onSelect(revision.id)}
+                >
+                  Show logs
+                </button>
+                {revision.status === "DEPLOYED" && !active && (
+                  <button
+                    type="button"
+                    aria-label={`Redeploy revision ${short}`}
+                    disabled={busy}
+                    onClick={() => act(revision.id, "redeploy")}
+                  >
+                    Redeploy
+                  </button>
+                )}
+                {!isFinal(revision.status) && (
+                  <button
+                    type="button"
+                    aria-label={`Interrupt revision ${short}`}
+                    disabled={busy}
+                    onClick={() => act(revision.id, "interrupt")}
+                  >
+                    Interrupt
+                  </button>
+                )}
+              </div>
+            </li>
+          );
+        })}
+      </ol>
+    </section>
+  );
+}
