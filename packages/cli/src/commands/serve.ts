@@ -1,15 +1,46 @@
 import { parseArgs } from "node:util";
 import { loadAgentServer } from "./load-agent-server.js";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
+import { DEV_USAGE, SERVE_USAGE } from "./serve-usage.js";
+import { followSupervisor, tellSupervisor } from "./dev-child.js";
 
 const ROLES = ["api", "worker", "all"] as const;
 const LOOPBACK = ["127.0.0.1", "::1", "localhost"];
 
+interface ServeOptions {
+  config: string;
+  host: string;
+  port: number;
+  /** --port (or PORT) was given: a worker then answers health checks there. */
+  portGiven: boolean;
+  dataDir?: string;
+  role: (typeof ROLES)[number];
+  workers?: number;
+  /** dev: restart the server when the project changes. */
+  reload: boolean;
+}
+
 /**
  * `berth dev` and `berth serve`: serve a project. `serve` also takes a role
  * (api, worker or all) and a worker count, for scale-out on PostgreSQL + Redis.
+ * `dev` (unless `--no-reload`) supervises a server process and restarts it when
+ * the project changes (dev-supervisor.ts).
  */
 export async function serveCommand(command: "dev" | "serve", argv: string[]): Promise<number> {
+  if (argv.includes("--help") || argv.includes("-h")) {
+    process.stdout.write(command === "dev" ? DEV_USAGE : SERVE_USAGE);
+    return 0;
+  }
+  const options = parseOptions(command, argv);
+  if (typeof options === "number") return options;
+  if (command === "dev" && options.reload) {
+    return (await import("./dev-supervisor.js")).superviseDev(options);
+  }
+  return serveInProcess(command, options);
+}
+
+/** The command's options, or the exit code of a usage error (printed). */
+function parseOptions(command: "dev" | "serve", argv: string[]): ServeOptions | number {
   const parsed = parsedOrError(() =>
     parseArgs({
       args: argv,
@@ -18,48 +49,67 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
         port: { type: "string" },
         host: { type: "string", default: "127.0.0.1" },
         "data-dir": { type: "string" },
-        ...(command === "serve" ? { role: { type: "string" }, workers: { type: "string" } } : {}),
+        ...(command === "serve"
+          ? { role: { type: "string" }, workers: { type: "string" } }
+          : { "no-reload": { type: "boolean" } }),
       },
     }),
   );
   if (parsed instanceof Error) return usageError(command, parsed.message);
-  const values = parsed.values as Record<string, string | undefined>;
+  const values = parsed.values as Record<string, string | boolean | undefined>;
+  const text = (name: string) => values[name] as string | undefined;
   // `serve` also takes PORT, as container platforms set it (a Berth image's Deployment sets it per pod).
-  const portText = values.port ?? (command === "serve" ? process.env.PORT || undefined : undefined);
+  const portText = text("port") ?? (command === "serve" ? process.env.PORT || undefined : undefined);
   const port = parsePort(portText ?? "2024");
   if (port === undefined) {
-    return usageError(command, `${values.port === undefined ? "PORT" : "--port"} must be a port number, got "${portText}"`);
+    return usageError(command, `${text("port") === undefined ? "PORT" : "--port"} must be a port number, got "${portText}"`);
   }
-  if (command === "dev" && !LOOPBACK.includes(values.host!)) {
+  const host = text("host")!;
+  if (command === "dev" && !LOOPBACK.includes(host)) {
     return usageError(
       command,
-      `dev serves without authentication, on loopback only (${LOOPBACK.join(", ")}); use berth serve with BERTH_API_KEY to listen on ${values.host}`,
+      `dev serves without authentication, on loopback only (${LOOPBACK.join(", ")}); use berth serve with BERTH_API_KEY to listen on ${host}`,
     );
   }
   // BERTH_ROLE lets one image run as api or worker containers without another command.
-  const askedRole = values.role ?? (command === "serve" ? process.env.BERTH_ROLE || undefined : undefined) ?? "all";
+  const askedRole = text("role") ?? (command === "serve" ? process.env.BERTH_ROLE || undefined : undefined) ?? "all";
   const role = askedRole as (typeof ROLES)[number];
   if (!ROLES.includes(role)) return usageError(command, `--role must be one of ${ROLES.join(", ")}, got "${askedRole}"`);
-  const workers = values.workers === undefined ? undefined : Number(values.workers);
+  const workers = text("workers") === undefined ? undefined : Number(text("workers"));
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1)) {
-    return usageError(command, `--workers must be a positive integer, got "${values.workers}"`);
+    return usageError(command, `--workers must be a positive integer, got "${text("workers")}"`);
   }
-  const config = parsed.positionals[0] ?? ".";
+  return {
+    config: parsed.positionals[0] ?? ".",
+    host,
+    port,
+    portGiven: portText !== undefined,
+    dataDir: text("data-dir"),
+    role,
+    workers,
+    reload: values["no-reload"] !== true,
+  };
+}
+
+async function serveInProcess(command: "dev" | "serve", options: ServeOptions): Promise<number> {
+  const { config, host, port, role, workers } = options;
+  if (command === "dev") followSupervisor();
   const { ConfigError, GraphLoadError, startServer } = await loadAgentServer(config);
   try {
     const server = await startServer({
       config,
-      host: values.host!,
+      host,
       port,
       role,
       // A worker given a port answers health checks there (containers, probes); without one it listens nowhere.
-      workerHealth: role === "worker" && portText !== undefined,
-      dataDir: values["data-dir"],
+      workerHealth: role === "worker" && options.portGiven,
+      dataDir: options.dataDir,
       dev: command === "dev",
       settings: workers === undefined ? undefined : { workers },
     });
     // The runs' grace (BERTH_SHUTDOWN_GRACE_SECONDS) and 20 s more: a shutdown stuck beyond that ends the process anyway.
     closeOnSignals(server, (Number(process.env.BERTH_SHUTDOWN_GRACE_SECONDS ?? 10) || 0) * 1000 + 20_000);
+    if (command === "dev") tellSupervisor(server.url);
     return 0;
   } catch (error) {
     if (error instanceof ConfigError || error instanceof GraphLoadError) {
@@ -67,7 +117,7 @@ export async function serveCommand(command: "dev" | "serve", argv: string[]): Pr
       return 1;
     }
     if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      process.stderr.write(`berth ${command}: ${values.host}:${port} is already in use; choose another with --port\n`);
+      process.stderr.write(`berth ${command}: ${host}:${port} is already in use; choose another with --port\n`);
       return 1;
     }
     throw error;
