@@ -1,8 +1,10 @@
 #!/usr/bin/env node
 // Compiles every package's src/ (TypeScript) to dist/ (ESM JavaScript, one file
 // per source, same tree), and copies the other files there (SQL migrations, .mjs
-// workers), so Berth runs without a TypeScript loader. `--if-stale` builds only
-// when a source is newer than the last build (scripts/ensure-install.mjs).
+// workers), so Berth runs without a TypeScript loader. A package with a
+// vite.config.ts (the dashboard) is a web app instead: Vite bundles it into
+// dist/. `--if-stale` builds only when a source is newer than the last build
+// (scripts/ensure-install.mjs).
 import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -10,6 +12,11 @@ import { build } from "esbuild";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const STAMP = ".built";
+const VITE_CONFIG = "vite.config.ts";
+/** A web app's sources beyond src/ and package.json. */
+const WEB_APP_FILES = [VITE_CONFIG, "index.html"];
+
+const isWebApp = (dir) => existsSync(join(dir, VITE_CONFIG));
 
 function filesUnder(dir) {
   return readdirSync(dir, { withFileTypes: true, recursive: true })
@@ -27,11 +34,22 @@ export function packagesToBuild({ onlyStale }) {
     const stamp = join(dir, "dist", STAMP);
     if (!existsSync(stamp)) return true;
     const builtAt = statSync(stamp).mtimeMs;
-    return [...filesUnder(join(dir, "src")), join(dir, "package.json")].some((file) => statSync(file).mtimeMs > builtAt);
+    const extra = isWebApp(dir) ? WEB_APP_FILES.map((name) => join(dir, name)) : [];
+    return [...filesUnder(join(dir, "src")), join(dir, "package.json"), ...extra].some(
+      (file) => statSync(file).mtimeMs > builtAt,
+    );
   });
 }
 
+/** Vite is loaded only when a web app needs building: a Node-only rebuild stays fast. */
+async function buildWebApp(dir) {
+  const { build: viteBuild } = await import("vite");
+  await viteBuild({ root: dir, configFile: join(dir, VITE_CONFIG), logLevel: "warn" });
+  writeFileSync(join(dir, "dist", STAMP), `${new Date().toISOString()}\n`);
+}
+
 async function buildPackage(dir) {
+  if (isWebApp(dir)) return buildWebApp(dir);
   const src = join(dir, "src");
   const dist = join(dir, "dist");
   rmSync(dist, { recursive: true, force: true });
