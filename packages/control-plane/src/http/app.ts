@@ -16,6 +16,7 @@ import { SECURED, type RouteContext } from "./routes/context.js";
 import { registerAuthFlowRoutes } from "./routes/auth-flows.js";
 import { registerAuthProviderRoutes } from "./routes/auth-providers.js";
 import { registerAuthTokenRoutes } from "./routes/auth-tokens.js";
+import { registerDashboardRoutes } from "./routes/dashboard.js";
 import { registerDeploymentRoutes } from "./routes/deployments.js";
 import { registerIntegrationRoutes } from "./routes/integrations.js";
 import { registerListenerRoutes } from "./routes/listeners.js";
@@ -86,6 +87,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
     },
   };
   app.get("/ok", async () => ({ ok: true }));
+  registerDashboardRoutes(app);
   registerDeploymentRoutes(context, services.deployments);
   registerRegistryRoutes(context, services.registry);
   registerRevisionRoutes(context, services.revisions, services.deployments);
