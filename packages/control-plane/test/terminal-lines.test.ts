@@ -38,7 +38,9 @@ describe("the control plane's terminal tells each revision's steps as they happe
     const { deployment, revisionId } = await deployTarball(cp.admin, name, packFixture("deploy-app"));
     assert.equal((await finalRevision(cp.admin, deployment.id, revisionId)).status, "DEPLOYED");
     await lineMatching(
-      new RegExp(`\\d\\d:\\d\\d:\\d\\d ${name}: revision 1 created \\(new deployment\\), id [0-9a-f-]{36}; Waiting`),
+      new RegExp(
+        `\\d\\d:\\d\\d:\\d\\d ${name}: revision 1 created \\(new deployment\\), id [0-9a-f-]{36}; waiting for its source$`,
+      ),
     );
     await lineMatching(new RegExp(`${name}: revision 2 created \\(update\\), id ${revisionId}$`));
     await lineMatching(new RegExp(`${name}: revision 2 building$`));

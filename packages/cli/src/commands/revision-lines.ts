@@ -29,7 +29,8 @@ export function revisionLine(event: RevisionEvent, at = new Date()): string | un
 
 function describe(event: RevisionEvent): string | undefined {
   if (event.kind === "created") {
-    const waiting = event.status === "CREATING" ? `; ${brief(event.message)}` : "";
+    // Its status message tells the API client what to send; the terminal only that it waits.
+    const waiting = event.status === "CREATING" ? "; waiting for its source" : "";
     return `created (${CAUSES[event.cause]}), id ${event.revision.id}${waiting}`;
   }
   const { status, previous, message } = event;
