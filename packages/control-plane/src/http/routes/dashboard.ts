@@ -49,4 +49,12 @@ export function registerDashboardRoutes(app: FastifyInstance, dist = DASHBOARD_D
       .header("cache-control", "public, max-age=31536000, immutable")
       .send(await readFile(file));
   });
+
+  // The official deploy CLI prints this as its "View status" link for a local control plane: lead it to the deployment's page.
+  // Relative, so it lands under /api-host/ when it came that way.
+  app.get<{ Params: { deployment_id: string } }>(
+    "/o/:tenant_id/host/deployments/:deployment_id",
+    { schema: { hide: true } },
+    async (request, reply) => reply.redirect(`../../../../#/deployments/${encodeURIComponent(request.params.deployment_id)}`),
+  );
 }
