@@ -61,6 +61,11 @@ describe("the dashboard in headless Chromium", () => {
       assert.equal(missing.status, 404, path);
       assert.ok(((await missing.json()) as { detail: string }).detail, path);
     }
+    // The official deploy CLI's "View status" link for a local control plane leads to the deployment's page.
+    const id = "0b0c7e6e-2d6b-4d8e-9d3c-6a1f0f0f0f0f";
+    const status = await fetch(`${cp.url}/o/${cp.defaultTenantId}/host/deployments/${id}`, { redirect: "manual" });
+    assert.equal(status.status, 302);
+    assert.equal(new URL(status.headers.get("location")!, status.url).href, `${cp.url}/#/deployments/${id}`);
     // The API itself still wants a key.
     assert.equal((await fetch(`${cp.url}/v2/deployments`)).status, 401);
   });
