@@ -37,7 +37,7 @@ describe("berth dev reloads the project when it changes", () => {
     writeFileSync(join(project, "langgraph.json"), JSON.stringify({ graphs: { agent: "./src/agent.ts:graph" }, env: ".env" }));
     writeFileSync(join(project, "src", "agent.ts"), graphSource("v1"));
     writeFileSync(join(project, ".env"), "GREETING=hello\n");
-    berth = await startBerth({ project });
+    berth = await startBerth({ reload: true, project });
     threadId = (await berth.client.threads.create()).thread_id;
   });
   after(async () => {

@@ -30,12 +30,14 @@ export interface BerthOptions {
   extraArgs?: string[];
   /** `serve` with a role, for scale-out tests (default: `dev`). */
   role?: "api" | "worker" | "all";
+  /** `berth dev` as a developer runs it, supervising a server it restarts on change (default: `--no-reload`, one process). */
+  reload?: boolean;
 }
 
 async function spawnBerth(options: BerthOptions): Promise<{ child: ChildProcess; dataDir: string; output: () => string }> {
   const project = options.project?.startsWith("/") ? options.project : join(FIXTURES, options.project ?? "graphs");
   const dataDir = options.dataDir ?? newDataDir();
-  const command = options.role ? ["serve", "--role", options.role] : ["dev"];
+  const command = options.role ? ["serve", "--role", options.role] : options.reload ? ["dev"] : ["dev", "--no-reload"];
   const env: Record<string, string | undefined> = {
     ...process.env,
     LOG_LEVEL: "info",
