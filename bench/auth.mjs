@@ -117,7 +117,7 @@ const SERVERS = {
     label: "Berth embedded (SQLite)",
     command: (port, config, env, dataDir) => [
       process.execPath,
-      [berthBin, "dev", join(project, config), "--port", String(port), "--data-dir", dataDir],
+      [berthBin, "dev", "--no-reload", join(project, config), "--port", String(port), "--data-dir", dataDir],
       { cwd: root, env: { ...cleanEnv, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "warn", ...env } },
     ],
   },

@@ -69,6 +69,7 @@ export function berthDevArgs(port, dataDir) {
   return [
     join(root, "packages", "cli", "bin", "berth.mjs"),
     "dev",
+    "--no-reload",
     join(benchDir, "graphs"),
     "--port",
     String(port),

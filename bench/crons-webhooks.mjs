@@ -160,7 +160,7 @@ const dataDir = mkdtempSync(join(tmpdir(), "berth-bench-crons-"));
 log("SQLite (berth dev)");
 results.backends.sqlite = await measureBackend({
   name: "sqlite",
-  args: ["dev", project, "--port", "0", "--data-dir", dataDir],
+  args: ["dev", "--no-reload", project, "--port", "0", "--data-dir", dataDir],
   env: { DATABASE_URL: "", REDIS_URL: "" },
 });
 rmSync(dataDir, { recursive: true, force: true });
