@@ -18,6 +18,7 @@ Commands:
       --port <n>                  Port (default 2024; 0 picks a free one)
       --host <addr>               Address (default 127.0.0.1)
       --data-dir <dir>            SQLite directory (default .berth/ beside langgraph.json)
+      --no-reload                 One process: no restart when the project's sources, langgraph.json or .env change
   serve [dir-or-langgraph.json]   Serve a project in production: the options of dev, and
       --role api|worker|all       What this process does (default BERTH_ROLE, else all; a worker given --port answers GET /ok there)
       --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 100)
