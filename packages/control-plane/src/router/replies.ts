@@ -17,6 +17,10 @@ export function replyJson(
   }
   const text = JSON.stringify(body);
   const extra: OutgoingHttpHeaders = { ...headers };
+  // A page of another origin (the dashboard) reads the router's own answers (a refused key, say) rather than a
+  // bare network error. They hold no deployment data, so any origin may; the deployment's own answers
+  // keep the CORS policy of its agent server.
+  if (request.headers.origin) extra["access-control-allow-origin"] = "*";
   // Node reads and discards what the client still sends; a large upload refused
   // (say, without a key) is cut short instead of being received for nothing.
   if (
