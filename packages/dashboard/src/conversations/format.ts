@@ -1,0 +1,45 @@
+/** A value as indented JSON; a string stays itself (an interrupt's question reads better unquoted). */
+export function showValue(value: unknown): string {
+  if (typeof value === "string") return value;
+  return JSON.stringify(value, null, 2) ?? String(value);
+}
+
+/** A timestamp in the reader's locale; the raw text when it does not parse. */
+export function showTime(iso: string | null | undefined): string {
+  if (!iso) return "";
+  const date = new Date(iso);
+  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
+}
+
+/** The first 8 characters of an id: enough to tell threads and runs apart in a list (the full id is in the title). */
+export function shortId(id: string | null | undefined): string {
+  return id ? id.slice(0, 8) : "";
+}
+
+/**
+ * An answer typed by a person: JSON when it parses (`{"approved": true}`, `42`, `"text"`), otherwise the text
+ * itself, so a plain `yes` needs no quotes.
+ */
+export function parseAnswer(text: string): unknown {
+  const trimmed = text.trim();
+  try {
+    return JSON.parse(trimmed);
+  } catch {
+    return trimmed;
+  }
+}
+
+/** A metadata filter typed as a JSON object; empty means no filter. Throws a reader-facing message otherwise. */
+export function parseMetadataFilter(text: string): Record<string, unknown> | undefined {
+  if (!text.trim()) return undefined;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    throw new Error('The metadata filter must be a JSON object, e.g. {"graph_id": "agent"}');
+  }
+  if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
+    throw new Error('The metadata filter must be a JSON object, e.g. {"graph_id": "agent"}');
+  }
+  return parsed as Record<string, unknown>;
+}
