@@ -94,7 +94,15 @@ const settings = { off: {}, on: tracing(`${cpUrl}/api/v1`), down: tracing(`http:
 const results = {};
 for (const [name, env] of Object.entries(settings)) {
   const server = start(
-    ["dev", "--no-reload", join(benchDir, "graphs"), "--port", "0", "--data-dir", mkdtempSync(join(tmpdir(), "berth-bench-tracing-"))],
+    [
+      "dev",
+      "--no-reload",
+      join(benchDir, "graphs"),
+      "--port",
+      "0",
+      "--data-dir",
+      mkdtempSync(join(tmpdir(), "berth-bench-tracing-")),
+    ],
     env,
     "agent server listening",
   );
