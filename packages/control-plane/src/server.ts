@@ -162,6 +162,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
             : existsSync(keyFile)
               ? `\n  admin API key: in ${keyFile}`
               : "") +
+        `\n  dashboard: open ${url}/ in a browser and enter the key` +
         "\n\n",
     );
     return {
