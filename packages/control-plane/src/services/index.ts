@@ -54,6 +54,7 @@ export function createServices(
   const registry = new RegistryTokenService(storage, registrySettings);
   const deployments = new DeploymentService(storage, box, revisionEvents);
   const integrations = new IntegrationService(storage, box, deployments);
+  const logs = new LogService(storage, revisionEvents);
   const providers = new AuthProviderService(storage, box);
   const tokens = new AuthTokenService(storage, box, providers, logger.child({ component: "auth-service" }));
   return {
@@ -62,8 +63,8 @@ export function createServices(
     uploads: new UploadService(storage, box, uploads),
     listeners: new ListenerService(storage),
     integrations,
-    logs: new LogService(storage),
-    listenerApi: new ListenerApi(storage, box, uploads.dir, watch, registry, integrations, revisionEvents),
+    logs,
+    listenerApi: new ListenerApi(storage, box, uploads.dir, watch, registry, integrations, revisionEvents, logs),
     revisionEvents,
     tracing: createTracingService(storage.tracing, tracing),
     registry,

@@ -16,6 +16,7 @@ import type { AssignedRevision, Assignment, Authorization, RevisionFacts } from 
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
 import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
 import { revisionSecrets } from "./deployment-views.js";
+import type { LogService } from "./logs.js";
 import type { RevisionEvents } from "./revision-events.js";
 import type { RevisionWatch } from "./revision-watch.js";
 
@@ -39,6 +40,7 @@ export class ListenerApi {
     private readonly registry: RegistryTokenService,
     private readonly integrations: IntegrationService,
     private readonly events: RevisionEvents,
+    private readonly logs: LogService,
   ) {}
 
   /** The scope of a `berth listener` process of the caller's workspace; 404 for another workspace's listener. */
@@ -133,7 +135,7 @@ export class ListenerApi {
   async appendLogs(scope: ListenerScope, entries: LogEntry[]): Promise<void> {
     for (const deploymentId of new Set(entries.map((entry) => entry.deployment_id)))
       await this.deploymentInScope(scope, deploymentId);
-    if (entries.length > 0) await this.storage.logs.append(entries);
+    await this.logs.append(entries);
   }
 
   /** May this API key use this deployment's URL? (the router asks, and caches the answer briefly) */
