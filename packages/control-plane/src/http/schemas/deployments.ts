@@ -111,5 +111,14 @@ export const LogPage = z.object({
   next_offset: z.int().nullable().describe("The offset of the next page; null when this one was the last"),
 });
 
+export const LogStreamQuery = z.object({
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe("How many lines the client has: the stream starts after them (a Last-Event-ID header wins over it)"),
+});
+
 export const ProjectIdParams = z.object({ deployment_id: Uuid });
 export const ProjectRevisionParams = z.object({ deployment_id: Uuid, revision_id: Uuid });
