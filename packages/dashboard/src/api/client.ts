@@ -30,20 +30,38 @@ export class ApiClient {
     private readonly onUnauthorized: () => void,
   ) {}
 
-  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
-    const headers: Record<string, string> = { "X-Api-Key": this.credentials.apiKey };
+  private headers(extra: Record<string, string>): Record<string, string> {
+    const headers: Record<string, string> = { "X-Api-Key": this.credentials.apiKey, ...extra };
     if (this.credentials.tenantId) headers["X-Tenant-Id"] = this.credentials.tenantId;
-    if (body !== undefined) headers["Content-Type"] = "application/json";
+    return headers;
+  }
+
+  private async failure(response: Response): Promise<ApiError> {
+    const text = await response.text();
+    if (response.status === 401) this.onUnauthorized();
+    return new ApiError(response.status, detailOf(text ? safeJson(text) : null, response.status));
+  }
+
+  async request<T>(method: string, path: string, body?: unknown): Promise<T> {
     const response = await fetch(new URL(path, document.baseURI), {
       method,
-      headers,
+      headers: this.headers(body === undefined ? {} : { "Content-Type": "application/json" }),
       body: body === undefined ? undefined : JSON.stringify(body),
     });
+    if (!response.ok) throw await this.failure(response);
     const text = await response.text();
-    const parsed: unknown = text ? safeJson(text) : null;
-    if (response.status === 401) this.onUnauthorized();
-    if (!response.ok) throw new ApiError(response.status, detailOf(parsed, response.status));
-    return parsed as T;
+    return (text ? safeJson(text) : null) as T;
+  }
+
+  /** Opens a Server-Sent Events stream (GET); `lastEventId` resumes after the event of that id. */
+  async stream(path: string, signal: AbortSignal, lastEventId?: string): Promise<ReadableStream<Uint8Array>> {
+    const response = await fetch(new URL(path, document.baseURI), {
+      headers: this.headers({ Accept: "text/event-stream", ...(lastEventId ? { "Last-Event-ID": lastEventId } : {}) }),
+      signal,
+    });
+    if (!response.ok) throw await this.failure(response);
+    if (!response.body) throw new ApiError(response.status, "The control plane sent no stream");
+    return response.body;
   }
 
   get = <T>(path: string) => this.request<T>("GET", path);

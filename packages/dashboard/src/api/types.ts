@@ -40,11 +40,6 @@ export interface LogLine {
   message: string;
 }
 
-export interface LogPage {
-  logs: LogLine[];
-  next_offset: number | null;
-}
-
 export interface Repository {
   name: string;
   owner: string;

@@ -98,8 +98,8 @@ export function DeploymentPage({ id }: { id: string }) {
               Revision <code>{selected.id.slice(0, 8)}</code>
             </h2>
             <RevisionEvents deploymentId={deployment.id} revisionId={selected.id} final={isFinal(selected.status)} />
-            <LogViewer deploymentId={deployment.id} revisionId={selected.id} kind="build" complete={isFinal(selected.status)} />
-            <LogViewer deploymentId={deployment.id} revisionId={selected.id} kind="deploy" complete={false} />
+            <LogViewer deploymentId={deployment.id} revisionId={selected.id} kind="build" />
+            <LogViewer deploymentId={deployment.id} revisionId={selected.id} kind="deploy" />
           </section>
         )}
       </div>
