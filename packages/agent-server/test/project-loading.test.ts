@@ -30,6 +30,17 @@ describe("loading a project's langgraph.json", () => {
   });
 });
 
+describe("a TypeScript project in a CommonJS scope", () => {
+  it("keeps its graph's named export and its extensionless imports", async () => {
+    const berth = await startBerth({ project: "commonjs-ts" });
+    try {
+      assert.deepEqual(await berth.client.runs.wait(null, "commonjs", { input: { text: "cjs" } }), { text: "CJS!" });
+    } finally {
+      await berth.stop();
+    }
+  });
+});
+
 describe("a project described by the official images' variables", () => {
   it("a folder without langgraph.json is served from LANGSERVE_GRAPHS, as the official CLI's images carry it", async () => {
     const project = mkdtempSync(join(tmpdir(), "berth-image-env-"));
