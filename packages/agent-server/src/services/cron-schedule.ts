@@ -1,4 +1,14 @@
-import { CronExpressionParser } from "cron-parser";
+import { createRequire } from "node:module";
+
+type CronParser = typeof import("cron-parser").CronExpressionParser;
+
+let loaded: CronParser | undefined;
+
+/** cron-parser, loaded on first use (synchronously: schedules are checked inside request validation): most servers have no crons. */
+function cronParser(): CronParser {
+  loaded ??= (createRequire(import.meta.url)("cron-parser") as typeof import("cron-parser")).CronExpressionParser;
+  return loaded;
+}
 
 /**
  * Cron expressions, read by cron-parser: 5 fields (minute hour day-of-month
@@ -12,7 +22,7 @@ import { CronExpressionParser } from "cron-parser";
 export function scheduleError(schedule: string): string | undefined {
   if (schedule.trim() === "") return "must be a cron expression";
   try {
-    CronExpressionParser.parse(schedule, { tz: "UTC" }).next();
+    cronParser().parse(schedule, { tz: "UTC" }).next();
     return undefined;
   } catch (error) {
     return `invalid cron expression: ${error instanceof Error ? error.message : String(error)}`;
@@ -35,7 +45,8 @@ export function isTimezone(zone: string): boolean {
  */
 export function nextRunDate(schedule: string, timezone: string | null, after: Date, endTime: string | null): string | null {
   try {
-    const next = CronExpressionParser.parse(schedule, { currentDate: after, tz: timezone ?? "UTC" })
+    const next = cronParser()
+      .parse(schedule, { currentDate: after, tz: timezone ?? "UTC" })
       .next()
       .toDate();
     if (endTime !== null && next.getTime() > Date.parse(endTime)) return null;
