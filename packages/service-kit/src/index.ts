@@ -4,6 +4,7 @@ export * from "./outages.js";
 export * from "./http/api-docs.js";
 export * from "./http/schema-compilers.js";
 export * from "./http/errors.js";
+export * from "./http/event-stream.js";
 export * from "./http/json-body.js";
 export * from "./http/openapi.js";
 export * from "./http/route.js";

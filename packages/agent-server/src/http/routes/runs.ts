@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Access } from "../../services/authorization.js";
 import type { RunCreateInput, RunService } from "../../services/runs.js";
 import type { Run as RunRecord } from "../../storage/types.js";
-import { defineRoute } from "@berth/service-kit";
+import { defineRoute, writeEventStream } from "@berth/service-kit";
 import {
   CancelManyBody,
   CancelManyQuery,
@@ -18,7 +18,7 @@ import {
 } from "../schemas/runs.js";
 import { ThreadIdParams } from "../schemas/threads.js";
 import { withRequestHeaders } from "../request-headers.js";
-import { disconnectSignal, runEvents, sendJsonWhenReady, writeEventStream } from "../sse.js";
+import { disconnectSignal, runEvents, sendJsonWhenReady } from "../sse.js";
 import { accessOf } from "../auth/access.js";
 import type { HeaderSelector } from "../header-patterns.js";
 import type { RouteContext } from "./context.js";

@@ -1,8 +1,8 @@
-import { defineRoute, UnprocessableError } from "@berth/service-kit";
+import { defineRoute, type SseEvent, UnprocessableError, writeEventStream } from "@berth/service-kit";
 import type { FastifyRequest } from "fastify";
 import type { LogKind } from "../../storage/types.js";
 import type { LogService, LogStreamItem } from "../../services/logs.js";
-import { EventStreams, type SseFrame } from "../event-streams.js";
+import { OpenStreams } from "../event-streams.js";
 import { Detail } from "../schemas/common.js";
 import { LogPage, LogQueryBody, LogStreamQuery, ProjectIdParams, ProjectRevisionParams } from "../schemas/deployments.js";
 import type { RouteContext } from "./context.js";
@@ -12,7 +12,10 @@ const tag = "Logs (v1)";
 const STREAMED =
   "Server-Sent Events (text/event-stream): one event per line, its `data` the line as the POST endpoint returns it " +
   "and its `id` how many lines came up to it (send it back as Last-Event-ID, or ?offset=, to resume after it); " +
-  "a `: keep-alive` comment every 15 s.";
+  "a `: heartbeat` comment after 15 s without a line.";
+
+/** Proxies and browsers drop a connection idle for long. */
+const HEARTBEAT_MS = 15_000;
 
 /** `Last-Event-ID` (how many lines the client has), when sent. */
 function lastEventId(request: FastifyRequest): number | undefined {
@@ -25,7 +28,7 @@ function lastEventId(request: FastifyRequest): number | undefined {
   return count;
 }
 
-async function* framesOf(items: AsyncIterable<LogStreamItem>): AsyncGenerator<SseFrame> {
+async function* eventsOf(items: AsyncIterable<LogStreamItem>): AsyncGenerator<SseEvent> {
   for await (const item of items) {
     if (item.kind === "line") yield { id: item.count, data: JSON.stringify(item.line) };
     else yield { event: "end", data: JSON.stringify({ status: item.status, status_message: item.status_message }) };
@@ -38,7 +41,7 @@ async function* framesOf(items: AsyncIterable<LogStreamItem>): AsyncGenerator<Ss
  * server logs of every revision. Each has a `/stream` twin that follows it.
  */
 export function registerLogRoutes({ app, catalog, caller }: RouteContext, logs: LogService): void {
-  const streams = new EventStreams(app);
+  const streams = new OpenStreams(app);
   const routes: { path: string; kind: LogKind; summary: string; perRevision: boolean }[] = [
     {
       path: "/v1/projects/:deployment_id/revisions/:revision_id/build_logs",
@@ -109,7 +112,7 @@ export function registerLogRoutes({ app, catalog, caller }: RouteContext, logs: 
         const after = lastEventId(request) ?? query.offset;
         const signal = streams.signal(reply);
         const items = await logs.follow(tenantId, params.deployment_id, revisionId, route.kind, after, signal);
-        await streams.send(reply, framesOf(items), signal);
+        await writeEventStream(reply, eventsOf(items), { heartbeatMs: HEARTBEAT_MS });
       },
     );
   }
