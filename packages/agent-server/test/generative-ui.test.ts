@@ -7,7 +7,8 @@ import { promisify } from "node:util";
 import { Client } from "@langchain/langgraph-sdk";
 import { BERTH_BIN, type BerthProcess, FIXTURES, request, runBerthExpectingFailure, startBerth } from "@berth/test-support";
 import { build } from "esbuild";
-import { type Browser, chromium } from "playwright-core";
+import { launchChromium } from "@berth/test-support/browser";
+import type { Browser } from "playwright-core";
 
 const API_KEY = "generative-ui-key";
 const KEY = { "x-api-key": API_KEY };
@@ -15,13 +16,6 @@ const PROJECT = "generative-ui/project";
 const run = promisify(execFile);
 
 type UiMessage = { type: "ui"; id: string; name: string; props: Record<string, unknown>; metadata?: Record<string, unknown> };
-
-/** Debian's chromium (.ci/run installs it); playwright-core downloads no browser of its own. */
-function chromiumPath(): string {
-  const path = process.env.CHROMIUM_PATH ?? "/usr/bin/chromium";
-  assert.ok(existsSync(path), `${path} is missing: install Debian's chromium (apt-get install -y chromium)`);
-  return path;
-}
 
 /** The page's script: React, the SDK's useStream and LoadExternalComponent, from node_modules, in one file. */
 async function harnessScript(): Promise<string> {
@@ -140,7 +134,7 @@ describe("generative UI: `ui` bundles, the /ui routes and UI messages", () => {
   describe("in a browser", () => {
     let browser: Browser;
     before(async () => {
-      browser = await chromium.launch({ executablePath: chromiumPath(), args: ["--no-sandbox"] });
+      browser = await launchChromium();
     });
     after(() => browser?.close());
 

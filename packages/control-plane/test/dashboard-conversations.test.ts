@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type ControlPlane, type Deployment, startControlPlane } from "@berth/test-support";
 import type { Browser, Locator, Page } from "playwright-core";
-import { launchChromium, screenshot } from "./helpers/browser.js";
+import { launchChromium, newPage, screenshot } from "@berth/test-support/browser";
 import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
 
 // What fixtures/conversation-app streams and asks (its agent.ts exports the same strings).
@@ -29,8 +29,7 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
     assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
     deployment = (await cp.admin.get<Deployment>(`/v2/deployments/${deployed.deployment.id}`)).body;
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(STEP_MS);
+    page = await newPage(browser, STEP_MS);
     view = page.getByTestId("conversation-browser");
   });
   after(async () => {

@@ -4,7 +4,7 @@ import { after, before, describe, test } from "node:test";
 import { Client } from "@langchain/langgraph-sdk";
 import { type ControlPlane, type Deployment, startControlPlane, uniqueName } from "@berth/test-support";
 import type { Browser, Locator, Page } from "playwright-core";
-import { launchChromium, screenshot } from "./helpers/browser.js";
+import { launchChromium, newPage, screenshot } from "@berth/test-support/browser";
 import { FIXTURES } from "./helpers/deploy.js";
 
 /** A build and a start of the fixture, or a redeploy: generous, since the machine may be busy. */
@@ -37,8 +37,7 @@ describe("the dashboard in headless Chromium", () => {
     const index = await fetch(`${cp.url}/`);
     assert.equal(index.status, 200, `GET / answered ${index.status}: ${await index.text()} (build the dashboard: npm run build)`);
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(STEP_MS);
+    page = await newPage(browser, STEP_MS);
   });
   after(async () => {
     await browser?.close();
@@ -199,8 +198,7 @@ describe("the dashboard's git form and Interrupt, on a control plane without a l
     cp = await startControlPlane();
     await cp.addIntegration(cp.defaultTenantId, "acme-github", [`${repoUrl}#trunk`]);
     browser = await launchChromium();
-    page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
-    page.setDefaultTimeout(STEP_MS);
+    page = await newPage(browser, STEP_MS);
   });
   after(async () => {
     await browser?.close();

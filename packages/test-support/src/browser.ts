@@ -1,8 +1,16 @@
+// Browser tests' helpers, imported as `@berth/test-support/browser` so that other tests do not load playwright-core.
 import assert from "node:assert/strict";
 import { existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { REPO_ROOT } from "@berth/test-support";
+import { REPO_ROOT } from "./paths.js";
 import { type Browser, chromium, type Page } from "playwright-core";
+
+/** A page of the size the screenshots are taken at, whose waits give up after `stepMs`. */
+export async function newPage(browser: Browser, stepMs: number): Promise<Page> {
+  const page = await browser.newPage({ viewport: { width: 1280, height: 900 } });
+  page.setDefaultTimeout(stepMs);
+  return page;
+}
 
 /** Where the dashboard tests leave their screenshots (CI keeps them as artifacts). */
 export const SCREENSHOTS = join(REPO_ROOT, "test-artifacts", "dashboard");
