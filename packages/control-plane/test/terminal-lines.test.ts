@@ -20,18 +20,7 @@ describe("the control plane's terminal tells each revision's steps as they happe
   });
   after(() => cp?.stop());
 
-  /** The first line of the control plane's output matching `pattern`, once printed (polled up to a deadline). */
-  const lineMatching = async (pattern: RegExp): Promise<RegExpExecArray> => {
-    const deadline = Date.now() + LINE_MS;
-    for (;;) {
-      for (const line of cp.output().split("\n")) {
-        const match = pattern.exec(line);
-        if (match) return match;
-      }
-      if (Date.now() > deadline) throw new Error(`no line matched ${pattern}:\n${cp.output().slice(-4000)}`);
-      await new Promise((resolve) => setTimeout(resolve, 20));
-    }
-  };
+  const lineMatching = (pattern: RegExp) => cp.outputLine(pattern, LINE_MS);
 
   test("a deployment: its revisions created, building, and deployed at its URL", async () => {
     const name = uniqueName("lines");

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { type ChildProcess, spawn } from "node:child_process";
-import { once } from "node:events";
+import { EventEmitter, once } from "node:events";
 import { randomBytes, randomUUID } from "node:crypto";
 import { gzipSync } from "node:zlib";
 import { backendEnv } from "./backend.js";
@@ -186,6 +186,8 @@ export interface ControlPlane {
   admin: Api;
   /** Everything the process printed so far (stdout and stderr). */
   output(): string;
+  /** The first line it printed that matches `pattern`, as soon as it is printed; rejects after `ms` without one. */
+  outputLine(pattern: RegExp, ms: number): Promise<RegExpExecArray>;
   /** SIGTERM and wait for exit. */
   stop(): Promise<void>;
   /** SIGKILL (kill -9) and wait for exit. */
@@ -248,8 +250,33 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     { env, stdio: ["ignore", "pipe", "pipe"] },
   );
   let text = "";
-  child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));
-  child.stderr!.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  const printed = new EventEmitter().setMaxListeners(0);
+  const append = (chunk: Buffer) => {
+    text += chunk.toString();
+    printed.emit("data");
+  };
+  child.stdout!.on("data", append);
+  child.stderr!.on("data", append);
+  const outputLine = (pattern: RegExp, ms: number) =>
+    new Promise<RegExpExecArray>((resolve, reject) => {
+      const check = () => {
+        for (const line of text.split("\n")) {
+          const match = pattern.exec(line);
+          if (match) {
+            printed.off("data", check);
+            clearTimeout(timer);
+            resolve(match);
+            return;
+          }
+        }
+      };
+      const timer = setTimeout(() => {
+        printed.off("data", check);
+        reject(new Error(`no line matched ${pattern}:\n${text.slice(-4000)}`));
+      }, ms);
+      printed.on("data", check);
+      check();
+    });
   const { url, routerUrl } = await new Promise<{ url: string; routerUrl?: string }>((resolve, reject) => {
     const onData = () => {
       const found = listeningUrl(text);
@@ -299,6 +326,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
     dataDir,
     admin: api(url, adminKey, defaultTenantId),
     output: () => text,
+    outputLine,
     stop: () => signal("SIGTERM"),
     kill: () => signal("SIGKILL"),
     cli,
