@@ -212,6 +212,8 @@ describe("the dashboard's git form and Interrupt, on a control plane without a l
     await page.getByRole("button", { name: "Sign in" }).click();
     const form = page.getByRole("form", { name: "From a git repository" });
     await form.getByLabel("Integration").locator("option", { hasText: "acme-github" }).waitFor({ state: "attached" });
+    // The integration's repositories are listed as the URL field's suggestions.
+    await form.locator("datalist option", { hasText: "acme/agent" }).waitFor({ state: "attached" });
     await form.getByLabel("Repository URL").fill(repoUrl);
     // Choosing a known repository fills in its default branch and its name.
     assert.equal(await form.getByLabel("Branch").inputValue(), "trunk");

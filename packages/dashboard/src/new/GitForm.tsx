@@ -17,9 +17,10 @@ export function GitForm() {
   );
   const [integrationId, setIntegrationId] = useState("");
   const [repoUrl, setRepoUrl] = useState("");
-  const [branch, setBranch] = useState("main");
+  // Branch and name follow the chosen repository until typed in, also when its listing arrives after the URL.
+  const [typedBranch, setBranch] = useState<string | null>(null);
   const [configPath, setConfigPath] = useState(CONFIG);
-  const [name, setName] = useState("");
+  const [typedName, setName] = useState<string | null>(null);
   const { run, busy, error } = useAction();
 
   const integration = integrations?.find((candidate) => candidate.id === integrationId) ?? integrations?.[0];
@@ -30,14 +31,9 @@ export function GitForm() {
     [api, integration?.id],
   );
 
-  const chooseRepo = (url: string) => {
-    setRepoUrl(url);
-    const repo = repos?.find((candidate) => candidate.url === url);
-    if (repo) {
-      setBranch(repo.default_branch);
-      if (!name) setName(repo.name);
-    }
-  };
+  const knownRepo = repos?.find((candidate) => candidate.url === repoUrl);
+  const branch = typedBranch ?? knownRepo?.default_branch ?? "main";
+  const name = typedName ?? knownRepo?.name ?? "";
 
   const submit = async (event: FormEvent) => {
     event.preventDefault();
@@ -83,7 +79,7 @@ export function GitForm() {
         list="known-repos"
         value={repoUrl}
         autoComplete="off"
-        onChange={(event) => chooseRepo(event.target.value)}
+        onChange={(event) => setRepoUrl(event.target.value)}
       />
       <datalist id="known-repos">
         {repos?.map((repo) => (
