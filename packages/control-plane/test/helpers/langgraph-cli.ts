@@ -54,8 +54,16 @@ export async function ensureLangGraphCli(): Promise<string> {
     );
   }
   writeFileSync(join(partial, COMPLETE), `${PACKAGE}\n`);
-  rmSync(CACHE_DIR, { recursive: true, force: true });
-  renameSync(partial, CACHE_DIR);
+  // A folder without the marker can only be a leftover (the marker goes in before the move).
+  if (!existsSync(join(CACHE_DIR, COMPLETE))) rmSync(CACHE_DIR, { recursive: true, force: true });
+  try {
+    renameSync(partial, CACHE_DIR);
+  } catch (err) {
+    // Another test file installed it meanwhile, and may be running it: keep theirs.
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== "ENOTEMPTY" && code !== "EEXIST") throw err;
+    rmSync(partial, { recursive: true, force: true });
+  }
   return bin;
 }
 
