@@ -1,7 +1,7 @@
 import type pg from "pg";
 import type { RunCounts } from "../types.js";
 
-/** Pending (available now) and running runs of every process, in one statement over the queue's index (status, available_at). */
+/** Pending (available now) and running runs of every process, in one statement over the pending runs' index and the running runs' one. */
 export async function postgresRunCounts(pool: pg.Pool): Promise<RunCounts> {
   // count(*) is a bigint, which pg returns as a string.
   const { rows } = await pool.query<{ pending: string; running: string }>(

@@ -16,11 +16,14 @@ const CLAIM_ATTEMPTS = 20;
 /**
  * A pending, available run that is the first pending run of its thread (FIFO
  * per thread: an earlier run that is not yet available blocks it, as in
- * SQLite), on a thread with no running run.
+ * SQLite), on a thread with no running run. `OFFSET 0` keeps each check a
+ * lookup of that thread's runs (runs_thread) per candidate: as a join, a
+ * table whose statistics are young (every new database) got plans that read
+ * every pending or running run once per candidate.
  */
 const STARTABLE = `r.status = 'pending' AND r.available_at <= $1
-  AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running')
-  AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'pending' AND o.seq < r.seq)`;
+  AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'running' OFFSET 0)
+  AND NOT EXISTS (SELECT 1 FROM runs o WHERE o.thread_id = r.thread_id AND o.status = 'pending' AND o.seq < r.seq OFFSET 0)`;
 
 /**
  * Claims the oldest startable run in one statement. It locks the run and its
@@ -40,10 +43,10 @@ const CLAIM = `
      FOR UPDATE OF r, t SKIP LOCKED
   ), claimed AS (
     UPDATE runs SET status = 'running', attempt = attempt + 1, lease_owner = $2, lease_expires_at = $3, updated_at = $4
-      FROM next WHERE runs.run_id = next.run_id AND runs.status = 'pending'
+     WHERE runs.run_id = (SELECT run_id FROM next) AND runs.status = 'pending'
     RETURNING ${qualified("runs", RUN_COLUMNS)}
   ), busy AS (
-    UPDATE threads SET status = 'busy', updated_at = $4 FROM claimed WHERE threads.thread_id = claimed.thread_id
+    UPDATE threads SET status = 'busy', updated_at = $4 WHERE threads.thread_id = (SELECT thread_id FROM claimed)
   )
   SELECT ${qualified("claimed", RUN_COLUMNS)}, EXISTS (SELECT 1 FROM runs r WHERE ${STARTABLE}) AS startable
     FROM (VALUES (1)) AS one LEFT JOIN claimed ON true`;

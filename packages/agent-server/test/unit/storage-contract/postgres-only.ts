@@ -33,6 +33,7 @@ export function postgresOnlyContract(backend: Backend): void {
           { version: 6, name: "006_crons.sql" },
           { version: 7, name: "007_webhook_outbox.sql" },
           { version: 8, name: "008_run_functions.sql" },
+          { version: 9, name: "009_pending_runs_index.sql" },
         ]);
         await Promise.all(storages.map((storage) => storage.close()));
       } finally {
