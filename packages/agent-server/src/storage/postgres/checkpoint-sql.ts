@@ -70,14 +70,18 @@ export async function selectBlobs(
   owners: { thread_id: string; checkpoint_ns: string; versions: Record<string, string> }[],
 ): Promise<Pick<BlobRow, "channel" | "type" | "blob">[][]> {
   const keys = owners.map((owner, i) => ({ i, t: owner.thread_id, n: owner.checkpoint_ns, v: owner.versions }));
-  // One primary key lookup per (checkpoint, channel), for every checkpoint at once.
+  // One primary key lookup per (checkpoint, channel), for every checkpoint at once. `OFFSET 0` keeps each a
+  // lookup: as a plain join, young statistics (a new database) planned a scan of the whole table per load.
   const { rows } = await prepared<Pick<BlobRow, "channel" | "type" | "blob"> & { i: number }>(
     q,
     "berth_select_blobs",
     `SELECT k.i, b.channel, b.type, b.blob
        FROM jsonb_to_recordset($1::jsonb) AS k(i integer, t text, n text, v jsonb)
        CROSS JOIN LATERAL jsonb_each_text(k.v) AS v
-       JOIN checkpoint_blobs b ON b.thread_id = k.t AND b.checkpoint_ns = k.n AND b.channel = v.key AND b.version = v.value`,
+       CROSS JOIN LATERAL (
+         SELECT b.channel, b.type, b.blob FROM checkpoint_blobs b
+          WHERE b.thread_id = k.t AND b.checkpoint_ns = k.n AND b.channel = v.key AND b.version = v.value OFFSET 0
+       ) AS b`,
     [jsonb(keys)],
   );
   const byOwner = owners.map((): Pick<BlobRow, "channel" | "type" | "blob">[] => []);
@@ -91,10 +95,14 @@ export async function selectWrites(q: Queryable, keys: CheckpointKey[], channel?
   const { rows } = await prepared<WriteRow & { i: number }>(
     q,
     "berth_select_writes",
+    // A lookup per key (`OFFSET 0`, as for blobs): analyzed statistics had planned a scan of every write per load.
     `SELECT k.i, ${qualified("w", CHECKPOINT_WRITE_COLUMNS)}
        FROM jsonb_to_recordset($1::jsonb) AS k(i integer, t text, n text, c text)
-       JOIN checkpoint_writes w ON w.thread_id = k.t AND w.checkpoint_ns = k.n AND w.checkpoint_id = k.c
-      WHERE $2::text IS NULL OR w.channel = $2`,
+       CROSS JOIN LATERAL (
+         SELECT ${CHECKPOINT_WRITE_COLUMNS} FROM checkpoint_writes
+          WHERE thread_id = k.t AND checkpoint_ns = k.n AND checkpoint_id = k.c AND ($2::text IS NULL OR channel = $2)
+         OFFSET 0
+       ) AS w`,
     [jsonb(indexed), channel ?? null],
   );
   const byKey = keys.map((): WriteRow[] => []);
