@@ -50,8 +50,14 @@ describe("streamed build and server logs", () => {
   let cp: ControlPlane;
   const opened: AbortController[] = [];
   // The build command waits for this request to be answered: the test decides when the build goes on.
-  const gate = createServer((_request, response) => waiting.push(response));
+  const gate = createServer((_request, response) => {
+    waiting.push(response);
+    reachGate();
+  });
   const waiting: ServerResponse[] = [];
+  // The build's first line can reach the stream before its request reaches the gate.
+  let reachGate: () => void = () => {};
+  const gateReached = new Promise<void>((resolve) => (reachGate = resolve));
   let deploymentId: string;
   let revisionId: string;
 
@@ -118,6 +124,7 @@ describe("streamed build and server logs", () => {
     assert.equal(first.id, String(stream.seen.length), "an event's id counts the lines up to it");
     assert.deepEqual(Object.keys(first.data as object).sort(), ["id", "level", "message", "timestamp"]);
 
+    await gateReached;
     for (const response of waiting.splice(0)) response.end();
     const events = await stream.rest();
     const end = events.at(-1)!;
