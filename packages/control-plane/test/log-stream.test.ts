@@ -49,15 +49,11 @@ const messageOf = (event: StreamEvent) => (event.data as LogLine).message;
 describe("streamed build and server logs", () => {
   let cp: ControlPlane;
   const opened: AbortController[] = [];
-  // The build command waits for this request to be answered: the test decides when the build goes on.
-  const gate = createServer((_request, response) => {
-    waiting.push(response);
-    reachGate();
-  });
-  const waiting: ServerResponse[] = [];
-  // The build's first line can reach the stream before its request reaches the gate.
-  let reachGate: () => void = () => {};
-  const gateReached = new Promise<void>((resolve) => (reachGate = resolve));
+  // The build command waits for its request to the gate to be answered: the test decides when the build goes on. The
+  // build's first line can reach the stream before that request reaches the gate, so the test awaits the request itself.
+  let reachGate: (response: ServerResponse) => void = () => {};
+  const gateReached = new Promise<ServerResponse>((resolve) => (reachGate = resolve));
+  const gate = createServer((_request, response) => reachGate(response));
   let deploymentId: string;
   let revisionId: string;
 
@@ -106,7 +102,7 @@ describe("streamed build and server logs", () => {
   });
   after(async () => {
     for (const controller of opened) controller.abort();
-    for (const response of waiting) response.end();
+    void gateReached.then((response) => response.end());
     gate.close();
     await cp?.stop();
   });
@@ -124,8 +120,7 @@ describe("streamed build and server logs", () => {
     assert.equal(first.id, String(stream.seen.length), "an event's id counts the lines up to it");
     assert.deepEqual(Object.keys(first.data as object).sort(), ["id", "level", "message", "timestamp"]);
 
-    await gateReached;
-    for (const response of waiting.splice(0)) response.end();
+    (await gateReached).end();
     const events = await stream.rest();
     const end = events.at(-1)!;
     assert.equal(end.event, "end", JSON.stringify(events));
