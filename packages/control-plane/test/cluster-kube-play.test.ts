@@ -23,11 +23,11 @@ import {
   startControlPlane,
   TEST_BACKEND,
   uniqueName,
+  freePort,
 } from "@berth/test-support";
 import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
 import { containerEngine } from "./helpers/engine.js";
 import { listenerArgsFor, runListenerCommand } from "./helpers/listener-process.js";
-import { freePort } from "./helpers/test-image.js";
 
 const run = promisify(execFile);
 const engine = await containerEngine();

@@ -11,10 +11,11 @@ import {
   type Revision,
   startControlPlane,
   uniqueName,
+  freePort,
 } from "@berth/test-support";
 import { finalRevision, logsOf } from "./helpers/deploy.js";
 import { containerEngine } from "./helpers/engine.js";
-import { freePort, pushTestImage } from "./helpers/test-image.js";
+import { pushTestImage } from "./helpers/test-image.js";
 
 const engine = await containerEngine();
 const registry = process.env.BERTH_TEST_REGISTRY ?? "";

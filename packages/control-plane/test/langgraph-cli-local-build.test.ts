@@ -14,10 +14,10 @@ import {
   revisionsOf,
   startControlPlane,
   uniqueName,
+  freePort,
 } from "@berth/test-support";
 import { FIXTURES } from "./helpers/deploy.js";
 import { containerEngine } from "./helpers/engine.js";
-import { freePort } from "./helpers/test-image.js";
 import { cliEnv, ensureLangGraphCli, langgraphjs, LANGGRAPH_CLI_VERSION, run, shown } from "./helpers/langgraph-cli.js";
 
 /**

@@ -3,3 +3,4 @@ export * from "./berth-process.js";
 export * from "./control-plane.js";
 export * from "./http.js";
 export * from "./paths.js";
+export * from "./ports.js";

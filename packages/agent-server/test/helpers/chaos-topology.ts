@@ -1,9 +1,9 @@
 import { join } from "node:path";
 import pg from "pg";
-import { TEST_BACKEND, testDatabaseName } from "@berth/test-support";
+import { freePort, TEST_BACKEND, testDatabaseName } from "@berth/test-support";
 import { type BerthProcess, newDataDir, startBerth } from "@berth/test-support";
 import { holdSqliteWriteLock, SizeLimitedDir, sqliteIntegrity, terminateConnections, userIds } from "./outages.js";
-import { freePort, PrivateRedis } from "./redis-server.js";
+import { PrivateRedis } from "./redis-server.js";
 
 /** What an outage did: a note for the report, or why it could not be made here. */
 export type OutageResult = { done: string } | { skipped: string };

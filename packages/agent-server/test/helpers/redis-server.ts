@@ -1,16 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { createServer } from "node:net";
-
-/** A TCP port nothing listens on right now. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const server = createServer().listen(0, "127.0.0.1", () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
-}
+import { freePort } from "@berth/test-support";
 
 /**
  * A private redis-server (no persistence) on a port of its own, so a test can

@@ -4,7 +4,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync
 import { connect } from "node:net";
 import { tmpdir, userInfo } from "node:os";
 import { join } from "node:path";
-import { freePort } from "./test-image.js";
+import { freePort } from "@berth/test-support";
 
 const SSHD = "/usr/sbin/sshd";
 

@@ -1,17 +1,7 @@
 import type Docker from "dockerode";
-import { createServer } from "node:net";
 import { join } from "node:path";
 import { pack } from "tar-fs";
 import { FIXTURES } from "./deploy.js";
-
-/** A TCP port free on loopback now, for a service the test starts (the control plane's registry). */
-export async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address() as { port: number };
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
 
 /**
  * Builds the stand-in server image (fixtures/external-image) as `ref`, pushes
