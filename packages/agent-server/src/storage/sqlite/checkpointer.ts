@@ -208,7 +208,7 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
     const thread_id = config.configurable?.thread_id ?? null;
     const checkpoint_ns = config.configurable?.checkpoint_ns ?? "";
     const checkpoint_id = getCheckpointId(config);
-    this.group.flush();
+    this.group.flush(checkpointsTopic(thread_id));
     const row = checkpoint_id
       ? this.sql.getById.get({ thread_id, checkpoint_ns, checkpoint_id })
       : this.sql.getLatest.get({ thread_id, checkpoint_ns });
@@ -226,7 +226,7 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
       limit: limit === undefined ? -1 : Math.max(0, limit),
     };
     // Rows are fetched up front: an open iterator would block writes on the connection across yields.
-    this.group.flush();
+    this.group.flush(params.thread_id === null ? undefined : checkpointsTopic(params.thread_id));
     const rows = (params.thread_id === null ? this.sql.listAll : this.sql.listThread).all(params);
     for (const row of rows) yield await this.toTuple(row);
   }
@@ -239,13 +239,13 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
   ): Promise<RunnableConfig> {
     const { row: encoded, blobs } = await encodePut(this.serde, config, checkpoint, newVersions);
     const row = { ...encoded, metadata: JSON.stringify(metadata) }; // stored as given, so json_contains/json_extract can query it
-    await this.group.run(() => this.sql.put(row, blobs));
+    await this.group.run(() => this.sql.put(row, blobs), checkpointsTopic(row.thread_id));
     return { configurable: { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id } };
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
     const rows = await encodeWrites(this.serde, config, writes, taskId, taskPath);
-    await this.group.run(() => this.sql.putWrites(rows));
+    await this.group.run(() => this.sql.putWrites(rows), checkpointsTopic(config.configurable?.thread_id));
   }
 
   /**
@@ -312,4 +312,9 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
     const versions = Object.values(checkpoint.channel_versions);
     checkpoint.channel_versions[TASKS] = versions.length > 0 ? maxChannelVersion(...versions) : this.getNextVersion(undefined);
   }
+}
+
+/** The group-commit topic of a thread's checkpoints, writes and channel values. */
+function checkpointsTopic(threadId: unknown): string {
+  return `checkpoints:${String(threadId)}`;
 }

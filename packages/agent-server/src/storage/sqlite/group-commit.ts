@@ -2,6 +2,8 @@ import type { SqliteDatabase } from "./database.js";
 
 interface QueuedWrite {
   work: () => unknown;
+  /** What the write changes that a reader may flush for (see `flush`). */
+  topic?: string;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -17,28 +19,38 @@ interface QueuedWrite {
  */
 export class GroupCommit {
   private queue: QueuedWrite[] = [];
+  private readonly queuedTopics = new Set<string>();
   private scheduled = false;
 
   constructor(private readonly db: SqliteDatabase) {}
 
-  run<T>(work: () => T): Promise<T> {
+  run<T>(work: () => T, topic?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ work, topic, resolve: resolve as (value: unknown) => void, reject });
+      if (topic !== undefined) this.queuedTopics.add(topic);
       if (this.scheduled) return;
       this.scheduled = true;
       setImmediate(() => this.commit());
     });
   }
 
-  /** Commits what is queued now: a read that must see those writes calls it first. */
-  flush(): void {
-    if (this.queue.length > 0) this.commit();
+  /**
+   * Commits what is queued now: a read that must see those writes calls it
+   * first. With a `topic` (a thread's checkpoints, a run's events), only when
+   * a queued write has that topic: under load most reads concern rows nobody
+   * is writing, and committing early for them would split the batch into
+   * many small transactions.
+   */
+  flush(topic?: string): void {
+    if (this.queue.length === 0) return;
+    if (topic === undefined || this.queuedTopics.has(topic)) this.commit();
   }
 
   private commit(): void {
     this.scheduled = false;
     const batch = this.queue;
     this.queue = [];
+    this.queuedTopics.clear();
     if (batch.length === 0) return;
     const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     try {

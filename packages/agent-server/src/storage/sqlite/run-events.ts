@@ -28,16 +28,17 @@ export class SqliteRunEvents {
         for (const event of events) this.statements.insert.run(runId, event.seq, event.event, event.data);
         return true;
       }),
+      eventsTopic(runId),
     );
   }
 
   readEvents(runId: string, afterSeq: number): StoredEvent[] {
-    this.group.flush();
+    this.group.flush(eventsTopic(runId));
     return this.statements.read.all(runId, afterSeq) as StoredEvent[];
   }
 
   lastEventSeq(runId: string): number {
-    this.group.flush();
+    this.group.flush(eventsTopic(runId));
     const row = this.db.prepare("SELECT max(seq) AS seq FROM run_events WHERE run_id = ?").get(runId) as { seq: number | null };
     return row.seq ?? -1;
   }
@@ -48,4 +49,9 @@ export class SqliteRunEvents {
       .prepare("DELETE FROM run_events WHERE run_id IN (SELECT run_id FROM runs WHERE ended_at IS NOT NULL AND ended_at < ?)")
       .run(endedBefore).changes;
   }
+}
+
+/** The group-commit topic of a run's event log. */
+function eventsTopic(runId: string): string {
+  return `events:${runId}`;
 }

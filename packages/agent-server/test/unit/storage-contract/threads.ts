@@ -224,4 +224,27 @@ export function threadsContract(backend: Backend): void {
       assert.ok(await storage.threads.get(cleared));
     });
   });
+
+  // SQLite commits writes in groups, one transaction per turn of the event loop; a read that must see
+  // a queued write commits the group first. PostgreSQL's writes are not queued.
+  if (backend.name !== "SQLite") return;
+  describe("group commit", () => {
+    const test = databasePerTest(backend);
+
+    it("a read of a run's event log sees that run's appends still queued, beside another run's", async () => {
+      const { storage } = test;
+      const runId = await createdRun(storage, await newThread(storage));
+      const other = await createdRun(storage, await newThread(storage));
+      const event = (seq: number) => ({ seq, event: "values", data: `{"n":${seq}}` });
+      const appended = [storage.runs.appendEvents(other, [event(0)]), storage.runs.appendEvents(runId, [event(0), event(1)])];
+      assert.deepEqual(
+        (await storage.runs.readEvents(runId, 0)).map((stored) => stored.seq),
+        [1],
+      );
+      appended.push(storage.runs.appendEvents(runId, [event(2)]));
+      assert.equal(await storage.runs.lastEventSeq(runId), 2);
+      assert.deepEqual(await Promise.all(appended), [true, true, true]);
+      assert.equal(await storage.runs.lastEventSeq(other), 0);
+    });
+  });
 }
