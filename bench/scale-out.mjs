@@ -76,9 +76,9 @@ export async function scaleOut({ port, repeats, requests }) {
       for (const { key, assistant_id, input } of GRAPHS) {
         const graph = { assistant_id, input };
         // node:http keep-alive client: the load process shares the machine's cores with the workers.
-        load(url, "threadWait", { concurrency: 8, requests: 100, seconds: 30, graph, http: true });
+        load(url, "threadWait", { concurrency: 8, requests: 100, seconds: 30, graph });
         const runs = Array.from({ length: repeats }, () =>
-          load(url, "threadWait", { concurrency: 32, requests, seconds: 30, graph, http: true }),
+          load(url, "threadWait", { concurrency: 32, requests, seconds: 30, graph }),
         );
         results[`${key}workers_${workerCount}`] = {
           per_second: median(runs.map((r) => r.per_second)),
