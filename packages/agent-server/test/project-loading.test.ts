@@ -31,10 +31,17 @@ describe("loading a project's langgraph.json", () => {
 });
 
 describe("a TypeScript project in a CommonJS scope", () => {
-  it("keeps its graph's named export and its extensionless imports", async () => {
+  it("keeps its graph's named export and its extensionless imports, and its nodes reach the store", async () => {
     const berth = await startBerth({ project: "commonjs-ts" });
     try {
       assert.deepEqual(await berth.client.runs.wait(null, "commonjs", { input: { text: "cjs" } }), { text: "CJS!" });
+      const words = ["one", "two", "three"];
+      const thread = await berth.client.threads.create();
+      assert.deepEqual(await berth.client.runs.wait(thread.thread_id, "commonjs_memo", { input: { words } }), {
+        words,
+        read: words,
+      });
+      assert.deepEqual((await berth.client.store.getItem(["memo", thread.thread_id], "w2"))?.value, { word: "three" });
     } finally {
       await berth.stop();
     }

@@ -5,6 +5,7 @@ import type { BerthCheckpointer } from "../storage/types.js";
 import { type CompiledGraph, toCompiledGraph } from "./compiled-graph.js";
 import { provideGraphLogger } from "./sdk-logger.js";
 import { importProjectModule } from "./project-module.js";
+import { drainStoreQueuesOnArrival } from "./store-queue.js";
 
 type GraphFactory = (config: RunnableConfig) => unknown;
 
@@ -38,6 +39,7 @@ export class GraphRegistry {
     for (const spec of specs) {
       graphs.set(spec.graphId, await loadGraph(spec, checkpointer));
     }
+    drainStoreQueuesOnArrival(); // once the graphs are loaded: the CommonJS copy of LangGraph is there if they use it
     return new GraphRegistry(graphs, checkpointer);
   }
 
