@@ -155,7 +155,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       items,
       { defaultTtlMinutes: project.checkpointer.defaultTtlMinutes },
       { policy: webhooks.policy, allowPrivate: webhookAllowPrivate },
-      worker && (() => worker.slots()),
+      worker,
     );
     if (role !== "worker") await services.assistants.ensureSystemAssistants(assistantDefaults);
     await worker?.start();

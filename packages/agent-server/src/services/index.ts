@@ -1,6 +1,6 @@
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { RunBroker } from "../runs/brokers/broker.js";
-import type { WorkerSlots } from "../runs/execution/worker.js";
+import type { SlotReservation, WorkerSlots } from "../runs/execution/worker.js";
 import type { Storage } from "../storage/types.js";
 import type { ItemStore } from "../store/item-store.js";
 import { AssistantService } from "./assistants.js";
@@ -25,6 +25,12 @@ export interface Services {
   webhooks: WebhookService;
 }
 
+/** What services use of the worker of their process. */
+export interface LocalWorker {
+  slots(): WorkerSlots;
+  reserveSlot(): SlotReservation | undefined;
+}
+
 export function createServices(
   storage: Storage,
   graphs: GraphRegistry,
@@ -32,12 +38,12 @@ export function createServices(
   items: ItemStore,
   threadOptions?: ThreadServiceOptions,
   webhookOptions?: WebhookServiceOptions,
-  /** This process's run slots, when it executes runs (GET /metrics). */
-  workerSlots?: () => WorkerSlots,
+  /** This process's worker, when it executes runs: its slots (GET /metrics), and a slot for a run being created. */
+  worker?: LocalWorker,
 ): Services {
   const assistants = new AssistantService(storage, graphs);
   const webhooks = new WebhookService(storage, webhookOptions);
-  const runs = new RunService(storage, graphs, assistants, broker, webhooks);
+  const runs = new RunService(storage, graphs, assistants, broker, webhooks, worker && (() => worker.reserveSlot()));
   return {
     assistants,
     threads: new ThreadService(storage, graphs, threadOptions),
@@ -45,7 +51,7 @@ export function createServices(
     runs,
     crons: new CronService(storage, runs),
     maintenance: new MaintenanceService(storage, graphs),
-    metrics: new MetricsService(storage, workerSlots),
+    metrics: new MetricsService(storage, worker && (() => worker.slots())),
     store: new StoreService(items),
     webhooks,
   };

@@ -1,5 +1,6 @@
 import { randomUUID } from "node:crypto";
 import type { GraphRegistry } from "../graphs/registry.js";
+import type { SlotReservation } from "../runs/execution/worker.js";
 import { followRun } from "../runs/streaming/follow-run.js";
 import { followThread, parseThreadEventId } from "../runs/streaming/follow-thread.js";
 import type { RunBroker, RunEndNotice } from "../runs/brokers/broker.js";
@@ -7,6 +8,7 @@ import { toApiRun } from "../storage/run-record.js";
 import {
   type Assistant,
   type CancelAction,
+  type CreateRunResult,
   type JsonObject,
   type MultitaskStrategy,
   type NewRun,
@@ -58,6 +60,8 @@ export class RunService {
     private readonly assistants: AssistantService,
     private readonly broker: RunBroker,
     private readonly webhooks?: WebhookService,
+    /** A slot of this process's worker, when it has one free: the run's creation claims the run for it. */
+    private readonly reserveSlot?: () => SlotReservation | undefined,
   ) {}
 
   /**
@@ -96,7 +100,19 @@ export class RunService {
   /** Creates a run on a thread, or a stateless run (a temporary thread) when `threadId` is undefined. */
   async create(threadId: string | undefined, input: RunCreateInput, access: Access, runId: string = randomUUID()): Promise<Run> {
     const run = await this.prepare(threadId, input, access, runId);
-    const result = await this.storage.runs.create(run);
+    const slot = this.reserveSlot?.();
+    let result: CreateRunResult;
+    try {
+      result = await this.storage.runs.create(run, slot?.claimant);
+    } catch (error) {
+      slot?.release();
+      throw error;
+    }
+    if (result.kind === "created" && result.claimed) {
+      slot?.execute(result.claimed);
+      return result.run;
+    }
+    slot?.release();
     if (result.kind === "thread_not_found") throw new NotFoundError("Thread not found");
     if (result.kind === "thread_busy") {
       throw new ConflictError(

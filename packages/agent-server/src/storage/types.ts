@@ -396,9 +396,8 @@ export interface CronRepository {
 }
 
 export type CreateRunResult =
-  | { kind: "created"; run: Run; inflight: Run[] }
-  | { kind: "thread_not_found" }
-  | { kind: "thread_busy" };
+  /** `claimed`: the run as claimed for the creator's worker, when the creation claimed it (see RunRepository.create). */
+  { kind: "created"; run: Run; inflight: Run[]; claimed?: QueuedRun } | { kind: "thread_not_found" } | { kind: "thread_busy" };
 
 export interface RunEnd {
   status: Exclude<RunStatus, "pending" | "running">;
@@ -420,13 +419,23 @@ export interface StoredEvent {
   data: string;
 }
 
+/** A worker that would execute a run at once: its lease owner and lease length. */
+export interface RunClaimant {
+  owner: string;
+  leaseMs: number;
+}
+
 export interface RunRepository {
   /**
    * Inserts a run in one transaction with the multitask check: `reject` fails
    * while the thread has a pending or running run. Marks the thread busy and
-   * stamps graph_id/assistant_id into its metadata.
+   * stamps graph_id/assistant_id into its metadata. With `claimFor` (a worker
+   * with a free slot), the same transaction may also claim the run for it, as
+   * `claim` would (`claimed`): when it can start now and no older run is
+   * claimable. A backend may leave it to the queue (PostgreSQL does: its
+   * workers are other processes).
    */
-  create(run: NewRun): Promise<CreateRunResult>;
+  create(run: NewRun, claimFor?: RunClaimant): Promise<CreateRunResult>;
   get(runId: string): Promise<QueuedRun | undefined>;
   list(threadId: string, query: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]>;
   /** Pending and running runs of a thread, oldest first. */

@@ -4,6 +4,7 @@
 // PostgreSQL's part is one skipped test that says why.
 import { describe, it } from "node:test";
 import { BACKENDS } from "./storage-contract/backends.js";
+import { claimOnCreateContract } from "./storage-contract/claim-on-create.js";
 import { parityWithSqlite } from "./storage-contract/parity.js";
 import { postgresOnlyContract } from "./storage-contract/postgres-only.js";
 import { DATABASE_URL, skipWithoutPostgres } from "./storage-contract/postgres-schema.js";
@@ -18,6 +19,7 @@ for (const backend of BACKENDS) {
     sharedDatabaseContract(backend);
     storeContract(backend);
     threadsContract(backend);
+    claimOnCreateContract(backend);
     scopesContract(backend);
     webhookOutboxContract(backend);
     if (backend.name === "PostgreSQL") {

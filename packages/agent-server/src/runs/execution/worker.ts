@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { LeaseRenewal, QueuedRun, RunLease, RunRepository } from "../../storage/types.js";
+import type { LeaseRenewal, QueuedRun, RunClaimant, RunLease, RunRepository } from "../../storage/types.js";
 import { type ExecutorDeps, executeRun, type RunEnding } from "./executor.js";
 import { deadOwnersOnThisHost, newLeaseOwner } from "./lease-owner.js";
 import { mainThreadLeases } from "./main-thread-leases.js";
@@ -18,6 +18,15 @@ export interface WorkerOptions {
   exclusiveDatabase: boolean;
   /** Also looks for claimable runs this often, for brokers whose wake-ups may be lost (LISTEN/NOTIFY); default: never. */
   pollMs?: number;
+}
+
+/** A slot held for a run being created: its creation claims the run for `claimant`, or the slot is released. */
+export interface SlotReservation {
+  claimant: RunClaimant;
+  /** Executes the run the creation claimed with the slot. */
+  execute(run: QueuedRun): void;
+  /** Gives the slot back (the creation did not claim the run, or failed). */
+  release(): void;
 }
 
 /** A process's run slots: how many runs it may execute at once, and how many it executes now. */
@@ -52,6 +61,8 @@ export class RunWorker {
   /** The claiming loop under way, if any: a stop waits for it, so a run it claims is executing (or handed back). */
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
+  /** Slots held for runs being created (reserveSlot). */
+  private reserved = 0;
   private stopped = false;
   private delayTimer: NodeJS.Timeout | undefined;
   private delayedUntil = Infinity;
@@ -95,6 +106,37 @@ export class RunWorker {
   /** Its slots now (GET /metrics): those executing include runs finishing their handover at a shutdown. */
   slots(): WorkerSlots {
     return { max: this.options.concurrency, active: this.executing.size };
+  }
+
+  /**
+   * Holds a free slot for a run about to be created, which its creation may
+   * claim for this worker (RunRepository.create's `claimFor`): the run then
+   * starts without waiting for a claim of its own. Undefined when every slot
+   * is taken or the worker stops.
+   */
+  reserveSlot(): SlotReservation | undefined {
+    if (this.stopped || this.executing.size + this.reserved >= this.options.concurrency) return undefined;
+    this.reserved++;
+    let held = true;
+    const free = () => {
+      if (!held) return;
+      held = false;
+      this.reserved--;
+    };
+    return {
+      claimant: { owner: this.owner, leaseMs: this.options.leaseMs },
+      execute: (run) => {
+        free();
+        // Claimed as the worker began to stop: back to the queue, its attempt not counted, as a stop does.
+        if (this.stopped) void this.runs.release(this.owner, { run_id: run.run_id, attempt: run.attempt }).catch(() => {});
+        else this.execute(run);
+      },
+      release: () => {
+        if (!held) return;
+        free();
+        this.wake(); // a claim the slot held off may be possible now
+      },
+    };
   }
 
   /**
@@ -151,7 +193,7 @@ export class RunWorker {
     try {
       do {
         this.pumpAgain = false;
-        while (!this.stopped && this.executing.size < this.options.concurrency) {
+        while (!this.stopped && this.executing.size + this.reserved < this.options.concurrency) {
           const run = await this.runs.claim(this.owner, this.options.leaseMs);
           if (!run) break;
           this.execute(run);

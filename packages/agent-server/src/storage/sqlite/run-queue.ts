@@ -3,7 +3,7 @@
 // (BERTH_SQLITE_SHARED) take turns.
 import { RUN_COLUMNS } from "../shared/columns.js";
 import { nowIso } from "../shared/timestamps.js";
-import type { HeldRun, QueuedRun } from "../types.js";
+import type { HeldRun, QueuedRun, RunClaimant } from "../types.js";
 import type { SqliteDatabase } from "./database.js";
 import { fromRow, type RunRow } from "./run-rows.js";
 
@@ -35,12 +35,27 @@ export class SqliteRunQueue {
         const now = Date.now();
         const next = this.statements.claimable.get(now) as { run_id: string } | undefined;
         if (!next) return undefined;
-        const iso = new Date(now).toISOString();
-        const row = this.statements.markRunning.get(owner, now + leaseMs, iso, next.run_id) as RunRow;
-        this.statements.threadBusy.run(iso, row.thread_id);
-        return fromRow(row);
+        const run = this.markRunning(next.run_id, { owner, leaseMs }, now);
+        this.statements.threadBusy.run(new Date(now).toISOString(), run.thread_id);
+        return run;
       })
       .immediate();
+  }
+
+  /**
+   * Within the transaction that inserted `runId` (its thread already marked
+   * busy): claims it for `claimant` when it is the run a claim would take now,
+   * so no older claimable run is overtaken.
+   */
+  claimInserted(runId: string, claimant: RunClaimant): QueuedRun | undefined {
+    const now = Date.now();
+    const next = this.statements.claimable.get(now) as { run_id: string } | undefined;
+    return next?.run_id === runId ? this.markRunning(runId, claimant, now) : undefined;
+  }
+
+  private markRunning(runId: string, claimant: RunClaimant, now: number): QueuedRun {
+    const iso = new Date(now).toISOString();
+    return fromRow(this.statements.markRunning.get(claimant.owner, now + claimant.leaseMs, iso, runId) as RunRow);
   }
 
   /** Extends `owner`'s leases: those of `held` (all of the owner's without it); returns the `held` runs it no longer holds. */

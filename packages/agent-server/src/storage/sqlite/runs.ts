@@ -6,6 +6,7 @@ import type {
   QueuedRun,
   Run,
   RunEnd,
+  RunClaimant,
   RunLease,
   RunRepository,
   RunStatus,
@@ -43,9 +44,16 @@ export class SqliteRunRepository implements RunRepository {
     };
   }
 
-  async create(run: NewRun): Promise<CreateRunResult> {
+  async create(run: NewRun, claimFor?: RunClaimant): Promise<CreateRunResult> {
     // Runs created at once commit together; each is a savepoint, so a refused one (thread busy) is rolled back alone.
-    return groupCommitOf(this.db).run(this.db.transaction(() => insertRun(this.db, run)));
+    return groupCommitOf(this.db).run(
+      this.db.transaction((): CreateRunResult => {
+        const result = insertRun(this.db, run);
+        if (result.kind !== "created" || !claimFor) return result;
+        const claimed = this.queue.claimInserted(run.run_id, claimFor);
+        return claimed ? { ...result, claimed } : result;
+      }),
+    );
   }
 
   async get(runId: string): Promise<QueuedRun | undefined> {

@@ -1,0 +1,59 @@
+// RunRepository.create's `claimFor`: the creation may claim the run for a worker with a free slot (SQLite does; PostgreSQL
+// leaves it to the queue), but never a run that could not start now or that would overtake an older claimable run.
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { NewRun, QueuedRun, Storage } from "../../../src/storage/types.js";
+import { type Backend, databasePerTest } from "./backends.js";
+import { createdRun, newRun, newThread } from "./fixtures.js";
+
+const claimant = { owner: "worker-1", leaseMs: 60_000 };
+
+export function claimOnCreateContract(backend: Backend): void {
+  describe("runs.create with claimFor", () => {
+    const test = databasePerTest(backend);
+    const claims = backend.name === "SQLite";
+
+    /** Creates `run` for the claimant; the run as claimed, or undefined when it was left pending. */
+    async function create(storage: Storage, run: NewRun): Promise<QueuedRun | undefined> {
+      const result = await storage.runs.create(run, claimant);
+      assert.equal(result.kind, "created");
+      if (result.kind !== "created") return undefined;
+      assert.equal(result.run.status, "pending", "the API sees the run as created");
+      return result.claimed;
+    }
+
+    it(`${claims ? "claims" : "leaves to the queue"} a run that can start now, on an idle queue`, async () => {
+      const { storage } = test;
+      const run = newRun(await newThread(storage));
+      const claimed = await create(storage, run);
+      if (!claims) {
+        assert.equal(claimed, undefined);
+        assert.equal((await storage.runs.claim("worker-2", 60_000))?.run_id, run.run_id);
+        return;
+      }
+      assert.equal(claimed?.run_id, run.run_id);
+      assert.equal(claimed?.status, "running");
+      assert.equal(claimed?.attempt, 1);
+      assert.equal((await storage.runs.get(run.run_id))?.status, "running");
+      assert.equal((await storage.threads.get(run.thread_id))?.status, "busy");
+      assert.deepEqual(await storage.runs.leaseOwners(), [claimant.owner]);
+      assert.equal(await storage.runs.claim("worker-2", 60_000), undefined, "nothing left to claim");
+    });
+
+    it("leaves pending a run that would overtake an older claimable run, one delayed, and one its thread must wait for", async () => {
+      const { storage } = test;
+      const older = await createdRun(storage, await newThread(storage));
+      assert.equal(await create(storage, newRun(await newThread(storage))), undefined, "an older run is claimable");
+      assert.equal((await storage.runs.claim("worker-2", 60_000))?.run_id, older);
+      await storage.runs.claim("worker-2", 60_000);
+
+      const delayed = newRun(await newThread(storage), { available_at: Date.now() + 60_000 });
+      assert.equal(await create(storage, delayed), undefined, "not available yet");
+      const busyThread = await newThread(storage);
+      await createdRun(storage, busyThread);
+      assert.ok(await storage.runs.claim("worker-2", 60_000));
+      assert.equal(await create(storage, newRun(busyThread)), undefined, "its thread runs another run");
+      assert.equal(await storage.runs.claim("worker-2", 60_000), undefined);
+    });
+  });
+}
