@@ -92,10 +92,13 @@ export function renderTable(results) {
       "",
       "Scale-out on PostgreSQL + Redis (1 API process; thread create + `/runs/wait` at concurrency 32):",
       "",
-      "| worker processes | runs/s | p50 ms |",
-      "|---:|---:|---:|",
-      `| 1 | ${fmt(scale.workers_1?.per_second)} | ${fmt(scale.workers_1?.p50_ms)} |`,
-      `| 2 | ${fmt(scale.workers_2?.per_second)} | ${fmt(scale.workers_2?.p50_ms)} |`,
+      "| worker processes | `cpu` graph (~5 ms of CPU per run) runs/s | p50 ms | `trivial` graph runs/s | p50 ms |",
+      "|---:|---:|---:|---:|---:|",
+      ...[1, 2].map((n) => {
+        const [cpu, trivial] = [scale[`cpu_workers_${n}`], scale[`workers_${n}`]];
+        return `| ${n} | ${fmt(cpu?.per_second)} | ${fmt(cpu?.p50_ms)} | ${fmt(trivial?.per_second)} | ${fmt(trivial?.p50_ms)} |`;
+      }),
+      `| 2 ÷ 1 | ${fmt(scale.cpu_ratio, 2)}× | | ${fmt(scale.ratio, 2)}× | |`,
       "",
       `Fan-out of one run (40-token stream) to ${scale.fan_out?.joiners} joiners: ${scale.fan_out?.complete} received every event ` +
         `(${scale.fan_out?.events_each} each), all done ${fmt(scale.fan_out?.seconds_after_start, 2)} s after the run's start.`,
