@@ -8,7 +8,6 @@ import { toApiRun } from "../storage/run-record.js";
 import {
   type Assistant,
   type CancelAction,
-  type CreateRunResult,
   type JsonObject,
   type MultitaskStrategy,
   type NewRun,
@@ -101,13 +100,10 @@ export class RunService {
   async create(threadId: string | undefined, input: RunCreateInput, access: Access, runId: string = randomUUID()): Promise<Run> {
     const run = await this.prepare(threadId, input, access, runId);
     const slot = this.reserveSlot?.();
-    let result: CreateRunResult;
-    try {
-      result = await this.storage.runs.create(run, slot?.claimant);
-    } catch (error) {
+    const result = await this.storage.runs.create(run, slot?.claimant).catch((error: unknown) => {
       slot?.release();
       throw error;
-    }
+    });
     if (result.kind === "created" && result.claimed) {
       slot?.execute(result.claimed);
       return result.run;

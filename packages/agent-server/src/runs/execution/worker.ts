@@ -20,7 +20,7 @@ export interface WorkerOptions {
   pollMs?: number;
 }
 
-/** A slot held for a run being created: its creation claims the run for `claimant`, or the slot is released. */
+/** A slot held for a run being created: its creation claims the run for `claimant`, or the slot is released (once, either). */
 export interface SlotReservation {
   claimant: RunClaimant;
   /** Executes the run the creation claimed with the slot. */
@@ -117,24 +117,19 @@ export class RunWorker {
   reserveSlot(): SlotReservation | undefined {
     if (this.stopped || this.executing.size + this.reserved >= this.options.concurrency) return undefined;
     this.reserved++;
-    let held = true;
-    const free = () => {
-      if (!held) return;
-      held = false;
-      this.reserved--;
-    };
     return {
       claimant: { owner: this.owner, leaseMs: this.options.leaseMs },
       execute: (run) => {
-        free();
+        this.reserved--;
         // Claimed as the worker began to stop: back to the queue, its attempt not counted, as a stop does.
         if (this.stopped) void this.runs.release(this.owner, { run_id: run.run_id, attempt: run.attempt }).catch(() => {});
         else this.execute(run);
       },
       release: () => {
-        if (!held) return;
-        free();
-        this.wake(); // a claim the slot held off may be possible now
+        // Only a slot that filled the last free place can have held a claim off.
+        const heldOff = this.executing.size + this.reserved >= this.options.concurrency;
+        this.reserved--;
+        if (heldOff) this.wake();
       },
     };
   }

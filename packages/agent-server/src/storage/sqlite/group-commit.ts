@@ -2,8 +2,6 @@ import type { SqliteDatabase } from "./database.js";
 
 interface QueuedWrite {
   work: () => unknown;
-  /** What the write changes that a reader may flush for (see `flush`). */
-  topic?: string;
   resolve: (value: unknown) => void;
   reject: (error: unknown) => void;
 }
@@ -26,7 +24,7 @@ export class GroupCommit {
 
   run<T>(work: () => T, topic?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
-      this.queue.push({ work, topic, resolve: resolve as (value: unknown) => void, reject });
+      this.queue.push({ work, resolve: resolve as (value: unknown) => void, reject });
       if (topic !== undefined) this.queuedTopics.add(topic);
       if (this.scheduled) return;
       this.scheduled = true;

@@ -43,9 +43,10 @@ export function claimOnCreateContract(backend: Backend): void {
     it("leaves pending a run that would overtake an older claimable run, one delayed, and one its thread must wait for", async () => {
       const { storage } = test;
       const older = await createdRun(storage, await newThread(storage));
-      assert.equal(await create(storage, newRun(await newThread(storage))), undefined, "an older run is claimable");
+      const newer = newRun(await newThread(storage));
+      assert.equal(await create(storage, newer), undefined, "an older run is claimable");
       assert.equal((await storage.runs.claim("worker-2", 60_000))?.run_id, older);
-      await storage.runs.claim("worker-2", 60_000);
+      assert.equal((await storage.runs.claim("worker-2", 60_000))?.run_id, newer.run_id, "left to the queue, in order");
 
       const delayed = newRun(await newThread(storage), { available_at: Date.now() + 60_000 });
       assert.equal(await create(storage, delayed), undefined, "not available yet");
