@@ -32,3 +32,10 @@ export const isTracingOnly = (key: Pick<ApiKeyRecord, "name">) => key.name.start
 export const AUTH_SERVICE_KEY_NAME_PREFIX = "auth-service:";
 
 export const isAuthServiceOnly = (key: Pick<ApiKeyRecord, "name">) => key.name.startsWith(AUTH_SERVICE_KEY_NAME_PREFIX);
+
+/** The deployment a tracing or Auth Service key was minted for (its name ends with the deployment's id); null for other keys. */
+export function deploymentOfKey(key: Pick<ApiKeyRecord, "name">): string | null {
+  if (isTracingOnly(key)) return key.name.slice(TRACING_KEY_NAME_PREFIX.length);
+  if (isAuthServiceOnly(key)) return key.name.slice(AUTH_SERVICE_KEY_NAME_PREFIX.length);
+  return null;
+}

@@ -1,7 +1,7 @@
 import { ForbiddenError, UnauthorizedError } from "@berth/service-kit";
 import type { FastifyRequest } from "fastify";
 import type { ControlPlaneStorage } from "../storage/types.js";
-import { AUTH_SERVICE_KEY_NAME_PREFIX, hashApiKey, isAuthServiceOnly, isTracingOnly } from "./api-keys.js";
+import { deploymentOfKey, hashApiKey, isAuthServiceOnly, isTracingOnly } from "./api-keys.js";
 
 /** Who is calling: the workspace the request acts in. */
 export interface Caller {
@@ -13,6 +13,8 @@ export interface Caller {
   authServiceOnly: boolean;
   /** An admin key (valid for every workspace). */
   allTenants: boolean;
+  /** The deployment a tracing or Auth Service key belongs to (what it is scoped to); null for other keys. */
+  deploymentId: string | null;
 }
 
 function presentedKey(request: FastifyRequest): string | undefined {
@@ -37,13 +39,14 @@ export async function authenticate(storage: ControlPlaneStorage, request: Fastif
   if (record.revoked_at) throw new ForbiddenError("API key has been revoked");
   // A deployment's Auth Service key reaches users' tokens: it dies with its deployment.
   if (isAuthServiceOnly(record)) {
-    const deployment = await storage.deployments.getAny(record.name.slice(AUTH_SERVICE_KEY_NAME_PREFIX.length));
+    const deployment = await storage.deployments.getAny(deploymentOfKey(record)!);
     if (!deployment || deployment.deleted_at) throw new ForbiddenError("API key of a deleted deployment");
   }
   const scope = {
     tracingOnly: isTracingOnly(record),
     authServiceOnly: isAuthServiceOnly(record),
     allTenants: record.all_tenants,
+    deploymentId: deploymentOfKey(record),
   };
 
   const header = request.headers["x-tenant-id"];

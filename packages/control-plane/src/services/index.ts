@@ -66,7 +66,7 @@ export function createServices(
     logs,
     listenerApi: new ListenerApi(storage, box, uploads.dir, watch, registry, integrations, revisionEvents, logs),
     revisionEvents,
-    tracing: createTracingService(storage.tracing, tracing),
+    tracing: createTracingService(storage.tracing, storage.deployments, tracing),
     registry,
     auth: {
       providers,

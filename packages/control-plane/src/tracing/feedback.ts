@@ -1,6 +1,7 @@
 import { NotFoundError, UnprocessableError } from "@berth/service-kit";
 import { createHash, randomBytes, randomUUID } from "node:crypto";
 import { feedbackRecord, scoreOf } from "./feedback-record.js";
+import { checkRunWritable, reachesRun, runNotFound, type TracingScope } from "./scope.js";
 import { presentFeedback } from "./trace-views.js";
 import type { TokenFeedbackInput, TokenRequest } from "./schemas.js";
 import type { FeedbackTokenRecord, JsonObject, TracingStore } from "../storage/tracing-types.js";
@@ -52,8 +53,10 @@ export class FeedbackService {
     private readonly settings: FeedbackSettings,
   ) {}
 
-  async create(tenantId: string, body: FeedbackCreate) {
+  async create(scope: TracingScope, body: FeedbackCreate) {
+    const { tenantId } = scope;
     const record = feedbackRecord(tenantId, body, "api", new Date().toISOString());
+    await checkRunWritable(this.store, scope, record.run_id);
     record.trace_id ??= (await this.store.getRun(tenantId, record.run_id))?.trace_id ?? null;
     await this.store.addFeedback([record]);
     return presentFeedback(record);
@@ -64,7 +67,9 @@ export class FeedbackService {
    * credentials. The run need not be ingested yet: tokens are issued when a
    * run starts, while its trace is still queued in the client.
    */
-  async issueToken(tenantId: string, request: TokenRequest, baseUrl: string) {
+  async issueToken(scope: TracingScope, request: TokenRequest, baseUrl: string) {
+    const { tenantId } = scope;
+    await checkRunWritable(this.store, scope, request.run_id);
     const now = Date.now();
     const token = randomBytes(32).toString("base64url");
     const expiresAt = expiry(request, this.settings.tokenTtlSeconds, now).toISOString();
@@ -108,9 +113,10 @@ export class FeedbackService {
     return presentFeedback(record);
   }
 
-  async list(tenantId: string, runId: string, limit: number, offset: number) {
-    if (!(await this.store.getRun(tenantId, runId))) throw new NotFoundError(`Run ${runId} not found`);
-    const resources = (await this.store.listFeedback(tenantId, runId, limit, offset)).map(presentFeedback);
+  async list(scope: TracingScope, runId: string, limit: number, offset: number) {
+    const run = await this.store.getRun(scope.tenantId, runId);
+    if (!run || !(await reachesRun(this.store, scope, run))) throw runNotFound(runId);
+    const resources = (await this.store.listFeedback(scope.tenantId, runId, limit, offset)).map(presentFeedback);
     return { resources, offset: offset + resources.length };
   }
 }

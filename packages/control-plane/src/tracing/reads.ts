@@ -1,43 +1,59 @@
-import { NotFoundError } from "@berth/service-kit";
 import { buildTree, presentRun } from "./trace-views.js";
-import type { RunFilter, TracingProjectRecord, TracingStore } from "../storage/tracing-types.js";
+import type { RunFilter, TracedRunRecord, TracingProjectRecord, TracingStore } from "../storage/tracing-types.js";
+import { isOwnProject, projectNotFound, reachesRun, runNotFound, type TracingScope } from "./scope.js";
 import { Uuid } from "./wire.js";
 
 export type RunListOptions = Omit<RunFilter, "project_id">;
 
-/** The read API: every lookup is within the caller's workspace, so another workspace's project or run is a 404. */
+/**
+ * The read API: every lookup is within the caller's workspace (and a
+ * deployment's key within its own project), so anything else is a 404.
+ */
 export class TracingReader {
   constructor(private readonly store: TracingStore) {}
 
   /** A project by id or, failing that, by name (names may look like anything, ids are UUIDs). */
-  async project(tenantId: string, idOrName: string): Promise<TracingProjectRecord> {
+  async project(scope: TracingScope, idOrName: string): Promise<TracingProjectRecord> {
+    const { tenantId } = scope;
     const project =
       (Uuid.safeParse(idOrName).success ? await this.store.projectById(tenantId, idOrName) : undefined) ??
       (await this.store.projectByName(tenantId, idOrName));
-    if (!project) throw new NotFoundError(`Tracing project ${idOrName} not found`);
+    if (!project || !isOwnProject(scope, project)) throw projectNotFound(idOrName);
     return project;
   }
 
-  async listRuns(tenantId: string, idOrName: string, options: RunListOptions) {
-    const project = await this.project(tenantId, idOrName);
-    const resources = (await this.store.listRuns(tenantId, { ...options, project_id: project.id })).map(presentRun);
+  async listRuns(scope: TracingScope, idOrName: string, options: RunListOptions) {
+    const project = await this.project(scope, idOrName);
+    const resources = (await this.store.listRuns(scope.tenantId, { ...options, project_id: project.id })).map(presentRun);
     return { resources, offset: options.offset + resources.length };
   }
 
-  async run(tenantId: string, runId: string) {
-    const run = await this.store.getRun(tenantId, runId);
-    if (!run) throw new NotFoundError(`Run ${runId} not found`);
+  async run(scope: TracingScope, runId: string): Promise<TracedRunRecord> {
+    const run = await this.store.getRun(scope.tenantId, runId);
+    if (!run || !(await reachesRun(this.store, scope, run))) throw runNotFound(runId);
     return run;
   }
 
-  /** The run with all its descendants nested in `child_runs`, in dotted order. */
-  async tree(tenantId: string, runId: string) {
-    const root = await this.run(tenantId, runId);
-    return buildTree(root, await this.store.traceRuns(tenantId, root.trace_id));
+  /**
+   * The run with all its descendants nested in `child_runs`, in dotted order.
+   * Only runs of the root's project: a trace id reused by a run of another
+   * project does not graft that run onto this tree.
+   */
+  async tree(scope: TracingScope, runId: string) {
+    const root = await this.run(scope, runId);
+    const runs = await this.store.traceRuns(scope.tenantId, root.trace_id);
+    return buildTree(
+      root,
+      runs.filter((run) => run.project_id === root.project_id),
+    );
   }
 
-  async threadUsage(tenantId: string, idOrName: string, threadId: string) {
-    const project = await this.project(tenantId, idOrName);
-    return { project_id: project.id, thread_id: threadId, ...(await this.store.threadUsage(tenantId, project.id, threadId)) };
+  async threadUsage(scope: TracingScope, idOrName: string, threadId: string) {
+    const project = await this.project(scope, idOrName);
+    return {
+      project_id: project.id,
+      thread_id: threadId,
+      ...(await this.store.threadUsage(scope.tenantId, project.id, threadId)),
+    };
   }
 }

@@ -3,6 +3,7 @@ import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import { Detail } from "../../schemas/common.js";
 import type { RouteContext } from "../context.js";
+import type { ScopeOfRequest } from "./scope.js";
 import type { FeedbackService } from "../../../tracing/feedback.js";
 import { Feedback, FeedbackToken, TokenFeedbackBody, TokenFeedbackQuery, TokenRequest } from "../../../tracing/schemas.js";
 import { FeedbackCreate } from "../../../tracing/wire.js";
@@ -23,7 +24,8 @@ function tracingBaseUrl(request: FastifyRequest, publicUrl: string | undefined):
 }
 
 export function registerFeedbackRoutes(
-  { app, catalog, caller }: RouteContext,
+  { app, catalog }: RouteContext,
+  scope: ScopeOfRequest,
   feedback: FeedbackService,
   publicUrl: string | undefined,
 ): void {
@@ -38,7 +40,7 @@ export function registerFeedbackRoutes(
       body: FeedbackCreate,
       responses: { 200: { description: "Recorded", schema: Feedback } },
     },
-    async ({ body, request }) => feedback.create((await caller(request)).tenantId, body),
+    async ({ body, request }) => feedback.create(await scope(request), body),
   );
 
   defineRoute(
@@ -54,7 +56,7 @@ export function registerFeedbackRoutes(
         200: { description: "`url` takes POST and GET without credentials until `expires_at`", schema: FeedbackToken },
       },
     },
-    async ({ body, request }) => feedback.issueToken((await caller(request)).tenantId, body, tracingBaseUrl(request, publicUrl)),
+    async ({ body, request }) => feedback.issueToken(await scope(request), body, tracingBaseUrl(request, publicUrl)),
   );
 
   // The token is the credential: no API key on these two.

@@ -6,6 +6,7 @@ import type { TracingService } from "../../../tracing/service.js";
 import { registerFeedbackRoutes } from "./feedback.js";
 import { registerIngestRoutes } from "./ingest.js";
 import { registerReadRoutes } from "./reads.js";
+import type { ScopeOfRequest } from "./scope.js";
 
 /** Paths open without an API key: /info, and the pre-signed feedback URLs (the token is the credential). */
 export const TRACING_PUBLIC_PATHS = ["/api/v1/info", "/api/v1/feedback/tokens/"];
@@ -45,6 +46,7 @@ export async function registerTracingRoutes(
   await context.app.register(async (scope) => {
     installTracingBodyParser(scope);
     const scoped: RouteContext = { ...context, app: scope };
+    const scopeOf: ScopeOfRequest = async (request) => tracing.scopeOf(await context.caller(request));
     defineRoute(
       scope,
       context.catalog,
@@ -57,8 +59,8 @@ export async function registerTracingRoutes(
       },
       async () => serverInfo(options.version),
     );
-    registerIngestRoutes(scoped, tracing.ingest);
-    registerFeedbackRoutes(scoped, tracing.feedback, options.publicUrl);
-    registerReadRoutes(scoped, tracing.reader, tracing.feedback);
+    registerIngestRoutes(scoped, scopeOf, tracing.ingest);
+    registerFeedbackRoutes(scoped, scopeOf, tracing.feedback, options.publicUrl);
+    registerReadRoutes(scoped, scopeOf, tracing.reader, tracing.feedback);
   });
 }

@@ -2,6 +2,7 @@ import { defineRoute, RequestValidationError } from "@berth/service-kit";
 import { z } from "zod";
 import { Detail } from "../../schemas/common.js";
 import type { RouteContext } from "../context.js";
+import type { ScopeOfRequest } from "./scope.js";
 import type { TracingIngest } from "../../../tracing/ingest.js";
 import { MultipartBody } from "../../../tracing/multipart.js";
 import { multipartBatch } from "../../../tracing/multipart-ops.js";
@@ -18,7 +19,7 @@ const Accepted = {
  * them (with autoBatchTracing: /runs/multipart, or /runs/batch when /info
  * turns multipart off; without it: POST /runs and PATCH /runs/{id}).
  */
-export function registerIngestRoutes({ app, catalog, caller }: RouteContext, ingest: TracingIngest): void {
+export function registerIngestRoutes({ app, catalog }: RouteContext, scope: ScopeOfRequest, ingest: TracingIngest): void {
   defineRoute(
     app,
     catalog,
@@ -31,7 +32,7 @@ export function registerIngestRoutes({ app, catalog, caller }: RouteContext, ing
       responses: Accepted,
     },
     async ({ body, request, reply }) => {
-      await ingest.ingest((await caller(request)).tenantId, { creates: [body], updates: [], feedback: [] });
+      await ingest.ingest(await scope(request), { creates: [body], updates: [], feedback: [] });
       return reply.status(202).send({});
     },
   );
@@ -49,7 +50,7 @@ export function registerIngestRoutes({ app, catalog, caller }: RouteContext, ing
       responses: Accepted,
     },
     async ({ params, body, request, reply }) => {
-      await ingest.ingest((await caller(request)).tenantId, {
+      await ingest.ingest(await scope(request), {
         creates: [],
         updates: [{ ...body, id: params.run_id }],
         feedback: [],
@@ -70,8 +71,8 @@ export function registerIngestRoutes({ app, catalog, caller }: RouteContext, ing
       responses: Accepted,
     },
     async ({ body, request, reply }) => {
-      const { tenantId } = await caller(request);
-      await ingest.ingest(tenantId, { creates: body.post ?? [], updates: body.patch ?? [], feedback: [] });
+      const requestScope = await scope(request);
+      await ingest.ingest(requestScope, { creates: body.post ?? [], updates: body.patch ?? [], feedback: [] });
       return reply.status(202).send({});
     },
   );
@@ -88,13 +89,13 @@ export function registerIngestRoutes({ app, catalog, caller }: RouteContext, ing
       responses: Accepted,
     },
     async ({ request, reply }) => {
-      const { tenantId } = await caller(request);
+      const requestScope = await scope(request);
       if (!(request.body instanceof MultipartBody)) {
         throw new RequestValidationError([
           { loc: ["body"], msg: "expected a multipart/form-data body", type: "multipart_invalid" },
         ]);
       }
-      await ingest.ingest(tenantId, multipartBatch(request.body));
+      await ingest.ingest(requestScope, multipartBatch(request.body));
       return reply.status(202).send({});
     },
   );

@@ -2,6 +2,7 @@ import { defineRoute } from "@berth/service-kit";
 import { z } from "zod";
 import { Detail } from "../../schemas/common.js";
 import type { RouteContext } from "../context.js";
+import type { ScopeOfRequest } from "./scope.js";
 import type { FeedbackService } from "../../../tracing/feedback.js";
 import type { TracingReader } from "../../../tracing/reads.js";
 import { presentRun } from "../../../tracing/trace-views.js";
@@ -23,7 +24,8 @@ const RunTree: z.ZodType = z.lazy(() => Run.extend({ child_runs: z.array(RunTree
 
 /** Berth's read API over traces (LangSmith's own query API is not implemented). */
 export function registerReadRoutes(
-  { app, catalog, caller }: RouteContext,
+  { app, catalog }: RouteContext,
+  scope: ScopeOfRequest,
   reader: TracingReader,
   feedback: FeedbackService,
 ): void {
@@ -38,7 +40,7 @@ export function registerReadRoutes(
       params: ProjectParams,
       responses: { 200: { description: "The project", schema: Project }, ...NotFound },
     },
-    async ({ params, request }) => reader.project((await caller(request)).tenantId, params.project),
+    async ({ params, request }) => reader.project(await scope(request), params.project),
   );
 
   defineRoute(
@@ -53,7 +55,7 @@ export function registerReadRoutes(
       query: RunListQuery,
       responses: { 200: { description: "A page of runs; `offset` is the next page's", schema: Page(Run) }, ...NotFound },
     },
-    async ({ params, query, request }) => reader.listRuns((await caller(request)).tenantId, params.project, query),
+    async ({ params, query, request }) => reader.listRuns(await scope(request), params.project, query),
   );
 
   defineRoute(
@@ -67,7 +69,7 @@ export function registerReadRoutes(
       params: ProjectParams.extend({ thread_id: z.string().min(1) }),
       responses: { 200: { description: "Totals", schema: ThreadUsage }, ...NotFound },
     },
-    async ({ params, request }) => reader.threadUsage((await caller(request)).tenantId, params.project, params.thread_id),
+    async ({ params, request }) => reader.threadUsage(await scope(request), params.project, params.thread_id),
   );
 
   defineRoute(
@@ -81,7 +83,7 @@ export function registerReadRoutes(
       params: RunParams,
       responses: { 200: { description: "The run", schema: Run }, ...NotFound },
     },
-    async ({ params, request }) => presentRun(await reader.run((await caller(request)).tenantId, params.run_id)),
+    async ({ params, request }) => presentRun(await reader.run(await scope(request), params.run_id)),
   );
 
   defineRoute(
@@ -95,7 +97,7 @@ export function registerReadRoutes(
       params: RunParams,
       responses: { 200: { description: "The tree", schema: RunTree }, ...NotFound },
     },
-    async ({ params, request }) => reader.tree((await caller(request)).tenantId, params.run_id),
+    async ({ params, request }) => reader.tree(await scope(request), params.run_id),
   );
 
   defineRoute(
@@ -110,7 +112,6 @@ export function registerReadRoutes(
       query: PageQuery,
       responses: { 200: { description: "A page of feedback", schema: Page(Feedback) }, ...NotFound },
     },
-    async ({ params, query, request }) =>
-      feedback.list((await caller(request)).tenantId, params.run_id, query.limit, query.offset),
+    async ({ params, query, request }) => feedback.list(await scope(request), params.run_id, query.limit, query.offset),
   );
 }
