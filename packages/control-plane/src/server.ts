@@ -119,6 +119,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
           pollMs: settings.listenerPollMs,
           drainTimeoutMs: settings.drainTimeoutMs,
           trustAllCode: settings.trustAllCode,
+          sandboxEgressAllow: settings.sandboxEgressAllow,
           compute:
             settings.listenerCompute === "docker"
               ? { type: "docker", engine: settings.containerEngine, bindAllowList: settings.containerBindAllow }

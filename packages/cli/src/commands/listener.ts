@@ -86,6 +86,7 @@ export async function listenerCommand(argv: string[]): Promise<number> {
       logger,
       // Without a sandbox, run every workspace's code anyway (docs/security.md).
       trustAllCode: values["trust-all-code"] || envBoolean("BERTH_TRUST_ALL_CODE", false),
+      sandboxEgressAllow: process.env.BERTH_SANDBOX_EGRESS_ALLOW || undefined,
       compute:
         compute === "cluster"
           ? {

@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { type SpawnPlanner, unsandboxed } from "../process/spawn-plan.js";
+import { type SpawnPlan, type SpawnPlanner, unsandboxed } from "../process/spawn-plan.js";
 import { BuildError, type BuildLog } from "./errors.js";
 
 export interface RunCommandOptions {
@@ -36,14 +36,27 @@ const DRAIN_MS = 2000;
  * timeout or an abort kills the whole group (the shell and everything it
  * started: npm's children, a dev server started by mistake), not just the shell.
  */
-export function runCommand(options: RunCommandOptions): Promise<void> {
-  const { command, label, cwd, env, log, signal } = options;
-  const timeoutMs = options.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
+export async function runCommand(options: RunCommandOptions): Promise<void> {
+  const { command, label, cwd, env, signal } = options;
   const described = `${label} \`${command}\``;
-  if (signal?.aborted) return Promise.reject(new BuildError(`${described} was interrupted`));
+  if (signal?.aborted) throw new BuildError(`${described} was interrupted`);
+  let plan: SpawnPlan;
+  try {
+    plan = await (options.spawnPlan ?? unsandboxed)(["/bin/sh", "-c", command], cwd, env);
+  } catch (error) {
+    throw new BuildError(`${described} could not be started: ${(error as Error).message}`);
+  }
+  try {
+    await runPlanned(plan, described, options);
+  } finally {
+    await plan.release?.();
+  }
+}
 
+function runPlanned(plan: SpawnPlan, described: string, options: RunCommandOptions): Promise<void> {
+  const { log, signal } = options;
+  const timeoutMs = options.timeoutMs ?? DEFAULT_COMMAND_TIMEOUT_MS;
   return new Promise<void>((resolve, reject) => {
-    const plan = (options.spawnPlan ?? unsandboxed)(["/bin/sh", "-c", command], cwd, env);
     // detached: the child leads a new process group, so -pid reaches all of its descendants. In a
     // sandbox, bwrap leads it: killing it takes down the sandbox's pid namespace, whatever runs there.
     const child = spawn(plan.file, plan.args, {

@@ -29,6 +29,7 @@ export async function launch(options: LaunchOptions): Promise<ServerProcess> {
   signal?.throwIfAborted();
   const child = spawn(plan.file, plan.args, { cwd: plan.cwd, env: plan.env, stdio: ["ignore", "pipe", "pipe"] });
   const server = new ServerProcess(child, options.onLine, plan.sandboxed);
+  if (plan.release) void server.exited.then(plan.release);
   await untilServing(server, options);
   return server;
 }

@@ -44,15 +44,27 @@ export function serverEnv(spec: ServerSpec, parent: NodeJS.ProcessEnv = process.
 
 /**
  * `node [--max-old-space-size=N] berth.mjs serve <config> --port 0 ...`.
- * `--port 0` and reading the URL from the log: no race for a free port.
+ * `--port 0` and reading the URL from the log: no race for a free port (a
+ * sandbox with a network of its own names the port its namespace forwards).
  * `resources.cpu` is not applied: a plain process has no portable CPU quota.
  */
-export function serverArgs(berthBin: string, spec: ServerSpec): string[] {
+export function serverArgs(berthBin: string, spec: ServerSpec, port = 0): string[] {
   const nodeFlags: string[] = [];
   const memory = spec.resources?.memoryLimitMb;
   if (memory != null && memory > 0)
     nodeFlags.push(`--max-old-space-size=${Math.max(MIN_HEAP_MB, Math.floor(memory * HEAP_SHARE))}`);
-  return [...nodeFlags, berthBin, "serve", spec.configFile, "--port", "0", "--host", "127.0.0.1", "--data-dir", spec.dataDir];
+  return [
+    ...nodeFlags,
+    berthBin,
+    "serve",
+    spec.configFile,
+    "--port",
+    String(port),
+    "--host",
+    "127.0.0.1",
+    "--data-dir",
+    spec.dataDir,
+  ];
 }
 
 /** The agent server of `spec` as a plain child process of the listener (no sandbox). */

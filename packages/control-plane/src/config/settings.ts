@@ -26,6 +26,8 @@ export interface ControlPlaneSettings {
   authFlowSeconds: number;
   /** The embedded listener runs every workspace's code even when it cannot sandbox it (docs/security.md). */
   trustAllCode: boolean;
+  /** Destinations the embedded listener's sandboxes may reach besides the internet (docs/security.md). */
+  sandboxEgressAllow?: string;
   /** Where the embedded listener runs revisions: local processes or containers (docs/containers.md). */
   listenerCompute: "local" | "docker";
   /** The Docker Engine API of a docker listener (else DOCKER_HOST, else the standard socket). */
@@ -61,6 +63,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     feedbackTokenTtlSeconds: envNumber("BERTH_FEEDBACK_TOKEN_TTL_SECONDS", 86400, { min: 0, integer: true }, env), // tracing
     authFlowSeconds: envNumber("BERTH_AUTH_FLOW_SECONDS", 600, { min: 1, integer: true }, env),
     trustAllCode: envBoolean("BERTH_TRUST_ALL_CODE", false, env),
+    sandboxEgressAllow: env.BERTH_SANDBOX_EGRESS_ALLOW || undefined,
     listenerCompute: envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker"] as const, "local", env),
     containerEngine: env.BERTH_CONTAINER_ENGINE || undefined,
     listenerSecretsFile: env.BERTH_LISTENER_SECRETS_FILE || undefined,

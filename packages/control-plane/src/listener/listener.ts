@@ -40,6 +40,8 @@ export interface ListenerOptions {
    * workspace anyway, as the listener's own user. Off: only one workspace's.
    */
   trustAllCode?: boolean;
+  /** Destinations sandboxed code may reach besides the internet (BERTH_SANDBOX_EGRESS_ALLOW, docs/security.md). */
+  sandboxEgressAllow?: string;
   /**
    * Where revisions run: local processes (default), or containers through a
    * Docker Engine API at `engine` (default DOCKER_HOST, else the standard socket).
@@ -100,6 +102,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     artifacts: dirs.artifacts,
     deployments: dirs.deployments,
     trustAllCode: options.trustAllCode ?? false,
+    egressAllow: options.sandboxEgressAllow,
     tenantOf: (deploymentId) => deploymentTenants.get(deploymentId),
     logger,
   });
@@ -267,6 +270,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
       await compute.stopAll();
       await logs.close();
       await router.close();
+      await isolation.close();
     },
   };
 }

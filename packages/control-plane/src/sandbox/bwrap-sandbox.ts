@@ -8,6 +8,10 @@ import { bwrapArgs, type MountOp, type SandboxTools, type SandboxUser } from "./
 import { etcFiles, INSIDE, INSIDE_BERTH_BIN, insidePath, systemMounts } from "./host-view.js";
 import { handOver, privateDir, seal } from "./ownership.js";
 import type { SpawnPlan } from "../process/spawn-plan.js";
+import type { SandboxNetworks } from "./network.js";
+import { SANDBOX_DNS_ADDRESS } from "./egress-rules.js";
+import { PlatformGateway } from "./platform-gateway.js";
+import { freeLoopbackPort } from "./free-port.js";
 import type { SandboxUsers } from "./users.js";
 
 /** Whose code a build or server is: the sandbox's user is the deployment's, the install cache the workspace's. */
@@ -34,12 +38,20 @@ export interface SandboxDirs {
  */
 export class BwrapSandbox {
   readonly server: ServerSandbox = { plan: (spec) => this.serverPlan(spec) };
+  /** One gateway per control plane the servers' tracing and Auth Service variables name (usually one). */
+  private readonly gateways = new Map<string, PlatformGateway>();
 
   constructor(
     private readonly tools: SandboxTools,
     private readonly users: SandboxUsers,
     private readonly dirs: SandboxDirs,
+    /** A network namespace per process; without, sandboxes share the host's network. */
+    private readonly network?: SandboxNetworks,
   ) {}
+
+  async close(): Promise<void> {
+    await Promise.all([...this.gateways.values()].map((gateway) => gateway.close()));
+  }
 
   /** The sandbox of a build into `workDir` (an empty directory, which becomes the build's user's). */
   async forBuild(owner: Owner, workDir: string): Promise<BuildSandbox> {
@@ -53,7 +65,7 @@ export class BwrapSandbox {
       env: commandEnv(INSIDE.tmp, { HOME: INSIDE.tmp, TMPDIR: INSIDE.tmp, PATH: insidePath() }),
       berthBin: INSIDE_BERTH_BIN,
       inside,
-      plan: (argv, cwd, env) => this.plan(user, mounts, inside(cwd), argv, env),
+      plan: (argv, cwd, env) => this.isolatedPlan(user, mounts, inside(cwd), argv, env),
       handOver: (path, directoriesOnly) => handOver(path, user, directoriesOnly),
       seal,
     };
@@ -72,9 +84,69 @@ export class BwrapSandbox {
       { kind: "bind", source: spec.dataDir, target: INSIDE.data, writable: true },
     ];
     const configFile = translate(artifact, INSIDE.app, spec.configFile);
-    const args = serverArgs(INSIDE_BERTH_BIN, { ...spec, configFile, dataDir: INSIDE.data });
+    const inside = { ...spec, configFile, dataDir: INSIDE.data };
     const env = serverEnv(spec, { ...process.env, PATH: insidePath(), HOME: INSIDE.tmp, TMPDIR: INSIDE.tmp });
-    return this.plan(user, mounts, dirname(configFile), [process.execPath, ...args], env);
+    const cwd = dirname(configFile);
+    if (!this.network) return this.plan(user, mounts, cwd, [process.execPath, ...serverArgs(INSIDE_BERTH_BIN, inside)], env);
+    const gatewayPort = await this.throughGateway(env);
+    // The server listens on a port its namespace forwards from the host's loopback; another process may take a
+    // free port before pasta binds it, so a few are tried.
+    for (let attempt = 1; ; attempt += 1) {
+      const port = await freeLoopbackPort();
+      try {
+        const namespace = await this.network.open({
+          inboundPort: port,
+          loopbackPorts: gatewayPort === undefined ? [] : [gatewayPort],
+        });
+        const argv = [process.execPath, ...serverArgs(INSIDE_BERTH_BIN, inside, port)];
+        return this.inNamespace(namespace, this.plan(user, mounts, cwd, argv, env));
+      } catch (error) {
+        if (attempt >= 3) throw new DeployError(`The deployment's network could not be set up: ${(error as Error).message}`);
+      }
+    }
+  }
+
+  /** A build command's plan: in a network namespace of its own, when the listener isolates networks. */
+  private async isolatedPlan(
+    user: SandboxUser,
+    mounts: readonly MountOp[],
+    cwd: string,
+    argv: string[],
+    env: Record<string, string>,
+  ): Promise<SpawnPlan> {
+    const plan = this.plan(user, mounts, cwd, argv, env);
+    if (!this.network) return plan;
+    return this.inNamespace(await this.network.open({ loopbackPorts: [] }), plan);
+  }
+
+  private inNamespace(namespace: { path: string; release(): Promise<void> }, plan: SpawnPlan): SpawnPlan {
+    // nsenter joins the namespace and execs bwrap: the process is still bwrap, as process-tree.ts expects.
+    return {
+      ...plan,
+      file: this.network!.tools.nsenter,
+      args: [`--net=${namespace.path}`, "--", plan.file, ...plan.args],
+      release: namespace.release,
+    };
+  }
+
+  /**
+   * Points the server's tracing and Auth Service variables at the platform
+   * gateway (the one address on the host its network reaches): returns the
+   * gateway's port, or undefined when the server has neither.
+   */
+  private async throughGateway(env: Record<string, string>): Promise<number | undefined> {
+    const base = env.BERTH_AUTH_SERVICE_URL ?? env.LANGSMITH_ENDPOINT?.replace(/\/api\/v1\/?$/, "");
+    if (!base) return undefined;
+    let gateway = this.gateways.get(base);
+    if (!gateway) {
+      gateway = new PlatformGateway(new URL(base));
+      this.gateways.set(base, gateway);
+    }
+    const port = await gateway.port();
+    const local = `http://127.0.0.1:${port}`;
+    if (env.LANGSMITH_ENDPOINT) env.LANGSMITH_ENDPOINT = `${local}/api/v1`;
+    if (env.BERTH_AUTH_SERVICE_URL) env.BERTH_AUTH_SERVICE_URL = local;
+    return port;
   }
 
   private plan(
@@ -98,14 +170,17 @@ export class BwrapSandbox {
     const etc = join(dir, "sandbox-etc");
     await privateDir(tmp, user);
     await mkdir(etc, { recursive: true, mode: 0o700 });
-    const files = etcFiles(user.uid, user.gid);
+    const files: Record<string, string> = etcFiles(user.uid, user.gid);
+    // In a network of its own, names are resolved through pasta's forwarder (the host's resolver may be out of reach).
+    if (this.network) files["resolv.conf"] = `nameserver ${SANDBOX_DNS_ADDRESS}\n`;
     await Promise.all(Object.entries(files).map(([name, text]) => writeFile(join(etc, name), text, { mode: 0o644 })));
     return [
       // First: a later mount below /tmp (a CA bundle kept there) must land on top of it, not under it.
       { kind: "bind", source: tmp, target: INSIDE.tmp, writable: true },
       ...systemMounts(),
-      { kind: "bind", source: join(etc, "passwd"), target: "/etc/passwd", writable: false },
-      { kind: "bind", source: join(etc, "group"), target: "/etc/group", writable: false },
+      ...Object.keys(files).map(
+        (name): MountOp => ({ kind: "bind", source: join(etc, name), target: `/etc/${name}`, writable: false }),
+      ),
     ];
   }
 

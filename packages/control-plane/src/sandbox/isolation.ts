@@ -1,9 +1,12 @@
 import type { Logger } from "@berth/service-kit";
+import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { type BuildSandbox, BuildError } from "../build/build.js";
 import { plainServerPlan } from "../compute/server-command.js";
 import { DeployError, type ServerSandbox } from "../compute/types.js";
 import { BwrapSandbox, type Owner, type SandboxDirs } from "./bwrap-sandbox.js";
+import { parseEgressGrants } from "./egress-rules.js";
+import { findNetworkTools, SandboxNetworks } from "./network.js";
 import { probeSandbox } from "./probe.js";
 import { SandboxUsers } from "./users.js";
 import { WorkspaceGate } from "./workspace-gate.js";
@@ -17,6 +20,7 @@ export interface Isolation {
   forBuild(owner: Owner, workDir: string): Promise<BuildSandbox | undefined>;
   /** For LocalCompute: rejects with a DeployError when refused. */
   readonly server: ServerSandbox;
+  close(): Promise<void>;
 }
 
 export interface IsolationOptions extends SandboxDirs {
@@ -24,6 +28,8 @@ export interface IsolationOptions extends SandboxDirs {
   dataDir: string;
   /** Run every workspace's code even without a sandbox. */
   trustAllCode: boolean;
+  /** Destinations sandboxes may reach besides the internet (BERTH_SANDBOX_EGRESS_ALLOW; see egress-rules.ts). */
+  egressAllow?: string;
   /** The workspace of a deployment the listener was assigned. */
   tenantOf(deploymentId: string): string | undefined;
   logger: Logger;
@@ -40,11 +46,25 @@ export async function startIsolation(options: IsolationOptions): Promise<Isolati
   const users = await SandboxUsers.open(stateDir, options.deployments);
   const support = await probeSandbox(users.probeUid);
   if (support.available) {
-    logger.info(
-      "builds and deployments run sandboxed (bubblewrap): each deployment as a user of its own, seeing only its own files",
-    );
-    const sandbox = new BwrapSandbox(support.tools, users, options);
-    return { sandboxed: true, forBuild: (owner, workDir) => sandbox.forBuild(owner, workDir), server: sandbox.server };
+    const network = await startNetworks(options);
+    if (typeof network === "string") {
+      logger.warn(
+        `builds and deployments run sandboxed (bubblewrap), each deployment as a user of its own, but NOT IN A NETWORK OF THEIR OWN (${network}): ` +
+          "they reach the host's loopback services and private networks (see docs/security.md)",
+      );
+    } else {
+      logger.info(
+        "builds and deployments run sandboxed (bubblewrap): each deployment as a user of its own, seeing only its own files, " +
+          "in a network namespace of its own that reaches the internet but not the host or private networks",
+      );
+    }
+    const sandbox = new BwrapSandbox(support.tools, users, options, typeof network === "string" ? undefined : network);
+    return {
+      sandboxed: true,
+      forBuild: (owner, workDir) => sandbox.forBuild(owner, workDir),
+      server: sandbox.server,
+      close: () => sandbox.close(),
+    };
   }
   if (options.trustAllCode) {
     logger.warn(
@@ -63,6 +83,7 @@ export async function startIsolation(options: IsolationOptions): Promise<Isolati
 function unsandboxed(gate: WorkspaceGate | undefined, tenantOf: (deploymentId: string) => string | undefined): Isolation {
   return {
     sandboxed: false,
+    close: async () => {},
     async forBuild(owner) {
       const refusal = await gate?.refusal(owner.tenantId);
       if (refusal) throw new BuildError(refusal);
@@ -80,4 +101,26 @@ function unsandboxed(gate: WorkspaceGate | undefined, tenantOf: (deploymentId: s
       },
     },
   };
+}
+
+/**
+ * A network namespace per sandbox, when the tools are there and a real one
+ * can be set up (leftovers of this listener's previous run removed first);
+ * otherwise the reason.
+ */
+async function startNetworks(options: IsolationOptions): Promise<SandboxNetworks | string> {
+  const tools = findNetworkTools(process.env.PATH);
+  if (typeof tools === "string") return tools;
+  // Per listener data directory: listeners sharing a host remove only their own leftovers.
+  const prefix = `berth-${createHash("sha256").update(options.dataDir).digest("hex").slice(0, 10)}`;
+  const networks = new SandboxNetworks(tools, prefix, parseEgressGrants(options.egressAllow));
+  try {
+    const leftovers = await networks.removeLeftovers();
+    if (leftovers > 0) options.logger.warn({ count: leftovers }, "removed sandbox networks left by a previous listener");
+    const probe = await networks.open({ loopbackPorts: [] });
+    await probe.release();
+  } catch (error) {
+    return `a test network namespace failed: ${(error as Error).message.split("\n")[0]}`;
+  }
+  return networks;
 }

@@ -1,9 +1,8 @@
 import { execFile } from "node:child_process";
-import { accessSync, constants } from "node:fs";
-import { join } from "node:path";
 import { envBoolean } from "@berth/service-kit";
 import { bwrapArgs, type SandboxTools } from "./bwrap-args.js";
 import { INSIDE, systemMounts } from "./host-view.js";
+import { findProgram } from "./programs.js";
 
 export type SandboxSupport = { available: true; tools: SandboxTools } | { available: false; reason: string };
 
@@ -47,18 +46,4 @@ export async function probeSandbox(probeUid: number, env: NodeJS.ProcessEnv = pr
     });
   });
   return failure === undefined ? { available: true, tools } : unavailable(`a test sandbox failed: ${failure}`);
-}
-
-function findProgram(name: string, path = ""): string | undefined {
-  // The system's directories first: this runs as root, and PATH may name project folders (node_modules/.bin).
-  for (const dir of ["/usr/bin", "/usr/sbin", "/bin", "/sbin", ...path.split(":").filter((dir) => dir.startsWith("/"))]) {
-    const file = join(dir, name);
-    try {
-      accessSync(file, constants.X_OK);
-      return file;
-    } catch {
-      // not there
-    }
-  }
-  return undefined;
 }
