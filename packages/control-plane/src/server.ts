@@ -101,7 +101,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
       },
       { tokenTtlSeconds: settings.feedbackTokenTtlSeconds },
       registrySettings,
-      { flowTtlMs: settings.authFlowSeconds * 1000 },
+      { flowTtlMs: settings.authFlowSeconds * 1000, allowPrivate: settings.outboundAllowPrivate },
       logger,
     );
     if (options.onRevisionEvent) services.revisionEvents.subscribe(options.onRevisionEvent);

@@ -7,7 +7,7 @@ import { after, before, describe, test } from "node:test";
 import { Client } from "@langchain/langgraph-sdk";
 import { type ControlPlane, startControlPlane, uniqueName } from "@berth/test-support";
 import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
-import { consent, startOAuthProvider, type TestOAuthProvider } from "./helpers/oauth-provider.js";
+import { consent, LOOPBACK_PROVIDERS_ALLOWED, startOAuthProvider, type TestOAuthProvider } from "./helpers/oauth-provider.js";
 
 const PROVIDER = "calendar";
 
@@ -24,7 +24,7 @@ describe("a graph gets its user's token from the Auth Service, interrupting the 
   let client: Client;
 
   before(async () => {
-    cp = await startControlPlane({ listener: true });
+    cp = await startControlPlane({ listener: true, env: LOOPBACK_PROVIDERS_ALLOWED });
     oauth = await startOAuthProvider({ redirectUris: [`${cp.url}/v2/auth/callback/${PROVIDER}`] });
     const registered = await cp.admin.post("/v2/auth/providers", {
       provider_id: PROVIDER,

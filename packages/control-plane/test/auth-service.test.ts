@@ -15,6 +15,7 @@ import {
 } from "@berth/test-support";
 import {
   consent,
+  LOOPBACK_PROVIDERS_ALLOWED,
   startMcpServer,
   startOAuthProvider,
   type TestClient,
@@ -114,7 +115,10 @@ describe("the Auth Service against a real OAuth provider", () => {
   }
 
   before(async () => {
-    [cp, brief] = await Promise.all([startControlPlane(), startControlPlane({ env: { BERTH_AUTH_FLOW_SECONDS: "1" } })]);
+    [cp, brief] = await Promise.all([
+      startControlPlane({ env: LOOPBACK_PROVIDERS_ALLOWED }),
+      startControlPlane({ env: { ...LOOPBACK_PROVIDERS_ALLOWED, BERTH_AUTH_FLOW_SECONDS: "1" } }),
+    ]);
     const redirectUris = [...Object.values(providerIds).map(callbackOf), `${brief.url}/v2/auth/callback/${providerIds.post}`];
     [oauth, shortLived] = await Promise.all([
       startOAuthProvider({ redirectUris }),

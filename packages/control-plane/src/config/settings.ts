@@ -1,4 +1,5 @@
-import { envBoolean, envNumber, envOneOf } from "@berth/service-kit";
+import { EnvError, envBoolean, envNumber, envOneOf } from "@berth/service-kit";
+import { isIP } from "node:net";
 
 /** The control plane's settings, from the environment (see the README's configuration table). */
 export interface ControlPlaneSettings {
@@ -24,6 +25,8 @@ export interface ControlPlaneSettings {
   feedbackTokenTtlSeconds: number;
   /** How long an Auth Service consent link works. */
   authFlowSeconds: number;
+  /** The private addresses OAuth provider and MCP discovery requests may reach (docs/auth-service.md). */
+  outboundAllowPrivate: { all: boolean; hosts: string[]; networks: string[] };
   /** The embedded listener runs every workspace's code even when it cannot sandbox it (docs/security.md). */
   trustAllCode: boolean;
   /** Destinations the embedded listener's sandboxes may reach besides the internet (docs/security.md). */
@@ -62,6 +65,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     drainTimeoutMs: envNumber("BERTH_DRAIN_TIMEOUT_SECONDS", 60, { min: 0, integer: true }, env) * 1000,
     feedbackTokenTtlSeconds: envNumber("BERTH_FEEDBACK_TOKEN_TTL_SECONDS", 86400, { min: 0, integer: true }, env), // tracing
     authFlowSeconds: envNumber("BERTH_AUTH_FLOW_SECONDS", 600, { min: 1, integer: true }, env),
+    outboundAllowPrivate: outboundAllowance(env),
     trustAllCode: envBoolean("BERTH_TRUST_ALL_CODE", false, env),
     sandboxEgressAllow: env.BERTH_SANDBOX_EGRESS_ALLOW || undefined,
     listenerCompute: envOneOf("BERTH_LISTENER_COMPUTE", ["local", "docker"] as const, "local", env),
@@ -77,4 +81,33 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     registryAddress: env.BERTH_REGISTRY_ADDRESS || undefined,
     pushTokenTtlSeconds: envNumber("BERTH_PUSH_TOKEN_TTL_SECONDS", 900, { min: 1, integer: true }, env),
   };
+}
+
+/**
+ * BERTH_OUTBOUND_ALLOW_PRIVATE: `1`/`true` allows every address; else a
+ * comma-separated list of host names, IP addresses and CIDRs (`10.0.0.0/8`).
+ * Unset, empty, `0` or `false`: public addresses only.
+ */
+function outboundAllowance(env: NodeJS.ProcessEnv): { all: boolean; hosts: string[]; networks: string[] } {
+  const name = "BERTH_OUTBOUND_ALLOW_PRIVATE";
+  const value = (env[name] ?? "").trim();
+  if (/^(1|true)$/i.test(value)) return { all: true, hosts: [], networks: [] };
+  const allowance = { all: false, hosts: [] as string[], networks: [] as string[] };
+  if (/^(0|false)?$/i.test(value)) return allowance;
+  const entries = value.split(",").map((item) => item.trim().toLowerCase());
+  for (const entry of entries.filter(Boolean)) {
+    const [address = "", prefix, ...rest] = entry.split("/");
+    const family = isIP(address);
+    if (prefix === undefined && family === 0) {
+      if (!/^[a-z0-9.-]+$/.test(entry)) throw new EnvError(`${name}: ${entry} is neither a host name, an address nor a CIDR`);
+      allowance.hosts.push(entry);
+      continue;
+    }
+    const bits = prefix === undefined ? (family === 4 ? 32 : 128) : /^\d{1,3}$/.test(prefix) ? Number(prefix) : Number.NaN;
+    if (family === 0 || rest.length > 0 || !(bits >= 0 && bits <= (family === 4 ? 32 : 128))) {
+      throw new EnvError(`${name}: ${entry} is not a valid address or CIDR`);
+    }
+    allowance.networks.push(entry);
+  }
+  return allowance;
 }

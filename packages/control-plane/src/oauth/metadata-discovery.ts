@@ -1,6 +1,6 @@
 import * as oauth from "oauth4webapi";
 import { OAuthDiscoveryError, OAuthResponseError } from "./errors.js";
-import { cappedFetch, checkUrl, libraryOptions, type OutboundOptions, talkTo, timeoutSignal } from "./outbound.js";
+import { cappedFetch, checkUrl, guardedFetch, libraryOptions, type OutboundOptions, talkTo, timeoutSignal } from "./outbound.js";
 import { readFields } from "./response-body.js";
 import { resourceMetadataFromChallenge } from "./www-authenticate.js";
 
@@ -48,11 +48,11 @@ async function getDocument(url: URL, options: OutboundOptions): Promise<Record<s
 async function challengedMetadataUrl(serverUrl: URL, options: OutboundOptions): Promise<string | null> {
   return talkTo(`the MCP server ${serverUrl.href}`, async () => {
     // Headers are all that matters; the body (an SSE stream, possibly) is dropped unread.
-    const response = await fetch(serverUrl.href, {
-      headers: { accept: "application/json, text/event-stream" },
-      redirect: "manual",
-      signal: timeoutSignal(options),
-    });
+    const response = await guardedFetch(
+      serverUrl.href,
+      { headers: { accept: "application/json, text/event-stream" }, redirect: "manual", signal: timeoutSignal(options) },
+      options,
+    );
     await response.body?.cancel();
     return response.status === 401 ? resourceMetadataFromChallenge(response.headers.get("www-authenticate")) : null;
   });

@@ -5,6 +5,7 @@ import type { AuthenticateInput } from "../domain/inputs/auth-service.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import { flowIdFromState, startAuthorization } from "../oauth/authorization-request.js";
 import { OAuthError } from "../oauth/errors.js";
+import type { PrivateAddressAllowance } from "../oauth/outbound.js";
 import { exchangeAuthorizationCode } from "../oauth/token-requests.js";
 import type { AuthFlowRecord, OAuthProviderRecord, OAuthTokenRecord } from "../storage/auth-types.js";
 import type { ControlPlaneStorage } from "../storage/types.js";
@@ -16,6 +17,8 @@ import { withProvider } from "./provider-errors.js";
 export interface AuthFlowSettings {
   /** How long a consent link works (BERTH_AUTH_FLOW_SECONDS). */
   flowTtlMs: number;
+  /** Which private addresses provider and discovery requests may reach (BERTH_OUTBOUND_ALLOW_PRIVATE). */
+  allowPrivate?: PrivateAddressAllowance;
 }
 /** How long a finished or expired flow stays readable by wait before it is deleted. */
 const FLOW_RETENTION_MS = 24 * 60 * 60_000;
@@ -156,12 +159,16 @@ export class AuthFlowService {
     if (!params.code) throw new CallbackRefused("The redirect carries neither a code nor an error");
     let token: OAuthTokenRecord;
     try {
-      const tokenSet = await exchangeAuthorizationCode(this.providers.endpointsOf(provider), {
-        code: params.code,
-        redirectUri: flow.redirect_uri,
-        codeVerifier: flow.code_verifier_ciphertext && this.box.decrypt(flow.code_verifier_ciphertext),
-        scopes: flow.scopes,
-      });
+      const tokenSet = await exchangeAuthorizationCode(
+        this.providers.endpointsOf(provider),
+        {
+          code: params.code,
+          redirectUri: flow.redirect_uri,
+          codeVerifier: flow.code_verifier_ciphertext && this.box.decrypt(flow.code_verifier_ciphertext),
+          scopes: flow.scopes,
+        },
+        this.providers.outbound,
+      );
       token = await this.tokens.store(provider, { tenantId: flow.tenant_id, userId: flow.user_id }, tokenSet, flow.is_default);
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;

@@ -2,8 +2,9 @@ import { BadRequestError, ConflictError, NotFoundError } from "@berth/service-ki
 import { randomUUID } from "node:crypto";
 import type { McpDiscoverInput, ProviderCreateInput, ProviderUpdateInput } from "../domain/inputs/auth-service.js";
 import type { SecretBox } from "../domain/secret-box.js";
-import { ManualRegistrationRequiredError, OAuthError } from "../oauth/errors.js";
+import { ManualRegistrationRequiredError, OAuthError, OAuthUrlError } from "../oauth/errors.js";
 import { discoverMcpProvider } from "../oauth/mcp-discovery.js";
+import { checkDestination, type OutboundOptions } from "../oauth/outbound.js";
 import type { ProviderEndpoints } from "../oauth/provider-endpoints.js";
 import type { OAuthProviderChange, OAuthProviderRecord } from "../storage/auth-types.js";
 import type { ControlPlaneStorage } from "../storage/types.js";
@@ -26,6 +27,8 @@ export class AuthProviderService {
   constructor(
     private readonly storage: ControlPlaneStorage,
     private readonly box: SecretBox,
+    /** How every request to a provider goes out (the operator's allowance of private addresses). */
+    readonly outbound: OutboundOptions = {},
   ) {}
 
   async list(tenantId: string) {
@@ -40,6 +43,7 @@ export class AuthProviderService {
     if (input.token_endpoint_auth_method !== "none" && !input.client_secret) {
       throw new BadRequestError(`token_endpoint_auth_method ${input.token_endpoint_auth_method} needs a client_secret`);
     }
+    await this.checkDestinations(input);
     const now = new Date().toISOString();
     const provider: OAuthProviderRecord = {
       id: randomUUID(),
@@ -70,6 +74,7 @@ export class AuthProviderService {
     const hasSecret =
       input.client_secret !== undefined ? input.client_secret !== null : current.client_secret_ciphertext !== null;
     if (method !== "none" && !hasSecret) throw new BadRequestError(`token_endpoint_auth_method ${method} needs a client_secret`);
+    await this.checkDestinations(input);
     // null leaves a field as it is (the hosted API's nullable fields), except the secret and the revocation endpoint, which it clears.
     const change: OAuthProviderChange = {
       name: input.name ?? undefined,
@@ -102,10 +107,14 @@ export class AuthProviderService {
     }
     let discovered: Awaited<ReturnType<typeof discoverMcpProvider>>;
     try {
-      discovered = await discoverMcpProvider(input.mcp_server_url, {
-        redirectUri: callbackUrlOf(callbackBase, input.provider_id),
-        clientName: `Berth (${input.name})`,
-      });
+      discovered = await discoverMcpProvider(
+        input.mcp_server_url,
+        {
+          redirectUri: callbackUrlOf(callbackBase, input.provider_id),
+          clientName: `Berth (${input.name})`,
+        },
+        this.outbound,
+      );
     } catch (error) {
       if (error instanceof ManualRegistrationRequiredError || error instanceof OAuthError) {
         throw new BadRequestError(`MCP discovery of ${input.mcp_server_url} failed: ${error.message}`);
@@ -134,6 +143,24 @@ export class AuthProviderService {
     };
     await this.storage.auth.createProvider(provider);
     return presentProvider(provider);
+  }
+
+  /**
+   * The endpoints the control plane itself calls (token, revocation) must lead
+   * to public addresses unless the operator allows others: 400 naming the field.
+   * (auth_url is only where users' browsers go.)
+   */
+  private async checkDestinations(input: { token_url?: string | null; revocation_url?: string | null }): Promise<void> {
+    for (const field of ["token_url", "revocation_url"] as const) {
+      const url = input[field] ? URL.parse(input[field]) : null;
+      if (!url) continue;
+      try {
+        await checkDestination(url, field, this.outbound);
+      } catch (error) {
+        if (error instanceof OAuthUrlError) throw new BadRequestError(error.message);
+        throw error;
+      }
+    }
   }
 
   async find(tenantId: string, providerId: string): Promise<OAuthProviderRecord> {

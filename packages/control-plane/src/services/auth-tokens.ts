@@ -161,10 +161,11 @@ export class AuthTokenService {
     if (!stored.refresh_token_ciphertext) throw new TokenExpiredError("The token expired and the provider gave no refresh token");
     let refreshed: TokenSet;
     try {
-      refreshed = await refreshAccessToken(this.providers.endpointsOf(provider), {
-        refreshToken: this.box.decrypt(stored.refresh_token_ciphertext),
-        scopes: stored.scopes,
-      });
+      refreshed = await refreshAccessToken(
+        this.providers.endpointsOf(provider),
+        { refreshToken: this.box.decrypt(stored.refresh_token_ciphertext), scopes: stored.scopes },
+        this.providers.outbound,
+      );
     } catch (error) {
       if (
         error instanceof OAuthProviderError &&
@@ -204,7 +205,7 @@ export class AuthTokenService {
     ];
     for (const revocation of revocations) {
       try {
-        await revokeToken(endpoints, revocation);
+        await revokeToken(endpoints, revocation, this.providers.outbound);
       } catch (err) {
         this.logger.warn({ err, provider_id: token.provider_id, token_id: token.id }, "revoking a token at its provider failed");
       }

@@ -55,7 +55,7 @@ export function createServices(
   const deployments = new DeploymentService(storage, box, revisionEvents);
   const integrations = new IntegrationService(storage, box, deployments);
   const logs = new LogService(storage, revisionEvents);
-  const providers = new AuthProviderService(storage, box);
+  const providers = new AuthProviderService(storage, box, { allowPrivate: authSettings.allowPrivate });
   const tokens = new AuthTokenService(storage, box, providers, logger.child({ component: "auth-service" }));
   return {
     deployments,

@@ -22,6 +22,12 @@ for (const level of ["warn", "info"] as const) {
   };
 }
 
+/**
+ * The environment a control plane needs to reach these providers: it refuses
+ * loopback and private addresses unless its operator allows them.
+ */
+export const LOOPBACK_PROVIDERS_ALLOWED = { BERTH_OUTBOUND_ALLOW_PRIVATE: "127.0.0.1" };
+
 /** Where the test clients are sent back to. Never fetched: consent() stops at the redirect. */
 export const TEST_REDIRECT_URI = "https://berth.test/oauth/callback";
 

@@ -23,6 +23,7 @@ import {
 } from "../../src/oauth/errors.js";
 import { discoverMcpProvider } from "../../src/oauth/mcp-discovery.js";
 import { protectedResourceMetadataUrls } from "../../src/oauth/metadata-discovery.js";
+import { cappedFetch, isAddressAllowed, type OutboundOptions } from "../../src/oauth/outbound.js";
 import type { ProviderEndpoints } from "../../src/oauth/provider-endpoints.js";
 import { exchangeAuthorizationCode, refreshAccessToken } from "../../src/oauth/token-requests.js";
 import { revokeToken } from "../../src/oauth/token-revocation.js";
@@ -41,6 +42,8 @@ import {
 // OpenID provider (oidc-provider) on loopback, consents played by a fetch "browser".
 
 const SCOPES = ["calendar.read"];
+/** The test providers listen on loopback, which the layer refuses unless allowed (BERTH_OUTBOUND_ALLOW_PRIVATE). */
+const LOOPBACK: OutboundOptions = { allowPrivate: { networks: ["127.0.0.1"] } };
 
 function endpointsFor(idp: TestOAuthProvider, client: TestClient, usesPkce: boolean): ProviderEndpoints {
   return {
@@ -67,7 +70,7 @@ async function consentFlow(provider: ProviderEndpoints, flowId = crypto.randomUU
 
 async function signIn(provider: ProviderEndpoints) {
   const { code, codeVerifier } = await consentFlow(provider);
-  return exchangeAuthorizationCode(provider, { code, redirectUri: TEST_REDIRECT_URI, codeVerifier, scopes: SCOPES });
+  return exchangeAuthorizationCode(provider, { code, redirectUri: TEST_REDIRECT_URI, codeVerifier, scopes: SCOPES }, LOOPBACK);
 }
 
 async function rejection(promise: Promise<unknown>): Promise<unknown> {
@@ -184,17 +187,22 @@ describe("authorization code exchange", () => {
     const provider = endpointsFor(idp, idp.clients.public, true);
     const { code } = await consentFlow(provider);
     const exchange = { code, redirectUri: TEST_REDIRECT_URI, codeVerifier: createCodeVerifier(), scopes: SCOPES };
-    const error = await rejection(exchangeAuthorizationCode(provider, exchange));
+    const error = await rejection(exchangeAuthorizationCode(provider, exchange, LOOPBACK));
     assert.ok(error instanceof OAuthProviderError, String(error));
     assert.equal(error.error, "invalid_grant");
     assert.equal(error.status, 400);
-    await assert.rejects(exchangeAuthorizationCode(provider, { ...exchange, codeVerifier: null }), /code verifier is required/);
+    await assert.rejects(
+      exchangeAuthorizationCode(provider, { ...exchange, codeVerifier: null }, LOOPBACK),
+      /code verifier is required/,
+    );
   });
 
   test("a wrong client secret is the provider's invalid_client", async () => {
     const provider = { ...endpointsFor(idp, idp.clients.basic, false), client_secret: "wrong" };
     const { code } = await consentFlow(endpointsFor(idp, idp.clients.basic, false));
-    const error = await rejection(exchangeAuthorizationCode(provider, { code, redirectUri: TEST_REDIRECT_URI, scopes: SCOPES }));
+    const error = await rejection(
+      exchangeAuthorizationCode(provider, { code, redirectUri: TEST_REDIRECT_URI, scopes: SCOPES }, LOOPBACK),
+    );
     assert.ok(error instanceof OAuthProviderError);
     assert.equal(error.error, "invalid_client");
   });
@@ -217,18 +225,20 @@ describe("refresh and revocation", () => {
   test("a refresh yields a new, valid access token (and a rotated refresh token)", async () => {
     const provider = endpointsFor(idp, idp.clients.post, false);
     const first = await signIn(provider);
-    const refreshed = await refreshAccessToken(provider, { refreshToken: first.refresh_token ?? "", scopes: ["kept"] });
+    const refreshed = await refreshAccessToken(provider, { refreshToken: first.refresh_token ?? "", scopes: ["kept"] }, LOOPBACK);
     assert.notEqual(refreshed.access_token, first.access_token);
     assert.ok(refreshed.refresh_token && refreshed.refresh_token !== first.refresh_token);
     assert.deepEqual(refreshed.scopes, SCOPES, "the provider's scope wins over the stored one");
     assert.equal((await idp.accessToken(refreshed.access_token)).active, true);
-    const error = await rejection(refreshAccessToken(provider, { refreshToken: first.refresh_token ?? "", scopes: SCOPES }));
+    const error = await rejection(
+      refreshAccessToken(provider, { refreshToken: first.refresh_token ?? "", scopes: SCOPES }, LOOPBACK),
+    );
     assert.ok(error instanceof OAuthProviderError && error.error === "invalid_grant", "a rotated-away token is spent");
   });
 
   test("a bogus refresh token is the typed invalid_grant", async () => {
     const provider = endpointsFor(idp, idp.clients.basic, false);
-    const error = await rejection(refreshAccessToken(provider, { refreshToken: "not-a-token", scopes: SCOPES }));
+    const error = await rejection(refreshAccessToken(provider, { refreshToken: "not-a-token", scopes: SCOPES }, LOOPBACK));
     assert.ok(error instanceof OAuthProviderError, String(error));
     assert.equal(error.error, "invalid_grant");
     assert.match(error.message, /invalid_grant/);
@@ -239,8 +249,8 @@ describe("refresh and revocation", () => {
       const provider = endpointsFor(idp, idp.clients[kind], kind === "public");
       const tokens = await signIn(provider);
       const refreshToken = tokens.refresh_token ?? "";
-      assert.equal(await revokeToken(provider, { token: refreshToken, tokenTypeHint: "refresh_token" }), true);
-      const error = await rejection(refreshAccessToken(provider, { refreshToken, scopes: SCOPES }));
+      assert.equal(await revokeToken(provider, { token: refreshToken, tokenTypeHint: "refresh_token" }, LOOPBACK), true);
+      const error = await rejection(refreshAccessToken(provider, { refreshToken, scopes: SCOPES }, LOOPBACK));
       assert.ok(error instanceof OAuthProviderError && error.error === "invalid_grant", `${kind}: ${error}`);
       assert.equal((await idp.accessToken(tokens.access_token)).active, false);
     }
@@ -249,7 +259,7 @@ describe("refresh and revocation", () => {
   test("revoking at a provider without a revocation endpoint does nothing", async () => {
     const provider = { ...endpointsFor(idp, idp.clients.basic, false), revocation_url: null };
     const tokens = await signIn(provider);
-    assert.equal(await revokeToken(provider, { token: tokens.access_token }), false);
+    assert.equal(await revokeToken(provider, { token: tokens.access_token }, LOOPBACK), false);
     assert.equal((await idp.accessToken(tokens.access_token)).active, true);
   });
 
@@ -261,7 +271,11 @@ describe("refresh and revocation", () => {
       assert.ok(Date.parse(tokens.expires_at ?? "") - Date.now() <= 1000);
       await sleep(Math.max(0, Date.parse(tokens.expires_at ?? "") - Date.now()) + 1100);
       assert.equal((await shortLived.accessToken(tokens.access_token)).active, false);
-      const refreshed = await refreshAccessToken(provider, { refreshToken: tokens.refresh_token ?? "", scopes: SCOPES });
+      const refreshed = await refreshAccessToken(
+        provider,
+        { refreshToken: tokens.refresh_token ?? "", scopes: SCOPES },
+        LOOPBACK,
+      );
       assert.equal((await shortLived.accessToken(refreshed.access_token)).active, true);
     } finally {
       await shortLived.close();
@@ -316,7 +330,11 @@ describe("MCP discovery", () => {
   test("challenge → resource metadata → authorization server → dynamic client: a working provider", async () => {
     const mcp = await startMcpServer({ authorizationServer: idp.issuer });
     try {
-      const discovered = await discoverMcpProvider(mcp.url, { redirectUri: TEST_REDIRECT_URI, clientName: "Berth test" });
+      const discovered = await discoverMcpProvider(
+        mcp.url,
+        { redirectUri: TEST_REDIRECT_URI, clientName: "Berth test" },
+        LOOPBACK,
+      );
       assert.deepEqual(mcp.requests, ["/mcp", "/metadata/protected-resource"]);
       assert.deepEqual(
         { ...discovered, client_id: typeof discovered.client_id, client_secret: typeof discovered.client_secret },
@@ -337,16 +355,24 @@ describe("MCP discovery", () => {
       );
       const provider: ProviderEndpoints = { ...discovered };
       const { code, codeVerifier } = await consentFlow(provider);
-      const tokens = await exchangeAuthorizationCode(provider, {
-        code,
-        redirectUri: TEST_REDIRECT_URI,
-        codeVerifier,
-        scopes: SCOPES,
-      });
+      const tokens = await exchangeAuthorizationCode(
+        provider,
+        {
+          code,
+          redirectUri: TEST_REDIRECT_URI,
+          codeVerifier,
+          scopes: SCOPES,
+        },
+        LOOPBACK,
+      );
       assert.deepEqual(await idp.accessToken(tokens.access_token), { active: true, scopes: SCOPES });
-      const refreshed = await refreshAccessToken(provider, { refreshToken: tokens.refresh_token ?? "", scopes: SCOPES });
+      const refreshed = await refreshAccessToken(
+        provider,
+        { refreshToken: tokens.refresh_token ?? "", scopes: SCOPES },
+        LOOPBACK,
+      );
       assert.equal((await idp.accessToken(refreshed.access_token)).active, true);
-      assert.equal(await revokeToken(provider, { token: refreshed.refresh_token ?? "" }), true);
+      assert.equal(await revokeToken(provider, { token: refreshed.refresh_token ?? "" }, LOOPBACK), true);
     } finally {
       await mcp.close();
     }
@@ -360,7 +386,7 @@ describe("MCP discovery", () => {
     for (const wellKnown of ["path", "root"] as const) {
       const mcp = await startMcpServer({ authorizationServer: idp.issuer, challenge: false, wellKnown });
       try {
-        const discovered = await discoverMcpProvider(mcp.url, { redirectUri: TEST_REDIRECT_URI });
+        const discovered = await discoverMcpProvider(mcp.url, { redirectUri: TEST_REDIRECT_URI }, LOOPBACK);
         assert.deepEqual(mcp.requests, expected[wellKnown]);
         assert.equal(discovered.auth_url, idp.authUrl);
       } finally {
@@ -373,7 +399,7 @@ describe("MCP discovery", () => {
     const closed = await startOAuthProvider({ registration: false });
     const mcp = await startMcpServer({ authorizationServer: closed.issuer });
     try {
-      const error = await rejection(discoverMcpProvider(mcp.url, { redirectUri: TEST_REDIRECT_URI }));
+      const error = await rejection(discoverMcpProvider(mcp.url, { redirectUri: TEST_REDIRECT_URI }, LOOPBACK));
       assert.ok(error instanceof ManualRegistrationRequiredError, String(error));
       assert.match(error.message, /register a client there by hand/);
       assert.deepEqual(error.endpoints, {
@@ -394,14 +420,14 @@ describe("MCP discovery", () => {
     const publicOnly = await startOAuthProvider({ clientAuthMethods: ["none"] });
     const mcp = await startMcpServer({ authorizationServer: publicOnly.issuer });
     try {
-      const discovered = await discoverMcpProvider(mcp.url, { redirectUri: TEST_REDIRECT_URI });
+      const discovered = await discoverMcpProvider(mcp.url, { redirectUri: TEST_REDIRECT_URI }, LOOPBACK);
       assert.equal(discovered.token_endpoint_auth_method, "none");
       assert.equal(discovered.client_secret, null);
       assert.equal(discovered.uses_pkce, true);
       const { code, codeVerifier } = await consentFlow(discovered);
       assert.ok(codeVerifier);
       const exchange = { code, redirectUri: TEST_REDIRECT_URI, codeVerifier, scopes: SCOPES };
-      const tokens = await exchangeAuthorizationCode(discovered, exchange);
+      const tokens = await exchangeAuthorizationCode(discovered, exchange, LOOPBACK);
       assert.equal((await publicOnly.accessToken(tokens.access_token)).active, true);
     } finally {
       await mcp.close();
@@ -412,7 +438,7 @@ describe("MCP discovery", () => {
   test("a server with no OAuth metadata at all is a discovery error", async () => {
     const mcp = await startMcpServer({ authorizationServer: idp.issuer, challenge: false, wellKnown: false });
     try {
-      const error = await rejection(discoverMcpProvider(mcp.url, { redirectUri: TEST_REDIRECT_URI }));
+      const error = await rejection(discoverMcpProvider(mcp.url, { redirectUri: TEST_REDIRECT_URI }, LOOPBACK));
       assert.ok(error instanceof OAuthDiscoveryError, String(error));
       assert.match(error.message, /publishes no OAuth metadata/);
       assert.ok(mcp.requests.includes("/.well-known/oauth-authorization-server"), mcp.requests.join(", "));
@@ -423,7 +449,9 @@ describe("MCP discovery", () => {
 
   test("refuses URLs that are not http(s), and plain http beyond loopback", async () => {
     for (const url of ["file:///etc/passwd", "ftp://mcp.example/mcp", "http://mcp.example/mcp", "not a url"])
-      assert.ok((await rejection(discoverMcpProvider(url, { redirectUri: TEST_REDIRECT_URI }))) instanceof OAuthUrlError);
+      assert.ok(
+        (await rejection(discoverMcpProvider(url, { redirectUri: TEST_REDIRECT_URI }, LOOPBACK))) instanceof OAuthUrlError,
+      );
   });
 
   test("a server that does not answer in time, or answers too much, is a typed failure", async () => {
@@ -435,15 +463,86 @@ describe("MCP discovery", () => {
     await once(hostile, "listening");
     const origin = `http://127.0.0.1:${(hostile.address() as AddressInfo).port}`;
     try {
-      const slow = await rejection(discoverMcpProvider(`${origin}/slow`, { redirectUri: TEST_REDIRECT_URI }, { timeoutMs: 200 }));
+      const slow = await rejection(
+        discoverMcpProvider(`${origin}/slow`, { redirectUri: TEST_REDIRECT_URI }, { ...LOOPBACK, timeoutMs: 200 }),
+      );
       assert.ok(slow instanceof OAuthResponseError && /did not answer in time/.test(slow.message), String(slow));
       const large = await rejection(
-        discoverMcpProvider(`${origin}/mcp`, { redirectUri: TEST_REDIRECT_URI }, { maxResponseBytes: 1024 }),
+        discoverMcpProvider(`${origin}/mcp`, { redirectUri: TEST_REDIRECT_URI }, { ...LOOPBACK, maxResponseBytes: 1024 }),
       );
       assert.ok(large instanceof OAuthResponseError && /more than 1024 bytes/.test(large.message), String(large));
     } finally {
       hostile.closeAllConnections();
       hostile.close();
+    }
+  });
+});
+
+describe("private addresses", () => {
+  test("loopback, private, link-local, CGNAT, unspecified and their IPv4-mapped forms are refused; public ones pass", () => {
+    const refused = [
+      "127.0.0.1",
+      "127.8.9.10",
+      "10.1.2.3",
+      "172.16.0.1",
+      "172.31.255.255",
+      "192.168.1.1",
+      "169.254.169.254",
+      "100.64.0.1",
+      "100.127.255.254",
+      "0.0.0.0",
+      "::",
+      "::1",
+      "fc00::1",
+      "fd12:3456::1",
+      "fe80::1",
+      "::ffff:127.0.0.1",
+      "::ffff:7f00:1",
+      "::ffff:169.254.169.254",
+      "::ffff:a00:1",
+    ];
+    for (const address of refused) assert.equal(isAddressAllowed(address, "host.example"), false, address);
+    for (const address of ["8.8.8.8", "172.32.0.1", "100.128.0.1", "192.169.0.1", "2606:4700:4700::1111", "::ffff:8.8.8.8"])
+      assert.equal(isAddressAllowed(address, "host.example"), true, address);
+  });
+
+  test("the operator's allowance: everything, host names, addresses and CIDRs (IPv4-mapped forms too)", () => {
+    assert.equal(isAddressAllowed("10.1.2.3", "idp.internal", { all: true }), true);
+    assert.equal(isAddressAllowed("10.1.2.3", "IdP.Internal", { hosts: ["idp.internal"] }), true);
+    assert.equal(isAddressAllowed("10.1.2.3", "other.internal", { hosts: ["idp.internal"] }), false);
+    assert.equal(isAddressAllowed("10.1.2.3", "x", { networks: ["10.1.0.0/16"] }), true);
+    assert.equal(isAddressAllowed("::ffff:10.1.2.3", "x", { networks: ["10.1.0.0/16"] }), true);
+    assert.equal(isAddressAllowed("10.2.0.1", "x", { networks: ["10.1.0.0/16"] }), false);
+    assert.equal(isAddressAllowed("127.0.0.1", "x", { networks: ["127.0.0.1"] }), true);
+    assert.equal(isAddressAllowed("127.0.0.2", "x", { networks: ["127.0.0.1"] }), false);
+    assert.equal(isAddressAllowed("fd00::5", "x", { networks: ["fd00::/8"] }), true);
+  });
+
+  test("a request is checked as it connects, by name or address literal: refused ones never reach the server", async () => {
+    const reached: string[] = [];
+    const server = http.createServer((request, response) => {
+      reached.push(request.url ?? "");
+      response.end("{}");
+    });
+    server.listen(0, "127.0.0.1");
+    await once(server, "listening");
+    const port = (server.address() as AddressInfo).port;
+    try {
+      // `localhost` goes through the connection's lookup; the literals are checked before connecting.
+      for (const url of [`http://localhost:${port}/a`, `http://127.0.0.1:${port}/b`, `http://[::ffff:127.0.0.1]:${port}/c`]) {
+        const error = await rejection(cappedFetch(url, { signal: AbortSignal.timeout(5000) }));
+        assert.ok(
+          error instanceof OAuthUrlError && /BERTH_OUTBOUND_ALLOW_PRIVATE/.test(error.message),
+          `${url}: ${String(error)}`,
+        );
+      }
+      assert.deepEqual(reached, []);
+      const allowed = await cappedFetch(`http://localhost:${port}/d`, {}, { allowPrivate: { hosts: ["localhost"] } });
+      assert.equal(allowed.status, 200);
+      assert.deepEqual(reached, ["/d"]);
+    } finally {
+      server.closeAllConnections();
+      server.close();
     }
   });
 });
