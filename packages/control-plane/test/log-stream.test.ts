@@ -90,8 +90,10 @@ describe("streamed build and server logs", () => {
   before(async () => {
     gate.listen(0, "127.0.0.1");
     await once(gate, "listening");
-    const gateUrl = `http://127.0.0.1:${(gate.address() as AddressInfo).port}/go`;
-    cp = await startControlPlane({ listener: true });
+    const gatePort = (gate.address() as AddressInfo).port;
+    const gateUrl = `http://127.0.0.1:${gatePort}/go`;
+    // Sandboxes reach the host's loopback only at the ports the operator grants.
+    cp = await startControlPlane({ listener: true, env: { BERTH_SANDBOX_EGRESS_ALLOW: `127.0.0.1:${gatePort}` } });
     const tarball = packFixture("deploy-app", {
       "gate.mjs": `console.log("first line of the build");\nawait fetch(${JSON.stringify(gateUrl)});\nconsole.log("second line of the build");\n`,
     });
