@@ -45,7 +45,11 @@ export async function openBackends(settings: ServerSettings, dataDir: string, lo
   const sharedSqlite = !settings.databaseUrl && settings.sqliteShared;
   try {
     const broker = settings.redisUrl
-      ? await (await import("./runs/brokers/redis-broker.js")).RedisBroker.connect(settings.redisUrl, settings.redisPrefix)
+      ? await (await import("./runs/brokers/redis-broker.js")).RedisBroker.connect(
+          settings.redisUrl,
+          settings.redisPrefix,
+          logger,
+        )
       : notifyUrl
         ? await (await import("./runs/brokers/postgres-broker.js")).PostgresBroker.connect(
             notifyUrl,

@@ -5,6 +5,7 @@ import { createLogger, type Logger } from "../../logger.js";
 import type { CancelAction, StoredEvent } from "../../storage/types.js";
 import type { RunBroker, RunEndNotice, RunObserver, RunSubscription } from "./broker.js";
 import { InProcessBroker } from "./in-process-broker.js";
+import { MessageReader, REDIS_MESSAGES, type RedisMessage } from "./messages.js";
 
 /** How long a run's live buffer stays in Redis after the run ended (late followers read the log anyway). */
 const BUFFER_TTL_SECONDS = 300;
@@ -12,13 +13,8 @@ const BUFFER_TTL_SECONDS = 300;
 /** At most one log line per connection and kind of failure this often, while Redis is down. */
 const LOG_EVERY_MS = 30_000;
 
-type Message =
-  | { o: string; t: "event"; e: StoredEvent }
-  | { o: string; t: "logged" }
-  | { o: string; t: "end"; n: RunEndNotice }
-  | { o: string; t: "start"; r: string }
-  | { o: string; t: "wake"; at?: number }
-  | { o: string; t: "cancel"; r: string; why: CancelAction };
+type Message = RedisMessage;
+type RunMessage = Extract<Message, { t: "event" | "logged" | "end" }>;
 
 /**
  * The broker across processes. Each run's current attempt is buffered in a
@@ -38,6 +34,7 @@ type Message =
 export class RedisBroker implements RunBroker {
   private readonly local = new InProcessBroker();
   private readonly origin = randomUUID();
+  private readonly reader: MessageReader;
   /** One SUBSCRIBE per run channel, awaited by every observer before it replays the buffer. */
   private readonly subscribed = new Map<string, Promise<unknown>>();
   /**
@@ -59,6 +56,7 @@ export class RedisBroker implements RunBroker {
     private readonly prefix: string,
     private readonly logger: Logger,
   ) {
+    this.reader = new MessageReader(logger);
     subscriber.on("message", (channel: string, text: string) => this.receive(channel, text));
     this.watchConnection(publisher, "publisher");
     this.watchConnection(commands, "commands");
@@ -154,7 +152,7 @@ export class RedisBroker implements RunBroker {
     const [last] = await this.commands.xrevrange(this.bufferKey(runId), "+", "-", "COUNT", 1).catch((error: unknown) => {
       throw unreachable(error);
     });
-    const message = last ? (JSON.parse(last[1][1]) as Message) : undefined;
+    const message = last ? this.readBuffered(runId, last[1]) : undefined;
     return Math.max(await this.local.lastSeq(runId), message?.t === "event" ? message.e.seq : -1);
   }
 
@@ -230,9 +228,9 @@ export class RedisBroker implements RunBroker {
     const entries = await this.commands.xrange(this.bufferKey(runId), "-", "+");
     let ended = false;
     for (const [, fields] of entries) {
-      const message = JSON.parse(fields[1]) as Message;
-      if (message.t === "event") observer.onEvent(message.e);
-      if (message.t === "end") {
+      const message = this.readBuffered(runId, fields);
+      if (message?.t === "event") observer.onEvent(message.e);
+      if (message?.t === "end") {
         observer.onEnd(message.n);
         ended = true;
       }
@@ -324,30 +322,48 @@ export class RedisBroker implements RunBroker {
     this.logger.warn({ err }, message);
   }
 
+  /** An entry of the run's live buffer (`m` and the message), or undefined when it is not one of Berth's. */
+  private readBuffered(runId: string, fields: string[]): Message | undefined {
+    const text = fields.length === 2 && fields[0] === "m" ? fields[1]! : JSON.stringify(fields).slice(0, 1000);
+    return this.reader.read(REDIS_MESSAGES.buffered, text, this.bufferKey(runId));
+  }
+
+  /**
+   * A message on a channel this process listens to. Whatever it holds, it
+   * must not throw: the exception would surface in ioredis' reader and end
+   * the process.
+   */
   private receive(channel: string, text: string): void {
-    const message = JSON.parse(text) as Message;
-    if (message.o === this.origin) return;
-    const runId = () => channel.slice(`${this.prefix}:run:`.length);
-    switch (message.t) {
-      case "wake":
-        this.local.wakeWorkers(message.at);
-        return;
-      case "cancel":
-        this.local.cancel(message.r, message.why);
-        return;
-      case "start":
-        this.local.runStarted(message.r, channel.slice(`${this.prefix}:thread:`.length));
-        return;
-      case "event":
-        this.local.deliver(runId(), message.e);
-        return;
-      case "logged":
-        this.local.deliverLogged(runId());
-        return;
-      case "end":
-        this.local.end(runId(), message.n);
-        return;
+    try {
+      this.dispatch(channel, text);
+    } catch (err) {
+      this.logger.error({ err, channel }, "handling a broker message failed");
     }
+  }
+
+  private dispatch(channel: string, text: string): void {
+    if (channel === this.wakeChannel) {
+      const message = this.reader.read(REDIS_MESSAGES.wake, text, channel);
+      if (message && message.o !== this.origin) this.local.wakeWorkers(message.at);
+    } else if (channel === this.cancelChannel) {
+      const message = this.reader.read(REDIS_MESSAGES.cancel, text, channel);
+      if (message && message.o !== this.origin) this.local.cancel(message.r, message.why);
+    } else if (channel.startsWith(`${this.prefix}:thread:`)) {
+      const message = this.reader.read(REDIS_MESSAGES.thread, text, channel);
+      if (message && message.o !== this.origin) this.local.runStarted(message.r, channel.slice(`${this.prefix}:thread:`.length));
+    } else if (channel.startsWith(`${this.prefix}:run:`)) {
+      const runId = channel.slice(`${this.prefix}:run:`.length);
+      const message = this.reader.read(REDIS_MESSAGES.run, text, channel);
+      // Possibly one of the run's own messages, mangled or too large: its followers check the log and the run.
+      if (!message) this.local.deliverLost(runId);
+      else if (message.o !== this.origin) this.deliverToRun(runId, message);
+    }
+  }
+
+  private deliverToRun(runId: string, message: RunMessage): void {
+    if (message.t === "event") this.local.deliver(runId, message.e);
+    else if (message.t === "logged") this.local.deliverLogged(runId);
+    else this.local.end(runId, { status: message.n.status, output: message.n.output });
   }
 }
 

@@ -1,9 +1,10 @@
 import { randomUUID } from "node:crypto";
 import type { Logger } from "../../logger.js";
-import type { CancelAction, RunRepository, RunStatus, StoredEvent } from "../../storage/types.js";
+import type { CancelAction, RunRepository, StoredEvent } from "../../storage/types.js";
 import type { RunBroker, RunEndNotice, RunObserver, RunSubscription } from "./broker.js";
 import { InProcessBroker } from "./in-process-broker.js";
 import { LogFollowers } from "./log-followers.js";
+import { MessageReader, SIGNAL_MESSAGES, type SignalMessage } from "./messages.js";
 
 /** At most one "events flushed" notice per run this often (the event writer flushes every 25 ms). */
 const FLUSH_NOTICE_MS = 30;
@@ -30,12 +31,7 @@ export interface SignalTransport {
 }
 
 /** Small on purpose (NOTIFY payloads stop at 8000 bytes): events and outputs stay in the database. */
-type Message =
-  | { o: string; t: "wake"; at?: number }
-  | { o: string; t: "cancel"; r: string; why: CancelAction }
-  | { o: string; t: "start"; r: string; th: string }
-  | { o: string; t: "flushed"; r: string }
-  | { o: string; t: "end"; r: string; s: RunStatus };
+type Message = SignalMessage;
 
 /**
  * The broker across processes that share a database but no Redis (the slower
@@ -51,6 +47,7 @@ export class SignalBroker implements RunBroker {
   private readonly local = new InProcessBroker();
   private readonly origin = randomUUID();
   private readonly followers: LogFollowers;
+  private readonly reader: MessageReader;
   /** Runs whose last "flushed" notice went out less than FLUSH_NOTICE_MS ago, and whether another one is due. */
   private readonly cooldowns = new Map<string, { again: boolean; timer: NodeJS.Timeout }>();
   private closed = false;
@@ -58,9 +55,10 @@ export class SignalBroker implements RunBroker {
   constructor(
     private readonly transport: SignalTransport,
     private readonly runs: RunRepository,
-    logger?: Logger,
+    private readonly logger?: Logger,
   ) {
     this.followers = new LogFollowers(runs, this.local, logger);
+    this.reader = new MessageReader(logger);
   }
 
   /** Starts receiving other processes' signals. */
@@ -163,14 +161,18 @@ export class SignalBroker implements RunBroker {
     this.followers.resync();
   }
 
+  /** Whatever the payload holds, nothing throws back into the transport. */
   private receive(payload: string): void {
-    let message: Message | null;
     try {
-      message = JSON.parse(payload) as Message | null;
-    } catch {
-      return; // not Berth's: anyone may NOTIFY a PostgreSQL channel
+      this.dispatch(payload);
+    } catch (err) {
+      this.logger?.error({ err }, "handling a broker signal failed");
     }
-    if (typeof message !== "object" || message === null || message.o === this.origin) return;
+  }
+
+  private dispatch(payload: string): void {
+    const message = this.reader.read(SIGNAL_MESSAGES, payload, "signals");
+    if (!message || message.o === this.origin) return;
     switch (message.t) {
       case "wake":
         this.local.wakeWorkers(message.at);
