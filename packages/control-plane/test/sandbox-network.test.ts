@@ -16,6 +16,7 @@ interface Reached {
   connections: Record<string, string>;
   fetched: Record<string, string>;
   lookups: Record<string, string>;
+  raw: Record<string, string>;
 }
 
 interface Report extends Reached {
@@ -146,5 +147,7 @@ describe("each sandbox has a network of its own: the internet, not the host", {
       const answer = first.fetched[`${first.gateway}${path}`] ?? "";
       assert.match(answer, /^403 \{"detail":/, `${path}: ${answer}`);
     }
+    assert.equal(Object.keys(first.raw).length, 2);
+    for (const [url, answer] of Object.entries(first.raw)) assert.match(answer, /^403 \{"detail":/, `${url}: ${answer}`);
   });
 });

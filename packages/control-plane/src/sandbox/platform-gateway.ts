@@ -41,7 +41,7 @@ export class PlatformGateway {
   private pass(request: http.IncomingMessage, response: http.ServerResponse): void {
     const path = request.url ?? "/";
     const pathname = path.split("?")[0] ?? "/";
-    if (!ALLOWED_PATHS.some((prefix) => pathname.startsWith(prefix)) || pathname.includes("/../")) {
+    if (!ALLOWED_PATHS.some((prefix) => pathname.startsWith(prefix)) || climbs(pathname)) {
       response.writeHead(403, { "content-type": "application/json" });
       response.end(
         JSON.stringify({
@@ -88,4 +88,16 @@ export class PlatformGateway {
     });
     request.pipe(outgoing);
   }
+}
+
+/** Whether a path has a `.` or `..` segment, also percent-encoded: it could leave the allowed prefix upstream. */
+function climbs(pathname: string): boolean {
+  return pathname.split("/").some((segment) => {
+    try {
+      const decoded = decodeURIComponent(segment);
+      return decoded === "." || decoded === "..";
+    } catch {
+      return true;
+    }
+  });
 }
