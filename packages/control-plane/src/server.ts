@@ -102,6 +102,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
       { tokenTtlSeconds: settings.feedbackTokenTtlSeconds },
       registrySettings,
       { flowTtlMs: settings.authFlowSeconds * 1000, allowPrivate: settings.outboundAllowPrivate },
+      settings.localGitRoots,
       logger,
     );
     if (options.onRevisionEvent) services.revisionEvents.subscribe(options.onRevisionEvent);

@@ -50,7 +50,11 @@ describe("repo_host deployments: fetched from git at a ref, rebuilt on push", ()
   before(async () => {
     host = await startGitHost();
     firstSha = host.createRepository("agent.git", agentProject("first"));
-    cp = await startControlPlane({ listener: true, env: { BERTH_DRAIN_TIMEOUT_SECONDS: "2" } });
+    // The git host's folder is open to local integrations (which only the operator, the admin key here, may make).
+    cp = await startControlPlane({
+      listener: true,
+      env: { BERTH_DRAIN_TIMEOUT_SECONDS: "2", BERTH_LOCAL_GIT_ROOTS: host.root },
+    });
     const created = await cp.admin.post<Integration>("/v1/integrations/repo_host", {
       name: "loopback",
       kind: "git",
@@ -231,7 +235,7 @@ describe("repo_host deployments: fetched from git at a ref, rebuilt on push", ()
     assert.match(refused.status_message ?? "", /authenticat/i);
   });
 
-  test("a local integration deploys a bare repository by its path", async () => {
+  test("a local integration (the operator's, under BERTH_LOCAL_GIT_ROOTS) deploys a bare repository by its path", async () => {
     const local = await cp.admin.post<Integration>("/v1/integrations/repo_host", {
       name: "folder",
       kind: "local",

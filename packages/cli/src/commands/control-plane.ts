@@ -11,6 +11,7 @@ import {
   type ControlPlaneStorage,
   type RevisionEvent,
 } from "@berth/control-plane";
+import { BadRequestError } from "@berth/service-kit";
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
@@ -55,13 +56,15 @@ export async function controlPlaneCommand(argv: string[]): Promise<number> {
     return serve(values.host, values.port, dataDir, settings);
   }
 
-  const { storage, box } = await openControlPlaneState(dataDir, readSettings());
+  const settings = readSettings();
+  const { storage, box } = await openControlPlaneState(dataDir, settings);
   try {
-    const output = await admin(storage, integrationAdmin(storage, box), positionals, values);
+    const output = await admin(storage, integrationAdmin(storage, box, settings.localGitRoots), positionals, values);
     process.stdout.write(`${JSON.stringify(output, null, 2)}\n`);
     return 0;
   } catch (error) {
-    if (error instanceof UsageError) return fail(error.message);
+    // The service's refusals (a folder outside BERTH_LOCAL_GIT_ROOTS…) are the operator's to fix, not a crash.
+    if (error instanceof UsageError || error instanceof BadRequestError) return fail(error.message);
     throw error;
   } finally {
     await storage.close();

@@ -1,5 +1,6 @@
 import { EnvError, envBoolean, envNumber, envOneOf } from "@berth/service-kit";
 import { isIP } from "node:net";
+import { isAbsolute } from "node:path";
 
 /** The control plane's settings, from the environment (see the README's configuration table). */
 export interface ControlPlaneSettings {
@@ -44,6 +45,11 @@ export interface ControlPlaneSettings {
   /** The registry's address as pushers and engines reach it (default 127.0.0.1:<registryPort>). */
   registryAddress?: string;
   pushTokenTtlSeconds: number;
+  /**
+   * Folders under which the operator may create `local` git integrations
+   * (absolute paths; none by default: then no API key may create one).
+   */
+  localGitRoots: string[];
 }
 
 export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlaneSettings {
@@ -80,7 +86,20 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
       : undefined,
     registryAddress: env.BERTH_REGISTRY_ADDRESS || undefined,
     pushTokenTtlSeconds: envNumber("BERTH_PUSH_TOKEN_TTL_SECONDS", 900, { min: 1, integer: true }, env),
+    localGitRoots: absoluteFolders("BERTH_LOCAL_GIT_ROOTS", env),
   };
+}
+
+/** A comma-separated list of absolute folders; a relative one stops the start (it would depend on the working directory). */
+function absoluteFolders(name: string, env: NodeJS.ProcessEnv): string[] {
+  const folders = (env[name] ?? "")
+    .split(",")
+    .map((folder) => folder.trim())
+    .filter(Boolean);
+  for (const folder of folders) {
+    if (!isAbsolute(folder)) throw new EnvError(`${name}: ${folder} is not an absolute path`);
+  }
+  return folders;
 }
 
 /**

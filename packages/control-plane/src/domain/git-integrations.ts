@@ -1,5 +1,8 @@
 import { BadRequestError } from "@berth/service-kit";
+import { realpathSync } from "node:fs";
+import { realpath } from "node:fs/promises";
 import { isAbsolute, normalize, sep } from "node:path";
+import { fileURLToPath } from "node:url";
 import type { IntegrationCreateInput } from "./inputs/integration.js";
 import type { IntegrationKind, IntegrationRecord, RepositoryRecord } from "../storage/types.js";
 
@@ -30,6 +33,42 @@ export function checkBaseUrl(kind: IntegrationKind, baseUrl: string | null | und
   }
   if (!["https:", "http:", "ssh:"].includes(url.protocol)) throw new BadRequestError("base_url: only https, http and ssh URLs");
   return baseUrl.replace(/\/+$/, "");
+}
+
+/**
+ * A local integration's folder (or a repository registered with it) as the
+ * listener's disk resolves it, `..` and symlinks followed: only when that is
+ * one of `roots` (resolved too) or inside one. 400 otherwise, and for a path
+ * that does not exist.
+ */
+export async function localPathUnderRoots(path: string, roots: readonly string[], field: string): Promise<string> {
+  if (roots.length === 0) {
+    throw new BadRequestError(
+      `${field}: no folder is open to local integrations (the operator lists them in BERTH_LOCAL_GIT_ROOTS)`,
+    );
+  }
+  const resolved = await resolvedLocalPath(path, field);
+  for (const root of roots) {
+    const resolvedRoot = await realpath(root).catch(() => undefined);
+    if (resolvedRoot && isInside(resolved, resolvedRoot)) return resolved;
+  }
+  throw new BadRequestError(`${field}: ${path} is outside the folders open to local integrations (BERTH_LOCAL_GIT_ROOTS)`);
+}
+
+/** An absolute path (or file:// URL) with `..` and symlinks resolved; 400 when it does not exist. */
+export async function resolvedLocalPath(path: string, field: string): Promise<string> {
+  const local = path.startsWith("file://") ? fileURLToPath(path) : path;
+  if (!isAbsolute(local)) throw new BadRequestError(`${field}: ${path} is not an absolute path`);
+  try {
+    return await realpath(local);
+  } catch {
+    throw new BadRequestError(`${field}: ${path} does not exist on the listener's machine`);
+  }
+}
+
+/** `path` is `folder` or inside it (both absolute and normalized). */
+function isInside(path: string, folder: string): boolean {
+  return path === folder || path.startsWith(folder.endsWith(sep) ? folder : folder + sep);
 }
 
 export function credentialsOf(input: IntegrationCreateInput["credentials"]): GitCredentials | null {
@@ -73,9 +112,21 @@ export function integrationAllows(integration: IntegrationRecord, repoUrl: strin
   if (!base) return false;
   if (integration.kind === "local") {
     const path = repoUrl.startsWith("file://") ? decodeURIComponent(new URL(repoUrl).pathname) : repoUrl;
-    return isAbsolute(path) && normalize(path).startsWith(base.endsWith(sep) ? base : base + sep);
+    if (!isAbsolute(path)) return false;
+    // Resolved on disk: a symlink in the folder must not lead out of it.
+    const resolved = realpathOrUndefined(normalize(path));
+    const folder = realpathOrUndefined(base);
+    return resolved !== undefined && folder !== undefined && resolved !== folder && isInside(resolved, folder);
   }
   return normalizeRepositoryUrl(repoUrl).startsWith(`${normalizeRepositoryUrl(base)}/`);
+}
+
+function realpathOrUndefined(path: string): string | undefined {
+  try {
+    return realpathSync(path);
+  } catch {
+    return undefined;
+  }
 }
 
 function normalizeRepositoryUrl(url: string): string {

@@ -1,6 +1,6 @@
 import { BadRequestError } from "@berth/service-kit";
-import { readdir, readFile, stat } from "node:fs/promises";
-import { join } from "node:path";
+import { readdir, readFile, realpath, stat } from "node:fs/promises";
+import { dirname, join } from "node:path";
 import type { GitCredentials } from "../domain/git-integrations.js";
 import type { IntegrationRecord, RepositoryRecord } from "../storage/types.js";
 
@@ -85,8 +85,10 @@ function fromGitlab(project: Record<string, unknown>): RepositoryRecord {
 /** Bare repositories (a HEAD file and an objects folder) directly in `folder`, with the branch their HEAD names. */
 async function bareRepositoriesIn(folder: string): Promise<RepositoryRecord[]> {
   let entries: string[];
+  let resolvedFolder: string;
   try {
     entries = (await readdir(folder)).sort();
+    resolvedFolder = await realpath(folder);
   } catch {
     throw new BadRequestError(`The integration's folder ${folder} cannot be read`);
   }
@@ -94,6 +96,8 @@ async function bareRepositoriesIn(folder: string): Promise<RepositoryRecord[]> {
   for (const entry of entries) {
     const path = join(folder, entry);
     try {
+      // A symlink leading out of the folder is not one of its repositories.
+      if (dirname(await realpath(path)) !== resolvedFolder) continue;
       if (!(await stat(join(path, "objects"))).isDirectory()) continue;
       const head = (await readFile(join(path, "HEAD"), "utf8")).trim();
       const branch = /^ref: refs\/heads\/(.+)$/.exec(head)?.[1] ?? "main";

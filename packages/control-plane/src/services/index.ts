@@ -47,13 +47,15 @@ export function createServices(
   tracing: TracingSettings,
   registrySettings: RegistrySettings | undefined,
   authSettings: AuthFlowSettings,
+  /** Folders local git integrations may read (BERTH_LOCAL_GIT_ROOTS). */
+  localGitRoots: readonly string[],
   logger: Logger,
 ): Services {
   const watch = new RevisionWatch();
   const revisionEvents = new RevisionEvents();
   const registry = new RegistryTokenService(storage, registrySettings);
   const deployments = new DeploymentService(storage, box, revisionEvents);
-  const integrations = new IntegrationService(storage, box, deployments);
+  const integrations = new IntegrationService(storage, box, deployments, localGitRoots);
   const logs = new LogService(storage, revisionEvents);
   const providers = new AuthProviderService(storage, box, { allowPrivate: authSettings.allowPrivate });
   const tokens = new AuthTokenService(storage, box, providers, logger.child({ component: "auth-service" }));

@@ -1,10 +1,24 @@
-import { ConflictError, NotFoundError } from "@berth/service-kit";
+import { ConflictError, ForbiddenError, NotFoundError } from "@berth/service-kit";
 import { randomBytes, randomUUID } from "node:crypto";
-import { checkBaseUrl, credentialsOf, type GitCredentials, repositoriesOf, sameRepository } from "../domain/git-integrations.js";
+import {
+  checkBaseUrl,
+  credentialsOf,
+  type GitCredentials,
+  localPathUnderRoots,
+  repositoriesOf,
+  resolvedLocalPath,
+  sameRepository,
+} from "../domain/git-integrations.js";
 import type { IntegrationCreateInput, IntegrationUpdateInput } from "../domain/inputs/integration.js";
 import { type Headers, readPushWebhook } from "../domain/push-webhooks.js";
 import type { SecretBox } from "../domain/secret-box.js";
-import type { ControlPlaneStorage, IntegrationChange, IntegrationRecord } from "../storage/types.js";
+import type {
+  ControlPlaneStorage,
+  IntegrationChange,
+  IntegrationKind,
+  IntegrationRecord,
+  RepositoryRecord,
+} from "../storage/types.js";
 import type { DeploymentService } from "./deployments.js";
 import { listHostRepositories } from "./host-repositories.js";
 
@@ -15,6 +29,22 @@ export interface WebhookOutcome {
 }
 
 /**
+ * Who changes an integration. A `local` integration reads the listener's
+ * disk, so only the platform's operator may point one at a folder: a key
+ * valid for every workspace (the admin key), or the admin command line.
+ */
+export interface IntegrationActor {
+  operator: boolean;
+}
+
+/**
+ * Where local integrations may read: the folders the operator listed
+ * (BERTH_LOCAL_GIT_ROOTS), or `anywhere` for the admin command line when it
+ * lists none (whoever runs it holds the control plane's data directory).
+ */
+export type LocalGitRoots = readonly string[] | "anywhere";
+
+/**
  * Git-host integrations of a workspace: the hosts its repo_host deployments
  * come from, their credentials (encrypted, never answered) and push webhooks.
  */
@@ -23,6 +53,7 @@ export class IntegrationService {
     private readonly storage: ControlPlaneStorage,
     private readonly box: SecretBox,
     private readonly deployments: DeploymentService,
+    private readonly localGitRoots: LocalGitRoots,
   ) {}
 
   async list(tenantId: string) {
@@ -33,19 +64,22 @@ export class IntegrationService {
     return this.present(await this.find(tenantId, id));
   }
 
-  async create(tenantId: string, input: IntegrationCreateInput) {
+  async create(tenantId: string, input: IntegrationCreateInput, actor: IntegrationActor) {
+    if (input.kind === "local") this.checkOperator(actor);
     const secret = input.webhook_secret ?? randomBytes(24).toString("base64url");
     const credentials = credentialsOf(input.credentials);
+    const repos = repositoriesOf(input.repos ?? []);
+    const baseUrl = checkBaseUrl(input.kind, input.base_url);
     const integration: IntegrationRecord = {
       id: randomUUID(),
       tenant_id: tenantId,
       name: input.name,
       provider: "repo_host",
       installation_id: Math.floor(Date.now() / 1000),
-      repos: repositoriesOf(input.repos ?? []),
+      repos: await this.checkLocal(input.kind, repos, actor),
       created_at: new Date().toISOString(),
       kind: input.kind,
-      base_url: checkBaseUrl(input.kind, input.base_url),
+      base_url: input.kind === "local" ? await this.localFolder(baseUrl!, "base_url") : baseUrl,
       credentials_ciphertext: credentials && this.box.encrypt(JSON.stringify(credentials)),
       webhook_secret_ciphertext: this.box.encrypt(secret),
     };
@@ -53,14 +87,18 @@ export class IntegrationService {
     return { ...this.present(integration), webhook_secret: secret };
   }
 
-  async update(tenantId: string, id: string, input: IntegrationUpdateInput) {
+  async update(tenantId: string, id: string, input: IntegrationUpdateInput, actor: IntegrationActor) {
     const current = await this.find(tenantId, id);
+    if (current.kind === "local" && (input.base_url !== undefined || input.repos !== undefined)) this.checkOperator(actor);
     const secret = input.rotate_webhook_secret ? randomBytes(24).toString("base64url") : undefined;
     const credentials = input.credentials === undefined ? undefined : credentialsOf(input.credentials);
+    const repos = input.repos && (await this.checkLocal(current.kind, repositoriesOf(input.repos), actor));
+    let baseUrl = input.base_url === undefined ? undefined : checkBaseUrl(current.kind, input.base_url);
+    if (baseUrl && current.kind === "local") baseUrl = await this.localFolder(baseUrl, "base_url");
     const change: IntegrationChange = {
       name: input.name,
-      repos: input.repos && repositoriesOf(input.repos),
-      base_url: input.base_url === undefined ? undefined : checkBaseUrl(current.kind, input.base_url),
+      repos,
+      base_url: baseUrl,
       credentials_ciphertext:
         credentials === undefined ? undefined : credentials && this.box.encrypt(JSON.stringify(credentials)),
       webhook_secret_ciphertext: secret && this.box.encrypt(secret),
@@ -91,6 +129,30 @@ export class IntegrationService {
       ...listed.filter((repo) => !integration.repos.some((r) => sameRepository(r.url, repo.url))),
     ];
     return all.map((repo) => ({ host_integration_id: integration.id, ...repo }));
+  }
+
+  /**
+   * A local integration's registered repositories, resolved under the roots;
+   * only the operator may name them (the folder itself: localFolder).
+   */
+  private async checkLocal(kind: IntegrationKind, repos: RepositoryRecord[], actor: IntegrationActor) {
+    if (kind !== "local") return repos;
+    this.checkOperator(actor);
+    return Promise.all(repos.map(async (repo, index) => ({ ...repo, url: await this.localFolder(repo.url, `repos[${index}]`) })));
+  }
+
+  private checkOperator(actor: IntegrationActor): void {
+    if (!actor.operator) {
+      throw new ForbiddenError(
+        "Only the platform's operator may point a local integration at a folder (an admin key, or `berth control-plane integrations add`)",
+      );
+    }
+  }
+
+  /** The folder with its symlinks resolved, when the roots allow it (the command line with no roots listed: any folder). */
+  private localFolder(path: string, field: string): Promise<string> {
+    const roots = this.localGitRoots;
+    return roots === "anywhere" ? resolvedLocalPath(path, field) : localPathUnderRoots(path, roots, field);
   }
 
   /** The credentials a listener fetches the integration's repositories with. */

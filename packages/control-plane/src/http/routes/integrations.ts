@@ -14,6 +14,10 @@ import type { RouteContext } from "./context.js";
 
 const tag = "Integrations (v1)";
 const BAD_REQUEST = { 400: { description: "Invalid for its kind: `{detail}`", schema: Detail } };
+/** A key valid for every workspace is the platform's operator's: only it may point a local integration at a folder. */
+const OPERATOR_ONLY = {
+  403: { description: "A local integration's folder or repositories, from a key that is not the operator's", schema: Detail },
+};
 
 export async function registerIntegrationRoutes(
   { app, catalog, caller }: RouteContext,
@@ -43,11 +47,14 @@ export async function registerIntegrationRoutes(
       responses: {
         201: { description: "Created, with its webhook secret (shown once)", schema: IntegrationWithSecret },
         ...BAD_REQUEST,
+        ...OPERATOR_ONLY,
       },
     },
     async ({ body, request, reply }) => {
+      const { tenantId, allTenants } = await caller(request);
+      const created = await integrations.create(tenantId, body, { operator: allTenants });
       reply.code(201);
-      return integrations.create((await caller(request)).tenantId, body);
+      return created;
     },
   );
   defineRoute(
@@ -79,10 +86,14 @@ export async function registerIntegrationRoutes(
           schema: IntegrationWithSecret.partial({ webhook_secret: true }),
         },
         ...BAD_REQUEST,
+        ...OPERATOR_ONLY,
         ...NOT_FOUND_RESPONSE,
       },
     },
-    async ({ params, body, request }) => integrations.update((await caller(request)).tenantId, params.integration_id, body),
+    async ({ params, body, request }) => {
+      const { tenantId, allTenants } = await caller(request);
+      return integrations.update(tenantId, params.integration_id, body, { operator: allTenants });
+    },
   );
   defineRoute(
     app,
