@@ -170,6 +170,9 @@ describe("a cluster listener, against a stateful fake of the Kubernetes API", ()
     const data = envSecret!.data as Record<string, string>;
     assert.equal(Buffer.from(data.OPENAI_API_KEY!, "base64").toString("utf8"), SECRET_VALUE);
     assert.match(Buffer.from(data.DATABASE_URL!, "base64").toString("utf8"), new RegExp(`@${base}-db:5432/`));
+    // The platform's run-webhook signing key, the one the deployment's owner reads from the API.
+    const signing = await cp.admin.get<{ webhook_secret: string }>(`/v2/deployments/${deployed.id}/webhook-secret`);
+    assert.equal(Buffer.from(data.BERTH_WEBHOOK_SECRET!, "base64").toString("utf8"), signing.body.webhook_secret);
 
     // resource_spec landed: the servers' size (limits default to twice the requests; the workers take the API's),
     // and HPAs from min_scale to max_scale, so the Deployments carry no fixed replica count.

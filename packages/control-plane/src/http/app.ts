@@ -24,6 +24,7 @@ import { registerListenerProtocolRoutes } from "./routes/listener-protocol.js";
 import { registerLogRoutes } from "./routes/logs.js";
 import { registerRegistryRoutes } from "./routes/registry.js";
 import { registerRevisionRoutes } from "./routes/revisions.js";
+import { registerRunWebhookRoutes } from "./routes/run-webhooks.js";
 import { registerUploadRoutes } from "./routes/uploads.js";
 import { registerTracingRoutes, TRACING_PUBLIC_PATHS } from "./routes/tracing/index.js";
 
@@ -91,6 +92,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   registerDeploymentRoutes(context, services.deployments);
   registerRegistryRoutes(context, services.registry);
   registerRevisionRoutes(context, services.revisions, services.deployments);
+  registerRunWebhookRoutes(context, services.runWebhooks);
   registerLogRoutes(context, services.logs);
   registerListenerProtocolRoutes(context, services.listenerApi);
   await registerUploadRoutes(context, services.uploads, options.publicUrl);

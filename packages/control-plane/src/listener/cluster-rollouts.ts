@@ -13,7 +13,7 @@ import type { AssignedRevision, Assignment } from "../model/listener-protocol.js
 import type { ClusterLogs } from "./cluster-logs.js";
 import { parseImageRegistry, plannedRefOf } from "./image-registry.js";
 import type { ControlPlaneLink } from "./link.js";
-import { tracingEnvOf } from "./revision-spec.js";
+import { runWebhookEnvOf, tracingEnvOf } from "./revision-spec.js";
 import { deploymentSecretOf } from "./upstream-key.js";
 
 /** How a cluster listener places deployments (docs/cluster.md). */
@@ -53,6 +53,7 @@ export class ClusterRollouts {
     const env = {
       ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
       ...tracingEnvOf(assignment, tracingEndpoint),
+      ...runWebhookEnvOf(assignment),
     };
     const dir = join(this.deploymentsDir, assignment.id);
     // Nothing else makes the deployment's directory on a cluster listener (nor for --render): the passwords are kept there.

@@ -118,6 +118,11 @@ export function tracingEnvOf(assignment: Assignment, endpoint: string | undefine
   };
 }
 
+/** The key the deployment's servers sign run webhooks with; set by the platform, so no project or secret can choose it. */
+export function runWebhookEnvOf(assignment: Assignment): Record<string, string> {
+  return assignment.run_webhooks ? { BERTH_WEBHOOK_SECRET: assignment.run_webhooks.secret } : {};
+}
+
 /** Where a repo_host revision's source is, as git fetches it. */
 export function repositoryOf(repository: NonNullable<AssignedRevision["repository"]>) {
   return {

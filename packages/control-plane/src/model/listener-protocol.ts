@@ -56,6 +56,8 @@ export interface Assignment {
   tracing: { project: string; api_key: string };
   /** The key its graphs ask the Auth Service for their users' tokens with (valid for that only). */
   auth_service: { api_key: string };
+  /** The secret its agent servers sign run webhooks with (BERTH_WEBHOOK_SECRET); absent from an older control plane. */
+  run_webhooks?: { secret: string };
 }
 
 export type Authorization = "allowed" | "denied" | "unknown_key";

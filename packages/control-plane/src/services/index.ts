@@ -14,6 +14,7 @@ import { type RegistrySettings, RegistryTokenService } from "./registry-tokens.j
 import { RevisionEvents } from "./revision-events.js";
 import { RevisionWatch } from "./revision-watch.js";
 import { RevisionService } from "./revisions.js";
+import { RunWebhookService } from "./run-webhooks.js";
 import { UploadService, type UploadSettings } from "./uploads.js";
 import { createTracingService, type TracingService, type TracingSettings } from "../tracing/service.js";
 
@@ -23,6 +24,8 @@ export interface Services {
   uploads: UploadService;
   listeners: ListenerService;
   integrations: IntegrationService;
+  /** The secret each deployment's run webhooks are signed with, for its owner. */
+  runWebhooks: RunWebhookService;
   logs: LogService;
   listenerApi: ListenerApi;
   /** Revisions made and moved in this process, for whoever tells them (the CLI's terminal lines). */
@@ -65,6 +68,7 @@ export function createServices(
     uploads: new UploadService(storage, box, uploads),
     listeners: new ListenerService(storage),
     integrations,
+    runWebhooks: new RunWebhookService(storage, box),
     logs,
     listenerApi: new ListenerApi(storage, box, uploads.dir, watch, registry, integrations, revisionEvents, logs),
     revisionEvents,

@@ -11,6 +11,7 @@ import {
   isTracingOnly,
   TRACING_KEY_NAME_PREFIX,
 } from "../auth/api-keys.js";
+import { runWebhookSecretOf } from "../domain/run-webhooks.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import type { AssignedRevision, Assignment, Authorization, RevisionFacts } from "../model/listener-protocol.js";
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
@@ -183,6 +184,7 @@ export class ListenerApi {
       in_progress_revision_ids: inProgress.map((revision) => revision.id).filter((id) => id !== deployment.latest_revision_id),
       tracing: { project: deployment.name, api_key: await this.deploymentKey(deployment, TRACING_KEY_NAME_PREFIX) },
       auth_service: { api_key: await this.deploymentKey(deployment, AUTH_SERVICE_KEY_NAME_PREFIX) },
+      run_webhooks: { secret: runWebhookSecretOf(this.box, deployment.id) },
     };
   }
 
