@@ -134,12 +134,16 @@ describe("repo_host deployments: fetched from git at a ref, rebuilt on push", ()
     assert.equal(second.source_revision_config.repo_commit_sha, secondSha);
     assert.equal(await ask(deployment.id, "two"), "second: two");
 
-    // The same delivery again, the same head under another delivery id, another branch, a tag: nothing new.
+    // The same delivery again, the same head or an older one under another delivery id, another branch, a tag: nothing new.
     const replayed = await sendPush(push, { delivery });
     assert.equal(replayed.status, 202);
     assert.deepEqual(((await replayed.json()) as { revisions: string[] }).revisions, []);
     const sameHead = await sendPush(push);
     assert.deepEqual(((await sameHead.json()) as { revisions: string[] }).revisions, []);
+    // A captured push of the older head, replayed under a new delivery id: that commit was built, nothing is rebuilt.
+    const replayedOlder = await sendPush({ ...push, after: firstSha });
+    assert.equal(replayedOlder.status, 202);
+    assert.deepEqual(((await replayedOlder.json()) as { revisions: string[] }).revisions, []);
     const otherBranch = await sendPush({ ...push, ref: "refs/heads/feature" });
     assert.deepEqual(((await otherBranch.json()) as { revisions: string[] }).revisions, []);
     const tagPush = await sendPush({ ...push, ref: "refs/tags/v9", after: "1".repeat(40) });

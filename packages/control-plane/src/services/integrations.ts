@@ -166,7 +166,8 @@ export class IntegrationService {
    * A push webhook: verified with the integration's secret (401 otherwise;
    * an unknown integration is a 404), once per delivery id. Each live
    * deployment tracking the pushed branch of that repository with
-   * build_on_push gets a new revision of the head, unless it has it already.
+   * build_on_push gets a new revision of the head, unless one of its
+   * revisions is or was of that commit (a replay under a new delivery id).
    */
   async receiveWebhook(id: string, headers: Headers, body: Buffer): Promise<WebhookOutcome> {
     const integration = await this.storage.integrations.getAny(id);
@@ -183,10 +184,21 @@ export class IntegrationService {
       const tracked = ref.startsWith("refs/") ? ref : `refs/heads/${ref}`;
       if (config.build_on_push !== true || tracked !== delivery.ref) continue;
       if (!delivery.repositoryUrls.some((url) => sameRepository(url, String(config.repo_url)))) continue;
+      // A captured delivery replayed under a new delivery id names a commit the deployment had: it must not rebuild it.
+      if (await this.hadCommit(integration.tenant_id, deployment.id, delivery.after)) continue;
       const revision = await this.deployments.revisionForPush(integration.tenant_id, deployment.id, delivery.after);
       if (revision) revisions.push(revision);
     }
     return { detail: `${revisions.length} revision(s) for ${delivery.ref} at ${delivery.after}`, revisions };
+  }
+
+  /** Whether a revision of the deployment, of any status, is or was of that commit. */
+  private async hadCommit(tenantId: string, deploymentId: string, sha: string): Promise<boolean> {
+    for (let offset = 0; ; offset += 100) {
+      const page = await this.storage.revisions.list(tenantId, deploymentId, { limit: 100, offset });
+      if (page.some((revision) => revision.source_revision_config.repo_commit_sha === sha)) return true;
+      if (page.length < 100) return false;
+    }
   }
 
   /** A new head of a deployment's tracked branch, seen by its listener's poll. */
