@@ -132,6 +132,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
       logger,
       version: VERSION,
       publicUrl: settings.publicUrl,
+      listenUrl: () => url,
       onChange: () => listener?.wake(),
     });
     await app.listen({ host: options.host, port: options.port });

@@ -2,6 +2,7 @@
 // helpers/oauth-provider.ts) on loopback. consent() plays the user on the provider's pages; the redirect it ends in is
 // then followed to the control plane's callback as the user's browser would.
 import assert from "node:assert/strict";
+import { request } from "node:http";
 import { performance } from "node:perf_hooks";
 import { after, before, describe, test } from "node:test";
 import {
@@ -55,6 +56,22 @@ interface TokenSummary {
 
 const SCOPES = ["calendar.read"];
 
+/** A JSON POST carrying the Host header an attacker chooses (fetch always sends the real one). */
+function postWithHost(url: string, host: string, headers: Record<string, string>, body: unknown) {
+  return new Promise<{ status: number; body: Record<string, unknown> }>((resolve, reject) => {
+    const text = JSON.stringify(body);
+    const sent = request(url, { method: "POST", headers: { ...headers, host, "content-type": "application/json" } }, (answer) => {
+      const chunks: Buffer[] = [];
+      answer.on("data", (chunk: Buffer) => chunks.push(chunk));
+      answer.on("end", () =>
+        resolve({ status: answer.statusCode ?? 0, body: JSON.parse(Buffer.concat(chunks).toString("utf8")) }),
+      );
+    });
+    sent.on("error", reject);
+    sent.end(text);
+  });
+}
+
 describe("the Auth Service against a real OAuth provider", () => {
   let cp: ControlPlane;
   /** Its consent links expire after a second. */
@@ -67,6 +84,7 @@ describe("the Auth Service against a real OAuth provider", () => {
   let bob: Api;
   let outsider: Api;
   let workspaceId = "";
+  let aliceKeyText = "";
 
   const providerIds = {
     post: "cal-post",
@@ -134,6 +152,7 @@ describe("the Auth Service against a real OAuth provider", () => {
       cp.createKey({ tenants: [other.id], name: "outsider" }),
     ]);
     alice = api(cp.url, aliceKey.key);
+    aliceKeyText = aliceKey.key;
     bob = api(cp.url, bobKey.key);
     outsider = api(cp.url, outsiderKey.key);
   });
@@ -212,6 +231,19 @@ describe("the Auth Service against a real OAuth provider", () => {
       force_new: true,
     });
     assert.equal(forced.body.status, "pending");
+  });
+
+  test("a forged Host header does not choose the redirect_uri: it is the control plane's own address", async () => {
+    const forged = await postWithHost(
+      `${cp.url}/v2/auth/authenticate`,
+      "attacker.example:8443",
+      { "x-api-key": aliceKeyText },
+      { provider: providerIds.post, scopes: SCOPES, force_new: true },
+    );
+    assert.equal(forged.status, 200, JSON.stringify(forged.body));
+    assert.equal(forged.body.status, "pending");
+    const redirectUri = new URL(String(forged.body.url)).searchParams.get("redirect_uri");
+    assert.equal(redirectUri, callbackOf(providerIds.post));
   });
 
   test("client_secret_basic without PKCE, and a public client (none) with PKCE", async () => {

@@ -12,6 +12,7 @@ import type { Logger } from "pino";
 import { authenticate } from "../auth/authenticate.js";
 import type { Services } from "../services/index.js";
 import type { ControlPlaneStorage } from "../storage/types.js";
+import { ownBaseUrl } from "./routes/base-url.js";
 import { SECURED, type RouteContext } from "./routes/context.js";
 import { registerAuthFlowRoutes } from "./routes/auth-flows.js";
 import { registerAuthProviderRoutes } from "./routes/auth-providers.js";
@@ -34,8 +35,10 @@ const AUTH_SERVICE_KEY_PATHS = /^\/v2\/auth\/(authenticate|wait\/)/;
 export interface AppOptions {
   logger: Logger;
   version: string;
-  /** BERTH_CONTROL_PLANE_URL: the base of upload URLs (else taken from each request). */
+  /** BERTH_CONTROL_PLANE_URL: the base of upload URLs (else taken from each request) and of OAuth redirect URIs. */
   publicUrl?: string;
+  /** The address the control plane listens on, once it does: OAuth redirect URIs without a publicUrl. */
+  listenUrl: () => string | undefined;
   /** Called after every successful change (POST, PATCH, DELETE): the embedded listener looks at once. */
   onChange?: () => void;
 }
@@ -98,8 +101,9 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   await registerUploadRoutes(context, services.uploads, options.publicUrl);
   registerListenerRoutes(context, services.listeners);
   await registerIntegrationRoutes(context, services.integrations);
-  registerAuthProviderRoutes(context, services.auth.providers, options.publicUrl);
-  registerAuthFlowRoutes(context, services.auth.flows, options.publicUrl);
+  const ownUrl = () => ownBaseUrl(options.publicUrl, options.listenUrl);
+  registerAuthProviderRoutes(context, services.auth.providers, ownUrl);
+  registerAuthFlowRoutes(context, services.auth.flows, ownUrl);
   registerAuthTokenRoutes(context, services.auth.tokens, services.auth.connections);
   await registerTracingRoutes(context, services.tracing, { version: options.version, publicUrl: options.publicUrl }); // tracing
 

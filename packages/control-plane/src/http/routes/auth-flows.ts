@@ -16,7 +16,6 @@ import {
 } from "../schemas/auth-service.js";
 import { Detail, NOT_FOUND_RESPONSE } from "../schemas/common.js";
 import { callbackPage, consentPage } from "./auth-page.js";
-import { baseUrl } from "./base-url.js";
 import type { RouteContext } from "./context.js";
 
 const tag = "Auth Service (v2)";
@@ -39,7 +38,8 @@ async function pageFor(reply: FastifyReply, finish: () => Promise<CallbackOutcom
 export function registerAuthFlowRoutes(
   { app, catalog, caller }: RouteContext,
   flows: AuthFlowService,
-  publicUrl: string | undefined,
+  /** The base of the Auth Service's redirect URIs (configuration, never a request header). */
+  ownUrl: () => string,
 ): void {
   defineRoute(
     app,
@@ -56,8 +56,7 @@ export function registerAuthFlowRoutes(
         ...NOT_FOUND_RESPONSE,
       },
     },
-    async ({ body, request }) =>
-      flows.authenticate(authUserOf(await caller(request), body.user_id), body, baseUrl(request, publicUrl)),
+    async ({ body, request }) => flows.authenticate(authUserOf(await caller(request), body.user_id), body, ownUrl()),
   );
   defineRoute(
     app,

@@ -3,7 +3,6 @@ import { z } from "zod";
 import type { AuthProviderService } from "../../services/auth-providers.js";
 import { McpDiscover, OAuthProvider, ProviderCreate, ProviderIdParams, ProviderUpdate } from "../schemas/auth-service.js";
 import { Detail, NOT_FOUND_RESPONSE } from "../schemas/common.js";
-import { baseUrl } from "./base-url.js";
 import type { RouteContext } from "./context.js";
 
 const tag = "Auth Service (v2)";
@@ -13,7 +12,8 @@ const CONFLICT = { 409: { description: "The workspace has a provider with that p
 export function registerAuthProviderRoutes(
   { app, catalog, caller }: RouteContext,
   providers: AuthProviderService,
-  publicUrl: string | undefined,
+  /** The base of the Auth Service's redirect URIs (configuration, never a request header). */
+  ownUrl: () => string,
 ): void {
   defineRoute(
     app,
@@ -55,7 +55,7 @@ export function registerAuthProviderRoutes(
         ...CONFLICT,
       },
     },
-    async ({ body, request }) => providers.discoverMcp((await caller(request)).tenantId, body, baseUrl(request, publicUrl)),
+    async ({ body, request }) => providers.discoverMcp((await caller(request)).tenantId, body, ownUrl()),
   );
   defineRoute(
     app,
