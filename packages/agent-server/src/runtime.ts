@@ -1,4 +1,5 @@
 import { join } from "node:path";
+import { warnIfPostgresTrustsAnyone } from "@berth/service-kit";
 import type { ServerSettings } from "./config/settings.js";
 import type { Logger } from "./logger.js";
 import type { RunBroker } from "./runs/brokers/broker.js";
@@ -34,6 +35,7 @@ const SIGNAL_MODE_POLL_MS = 250;
  */
 export async function openBackends(settings: ServerSettings, dataDir: string, logger: Logger): Promise<Backends> {
   const sqliteFile = join(dataDir, "berth.sqlite");
+  const authChecks = checkServerAuthentication(settings, logger);
   // The scale-out backends load only when configured: embedded SQLite does not pay for their drivers.
   const storage = settings.databaseUrl
     ? await (await import("./storage/postgres/index.js")).createPostgresStorage(settings.databaseUrl, {
@@ -66,6 +68,8 @@ export async function openBackends(settings: ServerSettings, dataDir: string, lo
           "and follow runs elsewhere from the event log (tens of ms behind); set REDIS_URL for live streams",
       );
     }
+    // Started with the connections above, so this waits at most for the rest of one connection attempt.
+    await authChecks;
     const signalsOnly = !settings.redisUrl && (notifyUrl !== undefined || sharedSqlite);
     const store = settings.databaseUrl ? "postgres" : `sqlite (${sqliteFile}${sharedSqlite ? ", shared" : ""})`;
     return {
@@ -90,4 +94,20 @@ async function sharedSqliteBroker(file: string, storage: Storage, logger: Logger
   const broker = new SignalBroker(new SqliteSignalTransport(file, logger), storage.runs, logger);
   await broker.listen();
   return broker;
+}
+
+/**
+ * Warns when PostgreSQL or Redis lets in a client without a password
+ * (docs/security.md, Data plane); each check is one connection attempt and
+ * never fails the start.
+ */
+async function checkServerAuthentication(settings: ServerSettings, logger: Logger): Promise<void> {
+  const checks: Promise<void>[] = [];
+  if (settings.databaseUrl) checks.push(warnIfPostgresTrustsAnyone(settings.databaseUrl, "DATABASE_URL", logger));
+  if (settings.redisUrl) {
+    const redisUrl = settings.redisUrl;
+    checks.push(import("./runs/brokers/redis-auth-check.js").then((check) => check.warnIfRedisTrustsAnyone(redisUrl, logger)));
+  }
+  const failed = (await Promise.allSettled(checks)).find((result) => result.status === "rejected");
+  if (failed) logger.debug({ err: failed.reason }, "checking the database servers' authentication failed");
 }

@@ -1,4 +1,4 @@
-import { createServiceLogger, type Logger } from "@berth/service-kit";
+import { createServiceLogger, type Logger, warnIfPostgresTrustsAnyone } from "@berth/service-kit";
 import type { FastifyInstance } from "fastify";
 import { createRequire } from "node:module";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
@@ -76,6 +76,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
   const settings = { ...readSettings(), ...options.settings };
   const dataDir = options.dataDir ?? defaultDataDir();
   const { storage, box } = await openControlPlaneState(dataDir, settings);
+  if (settings.databaseUrl) void warnIfPostgresTrustsAnyone(settings.databaseUrl, "DATABASE_URL", logger);
   let listener: RunningListener | undefined;
   let registry: { close(): Promise<void> } | undefined;
   let url: string | undefined;

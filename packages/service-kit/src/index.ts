@@ -12,3 +12,4 @@ export * from "./postgres.js";
 export * from "./sqlite.js";
 export * from "./logger.js";
 export * from "./jsonb.js";
+export * from "./weak-auth.js";
