@@ -14,6 +14,7 @@ test("a setting with a value its variable does not accept stops the control plan
     ["BERTH_TRUST_ALL_CODE", "maybe", /BERTH_TRUST_ALL_CODE must be one of 1, true, yes, on, 0, false, no, off, got "maybe"/],
     ["BERTH_EMBEDDED_LISTENER", "nope", /BERTH_EMBEDDED_LISTENER must be one of .*got "nope"/],
     ["BERTH_ROUTER_PORT", "70000", /BERTH_ROUTER_PORT must be an integer >= 0 and <= 65535, got "70000"/],
+    ["BERTH_LOCAL_GIT_ROOTS", "/srv/git,repos", /BERTH_LOCAL_GIT_ROOTS: repos is not an absolute path/],
   ];
   for (const [name, value, message] of cases) {
     const dataDir = mkdtempSync(join(tmpdir(), "berth-env-"));
