@@ -90,18 +90,18 @@ export class AuthFlowService {
       throw new BadRequestError("Name the user (user_id) or the agent (agent_id) the token is for");
     }
     const owner = user.userId ? { tenantId: user.tenantId, userId: user.userId } : undefined;
-    const stored = owner && (await this.storedToken(owner, provider, scopes, input));
+    const stored = owner && (await this.storedToken(user, owner, provider, scopes, input));
     if (owner && stored) {
       try {
         return await this.answerWith(provider, stored, {});
       } catch (error) {
         if (!(error instanceof TokenExpiredError)) throw error;
-        const flow = await this.start(owner, provider, scopes, input, callbackBase);
+        const flow = await this.start(user, owner, provider, scopes, input, callbackBase);
         return { ...flow, status: "token_expired", metadata: { token_id: stored.id, reason: error.message } };
       }
     }
     if (input.agent_id && !input.force_new) {
-      const connected = await this.connectedToken(user.tenantId, input.agent_id, provider, scopes);
+      const connected = await this.connectedToken(user, input.agent_id, provider, scopes);
       if (connected) {
         const bound = { agent_id: input.agent_id, connection_id: connected.connectionId };
         try {
@@ -112,7 +112,7 @@ export class AuthFlowService {
           const expired = { ...bound, token_id: connected.token.id, reason: error.message };
           if (!owner) return { ...empty("token_expired"), metadata: expired };
           return {
-            ...(await this.start(owner, provider, scopes, input, callbackBase)),
+            ...(await this.start(user, owner, provider, scopes, input, callbackBase)),
             status: "token_expired",
             metadata: expired,
           };
@@ -120,7 +120,16 @@ export class AuthFlowService {
       }
     }
     if (!owner) return { ...empty("connection_required"), metadata: { agent_id: input.agent_id } };
-    return this.start(owner, provider, scopes, input, callbackBase);
+    return this.start(user, owner, provider, scopes, input, callbackBase);
+  }
+
+  /**
+   * May this caller get a token stored by (or a connection made for) `deploymentId`?
+   * Workspace and admin keys: yes. A deployment's key: only its own, unless the
+   * provider is shared across the workspace's deployments.
+   */
+  private reaches(user: AuthUser, provider: OAuthProviderRecord, deploymentId: string | null): boolean {
+    return !user.deploymentId || provider.shared_across_deployments || deploymentId === user.deploymentId;
   }
 
   /** The provider's redirect (or a front end relaying it): exchanges the code and stores the token, once per state. */
@@ -169,7 +178,8 @@ export class AuthFlowService {
         },
         this.providers.outbound,
       );
-      token = await this.tokens.store(provider, { tenantId: flow.tenant_id, userId: flow.user_id }, tokenSet, flow.is_default);
+      const owner = { tenantId: flow.tenant_id, userId: flow.user_id, deploymentId: flow.deployment_id };
+      token = await this.tokens.store(provider, owner, tokenSet, flow.is_default);
     } catch (error) {
       if (!(error instanceof OAuthError)) throw error;
       if (!(await this.finish(flow.id, { status: "failed", error: error.message }))) {
@@ -190,9 +200,7 @@ export class AuthFlowService {
     const deadline = Date.now() + Math.min(timeoutSeconds, MAX_WAIT_SECONDS) * 1000;
     for (;;) {
       const flow = await this.storage.auth.getFlow(authId);
-      if (!flow || flow.tenant_id !== user.tenantId || (flow.user_id !== user.userId && !user.actsForOthers)) {
-        return { status: "not_found", token: null };
-      }
+      if (!flow || !this.mayWaitFor(user, flow)) return { status: "not_found", token: null };
       if (flow.status === "completed") {
         const token = flow.token_id ? await this.storage.auth.getToken(flow.tenant_id, flow.token_id) : undefined;
         if (!token) return { status: "not_found", token: null };
@@ -213,7 +221,15 @@ export class AuthFlowService {
     }
   }
 
+  /** The user's own consents; a deployment's key the consents it started; an admin key any of the workspace's. */
+  private mayWaitFor(user: AuthUser, flow: AuthFlowRecord): boolean {
+    if (flow.tenant_id !== user.tenantId) return false;
+    if (user.deploymentId) return flow.deployment_id === user.deploymentId;
+    return flow.user_id === user.userId || user.actsForOthers;
+  }
+
   private async start(
+    user: AuthUser,
     owner: { tenantId: string; userId: string },
     provider: OAuthProviderRecord,
     scopes: string[],
@@ -241,6 +257,7 @@ export class AuthFlowService {
       expires_at: new Date(now + this.settings.flowTtlMs).toISOString(),
       created_at: new Date(now).toISOString(),
       finished_at: null,
+      deployment_id: user.deploymentId,
     };
     await this.storage.auth.createFlow(flow);
     await this.storage.auth.deleteExpiredFlows(new Date(now - FLOW_RETENTION_MS).toISOString());
@@ -261,8 +278,12 @@ export class AuthFlowService {
     };
   }
 
-  /** The user's token for the provider: the one named, else a default (or newest) one holding every scope asked for. */
+  /**
+   * The user's token for the provider: the one named, else a default (or newest) one holding every scope asked for;
+   * of the tokens the caller reaches (a deployment's key: those its consents stored, unless the provider is shared).
+   */
   private async storedToken(
+    user: AuthUser,
     owner: { tenantId: string; userId: string },
     provider: OAuthProviderRecord,
     scopes: string[],
@@ -270,20 +291,24 @@ export class AuthFlowService {
   ): Promise<OAuthTokenRecord | undefined> {
     if (input.token_id) {
       const token = await this.storage.auth.getToken(owner.tenantId, input.token_id);
-      if (!token || token.user_id !== owner.userId || token.provider_id !== provider.provider_id) {
+      const named = token && token.user_id === owner.userId && token.provider_id === provider.provider_id;
+      if (!named || !this.reaches(user, provider, token.deployment_id)) {
         throw new NotFoundError(`Token ${input.token_id} not found`);
       }
       return token;
     }
     if (input.force_new) return undefined;
-    const holding = (await this.storage.auth.listTokens(owner.tenantId, owner.userId, provider.provider_id)).filter((token) =>
-      covers(token, scopes),
+    const holding = (await this.storage.auth.listTokens(owner.tenantId, owner.userId, provider.provider_id)).filter(
+      (token) => covers(token, scopes) && this.reaches(user, provider, token.deployment_id),
     );
     return holding.find((token) => token.is_default) ?? holding.at(-1);
   }
 
-  private async connectedToken(tenantId: string, agentId: string, provider: OAuthProviderRecord, scopes: string[]) {
+  /** A token bound to the agent; a deployment's key: by a connection made for it (unless the provider is shared). */
+  private async connectedToken(user: AuthUser, agentId: string, provider: OAuthProviderRecord, scopes: string[]) {
+    const { tenantId } = user;
     for (const connection of await this.storage.auth.listConnections(tenantId, agentId)) {
+      if (!this.reaches(user, provider, connection.deployment_id)) continue;
       const token = await this.storage.auth.getToken(tenantId, connection.oauth_token_id);
       if (token && token.provider_id === provider.provider_id && covers(token, scopes)) {
         return { token, connectionId: connection.id };

@@ -63,6 +63,7 @@ export class AuthProviderService {
       is_dynamic_client: false,
       created_at: now,
       updated_at: now,
+      shared_across_deployments: input.shared_across_deployments,
     };
     await this.storage.auth.createProvider(provider);
     return presentProvider(provider);
@@ -87,6 +88,7 @@ export class AuthProviderService {
       uses_pkce: input.uses_pkce ?? undefined,
       code_challenge_method: input.code_challenge_method ?? undefined,
       token_endpoint_auth_method: input.token_endpoint_auth_method ?? undefined,
+      shared_across_deployments: input.shared_across_deployments ?? undefined,
     };
     const updated = await this.storage.auth.updateProvider(tenantId, providerId, change, new Date().toISOString());
     if (!updated) throw new NotFoundError(`Provider ${providerId} not found`);
@@ -140,6 +142,7 @@ export class AuthProviderService {
       is_dynamic_client: discovered.is_dynamic_client,
       created_at: now,
       updated_at: now,
+      shared_across_deployments: input.shared_across_deployments,
     };
     await this.storage.auth.createProvider(provider);
     return presentProvider(provider);

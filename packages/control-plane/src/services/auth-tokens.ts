@@ -110,7 +110,7 @@ export class AuthTokenService {
   /** Stores what a consent gave the user. */
   async store(
     provider: OAuthProviderRecord,
-    owner: { tenantId: string; userId: string },
+    owner: { tenantId: string; userId: string; deploymentId: string | null },
     tokens: TokenSet,
     isDefault: boolean,
   ): Promise<OAuthTokenRecord> {
@@ -129,6 +129,7 @@ export class AuthTokenService {
       is_default: isDefault,
       created_at: now,
       updated_at: now,
+      deployment_id: owner.deploymentId,
     };
     await this.storage.auth.createToken(token);
     return token;

@@ -14,8 +14,15 @@ export interface AuthUser {
   userId: string | null;
   /** May revoke every Slack token of the workspace. */
   isAdmin: boolean;
-  /** A deployment or admin key: it may wait for any of the workspace's consents. */
+  /** A deployment or admin key: it may name users other than itself. */
   actsForOthers: boolean;
+  /**
+   * A deployment's Auth Service key: the deployment it is scoped to. It gets
+   * the tokens its own consents stored, the agent connections made for it,
+   * and waits on its own consents only; every user's tokens only of providers
+   * shared across deployments.
+   */
+  deploymentId: string | null;
 }
 
 export const ownUserId = (caller: Pick<Caller, "apiKeyId">) => `key:${caller.apiKeyId}`;
@@ -27,5 +34,6 @@ export function authUserOf(caller: Caller, named?: string | null): AuthUser {
     throw new ForbiddenError("This API key acts for its own user only: user_id may be given by deployment and admin keys");
   }
   const userId = named || (caller.authServiceOnly ? null : own);
-  return { tenantId: caller.tenantId, userId, isAdmin: caller.allTenants, actsForOthers };
+  const deploymentId = caller.authServiceOnly ? caller.deploymentId : null;
+  return { tenantId: caller.tenantId, userId, isAdmin: caller.allTenants, actsForOthers, deploymentId };
 }

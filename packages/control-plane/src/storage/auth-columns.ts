@@ -30,6 +30,7 @@ export const PROVIDER_COLUMNS = [
   "is_dynamic_client",
   "created_at",
   "updated_at",
+  "shared_across_deployments",
 ] as const satisfies readonly (keyof OAuthProviderRecord)[];
 
 /** The provider columns an update may set (the names of OAuthProviderChange). */
@@ -43,6 +44,7 @@ export const PROVIDER_CHANGEABLE = [
   "uses_pkce",
   "code_challenge_method",
   "token_endpoint_auth_method",
+  "shared_across_deployments",
 ] as const satisfies readonly (keyof OAuthProviderChange)[];
 
 export const TOKEN_COLUMNS = [
@@ -59,6 +61,7 @@ export const TOKEN_COLUMNS = [
   "is_default",
   "created_at",
   "updated_at",
+  "deployment_id",
 ] as const satisfies readonly (keyof OAuthTokenRecord)[];
 
 /** The token columns an update may set (the names of OAuthTokenChange). */
@@ -89,6 +92,7 @@ export const FLOW_COLUMNS = [
   "expires_at",
   "created_at",
   "finished_at",
+  "deployment_id",
 ] as const satisfies readonly (keyof AuthFlowRecord)[];
 
 export const CONNECTION_COLUMNS = [
@@ -98,6 +102,7 @@ export const CONNECTION_COLUMNS = [
   "oauth_token_id",
   "created_by",
   "created_at",
+  "deployment_id",
 ] as const satisfies readonly (keyof AgentConnectionRecord)[];
 
 /** The lists above as SQL, for SELECT, INSERT and RETURNING. */

@@ -29,6 +29,8 @@ export interface OAuthProviderRecord {
   is_dynamic_client: boolean;
   created_at: string;
   updated_at: string;
+  /** Every deployment of the workspace may get every user's tokens of it; else a deployment gets those it was given. */
+  shared_across_deployments: boolean;
 }
 
 export type OAuthProviderChange = Partial<
@@ -43,6 +45,7 @@ export type OAuthProviderChange = Partial<
     | "uses_pkce"
     | "code_challenge_method"
     | "token_endpoint_auth_method"
+    | "shared_across_deployments"
   >
 >;
 
@@ -65,6 +68,8 @@ export interface OAuthTokenRecord {
   is_default: boolean;
   created_at: string;
   updated_at: string;
+  /** The deployment whose consent stored it (its runs may use it); null when a workspace or admin key's did. */
+  deployment_id: string | null;
 }
 
 export type OAuthTokenChange = Partial<
@@ -106,6 +111,8 @@ export interface AuthFlowRecord {
   expires_at: string;
   created_at: string;
   finished_at: string | null;
+  /** The deployment whose Auth Service key started it; null for a workspace or admin key. */
+  deployment_id: string | null;
 }
 
 export interface AgentConnectionRecord {
@@ -117,6 +124,8 @@ export interface AgentConnectionRecord {
   /** The user who bound the token. */
   created_by: string;
   created_at: string;
+  /** The one deployment whose runs get the token through this connection; null: workspace keys only (docs/auth-service.md). */
+  deployment_id: string | null;
 }
 
 export interface AuthStore {

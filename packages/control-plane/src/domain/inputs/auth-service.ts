@@ -34,6 +34,10 @@ export const ProviderCreate = z.strictObject({
   code_challenge_method: z.enum(["S256", "plain"]).nullable().default("S256"),
   provider_type: z.enum(PROVIDER_TYPES).nullable().optional(),
   token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).default("client_secret_post"),
+  shared_across_deployments: z
+    .boolean()
+    .default(false)
+    .describe("Berth: every deployment of the workspace may get every user's tokens of this provider (docs/auth-service.md)"),
 });
 
 export const ProviderUpdate = z.strictObject({
@@ -46,12 +50,17 @@ export const ProviderUpdate = z.strictObject({
   uses_pkce: z.boolean().nullable().optional(),
   code_challenge_method: z.enum(["S256", "plain"]).nullable().optional(),
   token_endpoint_auth_method: z.enum(TOKEN_ENDPOINT_AUTH_METHODS).nullable().optional(),
+  shared_across_deployments: z.boolean().nullable().optional(),
 });
 
 export const McpDiscover = z.strictObject({
   provider_id: ProviderId,
   name: Text.min(1).max(200),
   mcp_server_url: Url,
+  shared_across_deployments: z
+    .boolean()
+    .default(false)
+    .describe("Berth: every deployment of the workspace may get every user's tokens of this provider (docs/auth-service.md)"),
 });
 
 export const Authenticate = z.strictObject({
@@ -72,7 +81,14 @@ export const TokenMetadataUpdate = z.strictObject({
   is_default: z.boolean().nullable().optional(),
 });
 
-export const ConnectionCreate = z.strictObject({ oauth_token_id: z.uuid({ message: "must be a UUID" }) });
+export const ConnectionCreate = z.strictObject({
+  oauth_token_id: z.uuid({ message: "must be a UUID" }),
+  deployment_id: z
+    .uuid({ message: "must be a UUID" })
+    .nullable()
+    .optional()
+    .describe("Berth: the deployment whose runs get the token through this connection (docs/auth-service.md)"),
+});
 
 export const AgentIdParams = z.object({ agent_id: AgentId });
 export const ProviderIdParams = z.object({ provider_id: ProviderId });
@@ -82,3 +98,4 @@ export type ProviderUpdateInput = z.infer<typeof ProviderUpdate>;
 export type McpDiscoverInput = z.infer<typeof McpDiscover>;
 export type AuthenticateInput = z.infer<typeof Authenticate>;
 export type TokenMetadataInput = z.infer<typeof TokenMetadataUpdate>;
+export type ConnectionCreateInput = z.infer<typeof ConnectionCreate>;

@@ -150,7 +150,7 @@ export function registerAuthTokenRoutes(
       },
     },
     async ({ params, body, request, reply }) => {
-      const connection = await connections.create(authUserOf(await caller(request)), params.agent_id, body.oauth_token_id);
+      const connection = await connections.create(authUserOf(await caller(request)), params.agent_id, body);
       reply.code(201);
       return connection;
     },

@@ -31,6 +31,7 @@ export const OAuthProvider = z.object({
   is_dynamic_client: z.boolean(),
   created_at: Timestamp,
   updated_at: Timestamp,
+  shared_across_deployments: z.boolean().describe("Berth: every deployment of the workspace gets every user's tokens"),
 });
 
 export const AuthenticateResponse = z.object({
@@ -96,6 +97,7 @@ export const AgentConnection = z.object({
   expires_at: Timestamp.nullable(),
   created_by: z.string(),
   created_at: Timestamp,
+  deployment_id: Uuid.nullable().describe("Berth: the deployment whose runs get the token (null: workspace keys only)"),
 });
 
 export const ConnectionParams = z.object({ agent_id: z.string().min(1).max(200), connection_id: Uuid });

@@ -24,7 +24,12 @@ import type {
 type Row = Record<string, unknown>;
 
 /** How SQLite stores what it has no type for: booleans as 0/1, scopes as JSON text (the names mean the same in every table). */
-const BOOLEAN_COLUMNS: ReadonlySet<string> = new Set(["uses_pkce", "is_dynamic_client", "is_default"]);
+const BOOLEAN_COLUMNS: ReadonlySet<string> = new Set([
+  "uses_pkce",
+  "is_dynamic_client",
+  "is_default",
+  "shared_across_deployments",
+]);
 const JSON_COLUMNS: ReadonlySet<string> = new Set(["scopes"]);
 
 function stored(column: string, value: unknown): unknown {

@@ -74,6 +74,7 @@ export function authContract(backend: Backend): void {
         uses_pkce: false,
         code_challenge_method: null,
         token_endpoint_auth_method: "none",
+        shared_across_deployments: true,
       };
       let at = tick();
       const updated = await b.auth.updateProvider(t, "slack", change, at);

@@ -191,6 +191,7 @@ export function newProvider(
     is_dynamic_client: false,
     created_at: at,
     updated_at: at,
+    shared_across_deployments: false,
     ...overrides,
   };
 }
@@ -217,6 +218,7 @@ export function newToken(
     is_default: false,
     created_at: at,
     updated_at: at,
+    deployment_id: "deployment-1",
     ...overrides,
   };
 }
@@ -246,6 +248,7 @@ export function newFlow(
     expires_at: new Date(Date.parse(at) + 3_600_000).toISOString(),
     created_at: at,
     finished_at: null,
+    deployment_id: "deployment-1",
     ...overrides,
   };
 }
@@ -258,6 +261,7 @@ export function newConnection(tenantId: string, agentId: string, tokenId: string
     oauth_token_id: tokenId,
     created_by: createdBy,
     created_at: tick(),
+    deployment_id: null,
   };
 }
 

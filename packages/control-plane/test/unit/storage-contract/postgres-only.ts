@@ -20,6 +20,7 @@ export function postgresOnlyContract(): void {
           { version: 4, name: "004_image_digest.sql" },
           { version: 5, name: "005_git_integrations.sql" },
           { version: 6, name: "006_auth_service.sql" },
+          { version: 7, name: "007_auth_deployments.sql" },
         ]);
         const extra = await createPostgresStorage(schema.url, { poolSize: 1 });
         await extra.close();
