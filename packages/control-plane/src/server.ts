@@ -135,6 +135,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
       publicUrl: settings.publicUrl,
       listenUrl: () => url,
       onChange: () => listener?.wake(),
+      routerUrls: [...(listener ? [listener.routerUrl] : []), ...settings.listenerRouterUrls],
     });
     await app.listen({ host: options.host, port: options.port });
     const address = app.server.address();

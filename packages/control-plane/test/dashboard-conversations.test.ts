@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type ControlPlane, type Deployment, startControlPlane } from "@berth/test-support";
 import type { Browser, Locator, Page } from "playwright-core";
-import { launchChromium, newPage, screenshot } from "@berth/test-support/browser";
+import { launchChromium, newPage, recordPolicyViolations, screenshot } from "@berth/test-support/browser";
 import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
 
 // What fixtures/conversation-app streams and asks (its agent.ts exports the same strings).
@@ -21,6 +21,7 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
   /** The conversation browser on the page: the dashboard around it has labels of its own. */
   let view: Locator;
   let threadId: string;
+  let violations: () => string[];
 
   before(async () => {
     cp = await startControlPlane({ listener: true });
@@ -30,6 +31,7 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
     deployment = (await cp.admin.get<Deployment>(`/v2/deployments/${deployed.deployment.id}`)).body;
     browser = await launchChromium();
     page = await newPage(browser, STEP_MS);
+    violations = await recordPolicyViolations(page);
     view = page.getByTestId("conversation-browser");
   });
   after(async () => {
@@ -152,5 +154,9 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
       return { status: response.status, body: (await response.json()) as { detail?: string } };
     }, deployment.source_config.custom_url!);
     assert.deepEqual(answer, { status: 401, body: { detail: "Invalid API key" } });
+  });
+
+  test("all of it ran within the page's Content-Security-Policy: the router is the one other origin it called", async () => {
+    assert.deepEqual(violations(), []);
   });
 });

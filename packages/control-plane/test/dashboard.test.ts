@@ -4,7 +4,7 @@ import { after, before, describe, test } from "node:test";
 import { Client } from "@langchain/langgraph-sdk";
 import { type ControlPlane, type Deployment, startControlPlane, uniqueName } from "@berth/test-support";
 import type { Browser, Locator, Page } from "playwright-core";
-import { launchChromium, newPage, screenshot } from "@berth/test-support/browser";
+import { launchChromium, newPage, recordPolicyViolations, screenshot } from "@berth/test-support/browser";
 import { FIXTURES } from "./helpers/deploy.js";
 
 /** A build and a start of the fixture, or a redeploy: generous, since the machine may be busy. */
@@ -18,6 +18,7 @@ describe("the dashboard in headless Chromium", () => {
   let browser: Browser;
   let page: Page;
   let deploymentId: string;
+  let violations: () => string[];
   const name = uniqueName("dash");
 
   /** The revisions on the deployment page, newest first. */
@@ -38,6 +39,7 @@ describe("the dashboard in headless Chromium", () => {
     assert.equal(index.status, 200, `GET / answered ${index.status}: ${await index.text()} (build the dashboard: npm run build)`);
     browser = await launchChromium();
     page = await newPage(browser, STEP_MS);
+    violations = await recordPolicyViolations(page);
   });
   after(async () => {
     await browser?.close();
@@ -185,6 +187,8 @@ describe("the dashboard in headless Chromium", () => {
     await page.getByRole("button", { name: "Sign out" }).click();
     await page.getByLabel("API key").waitFor();
     assert.equal(await page.evaluate(() => sessionStorage.getItem("berth.apiKey")), null);
+    // The upload, the log streams, the conversations: all within the page's Content-Security-Policy.
+    assert.deepEqual(violations(), []);
   });
 });
 

@@ -46,3 +46,21 @@ export async function screenshot(page: Page, name: string): Promise<string> {
   await page.screenshot({ path, fullPage: true });
   return path;
 }
+
+/**
+ * Keeps every Content-Security-Policy violation the page reports (the `securitypolicyviolation` event, listened to
+ * by a script that runs before the page's own, outside its policy, in every document it loads) and every console
+ * error naming the policy. Call before the first `goto`; the answer reads what was kept so far.
+ */
+export async function recordPolicyViolations(page: Page): Promise<() => string[]> {
+  const kept: string[] = [];
+  page.on("console", (message) => {
+    if (message.type() === "error" && /Content Security Policy/i.test(message.text())) kept.push(message.text());
+  });
+  await page.exposeFunction("berthPolicyViolation", (text: string) => kept.push(text));
+  await page.addInitScript(() => {
+    const report = (window as unknown as { berthPolicyViolation: (text: string) => void }).berthPolicyViolation;
+    document.addEventListener("securitypolicyviolation", (event) => report(`${event.violatedDirective} ${event.blockedURI}`));
+  });
+  return () => [...kept];
+}

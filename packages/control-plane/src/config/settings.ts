@@ -20,6 +20,8 @@ export interface ControlPlaneSettings {
   routerPublicUrl?: string;
   /** How long the router trusts an API key verdict. */
   routerAuthCacheMs: number;
+  /** The routers of separate `berth listener` processes: the dashboard opens their deployments (docs/dashboard.md). */
+  listenerRouterUrls: string[];
   listenerPollMs: number;
   drainTimeoutMs: number;
   /** Tracing: lifetime of a feedback token whose request names none. */
@@ -67,6 +69,10 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     routerPort: envNumber("BERTH_ROUTER_PORT", 8080, { min: 0, max: 65535, integer: true }, env),
     routerPublicUrl: env.BERTH_ROUTER_PUBLIC_URL || undefined,
     routerAuthCacheMs: envNumber("BERTH_ROUTER_AUTH_CACHE_SECONDS", 5, { min: 0, integer: true }, env) * 1000,
+    listenerRouterUrls: (env.BERTH_LISTENER_ROUTER_URLS ?? "")
+      .split(",")
+      .map((url) => url.trim())
+      .filter(Boolean),
     listenerPollMs: envNumber("BERTH_LISTENER_POLL_MS", 1000, { min: 10, integer: true }, env),
     drainTimeoutMs: envNumber("BERTH_DRAIN_TIMEOUT_SECONDS", 60, { min: 0, integer: true }, env) * 1000,
     feedbackTokenTtlSeconds: envNumber("BERTH_FEEDBACK_TOKEN_TTL_SECONDS", 86400, { min: 0, integer: true }, env), // tracing

@@ -41,6 +41,8 @@ export interface AppOptions {
   listenUrl: () => string | undefined;
   /** Called after every successful change (POST, PATCH, DELETE): the embedded listener looks at once. */
   onChange?: () => void;
+  /** The platform's routers (the embedded listener's, BERTH_LISTENER_ROUTER_URLS): the dashboard may call these. */
+  routerUrls?: string[];
 }
 
 /** The self-hosted prefix: every route is also served under it. */
@@ -91,7 +93,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
     },
   };
   app.get("/ok", async () => ({ ok: true }));
-  registerDashboardRoutes(app);
+  registerDashboardRoutes(app, { routerUrls: options.routerUrls ?? [], publicUrl: options.publicUrl });
   registerDeploymentRoutes(context, services.deployments);
   registerRegistryRoutes(context, services.registry);
   registerRevisionRoutes(context, services.revisions, services.deployments);

@@ -8,7 +8,7 @@ import { useLiveRun } from "./use-live-run";
 import "./conversations.css";
 
 export interface ConversationBrowserProps {
-  /** The deployment's URL behind the router (`source_config.custom_url`), e.g. http://127.0.0.1:8080/d/<id>. */
+  /** The deployment's stable URL on the router (api/platform.ts), e.g. http://127.0.0.1:8080/d/<id>. */
   deploymentUrl: string;
   /** The control plane API key the user entered; the router accepts it for the deployment's agent server. */
   apiKey: string;

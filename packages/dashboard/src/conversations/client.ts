@@ -7,15 +7,28 @@ export interface DeploymentAccess {
 }
 
 /**
- * The official SDK client for a deployment's agent server behind the router. Few retries: a page waits on
- * every call, and a wrong key or a stopped deployment should show as an error within seconds.
+ * A fetch that calls `origin` only and follows no redirect: the key the SDK adds to every request goes to the
+ * router it was opened on, never to a place an answer points at.
+ */
+function fetchOnly(origin: string): typeof fetch {
+  return (input, init) => {
+    const url = new URL(input instanceof Request ? input.url : String(input), document.baseURI);
+    if (url.origin !== origin) return Promise.reject(new Error(`Refusing to send the key to ${url.origin}`));
+    return fetch(input, { ...init, redirect: "error" });
+  };
+}
+
+/**
+ * The official SDK client for a deployment's agent server behind the router (`deploymentUrl`, one of the
+ * platform's: api/platform.ts). Few retries: a page waits on every call, and a wrong key or a stopped
+ * deployment should show as an error within seconds.
  */
 export function deploymentClient({ deploymentUrl, apiKey, tenantId }: DeploymentAccess): Client {
   return new Client({
     apiUrl: deploymentUrl,
     apiKey,
     defaultHeaders: tenantId ? { "x-tenant-id": tenantId } : {},
-    callerOptions: { maxRetries: 1 },
+    callerOptions: { maxRetries: 1, fetch: fetchOnly(new URL(deploymentUrl).origin) },
   });
 }
 

@@ -1,5 +1,6 @@
 import { lazy, Suspense } from "react";
 import { useSession } from "../api/context";
+import { deploymentEndpoint, loadRouterUrls } from "../api/platform";
 import type { Deployment } from "../api/types";
 import { usePolling } from "../hooks/usePolling";
 import { hrefOf } from "../router";
@@ -11,12 +12,20 @@ const ConversationBrowser = lazy(() =>
   import("../conversations/ConversationBrowser").then((module) => ({ default: module.ConversationBrowser })),
 );
 
-/** A deployment's threads and runs, read from its agent server through the router (the deployment's URL). */
+/** A deployment's threads and runs, read from its agent server through the router (the deployment's stable URL). */
 export function ConversationsPage({ id }: { id: string }) {
   const { api, credentials } = useSession();
-  // Read once: a deployment's URL does not change.
-  const { data: deployment, error } = usePolling(() => api.get<Deployment>(`v2/deployments/${id}`), null, [api, id]);
-  const url = deployment?.source_config.custom_url;
+  // Read once: a deployment's URL does not change, nor do the platform's routers.
+  const { data, error } = usePolling(
+    async () => {
+      const [deployment, routerUrls] = await Promise.all([api.get<Deployment>(`v2/deployments/${id}`), loadRouterUrls()]);
+      return { deployment, endpoint: deploymentEndpoint(deployment, routerUrls) };
+    },
+    null,
+    [api, id],
+  );
+  const deployment = data?.deployment;
+  const endpoint = data?.endpoint;
   return (
     <>
       <nav aria-label="Breadcrumb" className="crumbs">
@@ -24,13 +33,25 @@ export function ConversationsPage({ id }: { id: string }) {
       </nav>
       <PageTitle title={`Conversations of ${deployment?.name ?? "the deployment"}`} />
       <ErrorNote error={error} />
-      {deployment && !url && <p>This deployment has no URL yet: it has not been deployed.</p>}
-      {url && (
-        <div data-testid="conversation-browser">
-          <Suspense fallback={<p aria-live="polite">Loading…</p>}>
-            <ConversationBrowser deploymentUrl={url} apiKey={credentials.apiKey} tenantId={credentials.tenantId} />
-          </Suspense>
-        </div>
+      {endpoint?.kind === "not-deployed" && <p>This deployment has no URL yet: it has not been deployed.</p>}
+      {endpoint?.kind === "refused" && (
+        <p role="alert" className="error" data-testid="conversations-refused">
+          {endpoint.reason}
+        </p>
+      )}
+      {endpoint?.kind === "router" && (
+        <>
+          {endpoint.note && (
+            <p role="note" data-testid="conversations-through-router">
+              {endpoint.note}
+            </p>
+          )}
+          <div data-testid="conversation-browser">
+            <Suspense fallback={<p aria-live="polite">Loading…</p>}>
+              <ConversationBrowser deploymentUrl={endpoint.url} apiKey={credentials.apiKey} tenantId={credentials.tenantId} />
+            </Suspense>
+          </div>
+        </>
       )}
     </>
   );

@@ -66,7 +66,15 @@ export function DeploymentPage({ id }: { id: string }) {
           <StatusBadge status={latest?.status} />
         </dd>
         <dt>URL</dt>
-        <dd>{url ? <a href={url}>{url}</a> : "none yet"}</dd>
+        <dd>
+          {url ? (
+            <a href={url} rel="noreferrer">
+              {url}
+            </a>
+          ) : (
+            "none yet"
+          )}
+        </dd>
         <dt>Source</dt>
         <dd>
           {deployment.source}
