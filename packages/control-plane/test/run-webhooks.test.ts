@@ -83,11 +83,10 @@ describe("run webhooks of a deployment: signed with the secret the platform sets
 
   before(async () => {
     await receiver.start();
-    // The receiver listens on this machine's loopback, which a sandboxed deployment has a namespace of its own for: the
-    // deployment runs unsandboxed (the test switch; one workspace deploys), so its server reaches the receiver.
+    // The receiver listens on this machine's loopback, which sandboxes reach only at the ports the operator grants.
     cp = await startControlPlane({
       listener: true,
-      env: { BERTH_DRAIN_TIMEOUT_SECONDS: "2", BERTH_TEST_SANDBOX_UNAVAILABLE: "1" },
+      env: { BERTH_DRAIN_TIMEOUT_SECONDS: "2", BERTH_SANDBOX_EGRESS_ALLOW: `127.0.0.1:${new URL(receiver.url).port}` },
     });
     // Loopback is also a private address, which deployed servers refuse as a webhook target unless their project allows it.
     const config = JSON.stringify({

@@ -83,6 +83,7 @@ const SERVER_VARIABLES = new Set([
   "LANGSMITH_PROJECT",
   "BERTH_AUTH_SERVICE_URL", // the Auth Service, with the deployment's key valid for its users' tokens only
   "BERTH_AUTH_SERVICE_KEY",
+  "BERTH_WEBHOOK_SECRET", // the deployment's own, which signs its run webhooks
 ]);
 /** Set in the control plane's environment only: a build or server that sees it inherited the control plane's. */
 const SENTINEL = "BERTH_TEST_CONTROL_PLANE_ONLY";
