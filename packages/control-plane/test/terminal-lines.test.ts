@@ -1,6 +1,9 @@
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { once } from "node:events";
 import { after, before, describe, test } from "node:test";
 import {
+  BERTH_BIN,
   type ControlPlane,
   createDeployment,
   internalSourceBody,
@@ -55,5 +58,77 @@ describe("the control plane's terminal tells each revision's steps as they happe
     );
     assert.equal(interrupted.status, 200);
     await lineMatching(new RegExp(`${name}: revision 1 interrupted: Interrupted on request$`));
+  });
+});
+
+/** What a hostile build prints: a window title set by OSC, a screen cleared by CSI, a bell, a line rewritten by CR. */
+const HOSTILE_OUTPUT = String.raw`process.stdout.write("noisy \x1b]0;pwned\x07\x1b[2Jcleared\rrewritten\x08\n"); process.exit(3);`;
+/** The characters that drive a terminal, of those the build prints: ESC, BEL, CR, backspace; and C1's CSI. */
+const TERMINAL_CONTROLS = ["\u001b", "\u0007", "\r", "\b", "\u009b"];
+const assertPrintable = (text: string, what: string) => {
+  const found = TERMINAL_CONTROLS.filter((control) => text.includes(control));
+  assert.deepEqual(found, [], `${what} holds ${JSON.stringify(found)}: ${JSON.stringify(text)}`);
+};
+
+describe("a deployment's escape sequences never reach an operator's terminal", () => {
+  let cp: ControlPlane;
+  let name: string;
+  const berth = async (args: string[]) => {
+    const child = spawn(process.execPath, [BERTH_BIN, ...args], {
+      env: { ...process.env, BERTH_URL: cp.url, BERTH_API_KEY: cp.adminKey, BERTH_TENANT_ID: cp.defaultTenantId },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+    const [code] = (await once(child, "exit")) as [number | null];
+    return { code, stdout, stderr };
+  };
+
+  before(async () => {
+    cp = await startControlPlane({ listener: true });
+    name = uniqueName("noisy");
+    const { deployment, revisionId } = await deployTarball(
+      cp.admin,
+      name,
+      packFixture("deploy-app", { "noisy.mjs": `${HOSTILE_OUTPUT}\n` }),
+      { sourceConfig: { build_command: "node noisy.mjs" } },
+    );
+    const revision = await finalRevision(cp.admin, deployment.id, revisionId);
+    assert.equal(revision.status, "BUILD_FAILED");
+    // The API answers what the build printed as it was: the terminals are what must not act on it.
+    assert.ok(revision.status_message?.includes("\u001b]0;pwned\u0007"), revision.status_message);
+  });
+  after(() => cp?.stop());
+
+  test("the control plane's own terminal: the failed revision's line, with the sequences removed", async () => {
+    const [, reason] = await cp.outputLine(new RegExp(`${name}: revision 2 failed \\(BUILD_FAILED\\): (.*)$`), LINE_MS);
+    assert.match(reason, /: noisy cleared\\x0drewritten\\x08$/);
+    assertPrintable(cp.output(), "the control plane's output");
+  });
+
+  test("berth logs --build and berth revisions list and get print the text without them", async () => {
+    const logs = await berth(["logs", name, "--build"]);
+    assert.equal(logs.code, 0, logs.stderr);
+    assert.match(logs.stdout, /\] noisy cleared\\x0drewritten\\x08$/m);
+    const list = await berth(["revisions", "list", name]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, /BUILD_FAILED .*noisy cleared\\x0drewritten\\x08/);
+    const get = await berth(["revisions", "get", name]);
+    assert.equal(get.code, 0, get.stderr);
+    assert.match(get.stdout, /reason .*noisy cleared/);
+    for (const run of [logs, list, get]) {
+      assertPrintable(run.stdout, "stdout");
+      assertPrintable(run.stderr, "stderr");
+    }
+  });
+
+  test("--json keeps the text whole, as JSON escapes", async () => {
+    const list = await berth(["revisions", "list", name, "--json"]);
+    assert.equal(list.code, 0, list.stderr);
+    assertPrintable(list.stdout, "the JSON");
+    const page = JSON.parse(list.stdout) as { resources: Revision[] };
+    assert.ok(page.resources[0]!.status_message?.includes("\u001b]0;pwned\u0007"), list.stdout);
   });
 });

@@ -12,4 +12,5 @@ export * from "./postgres.js";
 export * from "./sqlite.js";
 export * from "./logger.js";
 export * from "./jsonb.js";
+export * from "./terminal-text.js";
 export * from "./weak-auth.js";

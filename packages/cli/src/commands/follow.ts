@@ -1,5 +1,6 @@
 import type { ControlPlaneClient, Deployment, LogKind, LogLine, Revision } from "./client.js";
-import { failWith, formatLogLine, printJson } from "./output.js";
+import { terminalText } from "@berth/service-kit";
+import { failWith, formatLogLine, printJson, revisionStatusLine } from "./output.js";
 
 /** Statuses after which a revision no longer changes (docs/control-plane.md). */
 export function isFinal(status: string): boolean {
@@ -76,10 +77,10 @@ export async function followToOutcome(
     revision = await followRevision(client, deployment.id, revisionId, {
       signal: abort.signal,
       onStatus: (next) => {
-        if (!json) process.stderr.write(`revision ${next.id}: ${next.status} (${next.status_message ?? ""})\n`);
+        if (!json) process.stderr.write(revisionStatusLine(next));
       },
       onLog: (line) => {
-        if (!json) process.stderr.write(`  ${line.message}\n`);
+        if (!json) process.stderr.write(`  ${terminalText(line.message)}\n`);
       },
     });
   } catch (error) {
@@ -106,7 +107,7 @@ async function deployed(client: ControlPlaneClient, deployment: Deployment, revi
   const current = await client.request<Deployment>("GET", `/v2/deployments/${deployment.id}`);
   const url = current.source_config.custom_url ?? null;
   if (json) printJson(summary(current, revision, { url }));
-  else process.stdout.write(`${url ?? "(the deployment has no URL yet)"}\n`);
+  else process.stdout.write(`${url ? terminalText(url) : "(the deployment has no URL yet)"}\n`);
   return 0;
 }
 
@@ -124,7 +125,9 @@ async function failed(
     printJson(summary(deployment, revision, { logs: lines }));
     return 1;
   }
-  process.stderr.write(`berth ${command}: revision ${revision.id} ended ${revision.status}: ${revision.status_message ?? ""}\n`);
+  process.stderr.write(
+    `${terminalText(`berth ${command}: revision ${revision.id} ended ${revision.status}: ${revision.status_message ?? ""}`)}\n`,
+  );
   if (lines.length > 0) {
     process.stderr.write(`last ${lines.length} ${kind} log lines:\n${lines.map(formatLogLine).join("")}`);
   }

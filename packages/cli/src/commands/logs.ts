@@ -4,7 +4,8 @@ import { parsedOrError } from "../process.js";
 import { LOGS_USAGE } from "../usage.js";
 import { CONNECTION_OPTIONS, connect, type ControlPlaneClient, type Deployment, type LogLine } from "./client.js";
 import { followRevision } from "./follow.js";
-import { fail, failWith, formatLogLine, printJson } from "./output.js";
+import { terminalJson } from "@berth/service-kit";
+import { fail, failWith, formatLogLine, printJson, revisionStatusLine } from "./output.js";
 
 /** Server logs have no event to wait for: a followed log is read again this often. */
 const SERVER_LOG_POLL_MS = 2000;
@@ -33,7 +34,7 @@ export async function logsCommand(argv: string[]): Promise<number> {
   const client = connect(values);
   const json = values.json === true;
   // With --follow and --json, one JSON object a line (the lines arrive over time).
-  const print = (line: LogLine) => process.stdout.write(json ? `${JSON.stringify(line)}\n` : formatLogLine(line));
+  const print = (line: LogLine) => process.stdout.write(json ? `${terminalJson(line)}\n` : formatLogLine(line));
   const abort = new AbortController();
   const onInterrupt = () => abort.abort();
   process.once("SIGINT", onInterrupt);
@@ -83,7 +84,7 @@ async function buildLogs(
     signal,
     onLog: print,
     onStatus: (next) => {
-      if (!json) process.stderr.write(`revision ${next.id}: ${next.status} (${next.status_message ?? ""})\n`);
+      if (!json) process.stderr.write(revisionStatusLine(next));
     },
   });
   return revision.status === "DEPLOYED" ? 0 : 1;

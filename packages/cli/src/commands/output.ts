@@ -1,3 +1,4 @@
+import { terminalJson, terminalText } from "@berth/service-kit";
 import Table from "cli-table3";
 import type { LogLine } from "./client.js";
 
@@ -27,22 +28,30 @@ export function table(headers: string[], rows: string[][]): string {
     // No colours: the text is the same on a terminal, in a file and in a pipe.
     style: { head: [], border: [], "padding-left": 0, "padding-right": 0, compact: true },
   });
-  rendered.push(...rows);
+  rendered.push(...rows.map((row) => row.map(terminalText)));
   const lines = rendered.toString().split("\n");
   return `${lines.map((line) => line.trimEnd()).join("\n")}\n`;
 }
 
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+  process.stdout.write(`${terminalJson(value, 2)}\n`);
 }
 
 export function formatLogLine(line: LogLine): string {
-  return `[${line.timestamp}] [${line.level}] ${line.message}\n`;
+  return `${terminalText(`[${line.timestamp}] [${line.level}] ${line.message}`)}\n`;
 }
 
-/** Prints `berth <command>: <message>` to stderr; resolves to the exit code (2: wrong usage, 1: anything else). */
+/** `revision <id>: <status> (<reason>)`, as the commands that follow a revision print each step. */
+export function revisionStatusLine(revision: { id: string; status: string; status_message: string | null }): string {
+  return `${terminalText(`revision ${revision.id}: ${revision.status} (${revision.status_message ?? ""})`)}\n`;
+}
+
+/**
+ * Prints `berth <command>: <message>` to stderr; resolves to the exit code (2: wrong usage, 1: anything else). The
+ * message often quotes the control plane (a deployment's reason, say): it is printed as terminalText.
+ */
 export function fail(command: string, message: string, code = 1): number {
-  process.stderr.write(`berth ${command}: ${message}\n`);
+  process.stderr.write(`berth ${command}: ${terminalText(message)}\n`);
   return code;
 }
 

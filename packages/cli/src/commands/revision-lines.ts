@@ -1,4 +1,5 @@
 import type { RevisionCause, RevisionEvent } from "@berth/control-plane";
+import { terminalText } from "@berth/service-kit";
 
 const CAUSES: Record<RevisionCause, string> = {
   create: "new deployment",
@@ -12,19 +13,20 @@ const FAILED = ["CREATE_FAILED", "BUILD_FAILED", "DEPLOY_FAILED"];
 
 /** A status message on one line, cut where a terminal line would wrap too often. */
 function brief(message: string): string {
-  const line = message.split("\n", 1)[0]!.trim();
+  const line = terminalText(message).split("\n", 1)[0]!.trim();
   return line.length > 300 ? `${line.slice(0, 299)}…` : line;
 }
 
 /**
  * The terminal line of a revision event, or undefined for a step not worth
- * a line (queueing between the steps that are).
+ * a line (queueing between the steps that are). A deployment's build output
+ * reaches it (a failed build's reason quotes it): it is printed as terminalText.
  */
 export function revisionLine(event: RevisionEvent, at = new Date()): string | undefined {
   const what = describe(event);
   if (what === undefined) return undefined;
   const time = at.toTimeString().slice(0, 8);
-  return `${time} ${event.deployment.name}: revision ${event.revision.number} ${what}`;
+  return terminalText(`${time} ${event.deployment.name}: revision ${event.revision.number} ${what}`);
 }
 
 function describe(event: RevisionEvent): string | undefined {

@@ -3,7 +3,7 @@ import { parsedOrError } from "../process.js";
 import { REVISIONS_USAGE } from "../usage.js";
 import { CONNECTION_OPTIONS, type ControlPlaneClient, connect, type Deployment, type Page, type Revision } from "./client.js";
 import { followToOutcome } from "./follow.js";
-import { fail, failWith, printJson, table } from "./output.js";
+import { fail, failWith, printJson, revisionStatusLine, table } from "./output.js";
 
 const ACTIONS = ["list", "get", "redeploy", "interrupt"] as const;
 type Action = (typeof ACTIONS)[number];
@@ -80,7 +80,7 @@ async function single(
     // 409 when the revision is final already: the control plane's detail says in which status.
     const revision = await client.request<Revision>("POST", `${path}/interrupt`);
     if (json) printJson(revision);
-    else process.stdout.write(`revision ${revision.id}: ${revision.status} (${revision.status_message ?? ""})\n`);
+    else process.stdout.write(revisionStatusLine(revision));
     return 0;
   }
   // A new revision deploying that one's build again (400 unless it was DEPLOYED).
