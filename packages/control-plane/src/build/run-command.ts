@@ -1,5 +1,5 @@
 import { spawn } from "node:child_process";
-import { type SpawnPlan, type SpawnPlanner, unsandboxed } from "../process/spawn-plan.js";
+import { commandOf, limitNotes, outOfMemory, type SpawnPlan, type SpawnPlanner, unsandboxed } from "../process/spawn-plan.js";
 import { BuildError, type BuildLog } from "./errors.js";
 
 export interface RunCommandOptions {
@@ -59,7 +59,9 @@ function runPlanned(plan: SpawnPlan, described: string, options: RunCommandOptio
   return new Promise<void>((resolve, reject) => {
     // detached: the child leads a new process group, so -pid reaches all of its descendants. In a
     // sandbox, bwrap leads it: killing it takes down the sandbox's pid namespace, whatever runs there.
-    const child = spawn(plan.file, plan.args, {
+    // With limits, through the wrapper that joins the command's cgroup before it runs (see spawn-plan.ts).
+    const started = commandOf(plan);
+    const child = spawn(started.file, started.args, {
       cwd: plan.cwd,
       env: plan.env,
       detached: true,
@@ -114,32 +116,40 @@ function runPlanned(plan: SpawnPlan, described: string, options: RunCommandOptio
     };
     child.on("error", (error) => {
       // Only a failure to start at all (e.g. cwd missing); "exit" never follows it.
-      if (child.pid === undefined) settle(new BuildError(`${described} could not be started: ${error.message}`));
+      if (child.pid === undefined) {
+        plan.limits?.discard();
+        settle(new BuildError(`${described} could not be started: ${error.message}`));
+      }
     });
     child.on("exit", (code, signalName) => {
       clearTimeout(timer);
       // Whatever the shell left running in the background must not outlive the step.
       killGroup("SIGKILL");
       if (killTimer) clearTimeout(killTimer);
-      const finish = () => {
+      const limitHits = plan.limits?.finish();
+      const finish = async () => {
         stdout.flush();
         stderr.flush();
+        const hits = await limitHits;
         if (stopReason !== undefined) return settle(new BuildError(`${described} ${stopReason}`));
         if (code === 0) return settle();
+        const notes = limitNotes(hits) ? ` (${limitNotes(hits)})` : "";
+        const quoted = tail.length > 0 ? `: ${tail.join(" | ")}` : "";
+        if (hits?.outOfMemoryMb)
+          return settle(new BuildError(`${described} was ${outOfMemory(hits.outOfMemoryMb)}${notes}${quoted}`));
         const status = code !== null ? `exit code ${code}` : `signal ${signalName}`;
         const hint = code === 127 ? " (command not found on the listener's PATH)" : "";
-        const quoted = tail.length > 0 ? `: ${tail.join(" | ")}` : "";
-        settle(new BuildError(`${described} failed with ${status}${hint}${quoted}`));
+        settle(new BuildError(`${described} failed with ${status}${hint}${notes}${quoted}`));
       };
       // Let the pipes drain so the last lines make it into the log and the error.
       const drained = setTimeout(() => {
         child.stdout.destroy();
         child.stderr.destroy();
-        finish();
+        void finish();
       }, DRAIN_MS);
       child.once("close", () => {
         clearTimeout(drained);
-        finish();
+        void finish();
       });
     });
   });

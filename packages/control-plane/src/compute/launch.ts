@@ -1,4 +1,5 @@
 import { spawn } from "node:child_process";
+import { commandOf } from "../process/spawn-plan.js";
 import { untilServing } from "./health.js";
 import type { OutputLine } from "./process-output.js";
 import { plainServerPlan } from "./server-command.js";
@@ -26,9 +27,15 @@ export async function launch(options: LaunchOptions): Promise<ServerProcess> {
   const { spec, signal } = options;
   signal?.throwIfAborted();
   const plan = options.sandbox ? await options.sandbox.plan(spec, options.berthBin) : plainServerPlan(spec, options.berthBin);
-  signal?.throwIfAborted();
-  const child = spawn(plan.file, plan.args, { cwd: plan.cwd, env: plan.env, stdio: ["ignore", "pipe", "pipe"] });
-  const server = new ServerProcess(child, options.onLine, plan.sandboxed);
+  if (signal?.aborted) {
+    plan.limits?.discard();
+    await plan.release?.();
+    signal.throwIfAborted();
+  }
+  // With limits, through the wrapper that joins the process's cgroup before the plan runs (see spawn-plan.ts).
+  const command = commandOf(plan);
+  const child = spawn(command.file, command.args, { cwd: plan.cwd, env: plan.env, stdio: ["ignore", "pipe", "pipe"] });
+  const server = new ServerProcess(child, options.onLine, plan.sandboxed, plan.limits);
   if (plan.release) void server.exited.then(plan.release);
   await untilServing(server, options);
   return server;

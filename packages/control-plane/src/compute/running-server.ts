@@ -1,3 +1,4 @@
+import { type LimitHits, limitNotes, outOfMemory } from "../process/spawn-plan.js";
 import type { OutputTail } from "./process-output.js";
 
 export interface Exit {
@@ -7,6 +8,8 @@ export interface Exit {
   error?: Error;
   /** The engine killed it for using more memory than its limit. */
   outOfMemory?: boolean;
+  /** What the kernel's limits did to a local process (killed it for memory, refused forks, a full disk). */
+  limits?: LimitHits;
 }
 
 /**
@@ -30,7 +33,13 @@ export interface RunningServer {
 }
 
 export function describeExit(exit: Exit): string {
+  const notes = limitNotes(exit.limits);
+  return notes ? `${describeEnd(exit)} (${notes})` : describeEnd(exit);
+}
+
+function describeEnd(exit: Exit): string {
   if (exit.error) return `could not be started (${exit.error.message})`;
+  if (exit.limits?.outOfMemoryMb) return `was ${outOfMemory(exit.limits.outOfMemoryMb)}`;
   if (exit.outOfMemory) return `was killed for exceeding its memory limit (exit code ${exit.code})`;
   if (exit.signal) return `was killed by ${exit.signal}`;
   return `exited with code ${exit.code}`;

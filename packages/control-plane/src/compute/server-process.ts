@@ -1,5 +1,6 @@
 import type { ChildProcess } from "node:child_process";
 import { signalSandboxed } from "../process/process-tree.js";
+import type { PlanLimits } from "../process/spawn-plan.js";
 import { type OutputLine, OutputTail, onLines, parseStderrLine, parseStdoutLine } from "./process-output.js";
 import type { Exit, RunningServer } from "./running-server.js";
 
@@ -25,6 +26,8 @@ export class ServerProcess implements RunningServer {
     onLine: (line: OutputLine) => void,
     /** The child is bwrap around the server (see SpawnPlan.sandboxed). */
     private readonly sandboxed = false,
+    /** Its cgroup: read and removed once it is gone, what the limits did goes into its exit. */
+    limits?: PlanLimits,
   ) {
     let announce: (url: string) => void = () => {};
     this.listening = new Promise((resolve) => (announce = resolve));
@@ -47,7 +50,7 @@ export class ServerProcess implements RunningServer {
         onLine(line);
       });
     }
-    this.exited = new Promise((resolve) => {
+    const exited = new Promise<Exit>((resolve) => {
       child.once("error", (error) => {
         // Without a pid the spawn failed and no `exit` follows.
         if (child.pid === undefined) {
@@ -62,6 +65,7 @@ export class ServerProcess implements RunningServer {
         setTimeout(() => resolve({ code, signal }), OUTPUT_DRAIN_MS).unref();
       });
     });
+    this.exited = limits ? exited.then(async (exit) => ({ ...exit, limits: await limits.finish() })) : exited;
   }
 
   /** The pid of the child: bwrap's when sandboxed (killing it kills the whole sandbox). */

@@ -30,12 +30,7 @@ export interface ServerSpec {
    * base (PATH, HOME, TMPDIR, NODE_ENV): the listener's own environment is not passed on.
    */
   env: Record<string, string>;
-  /**
-   * A local process: memoryLimitMb caps the V8 heap (--max-old-space-size, 3/4
-   * of it), cpu is ignored. A container: memory and CPU limits of the engine.
-   * workers sets BERTH_WORKERS on both.
-   */
-  resources?: { memoryLimitMb?: number | null; cpu?: number | null; workers?: number | null };
+  resources?: ServerResources;
   /** A container of a scale-out deployment: an API server (behind the router) or a worker (runs only). */
   role?: "api" | "worker";
   /** A container joins this network instead of the engine's default (a scale-out deployment's own, with its database). */
@@ -46,6 +41,23 @@ export interface ServerSpec {
   volumes?: { volumes: unknown; mounts: unknown };
   /** resource_spec.init_containers and sidecars, as given (container compute checks and runs them). */
   companions?: { initContainers: unknown; sidecars: unknown };
+}
+
+/**
+ * What a revision's processes may use. A local process: memoryLimitMb caps
+ * the V8 heap (--max-old-space-size, 3/4 of it) and, with the other fields,
+ * the kernel's limits of its sandbox (see sandbox/limits.ts). A container:
+ * memory and CPU limits of the engine. workers sets BERTH_WORKERS on both.
+ */
+export interface ServerResources {
+  memoryLimitMb?: number | null;
+  cpu?: number | null;
+  workers?: number | null;
+  /** Processes and threads (local compute). */
+  processes?: number | null;
+  /** Sizes of the deployment's /data and /tmp in MiB (local compute, fixed when first made). */
+  dataDiskMb?: number | null;
+  tmpDiskMb?: number | null;
 }
 
 export type LogSink = (entry: { level: "info" | "warn" | "error"; message: string; revisionId: string }) => void;

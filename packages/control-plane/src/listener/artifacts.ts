@@ -5,6 +5,7 @@ import { dirname, join, relative } from "node:path";
 import { buildSource, type GraphChecker } from "../build/build.js";
 import type { Isolation, Owner } from "../sandbox/isolation.js";
 import type { AssignedRevision } from "../model/listener-protocol.js";
+import { resourcesOf } from "./revision-spec.js";
 
 export interface Artifact {
   key: string;
@@ -78,7 +79,7 @@ export class ArtifactStore {
       await rm(workDir, { recursive: true, force: true });
       await mkdir(dirname(workDir), { recursive: true, mode: 0o700 });
       await mkdir(workDir, { mode: 0o700 });
-      const sandbox = await this.options.isolation.forBuild(owner, workDir);
+      const sandbox = await this.options.isolation.forBuild(owner, workDir, resourcesOf(revision));
       const workspaceCache = join(
         cacheDir,
         WORKSPACE_CACHE_PREFIX + createHash("sha256").update(owner.tenantId).digest("hex").slice(0, 32),

@@ -501,6 +501,7 @@ export class DeploymentRunner implements Scalable {
     this.context.router.remove(this.deploymentId);
     await this.context.scaleOut?.remove(this.deploymentId);
     await this.context.images?.removeAll(this.deploymentId);
+    await this.context.resources?.release(this.deploymentId);
     await rm(join(this.context.dirs.deployments, this.deploymentId), { recursive: true, force: true });
     await this.context.link.purge(this.deploymentId);
   }

@@ -9,6 +9,7 @@ import { connectCluster } from "../compute/cluster/cluster-connection.js";
 import { connectEngine } from "../engine/docker-engine.js";
 import { Router } from "../router/router.js";
 import { startIsolation } from "../sandbox/isolation.js";
+import { withResourceLimits } from "../sandbox/limited-isolation.js";
 import { ArtifactStore, removeSharedBuilds } from "./artifacts.js";
 import { type AutoscaleSettings, Autoscaler, autoscaleSettings } from "./autoscaler.js";
 import { BranchPoller, branchPollMs } from "./branch-poller.js";
@@ -97,7 +98,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
   const orphans = killOrphans(dirs.deployments);
   if (orphans > 0) logger.warn({ count: orphans }, "stopped agent servers left running by a previous listener");
   await removeSharedBuilds(dirs.artifacts, dirs.installCache);
-  const isolation = await startIsolation({
+  const sandboxes = await startIsolation({
     dataDir: options.dataDir,
     artifacts: dirs.artifacts,
     deployments: dirs.deployments,
@@ -106,6 +107,12 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     tenantOf: (deploymentId) => deploymentTenants.get(deploymentId),
     logger,
   });
+  // Containers and pods have the engine's limits; local processes get the kernel's.
+  const limited =
+    (options.compute?.type ?? "local") === "local"
+      ? await withResourceLimits(sandboxes, { dataDir: options.dataDir, deploymentsDir: dirs.deployments, logger })
+      : undefined;
+  const isolation = limited ?? sandboxes;
   const logs = new LogShipper(link, (err) => logger.warn({ err }, "shipping logs to the control plane failed; retrying"));
 
   const router = new Router({
@@ -175,6 +182,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
   const context: RunnerContext = {
     link,
     compute,
+    resources: limited,
     images: images ?? clusterBuilds?.images,
     scaleOut,
     cluster: clusterConnection

@@ -6,22 +6,31 @@ import type { AssignedRevision, Assignment } from "../model/listener-protocol.js
  */
 
 /**
- * What a repo_host deployment_type gives a revision whose resource_spec sets
- * no limits (docs/git-deployments.md): dev_free and dev are sized small, prod
- * is left to the machine.
+ * What a deployment_type gives a revision whose resource_spec sets no limits
+ * (docs/git-deployments.md, docs/deploying.md): dev_free and dev are sized
+ * small, prod is left to the machine (and on local compute to its defaults,
+ * see sandbox/limits.ts). Processes and disks (MiB) apply to local compute.
  */
-export const DEPLOYMENT_TYPE_LIMITS: Record<string, { memoryLimitMb: number; cpu: number } | undefined> = {
-  dev_free: { memoryLimitMb: 512, cpu: 0.5 },
-  dev: { memoryLimitMb: 1024, cpu: 1 },
+export const DEPLOYMENT_TYPE_LIMITS: Record<
+  string,
+  { memoryLimitMb: number; cpu: number; processes: number; dataDiskMb: number; tmpDiskMb: number } | undefined
+> = {
+  dev_free: { memoryLimitMb: 512, cpu: 0.5, processes: 128, dataDiskMb: 512, tmpDiskMb: 256 },
+  dev: { memoryLimitMb: 1024, cpu: 1, processes: 256, dataDiskMb: 2048, tmpDiskMb: 1024 },
 };
 
 /** resource_spec's limits, as compute applies them (else those of the deployment_type). */
 export function resourcesOf(revision: AssignedRevision) {
   const spec = revision.source_config.resource_spec as Record<string, number | null> | null | undefined;
   const preset = DEPLOYMENT_TYPE_LIMITS[String(revision.source_config.deployment_type)];
+  const storageGi = spec?.db_storage_gi;
   return {
     memoryLimitMb: spec?.memory_limit_mb ?? preset?.memoryLimitMb ?? null,
     cpu: spec?.cpu_limit ?? spec?.cpu ?? preset?.cpu ?? null,
+    processes: preset?.processes ?? null,
+    // The database's storage is the deployment's /data on local compute.
+    dataDiskMb: storageGi != null ? storageGi * 1024 : (preset?.dataDiskMb ?? null),
+    tmpDiskMb: preset?.tmpDiskMb ?? null,
   };
 }
 

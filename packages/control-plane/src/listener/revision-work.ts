@@ -27,6 +27,8 @@ export interface RunnerContext {
   /** The operator's secrets, for external images' secret_references and image_pull_secrets. */
   secrets: SecretSource;
   router: Router;
+  /** On a local listener: frees a deleted deployment's cgroups and disks (before its directory goes). */
+  resources?: { release(deploymentId: string): Promise<void> };
   artifacts: ArtifactStore;
   logs: LogShipper;
   logger: Logger;

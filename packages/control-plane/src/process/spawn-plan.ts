@@ -75,8 +75,7 @@ export function commandOf(plan: SpawnPlan): { file: string; args: string[] } {
   const limits = plan.limits;
   if (!limits) return { file: plan.file, args: plan.args };
   const joins = limits.cgroupProcs.map(
-    (procs) =>
-      `echo $$ > ${shellQuote(procs)} || { echo "berth: could not join its cgroup" >&2; exit ${LIMITS_NOT_APPLIED}; }`,
+    (procs) => `echo $$ > ${shellQuote(procs)} || { echo "berth: could not join its cgroup" >&2; exit ${LIMITS_NOT_APPLIED}; }`,
   );
   const { openFiles, userProcesses, coreKb } = limits.rlimits;
   const lowered = [`lower -n ${openFiles}`, `lower -c ${coreKb}`];
@@ -102,6 +101,8 @@ export function limitNotes(hits: LimitHits | undefined): string {
   const notes: string[] = [];
   if (hits.fullDisks?.length) notes.push(`disk full: ${hits.fullDisks.join(", ")}`);
   if (hits.refusedForks)
-    notes.push(`the process limit (${hits.refusedForks.limit}) refused ${hits.refusedForks.count} new processes or threads`);
+    notes.push(
+      `its process limit (${hits.refusedForks.limit}) refused ${hits.refusedForks.count} new processes or threads while it ran`,
+    );
   return notes.join("; ");
 }

@@ -3,7 +3,7 @@ import { createHash } from "node:crypto";
 import { join } from "node:path";
 import { type BuildSandbox, BuildError } from "../build/build.js";
 import { plainServerPlan } from "../compute/server-command.js";
-import { DeployError, type ServerSandbox } from "../compute/types.js";
+import { DeployError, type ServerResources, type ServerSandbox } from "../compute/types.js";
 import { BwrapSandbox, type Owner, type SandboxDirs } from "./bwrap-sandbox.js";
 import { parseEgressGrants } from "./egress-rules.js";
 import { findNetworkTools, SandboxNetworks } from "./network.js";
@@ -16,8 +16,11 @@ export type { Owner };
 /** How a listener runs the code it is given: sandboxed, or not (then refusing what it must). */
 export interface Isolation {
   readonly sandboxed: boolean;
-  /** The sandbox of a build into `workDir`; undefined when builds run unsandboxed. Rejects with a BuildError when refused. */
-  forBuild(owner: Owner, workDir: string): Promise<BuildSandbox | undefined>;
+  /**
+   * The sandbox of a build into `workDir` (of a revision with `resources`); undefined when builds run unsandboxed.
+   * Rejects with a BuildError when refused.
+   */
+  forBuild(owner: Owner, workDir: string, resources?: ServerResources): Promise<BuildSandbox | undefined>;
   /** For LocalCompute: rejects with a DeployError when refused. */
   readonly server: ServerSandbox;
   close(): Promise<void>;
