@@ -61,8 +61,8 @@ describe("the control plane's terminal tells each revision's steps as they happe
   });
 });
 
-/** What a hostile build prints: a window title set by OSC, a screen cleared by CSI, a bell, a line rewritten by CR. */
-const HOSTILE_OUTPUT = String.raw`process.stdout.write("noisy \x1b]0;pwned\x07\x1b[2Jcleared\rrewritten\x08\n"); process.exit(3);`;
+/** What a hostile build prints: a title set by OSC, a screen cleared by CSI (also C1's), a line rewritten by CR. */
+const HOSTILE_OUTPUT = String.raw`process.stdout.write("noisy \x1b]0;pwned\x07\x1b[2J\x9b3Jcleared\rrewritten\x08\n"); process.exit(3);`;
 /** The characters that drive a terminal, of those the build prints: ESC, BEL, CR, backspace; and C1's CSI. */
 const TERMINAL_CONTROLS = ["\u001b", "\u0007", "\r", "\b", "\u009b"];
 const assertPrintable = (text: string, what: string) => {

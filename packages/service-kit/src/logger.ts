@@ -1,4 +1,5 @@
 import { pino, type Logger } from "pino";
+import { escapeJsonControls } from "./terminal-text.js";
 
 /**
  * Structured JSON logs on stdout, tagged with the service; LOG_LEVEL sets the
@@ -10,7 +11,11 @@ export function createServiceLogger(service: string): Logger {
   const flush = () => destination.flushSync();
   process.once("exit", flush);
   setInterval(() => destination.flush(), 250).unref();
-  return pino({ level: process.env.LOG_LEVEL ?? "info", base: { service } }, destination);
+  // JSON escapes C0 controls; a deployment's text logged here (a crash's last lines) may hold C1 ones too.
+  return pino(
+    { level: process.env.LOG_LEVEL ?? "info", base: { service }, hooks: { streamWrite: escapeJsonControls } },
+    destination,
+  );
 }
 
 export type { Logger };

@@ -30,10 +30,15 @@ export function terminalText(text: string): string {
   return text.replace(SEQUENCES, "").replaceAll("\r\n", "\n").replaceAll("\t", "  ").replace(CONTROLS, escaped);
 }
 
-/** `JSON.stringify(value, null, indent)` with the characters a terminal acts on written as `\uHHHH` (the same JSON). */
+/**
+ * JSON text with the characters a terminal acts on that JSON leaves as they are (C1, DEL, bidirectional controls) written
+ * as `\uHHHH`: the same JSON. The service loggers pass every line through it.
+ */
+export function escapeJsonControls(json: string): string {
+  return json.replace(JSON_CONTROLS, (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`);
+}
+
+/** `JSON.stringify(value, null, indent)`, escaped by escapeJsonControls. */
 export function terminalJson(value: unknown, indent?: number): string {
-  return JSON.stringify(value, null, indent).replace(
-    JSON_CONTROLS,
-    (character) => `\\u${character.charCodeAt(0).toString(16).padStart(4, "0")}`,
-  );
+  return escapeJsonControls(JSON.stringify(value, null, indent));
 }

@@ -1,5 +1,7 @@
 import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
 import { describe, test } from "node:test";
+import { REPO_ROOT } from "@berth/test-support";
 import { terminalJson, terminalText } from "@berth/service-kit";
 
 describe("terminalText: what a deployment wrote, safe to print on a terminal", () => {
@@ -23,5 +25,16 @@ describe("terminalText: what a deployment wrote, safe to print on a terminal", (
     const text = terminalJson(value);
     assert.equal(text, String.raw`{"message":"\u001b[2J \u009b \u202e é"}`);
     assert.deepEqual(JSON.parse(text), value);
+  });
+
+  test("the services' JSON logs: what a deployment wrote keeps no character a terminal acts on", () => {
+    const logged = "crashed: \u001b]0;title\u0007 \u009b2J \u202eevil";
+    const script = `import("@berth/service-kit").then(({ createServiceLogger }) => createServiceLogger("test").warn(${JSON.stringify(logged)}))`;
+    const stdout = execFileSync(process.execPath, ["--import", "tsx", "--conditions=berth-source", "-e", script], {
+      cwd: REPO_ROOT,
+      encoding: "utf8",
+    });
+    for (const control of ["\u001b", "\u0007", "\u009b", "\u202e"]) assert.ok(!stdout.includes(control), stdout);
+    assert.equal((JSON.parse(stdout) as { msg: string }).msg, logged);
   });
 });
