@@ -18,7 +18,7 @@ export interface OutboundOptions {
   allowPrivate?: PrivateAddressAllowance;
 }
 
-/** What the operator lets the control plane reach beyond public addresses (docs/auth-service.md, "Outbound requests"). */
+/** What the operator lets the control plane reach beyond public addresses (docs/auth-service.md, "Private addresses"). */
 export interface PrivateAddressAllowance {
   /** Every address. */
   all?: boolean;
