@@ -15,6 +15,12 @@ test("a setting with a value its variable does not accept stops the control plan
     ["BERTH_EMBEDDED_LISTENER", "nope", /BERTH_EMBEDDED_LISTENER must be one of .*got "nope"/],
     ["BERTH_ROUTER_PORT", "70000", /BERTH_ROUTER_PORT must be an integer >= 0 and <= 65535, got "70000"/],
     ["BERTH_LOCAL_GIT_ROOTS", "/srv/git,repos", /BERTH_LOCAL_GIT_ROOTS: repos is not an absolute path/],
+    ["BERTH_OUTBOUND_ALLOW_PRIVATE", "10.0.0.0/", /BERTH_OUTBOUND_ALLOW_PRIVATE: 10\.0\.0\.0\/ is not a valid address or CIDR/],
+    [
+      "BERTH_OUTBOUND_ALLOW_PRIVATE",
+      "idp/internal",
+      /BERTH_OUTBOUND_ALLOW_PRIVATE: idp\/internal is not a valid address or CIDR/,
+    ],
   ];
   for (const [name, value, message] of cases) {
     const dataDir = mkdtempSync(join(tmpdir(), "berth-env-"));
