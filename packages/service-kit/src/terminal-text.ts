@@ -8,8 +8,8 @@
  * The sequences a terminal acts on rather than shows: strings (OSC: title, links, clipboard; DCS, SOS, PM, APC) up to
  * their terminator, control sequences (CSI: cursor, clearing, colours), and the other escapes (ESC, intermediates, a final).
  */
-// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
 const SEQUENCES =
+  // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
   /(?:\u001b[\]PX^_]|[\u0090\u0098\u009d-\u009f])[^\u0007\u001b\u009c]*(?:\u0007|\u001b\\|\u009c)|(?:\u001b\[|\u009b)[0-?]*[ -/]*[@-~]|\u001b[ -/]*[0-~]/g;
 /** C0 and C1 controls but newline and tab, DEL, and the bidirectional controls that reorder what a line shows. */
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is its purpose
