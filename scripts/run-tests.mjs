@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // The black-box suite, once against embedded SQLite and, when DATABASE_URL and
 // REDIS_URL are set, once more against PostgreSQL + Redis. Unit tests run once.
-import { spawnSync } from "node:child_process";
+import { spawn, spawnSync } from "node:child_process";
+import { availableParallelism } from "node:os";
 import { existsSync, mkdtempSync, readdirSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -72,6 +73,46 @@ function summarize(backend, report, status) {
   ].join("\n");
 }
 
+/**
+ * --stress: the agent server's black-box suite while a busy loop per core
+ * saturates the machine (work that is not Berth's), on the backends this
+ * run has. Fails when a test fails or when any server answered a 5xx: each
+ * server's output is kept (BERTH_TEST_SERVER_LOG_DIR) and searched for it.
+ */
+async function stressRun() {
+  const files = testsIn("packages/agent-server/test");
+  const logs = mkdtempSync(join(tmpdir(), "berth-stress-logs-"));
+  process.env.BERTH_TEST_SERVER_LOG_DIR = logs;
+  const burners = Array.from({ length: availableParallelism() }, () =>
+    spawn(process.execPath, ["-e", "for (;;) {}"], { stdio: "ignore" }),
+  );
+  console.log(`stress: ${burners.length} busy loops saturate the machine while the agent server's suite runs`);
+  let failed = false;
+  try {
+    failed = run(files, "sqlite") !== 0;
+    if (process.env.DATABASE_URL && process.env.REDIS_URL) {
+      failed = run(files, "postgres") !== 0 || failed;
+      await dropTestDatabases();
+    } else console.log("!! SKIPPED under stress: PostgreSQL + Redis (set DATABASE_URL and REDIS_URL)");
+  } finally {
+    for (const burner of burners) burner.kill("SIGKILL");
+  }
+  const errors = [];
+  for (const name of readdirSync(logs)) {
+    for (const line of readFileSync(join(logs, name), "utf8").split("\n")) {
+      // A 500 is logged as "request failed"; a 503/507 as "request failed: storage unavailable", which only the servers
+      // whose storage a test breaks on purpose (data under a berth-full- directory, helpers/outages.ts) may answer.
+      const failedRequest = line.includes('"msg":"request failed"');
+      const outage = line.includes('"msg":"request failed: storage unavailable"') && !name.startsWith("berth-full-");
+      if (failedRequest || outage) errors.push(`${name}: ${line.slice(0, 400)}`);
+    }
+  }
+  console.log(`\n=== stress summary ===\n${summaries.join("\n")}`);
+  console.log(`servers' answers with a 5xx status: ${errors.length}`);
+  for (const line of errors) console.log(`  ${line}`);
+  return failed || errors.length > 0 ? 1 : 0;
+}
+
 async function dropTestDatabases() {
   const admin = new pg.Client({ connectionString: process.env.DATABASE_URL });
   await admin.connect();
@@ -79,6 +120,8 @@ async function dropTestDatabases() {
   for (const { datname } of rows) await admin.query(`DROP DATABASE IF EXISTS ${datname} WITH (FORCE)`);
   await admin.end();
 }
+
+if (process.argv.includes("--stress")) process.exit(await stressRun());
 
 let failed = run([...unit, ...blackBox], "sqlite") !== 0;
 if (process.env.DATABASE_URL && process.env.REDIS_URL) {

@@ -127,9 +127,10 @@ describe("runs: multitasking, cancellation, scheduling", () => {
         }),
       );
     }
+    // How many have ended by now depends on the machine's speed; that they ran one at a time does not (the
+    // checkpoints below group by run).
     const snapshot = await berth.client.runs.list(threadId);
     assert.ok(snapshot.filter((run) => run.status === "running").length <= 1, "at most one running run per thread");
-    assert.ok(snapshot.filter((run) => run.status === "pending").length >= 2, "the later runs wait");
 
     await berth.client.runs.join(threadId, created.at(-1)!.run_id);
     const ended = await Promise.all(created.map((run) => berth.client.runs.get(threadId, run.run_id)));
@@ -374,7 +375,8 @@ describe("runs: multitasking, cancellation, scheduling", () => {
       assert.equal(ended.status, "timeout");
       const thread = await limited.client.threads.get<SlowState>(threadId);
       assert.notEqual(thread.status, "busy");
-      assert.ok(thread.values.done >= 1 && thread.values.done < 40, `progress kept: done ${thread.values.done}`);
+      // How many steps ran before the limit depends on the machine's speed: fewer than all of them, and the thread keeps them.
+      assert.ok(thread.values.done < 40, `cut short: done ${thread.values.done}`);
       // A quick run on the same server is not affected.
       const quick = await limited.client.runs.wait(threadId, "slow", { input: { steps: 1, delay_ms: 10 } });
       assert.equal((quick as SlowState).done, thread.values.done + 1);

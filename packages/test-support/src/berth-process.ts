@@ -1,7 +1,8 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { join } from "node:path";
+import { writeFileSync } from "node:fs";
+import { basename, join } from "node:path";
 import { backendEnv } from "./backend.js";
 import { BERTH_BIN, newDataDir, REPO_ROOT } from "./paths.js";
 
@@ -53,7 +54,30 @@ async function spawnBerth(options: BerthOptions): Promise<{ child: ChildProcess;
   let text = "";
   child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));
   child.stderr!.on("data", (chunk: Buffer) => (text += chunk.toString()));
+  keepOutput(child, dataDir, () => text);
   return { child, dataDir, output: () => text };
+}
+
+const unsaved = new Set<() => void>();
+process.once("exit", () => {
+  for (const save of unsaved) save();
+});
+
+/**
+ * With BERTH_TEST_SERVER_LOG_DIR set (scripts/run-tests.mjs --stress), each
+ * server's whole output is saved there when it exits (or when the test file
+ * ends with it still running), so the run can look for 5xx answers no test
+ * asserted on.
+ */
+function keepOutput(child: ChildProcess, dataDir: string, output: () => string): void {
+  const dir = process.env.BERTH_TEST_SERVER_LOG_DIR;
+  if (!dir) return;
+  const save = () => {
+    if (!unsaved.delete(save)) return;
+    writeFileSync(join(dir, `${basename(dataDir)}-${child.pid}.log`), output());
+  };
+  unsaved.add(save);
+  child.once("close", save);
 }
 
 /** Starts `berth dev` (or `serve --role`) on a free port and resolves once it listens (a worker: once ready; its url answers /ok only). */
