@@ -74,6 +74,22 @@ stop)
     CONTAINERS_CONF="$root/podman/containers.conf" CONTAINERS_STORAGE_CONF="$root/podman/storage.conf" \
       podman pod rm --all --force >/dev/null 2>&1 || true
   fi
+  # The host firewall chains the listener installed for this engine's networks (docs/containers.md), which outlive it.
+  if [ -S "$root/docker.sock" ] && command -v iptables >/dev/null; then
+    for bridge in $(curl -sf --unix-socket "$root/docker.sock" http://d/networks |
+      grep -o '"com.docker.network.bridge.name":"bb-[0-9a-f]*"' | cut -d'"' -f4); do
+      for tool in iptables ip6tables; do
+        for parent in DOCKER-USER FORWARD; do
+          while "$tool" -w -D "$parent" -i "$bridge" -j "BERTH-F-$bridge" 2>/dev/null; do :; done
+        done
+        while "$tool" -w -D INPUT -i "$bridge" -j "BERTH-I-$bridge" 2>/dev/null; do :; done
+        for chain in "BERTH-F-$bridge" "BERTH-I-$bridge"; do
+          "$tool" -w -F "$chain" 2>/dev/null || true
+          "$tool" -w -X "$chain" 2>/dev/null || true
+        done
+      done
+    done
+  fi
   for pidfile in "$root/registry.pid" "$root/dockerd.pid"; do
     [ -f "$pidfile" ] && kill "$(cat "$pidfile")" 2>/dev/null || true
   done

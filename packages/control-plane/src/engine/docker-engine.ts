@@ -1,5 +1,7 @@
 import Docker from "dockerode";
 import type { Readable } from "node:stream";
+import { type HostFirewall, hostFirewallFor } from "./host-firewall.js";
+import { BUILD_NETWORK, ensureIsolatedNetwork } from "./isolated-network.js";
 
 /** A line of an image build or pull, for the build log. */
 export type EngineLog = (line: { level: "info" | "error"; message: string }) => void;
@@ -9,6 +11,9 @@ export interface ContainerEngine {
   readonly docker: Docker;
   /** `unix:///path` or `tcp://host:port`, for messages. */
   readonly address: string;
+  /** Keeps containers of Berth's networks off the host and private ranges (none: the reason is in firewallOff). */
+  readonly firewall?: HostFirewall;
+  readonly firewallOff?: string;
 }
 
 /**
@@ -25,7 +30,8 @@ export async function connectEngine(
   } catch (error) {
     throw new Error(`The container engine at ${address} does not answer: ${(error as Error).message}`);
   }
-  return { docker, address };
+  const { firewall, reason } = await hostFirewallFor(address);
+  return { docker, address, firewall, firewallOff: reason };
 }
 
 function connectionOf(address: string): Docker.DockerOptions {
@@ -52,21 +58,39 @@ export async function imageIdOf(engine: ContainerEngine, ref: string): Promise<s
 /**
  * Builds `context` (a tar stream with a Dockerfile at its root) into `tag`,
  * passing the engine's output to `log`; resolves with the image id, rejects
- * with the failed step's message.
+ * with the failed step's message. Its steps run on the build network: the
+ * internet, not the host nor private ranges, nor another build's containers.
  */
 export async function buildImage(
   engine: ContainerEngine,
   context: Readable,
   options: { tag: string; labels?: Record<string, string>; log: EngineLog; signal?: AbortSignal },
 ): Promise<string> {
+  await ensureIsolatedNetwork(engine, BUILD_NETWORK, {
+    labels: { "berth.managed": "network" },
+    interContainer: false,
+  });
+  // A context that fails while it is read (a file removed meanwhile) reaches the engine cut short, which builds and
+  // tags what it got: such an image is removed, and the build fails.
+  let packing: Error | undefined;
+  context.once("error", (error) => {
+    packing = error;
+  });
   const stream = await engine.docker.buildImage(context, {
     t: options.tag,
+    networkmode: BUILD_NETWORK,
     labels: options.labels,
     rm: true,
     forcerm: true,
     abortSignal: options.signal,
   });
-  await followProgress(engine, stream as Readable, options.log);
+  await followProgress(engine, stream as Readable, options.log).catch((error: Error) => {
+    throw packing ?? error;
+  });
+  if (packing) {
+    await removeImage(engine, options.tag).catch(() => {});
+    throw new Error(`Packing the build context failed: ${packing.message}`);
+  }
   const image = await engine.docker.getImage(options.tag).inspect();
   return image.Id;
 }

@@ -165,6 +165,11 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     images = new ImageBuilds(engine, join(options.dataDir, "image-builds"));
     scaleOut = new ScaleOutServices(engine, dirs.deployments);
     logger.info({ engine: engine.address }, "running revisions as containers");
+    if (engine.firewallOff)
+      logger.warn(
+        { reason: engine.firewallOff },
+        "containers get networks of their own, but no host firewall rules: they can reach the host's services and private ranges (docs/containers.md)",
+      );
   } else {
     compute = new LocalCompute({ ...computeOptions, sandbox: isolation.server });
   }

@@ -2,6 +2,7 @@ import type Docker from "dockerode";
 import type { ContainerEngine } from "../../engine/docker-engine.js";
 import { imageExists, pullImage } from "../../engine/docker-engine.js";
 import { DeployError } from "../types.js";
+import { BOUNDED_LOGS, PIDS_LIMIT } from "./container-limits.js";
 import { createNamedVolumes, volumeMounts } from "./volume-mounts.js";
 
 /** An init container or sidecar of resource_spec, in Kubernetes' container shape (the fields container compute reads). */
@@ -17,6 +18,8 @@ interface CompanionSpec {
 export interface CompanionContext {
   engine: ContainerEngine;
   deploymentId: string;
+  /** The deployment's network, which init containers run on. */
+  network: string;
   /** resource_spec.volumes, which their volumeMounts name. */
   volumes: unknown;
   bindAllowList: readonly string[];
@@ -57,14 +60,15 @@ export function companionsOf(value: unknown, field: "init_containers" | "sidecar
 /**
  * Creates (pulling its image when the engine lacks it) a companion container:
  * the main container's protections, its own command and environment, the
- * deployment's volumes it mounts. `network` joins a sidecar to the main
- * container's network namespace (it reaches the server on localhost:8000).
+ * deployment's volumes it mounts. `mainId` joins a sidecar to the main
+ * container's network namespace (it reaches the server on localhost:8000);
+ * an init container runs on the deployment's network.
  */
 async function createCompanion(
   context: CompanionContext,
   spec: CompanionSpec,
   role: "init" | "sidecar",
-  network?: string,
+  mainId?: string,
 ): Promise<Docker.Container> {
   const { engine } = context;
   if (!(await imageExists(engine, spec.image))) {
@@ -86,9 +90,10 @@ async function createCompanion(
       Init: true,
       SecurityOpt: ["no-new-privileges"],
       CapDrop: ["ALL"],
-      PidsLimit: 1024,
+      PidsLimit: PIDS_LIMIT,
+      LogConfig: BOUNDED_LOGS,
       ...(mounts.length > 0 ? { Mounts: mounts } : {}),
-      ...(network ? { NetworkMode: `container:${network}` } : {}),
+      NetworkMode: mainId ? `container:${mainId}` : context.network,
     },
   });
 }

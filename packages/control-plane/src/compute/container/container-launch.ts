@@ -7,6 +7,8 @@ import { serverEnv } from "../server-command.js";
 import { DeployError, type ServerSpec } from "../types.js";
 import { ContainerServer } from "./container-server.js";
 import { type CompanionContext, companionsOf, runInitContainers, startSidecars } from "./companions.js";
+import { BOUNDED_LOGS, PIDS_LIMIT, sizeLimits } from "./container-limits.js";
+import { ensureDeploymentNetwork } from "./deployment-network.js";
 import { createNamedVolumes, volumeMounts } from "./volume-mounts.js";
 
 /** Inside the image: the port `berth serve` listens on and the data volume (see build/image/dockerfile.ts). */
@@ -14,7 +16,6 @@ const PORT = "8000/tcp";
 const DATA_DIR = "/data";
 /** Agent servers run as nobody: nothing of the image is theirs to change, only /data and /tmp. */
 const SERVER_USER = 65534;
-const MIB = 1024 * 1024;
 
 export interface ContainerLaunchOptions {
   healthTimeoutMs: number;
@@ -30,9 +31,11 @@ export interface ContainerLaunchOptions {
 /**
  * Creates and starts a container of the revision's image and resolves once
  * `GET /ok` answers 200 on its port, published on 127.0.0.1 only. The
- * container runs with an init (signals reach the server, zombies are
- * reaped), no new privileges, no capabilities, a read-only root with a
- * tmpfs /tmp, the deployment's data dir as /data, and the spec's limits.
+ * container runs on the deployment's own network (the internet, not the
+ * host, other deployments nor private ranges: deployment-network.ts) with an
+ * init (signals reach the server, zombies are reaped), no new privileges, no
+ * capabilities, a read-only root with a tmpfs /tmp, the deployment's data dir
+ * as /data, the spec's memory and CPU limits, a pids limit and bounded logs.
  */
 export async function launchContainer(
   engine: ContainerEngine,
@@ -45,8 +48,10 @@ export async function launchContainer(
   if (own) await chown(spec.dataDir, SERVER_USER, SERVER_USER);
   const env = { ...serverEnv(spec, {}), ...(own ? { HOME: "/tmp" } : {}), PORT: PORT.split("/")[0]! };
   const mounts = volumeMounts(spec.deploymentId, spec.volumes?.volumes, spec.volumes?.mounts, options.bindAllowList);
+  const network = spec.network ?? (await ensureDeploymentNetwork(engine, spec.deploymentId));
   const companions: CompanionContext = {
     engine,
+    network,
     deploymentId: spec.deploymentId,
     volumes: spec.volumes?.volumes,
     bindAllowList: options.bindAllowList,
@@ -55,8 +60,6 @@ export async function launchContainer(
   const initContainers = companionsOf(spec.companions?.initContainers, "init_containers");
   const sidecars = companionsOf(spec.companions?.sidecars, "sidecars");
   await runInitContainers(companions, initContainers, options.signal);
-  const memory = spec.resources?.memoryLimitMb;
-  const cpu = spec.resources?.cpu;
   let container: Awaited<ReturnType<typeof engine.docker.createContainer>>;
   try {
     await createNamedVolumes(engine, mounts);
@@ -81,12 +84,12 @@ export async function launchContainer(
         SecurityOpt: ["no-new-privileges"],
         CapDrop: ["ALL"],
         PortBindings: { [PORT]: [{ HostIp: "127.0.0.1", HostPort: "" }] },
-        ...(spec.network ? { NetworkMode: spec.network } : {}),
+        NetworkMode: network,
         Binds: [`${spec.dataDir}:${DATA_DIR}`],
         ...(mounts.length > 0 ? { Mounts: mounts } : {}),
-        PidsLimit: 1024,
-        ...(memory != null && memory > 0 ? { Memory: Math.floor(memory * MIB), MemorySwap: Math.floor(memory * MIB) } : {}),
-        ...(cpu != null && cpu > 0 ? { NanoCpus: Math.round(cpu * 1e9) } : {}),
+        PidsLimit: PIDS_LIMIT,
+        LogConfig: BOUNDED_LOGS,
+        ...sizeLimits(spec.resources?.memoryLimitMb, spec.resources?.cpu),
       },
     });
   } catch (error) {

@@ -2,6 +2,8 @@ import { createHash } from "node:crypto";
 import type Docker from "dockerode";
 import type { ContainerEngine } from "../../engine/docker-engine.js";
 import { DeployError } from "../types.js";
+import { BOUNDED_LOGS, PIDS_LIMIT, sizeLimits } from "./container-limits.js";
+import { ensureDeploymentNetwork, removeDeploymentNetwork } from "./deployment-network.js";
 import { createNamedVolumes, type EngineMount } from "./volume-mounts.js";
 
 /** The sizes resource_spec gives a scale-out deployment's PostgreSQL (db_*) and Redis (cache_*). */
@@ -21,18 +23,13 @@ export interface ScaleOutEndpoints {
   env: Record<string, string>;
 }
 
-const MIB = 1024 * 1024;
 const READY_TIMEOUT_MS = 120_000;
-
-export function scaleOutNetworkOf(deploymentId: string): string {
-  return `berth-${deploymentId}`;
-}
 
 /**
  * Makes sure the deployment's PostgreSQL and Redis run (created once, kept
  * across revisions and listener restarts, recreated when their sizes change;
- * the database's data in the deployment's named volume) on a network of the
- * deployment's own, where its containers reach them as `db` and `cache`.
+ * the database's data in the deployment's named volume) on the deployment's
+ * network (deployment-network.ts), where its containers reach them as `db` and `cache`.
  * Resolves once both answer.
  */
 export async function ensureScaleOutServices(
@@ -40,12 +37,8 @@ export async function ensureScaleOutServices(
   spec: ScaleOutServicesSpec,
   signal: AbortSignal,
 ): Promise<ScaleOutEndpoints> {
-  const network = scaleOutNetworkOf(spec.deploymentId);
   const labels = { "berth.managed": "scale-out", "berth.deployment": spec.deploymentId };
-  await ensureNetwork(engine.docker, network, labels);
-  const memory = (mb: number | null) =>
-    mb != null && mb > 0 ? { Memory: Math.floor(mb * MIB), MemorySwap: Math.floor(mb * MIB) } : {};
-  const cpus = (cpu: number | null) => (cpu != null && cpu > 0 ? { NanoCpus: Math.round(cpu * 1e9) } : {});
+  const network = await ensureDeploymentNetwork(engine, spec.deploymentId);
   const common = (service: string, user: string) => ({
     Image: spec.image,
     User: user,
@@ -56,7 +49,8 @@ export async function ensureScaleOutServices(
       RestartPolicy: { Name: "unless-stopped" },
       SecurityOpt: ["no-new-privileges"],
       CapDrop: ["ALL"],
-      PidsLimit: 1024,
+      PidsLimit: PIDS_LIMIT,
+      LogConfig: BOUNDED_LOGS,
     },
     NetworkingConfig: { EndpointsConfig: { [network]: { Aliases: [service] } } },
   });
@@ -81,8 +75,7 @@ export async function ensureScaleOutServices(
       Env: [`POSTGRES_PASSWORD=${spec.passwords.db}`, `POSTGRES_MAX_CONNECTIONS=${spec.db.maxConnections ?? 100}`],
       HostConfig: {
         ...db.HostConfig,
-        ...memory(spec.db.memoryLimitMb),
-        ...cpus(spec.db.cpu),
+        ...sizeLimits(spec.db.memoryLimitMb, spec.db.cpu),
         Tmpfs: { "/tmp": "rw,nosuid,nodev,size=64m" },
         Mounts: [dataVolume],
       },
@@ -94,7 +87,7 @@ export async function ensureScaleOutServices(
         `REDIS_PASSWORD=${spec.passwords.cache}`,
         ...(spec.cache.memoryLimitMb ? [`REDIS_MAXMEMORY=${Math.floor(spec.cache.memoryLimitMb * 0.9)}mb`] : []),
       ],
-      HostConfig: { ...cache.HostConfig, ...memory(spec.cache.memoryLimitMb), ...cpus(spec.cache.cpu) },
+      HostConfig: { ...cache.HostConfig, ...sizeLimits(spec.cache.memoryLimitMb, spec.cache.cpu) },
     }),
   ]);
   await Promise.all([
@@ -117,32 +110,17 @@ export async function ensureScaleOutServices(
   return { network, env: { DATABASE_URL: database, REDIS_URL: redis, DATABASE_URI: database, REDIS_URI: redis } };
 }
 
-/** Removes the deployment's PostgreSQL and Redis containers and its network (its volume goes with the deployment's volumes). */
+/**
+ * Removes the deployment's PostgreSQL and Redis containers and its network with its firewall rules (called for
+ * every deployment removed, scale-out or not; its volume goes with the deployment's volumes).
+ */
 export async function removeScaleOutServices(engine: ContainerEngine, deploymentId: string): Promise<void> {
   const containers = await engine.docker.listContainers({
     all: true,
     filters: { label: ["berth.managed=scale-out", `berth.deployment=${deploymentId}`] },
   });
   await Promise.all(containers.map((info) => engine.docker.getContainer(info.Id).remove({ force: true })));
-  try {
-    await engine.docker.getNetwork(scaleOutNetworkOf(deploymentId)).remove();
-  } catch (error) {
-    if ((error as { statusCode?: number }).statusCode !== 404) throw error;
-  }
-}
-
-async function ensureNetwork(docker: Docker, name: string, labels: Record<string, string>): Promise<void> {
-  try {
-    await docker.getNetwork(name).inspect();
-  } catch (error) {
-    if ((error as { statusCode?: number }).statusCode !== 404) throw error;
-    try {
-      await docker.createNetwork({ Name: name, Driver: "bridge", Labels: labels });
-    } catch (created) {
-      // Another start of the same deployment made it meanwhile.
-      if ((created as { statusCode?: number }).statusCode !== 409) throw created;
-    }
-  }
+  await removeDeploymentNetwork(engine, deploymentId);
 }
 
 /** Starts the named container as configured; one made from another configuration (sizes changed) is replaced. */

@@ -1,0 +1,94 @@
+import { createHash } from "node:crypto";
+import type Docker from "dockerode";
+import type { HostFirewall } from "./host-firewall.js";
+
+/** What a network is made with: the engine (docker-engine.ts's ContainerEngine) and its host firewall. */
+interface NetworkEngine {
+  readonly docker: Docker;
+  readonly firewall?: HostFirewall;
+}
+
+export interface IsolatedNetworkOptions {
+  labels: Record<string, string>;
+  /** Its containers may talk to each other (a deployment's replicas and its database); image builds may not. */
+  interContainer: boolean;
+}
+
+/** The network image builds run their steps in (each build's containers alone on it). */
+export const BUILD_NETWORK = "berth-builds";
+
+/**
+ * The host interface of a Berth network: named by Berth (at most 15
+ * characters), so the host's firewall rules can be written for it before
+ * the engine brings it up.
+ */
+export function bridgeNameOf(network: string): string {
+  return `bb-${createHash("sha256").update(network).digest("hex").slice(0, 12)}`;
+}
+
+/**
+ * Makes sure the bridge network `name` exists, of its own interface, with
+ * outbound NAT (the internet is reachable) and ports published on 127.0.0.1
+ * by default; then, when the engine has a firewall, that its containers
+ * cannot reach the host nor private ranges (engine/host-firewall.ts). The
+ * rules are installed once per network and listener process.
+ */
+export async function ensureIsolatedNetwork(engine: NetworkEngine, name: string, options: IsolatedNetworkOptions): Promise<void> {
+  let network = await inspectNetwork(engine.docker, name);
+  if (!network) {
+    try {
+      await engine.docker.createNetwork({
+        Name: name,
+        Driver: "bridge",
+        CheckDuplicate: true,
+        Labels: options.labels,
+        Options: {
+          "com.docker.network.bridge.name": bridgeNameOf(name),
+          "com.docker.network.bridge.enable_icc": String(options.interContainer),
+          "com.docker.network.bridge.enable_ip_masquerade": "true",
+          "com.docker.network.bridge.host_binding_ipv4": "127.0.0.1",
+        },
+      });
+    } catch (error) {
+      // Another start of the same deployment made it meanwhile.
+      if ((error as { statusCode?: number }).statusCode !== 409) throw error;
+    }
+    network = await inspectNetwork(engine.docker, name);
+    if (!network) throw new Error(`The engine did not create the network ${name}`);
+  }
+  const firewall = engine.firewall;
+  if (!firewall || isolated.get(engine)?.has(network.Id)) return;
+  await firewall.isolate(interfaceOf(network), network.IPAM?.Config?.[0]?.Gateway);
+  if (!isolated.has(engine)) isolated.set(engine, new Set());
+  isolated.get(engine)!.add(network.Id);
+}
+
+/** Removes the network (quietly when it is gone) and its firewall rules; rejects while a container is still on it. */
+export async function removeIsolatedNetwork(engine: NetworkEngine, name: string): Promise<void> {
+  const network = await inspectNetwork(engine.docker, name);
+  if (!network) return;
+  try {
+    await engine.docker.getNetwork(network.Id).remove();
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode !== 404) throw error;
+  }
+  isolated.get(engine)?.delete(network.Id);
+  await engine.firewall?.release(interfaceOf(network));
+}
+
+/** Networks whose rules this process installed, per engine. */
+const isolated = new WeakMap<NetworkEngine, Set<string>>();
+
+async function inspectNetwork(docker: Docker, name: string): Promise<Docker.NetworkInspectInfo | undefined> {
+  try {
+    return (await docker.getNetwork(name).inspect()) as Docker.NetworkInspectInfo;
+  } catch (error) {
+    if ((error as { statusCode?: number }).statusCode === 404) return undefined;
+    throw error;
+  }
+}
+
+/** The bridge's interface: Berth names it; a network made before Berth did has Docker's default name. */
+function interfaceOf(network: Docker.NetworkInspectInfo): string {
+  return network.Options?.["com.docker.network.bridge.name"] ?? `br-${network.Id.slice(0, 12)}`;
+}
