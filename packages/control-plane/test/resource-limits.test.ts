@@ -39,30 +39,38 @@ describe("each deployment on the local compute runs under the kernel's limits", 
 
   before(async () => {
     cp = await startControlPlane({ listener: true });
-    // The hosted platform's remote build (deployment_type is its name), sized dev_free; a neighbour sized by nothing.
-    const created = await createDeployment(cp.admin, {
-      name: "hog",
-      source: "internal_source",
-      source_config: { deployment_type: "dev_free" },
-      source_revision_config: {},
-      secrets: [],
-    });
-    const objectPath = await uploadSource(cp.admin, created.id, packFixture("resource-hog"));
-    const [patched, neighboured] = await Promise.all([
-      cp.admin.patch<Deployment>(`/v2/deployments/${created.id}`, {
-        source_revision_config: { source_tarball_path: objectPath, graph_config_path: "langgraph.json" },
-      }),
+    const [sized, neighboured] = await Promise.all([
+      deploySized("hog", packFixture("resource-hog"), { deployment_type: "dev_free" }),
       deployTarball(cp.admin, "neighbour", packFixture("deploy-app")),
     ]);
-    assert.equal(patched.status, 200, JSON.stringify(patched.body));
-    for (const deployment of [patched.body, neighboured.deployment]) {
+    for (const deployment of [sized, neighboured.deployment]) {
       const revision = await finalRevision(cp.admin, deployment.id, deployment.latest_revision_id!);
       assert.equal(revision.status, "DEPLOYED", `${revision.status_message}\n${cp.output()}`);
     }
-    hog = (await cp.admin.get<Deployment>(`/v2/deployments/${created.id}`)).body;
+    hog = (await cp.admin.get<Deployment>(`/v2/deployments/${sized.id}`)).body;
     neighbour = (await cp.admin.get<Deployment>(`/v2/deployments/${neighboured.deployment.id}`)).body;
   });
   after(() => cp?.stop());
+
+  /**
+   * A deployment of `tarball` created as the hosted platform's remote build does (deployment_type is its name),
+   * then PATCHed with the source: its latest revision is the one to watch.
+   */
+  async function deploySized(name: string, tarball: Buffer, sourceConfig: Record<string, unknown>): Promise<Deployment> {
+    const created = await createDeployment(cp.admin, {
+      name,
+      source: "internal_source",
+      source_config: sourceConfig,
+      source_revision_config: {},
+      secrets: [],
+    });
+    const objectPath = await uploadSource(cp.admin, created.id, tarball);
+    const patched = await cp.admin.patch<Deployment>(`/v2/deployments/${created.id}`, {
+      source_revision_config: { source_tarball_path: objectPath, graph_config_path: "langgraph.json" },
+    });
+    assert.equal(patched.status, 200, JSON.stringify(patched.body));
+    return patched.body;
+  }
 
   /** A run of `assistant` on `deployment`, waited for; a server killed meanwhile is an error, not a throw. */
   async function run(deployment: Deployment, assistant: string, input: Record<string, unknown>): Promise<RunResult> {
@@ -151,6 +159,22 @@ describe("each deployment on the local compute runs under the kernel's limits", 
       return served.status === 200 ? served : undefined;
     });
     assert.deepEqual(back.report, { spawned: 1 });
+  });
+
+  test("a build command past its memory (2 GiB for a dev_free deployment) fails the build with the reason", async () => {
+    // Off-heap buffers of 64 MiB, written, up to 3 GiB: bounded should the limit not hold.
+    const allocate = "const held = [];\nfor (let i = 0; i < 48; i++) held.push(Buffer.alloc(64 * 1024 * 1024, 1));\n";
+    const deployment = await deploySized("build-hog", packFixture("deploy-app", { "allocate.mjs": allocate }), {
+      deployment_type: "dev_free",
+      install_command: "node allocate.mjs",
+    });
+    const revision = await finalRevision(cp.admin, deployment.id, deployment.latest_revision_id!);
+    assert.equal(revision.status, "BUILD_FAILED", revision.status_message ?? undefined);
+    assert.match(
+      revision.status_message ?? "",
+      /install_command `node allocate\.mjs` was killed: out of memory \(limit 2048 MiB\)/,
+    );
+    await othersAnswer();
   });
 
   test("deleting a deployment removes its cgroups and unmounts its disks", async () => {

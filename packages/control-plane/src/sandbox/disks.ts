@@ -1,5 +1,5 @@
-import { execFile } from "node:child_process";
-import { existsSync } from "node:fs";
+import { execFile, execFileSync } from "node:child_process";
+import { existsSync, readFileSync } from "node:fs";
 import { lstat, mkdir, readdir, readFile, rm, rmdir, statfs, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -35,6 +35,8 @@ const COMMAND_TIMEOUT_MS = 60_000;
 export class DeploymentDisks {
   /** One mount at a time per deployment (a build and a server may start together). */
   private readonly queues = new Map<string, Promise<unknown>>();
+  /** Set once the listener stops: a build still starting must not mount anything after the last unmount. */
+  private closed = false;
 
   private constructor(
     private readonly deploymentsDir: string,
@@ -77,6 +79,7 @@ export class DeploymentDisks {
   /** Mounts the deployment's disks `names` (made on first use, `sizes` in MiB) unless mounted already. */
   ensure(deploymentId: string, names: readonly DiskName[], sizes: DiskSizes): Promise<void> {
     return this.queued(deploymentId, async () => {
+      if (this.closed) throw new Error("the listener is stopping");
       for (const name of names) await this.ensureOne(deploymentId, name, sizes[name]);
     });
   }
@@ -89,9 +92,33 @@ export class DeploymentDisks {
     });
   }
 
-  /** Unmounts every deployment's disks (the listener stops, or starts after one that could not). */
+  /** Unmounts every deployment's disks (the listener starts after one that could not clean up). */
   async releaseAll(): Promise<void> {
     for (const point of await mountsUnder(this.deploymentsDir)) await this.unmount(point);
+  }
+
+  /**
+   * Detaches every deployment's disks at once (synchronously: the listener
+   * exits without having stopped cleanly); they are freed when the last
+   * process using them is gone.
+   */
+  releaseAllNow(): void {
+    this.closed = true;
+    const points = parseMountPoints(readFileSync("/proc/self/mountinfo", "utf8"));
+    for (const point of under(points, this.deploymentsDir)) {
+      try {
+        execFileSync(this.tools.umount, ["-l", point], { stdio: "ignore", timeout: 5000 });
+      } catch {
+        // Unmounted at its next start.
+      }
+    }
+  }
+
+  /** Unmounts every deployment's disks, once what is being mounted is, and mounts nothing more (the listener stops). */
+  async close(): Promise<void> {
+    this.closed = true;
+    await Promise.all(this.queues.values());
+    await this.releaseAll();
   }
 
   /** Those of the deployment's disks `names` that are full, as `/data (512 MiB)`. */
@@ -186,7 +213,10 @@ export class DeploymentDisks {
 
 /** The mount points at or below `dir`, deepest first (from the listener's mount table). */
 async function mountsUnder(dir: string): Promise<string[]> {
-  const points = await mountPoints();
+  return under(await mountPoints(), dir);
+}
+
+function under(points: string[], dir: string): string[] {
   return points.filter((point) => point === dir || point.startsWith(`${dir}/`)).sort((a, b) => b.length - a.length);
 }
 
@@ -195,7 +225,10 @@ async function isMountPoint(path: string): Promise<boolean> {
 }
 
 async function mountPoints(): Promise<string[]> {
-  const text = await readFile("/proc/self/mountinfo", "utf8");
+  return parseMountPoints(await readFile("/proc/self/mountinfo", "utf8"));
+}
+
+function parseMountPoints(text: string): string[] {
   return text
     .split("\n")
     .filter(Boolean)

@@ -76,6 +76,10 @@ export interface ResourceLimitsOptions {
  * is said once, at start, and the rest goes on without it.
  */
 export class ResourceLimits {
+  private closed = false;
+  /** Should the listener exit without close() (a shutdown past its deadline), its disks are not left mounted. */
+  private readonly onExit = () => this.disks?.releaseAllNow();
+
   private constructor(
     private readonly cgroups: Cgroups | undefined,
     private readonly disks: DeploymentDisks | undefined,
@@ -95,6 +99,7 @@ export class ResourceLimits {
       disks.available ? disks.disks : undefined,
       options.sandboxed,
     );
+    process.once("exit", limits.onExit);
     const diskLine = disks.available
       ? "its /data and /tmp on disks of a fixed size (loop-mounted ext4 images)"
       : `its /data and /tmp WITHOUT A SIZE LIMIT (${disks.reason})`;
@@ -127,6 +132,8 @@ export class ResourceLimits {
     disks: readonly DiskName[],
   ): Promise<PlanLimits | undefined> {
     if (!this.cgroups) return undefined;
+    // A build still starting while the listener stops must leave no cgroup behind.
+    if (this.closed) throw new Error("the listener is stopping");
     const cgroupLimits: CgroupLimits = {
       memoryMb: limits.memoryMb,
       processes: limits.processes,
@@ -156,8 +163,10 @@ export class ResourceLimits {
 
   /** Removes every cgroup and unmounts every disk of the listener (it stops). */
   async close(): Promise<void> {
+    this.closed = true;
+    process.off("exit", this.onExit);
     await this.cgroups?.removeAll();
-    await this.disks?.releaseAll();
+    await this.disks?.close();
   }
 
   private async finish(
