@@ -3,7 +3,7 @@ import type Docker from "dockerode";
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { once } from "node:events";
-import { createServer, type Server } from "node:net";
+import { type AddressInfo, connect, createServer, type Server } from "node:net";
 import { after, before, describe, test } from "node:test";
 import {
   type ControlPlane,
@@ -22,6 +22,16 @@ import { type OutsideHost, startOutsideHost } from "./helpers/outside-host.js";
 const engine = await containerEngine();
 const root = process.getuid?.() === 0;
 const iptablesRules = () => execFileSync("iptables", ["-w", "-S"]).toString();
+/** The host's IPv4 addresses but loopback, of every interface, up or not (os.networkInterfaces() lists running ones only). */
+const hostAddresses = () =>
+  [
+    ...execFileSync("ip", ["-4", "-o", "addr", "show"])
+      .toString()
+      .matchAll(/ inet (\d+\.\d+\.\d+\.\d+)\//g),
+  ]
+    .map((match) => match[1]!)
+    .filter((address) => !address.startsWith("127."));
+const portOf = (server: Server) => (server.address() as AddressInfo).port;
 
 interface ProbeReport {
   connections: Record<string, string>;
@@ -36,6 +46,12 @@ describe("containers run on a network of their deployment's own, kept off the ho
   let outside: OutsideHost;
   /** A service of the host listening on every interface, as a database or the control plane may. */
   let hostService: Server;
+  /**
+   * The control plane as deployments are told to reach it (BERTH_CONTROL_PLANE_URL): at an address of the host, on a
+   * port forwarded to its loopback one. Its tracing API and Auth Service are the one exception to the rules.
+   */
+  let exposedControlPlane: Server;
+  let hostAddress: string;
   let probe: Deployment;
   let neighbour: Deployment;
 
@@ -44,14 +60,25 @@ describe("containers run on a network of their deployment's own, kept off the ho
     outside = await startOutsideHost();
     hostService = createServer((socket) => socket.end("host service\n")).listen(0, "0.0.0.0");
     await once(hostService, "listening");
+    hostAddress = hostAddresses().find((address) => address !== outside.hostAddress)!;
+    let controlPlanePort = 0;
+    exposedControlPlane = createServer((socket) => {
+      const upstream = connect(controlPlanePort, "127.0.0.1");
+      socket.pipe(upstream).pipe(socket);
+      socket.on("error", () => upstream.destroy());
+      upstream.on("error", () => socket.destroy());
+    }).listen(0, "0.0.0.0");
+    await once(exposedControlPlane, "listening");
     cp = await startControlPlane({
       listener: true,
       env: {
+        BERTH_CONTROL_PLANE_URL: `http://${hostAddress}:${portOf(exposedControlPlane)}`,
         BERTH_LISTENER_COMPUTE: "docker",
         BERTH_CONTAINER_ENGINE: engine.address,
         BERTH_DRAIN_TIMEOUT_SECONDS: "5",
       },
     });
+    controlPlanePort = Number(new URL(cp.url).port);
     // The hosted platform's remote build, sized dev_free; and a deployment beside it, sized by nothing.
     const created = await createDeployment(cp.admin, {
       name: uniqueName("probe"),
@@ -87,6 +114,7 @@ describe("containers run on a network of their deployment's own, kept off the ho
       await removeScaleOutServices(leftovers, deployment.id);
     }
     hostService?.close();
+    exposedControlPlane?.close();
     await outside?.close();
   });
 
@@ -105,18 +133,8 @@ describe("containers run on a network of their deployment's own, kept off the ho
     const published = neighbourInfo.NetworkSettings.Ports["8000/tcp"]![0]!.HostPort;
     // The host's addresses as the container may address them: its network's gateway, and every address of the host's
     // interfaces (the engine's bridges and the outside host's veth end included).
-    const hostAddresses = new Set([
-      network.IPAM!.Config![0]!.Gateway!,
-      // Every interface, up or not (os.networkInterfaces() lists running ones only).
-      ...[
-        ...execFileSync("ip", ["-4", "-o", "addr", "show"])
-          .toString()
-          .matchAll(/ inet (\d+\.\d+\.\d+\.\d+)\//g),
-      ]
-        .map((match) => match[1]!)
-        .filter((address) => !address.startsWith("127.")),
-    ]);
-    assert.ok(hostAddresses.has(outside.hostAddress));
+    const addresses = new Set([network.IPAM!.Config![0]!.Gateway!, ...hostAddresses()]);
+    assert.ok(addresses.has(outside.hostAddress) && addresses.has(hostAddress));
     const port = (url: string | undefined, fallback: number) => (url ? Number(new URL(url).port) || fallback : fallback);
     const hostPorts = [
       port(process.env.DATABASE_URL, 5432),
@@ -124,18 +142,33 @@ describe("containers run on a network of their deployment's own, kept off the ho
       Number(new URL(cp.url).port),
       Number(new URL(cp.routerUrl!).port),
       Number(published),
-      (hostService.address() as { port: number }).port,
+      portOf(hostService),
+      // The forwarded control plane's port, at the host's other addresses.
+      portOf(exposedControlPlane),
     ];
+    const exposed = `${hostAddress}:${portOf(exposedControlPlane)}`;
     const targets = [
-      ...[...hostAddresses].flatMap((address) => hostPorts.map((hostPort) => `${address}:${hostPort}`)),
+      ...[...addresses]
+        .flatMap((address) => hostPorts.map((hostPort) => `${address}:${hostPort}`))
+        .filter((target) => target !== exposed),
       // The other deployment's server, straight on its network.
       `${neighbourNetwork.IPAddress}:8000`,
     ];
     const url = (await cp.admin.get<Deployment>(`/v2/deployments/${probe.id}`)).body.source_config.custom_url!;
     const client = new Client({ apiUrl: url, apiKey: cp.adminKey });
-    const report = (await client.runs.wait(null, "probe", {
-      input: { targets, urls: [outside.url] },
-    })) as unknown as ProbeReport;
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "probe", {
+      input: { targets: [...targets, exposed], urls: [outside.url] },
+    });
+    await client.runs.join(thread.thread_id, run.run_id);
+    const report = (await client.threads.getState(thread.thread_id)).values as unknown as ProbeReport;
+    // The control plane's address and port as the deployment was told them, and nothing else of the host: the
+    // run's trace arrives through it.
+    assert.equal(report.connections[exposed], "open");
+    delete report.connections[exposed];
+    const deadline = Date.now() + 60_000;
+    while ((await cp.admin.get(`/api/v1/runs/${run.run_id}`)).status !== 200)
+      assert.ok(Date.now() < deadline, `the trace of run ${run.run_id} did not arrive`);
 
     assert.equal(report.fetched[outside.url], "outside ok");
     assert.deepEqual(Object.keys(report.connections).sort(), [...targets].sort());

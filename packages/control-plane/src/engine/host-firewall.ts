@@ -24,6 +24,12 @@ export const BLOCKED_RANGES = [
   "224.0.0.0/3",
 ];
 
+/** A TCP service containers may reach although it is on the host or in a private range. */
+export interface Endpoint {
+  address: string;
+  port: number;
+}
+
 const DNS = ["udp", "tcp"].map((protocol) => ["-p", protocol, "--dport", "53"]);
 
 /**
@@ -36,8 +42,11 @@ const DNS = ["udp", "tcp"].map((protocol) => ["-p", protocol, "--dport", "53"]);
  * is refused (except DNS to the host's resolvers), what they send to the host
  * is refused (except answers and DNS to the bridge's gateway, where podman's
  * resolver listens), and IPv6 from the bridge is refused both ways.
- * Installing is idempotent (a chain is emptied and filled again, a jump added
- * once) and serialized per bridge; releasing removes both.
+ * Other exceptions: the endpoints given (the control plane's tracing API and
+ * Auth Service, at the address and port deployments are told).
+ * Installing is idempotent and atomic (each chain is replaced whole, with
+ * iptables-restore, and a jump added once) and serialized per bridge;
+ * releasing removes both.
  */
 export class HostFirewall {
   private readonly queue = new Map<string, Promise<unknown>>();
@@ -47,32 +56,39 @@ export class HostFirewall {
     private readonly resolvers: readonly string[],
   ) {}
 
-  /** Keeps `bridge`'s containers off the host and the private ranges; `gateway` is the bridge's address on the host. */
-  isolate(bridge: string, gateway: string | undefined): Promise<void> {
+  /**
+   * Keeps `bridge`'s containers off the host and the private ranges but for
+   * `allowed`; `gateway` is the bridge's address on the host.
+   */
+  isolate(bridge: string, gateway: string | undefined, allowed: readonly Endpoint[] = []): Promise<void> {
     return this.serialized(bridge, async () => {
       const { forward, input } = chainsOf(bridge);
       const forwardParent = (await chainExists("iptables", "DOCKER-USER")) ? "DOCKER-USER" : "FORWARD";
-      await fillChain("iptables", forward, [
-        // Its own containers, and the answers to what they were asked.
-        ["-o", bridge, "-j", "RETURN"],
-        ["-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "RETURN"],
-        ...this.resolvers.flatMap((resolver) => DNS.map((dns) => ["-d", `${resolver}/32`, ...dns, "-j", "RETURN"])),
-        ...BLOCKED_RANGES.flatMap((range) => refusal("icmp-admin-prohibited").map((rule) => ["-d", range, ...rule])),
-      ]);
-      await fillChain("iptables", input, [
-        ["-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "RETURN"],
-        ...(gateway ? DNS.map((dns) => ["-d", `${gateway}/32`, ...dns, "-j", "RETURN"]) : []),
-        ...refusal("icmp-admin-prohibited"),
-      ]);
+      const exceptions = allowed
+        .filter((endpoint) => isIPv4(endpoint.address))
+        .map((endpoint) => ["-d", `${endpoint.address}/32`, "-p", "tcp", "--dport", String(endpoint.port), "-j", "RETURN"]);
+      const answers = ["-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "RETURN"];
+      await replaceChains("iptables", {
+        [forward]: [
+          // Its own containers, and the answers to what they were asked.
+          ["-o", bridge, "-j", "RETURN"],
+          answers,
+          ...this.resolvers.flatMap((resolver) => DNS.map((dns) => ["-d", `${resolver}/32`, ...dns, "-j", "RETURN"])),
+          ...exceptions,
+          ...BLOCKED_RANGES.flatMap((range) => refusal("icmp-admin-prohibited").map((rule) => ["-d", range, ...rule])),
+        ],
+        [input]: [
+          answers,
+          ...(gateway ? DNS.map((dns) => ["-d", `${gateway}/32`, ...dns, "-j", "RETURN"]) : []),
+          ...exceptions,
+          ...refusal("icmp-admin-prohibited"),
+        ],
+      });
       await jumpOnce("iptables", forwardParent, bridge, forward);
       await jumpOnce("iptables", "INPUT", bridge, input);
       // Berth's networks have no IPv6: only link-local addresses, which would reach the host's services.
-      const refuse6 = [
-        ["-m", "conntrack", "--ctstate", "RELATED,ESTABLISHED", "-j", "RETURN"],
-        ...refusal("icmp6-adm-prohibited"),
-      ];
-      await fillChain("ip6tables", forward, refuse6);
-      await fillChain("ip6tables", input, refuse6);
+      const refuse6 = [answers, ...refusal("icmp6-adm-prohibited")];
+      await replaceChains("ip6tables", { [forward]: refuse6, [input]: refuse6 });
       await jumpOnce("ip6tables", "FORWARD", bridge, forward);
       await jumpOnce("ip6tables", "INPUT", bridge, input);
     });
@@ -185,10 +201,21 @@ function chainExists(tool: Tool, chain: string): Promise<boolean> {
   return succeeds(tool, ["-n", "-L", chain]);
 }
 
-async function fillChain(tool: Tool, chain: string, rules: string[][]): Promise<void> {
-  if (!(await chainExists(tool, chain))) await iptables(tool, ["-N", chain]);
-  await iptables(tool, ["-F", chain]);
-  for (const rule of rules) await iptables(tool, ["-A", chain, ...rule]);
+/**
+ * Creates the chains, or replaces their rules, in one commit of the filter
+ * table: no packet ever meets a chain half filled.
+ */
+async function replaceChains(tool: Tool, chains: Record<string, string[][]>): Promise<void> {
+  const lines = ["*filter", ...Object.keys(chains).map((chain) => `:${chain} - [0:0]`)];
+  for (const [chain, rules] of Object.entries(chains)) for (const rule of rules) lines.push(["-A", chain, ...rule].join(" "));
+  lines.push("COMMIT", "");
+  const restore = `${tool}-restore`;
+  await new Promise<void>((resolve, reject) => {
+    const child = execFile(restore, ["-w", "--noflush"], (error, _stdout, stderr) =>
+      error ? reject(new Error(`${restore} failed: ${stderr.trim() || error.message}`)) : resolve(),
+    );
+    child.stdin?.end(lines.join("\n"));
+  });
 }
 
 async function jumpOnce(tool: Tool, parent: string, bridge: string, chain: string): Promise<void> {

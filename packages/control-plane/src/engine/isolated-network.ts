@@ -1,6 +1,6 @@
 import { createHash } from "node:crypto";
 import type Docker from "dockerode";
-import type { HostFirewall } from "./host-firewall.js";
+import type { Endpoint, HostFirewall } from "./host-firewall.js";
 
 /** What a network is made with: the engine (docker-engine.ts's ContainerEngine) and its host firewall. */
 interface NetworkEngine {
@@ -12,6 +12,11 @@ export interface IsolatedNetworkOptions {
   labels: Record<string, string>;
   /** Its containers may talk to each other (a deployment's replicas and its database); image builds may not. */
   interContainer: boolean;
+  /**
+   * Services on the host or in private ranges its containers may reach (the control plane's). Left out, the
+   * network keeps the exceptions it has (none when new).
+   */
+  allowed?: readonly Endpoint[];
 }
 
 /** The network image builds run their steps in (each build's containers alone on it). */
@@ -30,8 +35,9 @@ export function bridgeNameOf(network: string): string {
  * Makes sure the bridge network `name` exists, of its own interface, with
  * outbound NAT (the internet is reachable) and ports published on 127.0.0.1
  * by default; then, when the engine has a firewall, that its containers
- * cannot reach the host nor private ranges (engine/host-firewall.ts). The
- * rules are installed once per network and listener process.
+ * cannot reach the host nor private ranges but for `allowed`
+ * (engine/host-firewall.ts). The rules are installed once per network and
+ * listener process, and again when `allowed` changes.
  */
 export async function ensureIsolatedNetwork(engine: NetworkEngine, name: string, options: IsolatedNetworkOptions): Promise<void> {
   let network = await inspectNetwork(engine.docker, name);
@@ -57,10 +63,14 @@ export async function ensureIsolatedNetwork(engine: NetworkEngine, name: string,
     if (!network) throw new Error(`The engine did not create the network ${name}`);
   }
   const firewall = engine.firewall;
-  if (!firewall || isolated.get(engine)?.has(network.Id)) return;
-  await firewall.isolate(interfaceOf(network), network.IPAM?.Config?.[0]?.Gateway);
-  if (!isolated.has(engine)) isolated.set(engine, new Set());
-  isolated.get(engine)!.add(network.Id);
+  if (!firewall) return;
+  if (!isolated.has(engine)) isolated.set(engine, new Map());
+  const installed = isolated.get(engine)!;
+  const current = installed.get(network.Id);
+  const allowed = options.allowed ?? current ?? [];
+  if (current && JSON.stringify(current) === JSON.stringify(allowed)) return;
+  await firewall.isolate(interfaceOf(network), network.IPAM?.Config?.[0]?.Gateway, allowed);
+  installed.set(network.Id, allowed);
 }
 
 /** Removes the network (quietly when it is gone) and its firewall rules; rejects while a container is still on it. */
@@ -76,8 +86,8 @@ export async function removeIsolatedNetwork(engine: NetworkEngine, name: string)
   await engine.firewall?.release(interfaceOf(network));
 }
 
-/** Networks whose rules this process installed, per engine. */
-const isolated = new WeakMap<NetworkEngine, Set<string>>();
+/** Networks whose rules this process installed, with their exceptions, per engine. */
+const isolated = new WeakMap<NetworkEngine, Map<string, readonly Endpoint[]>>();
 
 async function inspectNetwork(docker: Docker, name: string): Promise<Docker.NetworkInspectInfo | undefined> {
   try {

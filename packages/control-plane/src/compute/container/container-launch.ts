@@ -8,7 +8,7 @@ import { DeployError, type ServerSpec } from "../types.js";
 import { ContainerServer } from "./container-server.js";
 import { type CompanionContext, companionsOf, runInitContainers, startSidecars } from "./companions.js";
 import { BOUNDED_LOGS, PIDS_LIMIT, sizeLimits } from "./container-limits.js";
-import { ensureDeploymentNetwork } from "./deployment-network.js";
+import { controlPlaneEndpointsOf, deploymentNetworkOf, ensureDeploymentNetwork } from "./deployment-network.js";
 import { createNamedVolumes, volumeMounts } from "./volume-mounts.js";
 
 /** Inside the image: the port `berth serve` listens on and the data volume (see build/image/dockerfile.ts). */
@@ -48,7 +48,10 @@ export async function launchContainer(
   if (own) await chown(spec.dataDir, SERVER_USER, SERVER_USER);
   const env = { ...serverEnv(spec, {}), ...(own ? { HOME: "/tmp" } : {}), PORT: PORT.split("/")[0]! };
   const mounts = volumeMounts(spec.deploymentId, spec.volumes?.volumes, spec.volumes?.mounts, options.bindAllowList);
-  const network = spec.network ?? (await ensureDeploymentNetwork(engine, spec.deploymentId));
+  // The deployment's network (a scale-out deployment's, spec.network, was made with its database), with its exceptions
+  // for the control plane.
+  const network = spec.network ?? deploymentNetworkOf(spec.deploymentId);
+  await ensureDeploymentNetwork(engine, spec.deploymentId, await controlPlaneEndpointsOf(spec.env));
   const companions: CompanionContext = {
     engine,
     network,
