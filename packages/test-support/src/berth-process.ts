@@ -1,7 +1,7 @@
 import { Client } from "@langchain/langgraph-sdk";
 import { type ChildProcess, spawn } from "node:child_process";
 import { once } from "node:events";
-import { writeFileSync } from "node:fs";
+import { existsSync, writeFileSync } from "node:fs";
 import { basename, join } from "node:path";
 import { backendEnv } from "./backend.js";
 import { BERTH_BIN, newDataDir, REPO_ROOT } from "./paths.js";
@@ -35,8 +35,18 @@ export interface BerthOptions {
   reload?: boolean;
 }
 
+/**
+ * A fixture's folder, or with BERTH_TEST_HTTP_APP=1 its `langgraph.app.json` where it has one: the same project
+ * behind a pass-through `http.app`, so a suite can run again with the project's app in front of the API.
+ */
+function projectPath(project: string | undefined): string {
+  const folder = project?.startsWith("/") ? project : join(FIXTURES, project ?? "graphs");
+  const behindApp = join(folder, "langgraph.app.json");
+  return process.env.BERTH_TEST_HTTP_APP === "1" && existsSync(behindApp) ? behindApp : folder;
+}
+
 async function spawnBerth(options: BerthOptions): Promise<{ child: ChildProcess; dataDir: string; output: () => string }> {
-  const project = options.project?.startsWith("/") ? options.project : join(FIXTURES, options.project ?? "graphs");
+  const project = projectPath(options.project);
   const dataDir = options.dataDir ?? newDataDir();
   const command = options.role ? ["serve", "--role", options.role] : options.reload ? ["dev"] : ["dev", "--no-reload"];
   const env: Record<string, string | undefined> = {

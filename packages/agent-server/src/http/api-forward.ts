@@ -30,13 +30,16 @@ export class ApiForwarder {
   constructor(private readonly port: number) {}
 
   /** Sends `request` (with `body` in place of its own) to the API and answers with its response, streamed. */
-  forward(request: Request, body: ForwardBody, signal?: AbortSignal): Promise<Response> {
+  async forward(request: Request, body: ForwardBody, signal?: AbortSignal): Promise<Response> {
     const url = new URL(request.url);
     const headers: Record<string, string> = {};
     for (const [name, value] of request.headers) {
       if (!HOP_BY_HOP.has(name)) headers[name] = value;
     }
+    if (body !== null && !(typeof body === "string" || body instanceof Uint8Array)) body = await streamOrNothing(body);
     if (typeof body === "string" || body instanceof Uint8Array) headers["content-length"] = String(Buffer.byteLength(body));
+    // Node frames a streamed body in chunks by default for POST, PUT and PATCH only: a DELETE's would go unframed.
+    else if (body !== null) headers["transfer-encoding"] = "chunked";
     return new Promise<Response>((resolve, reject) => {
       const outgoing = http.request(
         {
@@ -63,6 +66,31 @@ export class ApiForwarder {
   close(): void {
     this.agent.destroy();
   }
+}
+
+/**
+ * A streamed body, or null when it turns out empty (a bodyless DELETE still has a stream in a web Request): sent
+ * chunked, an empty body would reach the API as one, which it may refuse where no body at all is fine.
+ */
+async function streamOrNothing(body: ReadableStream<Uint8Array>): Promise<ReadableStream<Uint8Array> | null> {
+  const reader = body.getReader();
+  let first = await reader.read();
+  while (!first.done && first.value.byteLength === 0) first = await reader.read();
+  if (first.done) return null;
+  const head = first.value;
+  return new ReadableStream<Uint8Array>({
+    start(controller) {
+      controller.enqueue(head);
+    },
+    async pull(controller) {
+      const { done, value } = await reader.read();
+      if (done) controller.close();
+      else controller.enqueue(value);
+    },
+    cancel(reason) {
+      return reader.cancel(reason);
+    },
+  });
 }
 
 /** The API's answer as a web Response whose body streams as it arrives; cancelling it closes the connection. */
