@@ -19,6 +19,7 @@ import { loadAuthentication } from "./http/auth/setup.js";
 import { type CustomAppServer, serveCustomApp } from "./http/custom-app.js";
 import { customAppGates } from "./http/custom-app-auth.js";
 import { serveHealthOnly } from "./http/health-only.js";
+import { exposeToOwnClients, ownAddress } from "./http/own-client.js";
 import { createLogger, type Logger } from "./logger.js";
 import { RunControl } from "./runs/execution/run-control.js";
 import { RunWorker } from "./runs/execution/worker.js";
@@ -185,6 +186,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     let url: string | undefined;
     let closeHealth: (() => Promise<void>) | undefined;
     let front: CustomAppServer | undefined;
+    let hideFromOwnClients: (() => void) | undefined;
     if (role !== "worker") {
       app = await buildApp(services, {
         logger,
@@ -209,6 +211,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       } else {
         url = await app.listen({ host: options.host, port: options.port });
       }
+      hideFromOwnClients = exposeToOwnClients(ownAddress(url, project.http.mountPrefix), settings.apiKey);
       logger.info({ url, role, graphs: graphs.ids(), storage: describe }, "agent server listening");
       if (settings.internalTruncate)
         logger.warn("POST /internal/truncate is enabled (BERTH_INTERNAL_TRUNCATE): any client can empty the database");
@@ -243,6 +246,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         });
         await Promise.all([front?.close(settings.shutdownGraceMs), app && closeWithin(app, settings.shutdownGraceMs)]);
         await closeHealth?.();
+        hideFromOwnClients?.();
         await flushing;
         await broker.close();
         await storage.close();
