@@ -16,7 +16,7 @@ import { setSchemaCacheDir } from "./graphs/schemas.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
 import { buildApp } from "./http/app.js";
 import { loadAuthentication } from "./http/auth/setup.js";
-import { type CustomAppServer, serveCustomApp } from "./http/custom-app.js";
+import { type CustomAppServer, customAppWebhooks, serveCustomApp } from "./http/custom-app.js";
 import { customAppGates } from "./http/custom-app-auth.js";
 import { serveHealthOnly } from "./http/health-only.js";
 import { exposeToOwnClients, ownAddress } from "./http/own-client.js";
@@ -86,8 +86,9 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   const authentication = await loadAuthentication(project.auth, process.env, logger);
   const assistantDefaults = systemAssistantDefaults(process.env.LANGGRAPH_CONFIG);
   pinLangChainPackages(projectModuleDirs(project));
-  // Before any backend opens: a broken http.app stops the start like a broken graph does.
-  const customApp = role !== "worker" && project.http.app ? await loadProjectApp(project.http.app) : undefined;
+  // Before any backend opens: a broken http.app stops the start like a broken graph does. Workers load it too: they
+  // deliver the webhooks that name one of its paths.
+  const customApp = project.http.app ? await loadProjectApp(project.http.app) : undefined;
   const settings = { ...settingsFromEnv(), ...options.settings };
   // After the project's env: header templates may read variables it sets.
   const webhooks = webhookSettings(project.webhooks, process.env);
@@ -125,6 +126,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
               timeoutMs: settings.webhookTimeoutMs,
               allowPrivate: webhookAllowPrivate,
               headers: webhooks.headers,
+              ownRoutes: customApp && customAppWebhooks(customApp),
             },
             logger,
           );
@@ -155,7 +157,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       broker,
       items,
       { defaultTtlMinutes: project.checkpointer.defaultTtlMinutes },
-      { policy: webhooks.policy, allowPrivate: webhookAllowPrivate },
+      { policy: webhooks.policy, allowPrivate: webhookAllowPrivate, ownRoutes: customApp !== undefined },
       worker,
     );
     if (role !== "worker") await services.assistants.ensureSystemAssistants(assistantDefaults);

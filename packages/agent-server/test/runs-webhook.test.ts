@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type BerthProcess, startBerth } from "@berth/test-support";
+import { type BerthProcess, request, startBerth } from "@berth/test-support";
 import { Receiver } from "./helpers/webhook-receiver.js";
 
 describe("run webhooks", () => {
@@ -68,6 +68,18 @@ describe("run webhooks", () => {
     assert.equal(delivery.body.run_id, run.run_id);
     assert.equal(delivery.body.status, "success");
     assert.deepEqual(delivery.body.values, { steps: 1, delay_ms: 10, done: 1 });
+  });
+
+  it("refuses a webhook path when the project has no http.app to deliver it to", async () => {
+    const response = await request(berth.url, "POST", "/runs", {
+      assistant_id: "slow",
+      input: { steps: 1 },
+      webhook: "/custom/webhook",
+    });
+    assert.equal(response.status, 422);
+    const detail = (response.body as { detail: { loc: string[]; msg: string }[] }).detail;
+    assert.deepEqual(detail[0]?.loc, ["body", "webhook"]);
+    assert.match(detail[0]?.msg ?? "", /http\.app/);
   });
 
   it("retries a delivery the receiver answered with 500", { timeout: 15_000 }, async () => {

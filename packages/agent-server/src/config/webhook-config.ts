@@ -30,6 +30,8 @@ export interface WebhookUrlPolicy {
   /** Empty: any port. */
   allowedPorts: number[];
   maxUrlLength?: number;
+  /** Webhooks that are paths of the server's own routes are refused. */
+  disableLoopback: boolean;
 }
 
 export interface WebhookSettings {
@@ -67,6 +69,7 @@ export function webhookSettings(json: WebhooksJsonSection | undefined, env: Node
       allowedDomains: (json?.url?.allowed_domains ?? []).map((domain) => domain.toLowerCase()),
       allowedPorts: json?.url?.allowed_ports ?? [],
       maxUrlLength: json?.url?.max_url_length,
+      disableLoopback: json?.url?.disable_loopback ?? false,
     },
     headers,
   };

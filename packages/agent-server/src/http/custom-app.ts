@@ -1,3 +1,4 @@
+import { AsyncLocalStorage } from "node:async_hooks";
 import { once } from "node:events";
 import http, { type IncomingMessage, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -5,6 +6,7 @@ import { Readable } from "node:stream";
 import type { Logger } from "pino";
 import { type CustomApp, isRoutable, type RoutedContext } from "../graphs/custom-app-module.js";
 import { ApiForwarder, type ForwardBody, HOP_BY_HOP } from "./api-forward.js";
+import type { OwnRouteDelivery } from "../runs/webhooks/deliverer.js";
 import type { RequestGate } from "./custom-app-auth.js";
 
 /**
@@ -56,6 +58,35 @@ export async function serveCustomApp(host: string, port: number, options: Custom
   };
 }
 
+/** Set while a webhook is delivered to the app: those reach the project's routes only, never the API behind them. */
+const webhookDelivery = new AsyncLocalStorage<true>();
+const NO_WEBHOOK_ROUTE = "No route of the project's http.app for this webhook";
+
+/**
+ * Delivers webhooks that name a path (`/custom/webhook`) to the project's app, in process: the request goes to its
+ * `fetch` as a client's would, but without the server key's or authentication's gates (it comes from the server) and
+ * never on to the API.
+ */
+export function customAppWebhooks(app: CustomApp): OwnRouteDelivery {
+  return async (path, body, headers, timeoutMs) => {
+    const timeout = AbortSignal.timeout(timeoutMs);
+    const request = new Request(new URL(path, "http://127.0.0.1"), { method: "POST", headers, body, signal: timeout });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    });
+    try {
+      const response = await Promise.race([webhookDelivery.run(true, async () => app.fetch(request)), timedOut]);
+      await response.body?.cancel();
+      return { kind: "answered", status: response.status };
+    } catch (error) {
+      return { kind: "no_answer", error: `the project's http.app failed: ${(error as Error).message}`, refused: false };
+    } finally {
+      clearTimeout(timer);
+    }
+  };
+}
+
 type Dispatch = (request: Request, signal: AbortSignal) => Promise<Response>;
 
 /** The app, with the API behind it for what it does not answer. */
@@ -63,6 +94,7 @@ function dispatcher(options: CustomAppOptions, forwarder: ApiForwarder): Dispatc
   const { app } = options;
   if (isRoutable(app)) {
     app.all("*", async (context: RoutedContext) => {
+      if (webhookDelivery.getStore()) return Response.json({ detail: NO_WEBHOOK_ROUTE }, { status: 404 });
       // The request as the app's middleware left it (they may replace it); it carries the client's abort signal.
       const request = context.req.raw;
       const body = request.bodyUsed ? await cachedBody(context) : request.body;

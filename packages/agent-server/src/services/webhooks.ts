@@ -1,6 +1,6 @@
 import { NotFoundError, UnprocessableError } from "@berth/service-kit";
 import type { WebhookUrlPolicy } from "../config/webhook-config.js";
-import { webhookUrlProblem } from "../config/webhook-url-policy.js";
+import { isOwnRoutePath, webhookUrlProblem } from "../config/webhook-url-policy.js";
 import type { Storage, WebhookDelivery } from "../storage/types.js";
 import type { Access } from "./authorization.js";
 
@@ -9,9 +9,17 @@ export interface WebhookServiceOptions {
   policy?: WebhookUrlPolicy;
   /** Private and loopback targets are allowed (berth dev, BERTH_WEBHOOK_ALLOW_PRIVATE). */
   allowPrivate?: boolean;
+  /** The project has an `http.app`, whose routes a webhook may name by their path. */
+  ownRoutes?: boolean;
 }
 
-const OPEN_POLICY: WebhookUrlPolicy = { requireHttps: false, allowedDomains: [], allowedPorts: [], maxUrlLength: undefined };
+const OPEN_POLICY: WebhookUrlPolicy = {
+  requireHttps: false,
+  allowedDomains: [],
+  allowedPorts: [],
+  maxUrlLength: undefined,
+  disableLoopback: false,
+};
 
 /** Which webhook URLs runs may be created with, and what became of a run's delivery. */
 export class WebhookService {
@@ -20,10 +28,13 @@ export class WebhookService {
     private readonly options: WebhookServiceOptions = {},
   ) {}
 
-  /** Throws a 422 on `body.webhook` when the URL breaks the policy, before anything is written. */
+  /** Throws a 422 on `body.webhook` when the URL breaks the policy (or is a path with no http.app to take it), before anything is written. */
   check(url: string, loc: (string | number)[] = ["body", "webhook"]): void {
     const problem = webhookUrlProblem(url, this.options.policy ?? OPEN_POLICY, this.options.allowPrivate ?? false);
     if (problem) throw new UnprocessableError(problem, loc);
+    if (isOwnRoutePath(url) && !this.options.ownRoutes) {
+      throw new UnprocessableError("a webhook path names a route of the project's http.app, and this project has none", loc);
+    }
   }
 
   /** The delivery of a run's webhook: attempts, last status and error. */

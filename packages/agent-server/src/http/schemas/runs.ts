@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { STREAM_MODES } from "../../runs/streaming/stream-modes.js";
+import { isOwnRoutePath } from "../../config/webhook-url-policy.js";
 import { CheckpointSelector, JsonObject, QueryBoolean, Uuid } from "./common.js";
 
 const NodeList = z.union([z.literal("*"), z.array(z.string())]);
@@ -36,7 +37,11 @@ export const RunCreate = z.object({
   after_seconds: z.number().min(0).nullish(),
   on_completion: z.enum(["delete", "keep"]).nullish(),
   on_disconnect: z.enum(["cancel", "continue"]).default("continue"),
-  webhook: z.url({ protocol: /^https?$/, message: "must be an http(s) URL" }).nullish(),
+  webhook: z
+    .union([z.url({ protocol: /^https?$/ }), z.string().refine(isOwnRoutePath)], {
+      error: "must be an http(s) URL, or a path of the project's http.app starting with /",
+    })
+    .nullish(),
   durability: z.enum(["sync", "async", "exit"]).nullish(),
   feedback_keys: z.array(z.string()).nullish(),
 });

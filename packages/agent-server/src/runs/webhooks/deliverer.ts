@@ -1,4 +1,5 @@
 import type { Logger } from "pino";
+import { isOwnRoutePath } from "../../config/webhook-url-policy.js";
 import type { ClaimedWebhook, WebhookAttemptResult, WebhookOutbox } from "../../storage/types.js";
 import { attemptBody } from "./payload.js";
 import { type PostAnswer, postOnce } from "./post.js";
@@ -13,9 +14,19 @@ export interface DelivererOptions {
   allowPrivate: boolean;
   /** langgraph.json's `webhooks.headers`, resolved. */
   headers: Record<string, string>;
+  /** Delivers webhooks that name a path of the project's `http.app`, in process; without it they fail. */
+  ownRoutes?: OwnRouteDelivery;
   /** How often the outbox is looked at when nothing wakes the deliverer (deliveries written by other processes, retries). */
   pollMs?: number;
 }
+
+/** POSTs a webhook's body to one of the server's own routes, in process, and tells what it answered. */
+export type OwnRouteDelivery = (
+  path: string,
+  body: string,
+  headers: Record<string, string>,
+  timeoutMs: number,
+) => Promise<PostAnswer>;
 
 const DEFAULT_POLL_MS = 1_000;
 const BATCH = 16;
@@ -99,6 +110,15 @@ export class WebhookDeliverer {
     }
   }
 
+  private deliverToOwnRoute(path: string, body: string, headers: Record<string, string>): Promise<PostAnswer> {
+    const { ownRoutes, timeoutMs } = this.options;
+    if (!ownRoutes) {
+      const error = "the webhook is a path of the project's http.app, and this process serves none";
+      return Promise.resolve({ kind: "no_answer", error, refused: true });
+    }
+    return ownRoutes(path, body, headers, timeoutMs);
+  }
+
   private async attempt(delivery: ClaimedWebhook): Promise<void> {
     const log = this.logger.child({ run_id: delivery.run_id, thread_id: delivery.thread_id, webhook: delivery.url });
     const sentAt = new Date();
@@ -109,11 +129,13 @@ export class WebhookDeliverer {
       "user-agent": "berth-webhook",
       ...(this.options.secret ? signatureHeaders(this.options.secret, body, sentAt) : {}),
     };
-    const answer = await postOnce(delivery.url, body, {
-      timeoutMs: this.options.timeoutMs,
-      allowPrivate: this.options.allowPrivate,
-      headers,
-    });
+    const answer = isOwnRoutePath(delivery.url)
+      ? await this.deliverToOwnRoute(delivery.url, body, headers)
+      : await postOnce(delivery.url, body, {
+          timeoutMs: this.options.timeoutMs,
+          allowPrivate: this.options.allowPrivate,
+          headers,
+        });
     const result = outcome(answer, delivery);
     const attempts = delivery.attempts + 1;
     try {
