@@ -77,6 +77,8 @@ describe("berth deploy, deployments, revisions and logs against a control plane"
     assert.match(run.stderr, /graphs loaded: agent, slow/, "the build log, live");
     assert.match(run.stderr, /: DEPLOYED \(/);
     assert.equal((await fetch(`${url}/ok`)).status, 200);
+    // A project of a few KB says so, not "0.0 MB".
+    assert.match(run.stderr, /^uploaded \d+\.\d KB$/m, run.stderr);
   });
 
   test("deploy --json of the same folder updates that deployment and prints JSON only", async () => {

@@ -2,8 +2,11 @@ import cliProgress from "cli-progress";
 
 const CHUNK_BYTES = 256 * 1024;
 
-function megabytes(bytes: number): string {
-  return (bytes / (1024 * 1024)).toFixed(1);
+const MEGABYTE = 1024 * 1024;
+
+/** A size to read at a glance: in KB under a megabyte (a small project is not "0.0 MB"), else in MB. */
+function sizeText(bytes: number): string {
+  return bytes < MEGABYTE ? `${(bytes / 1024).toFixed(1)} KB` : `${(bytes / MEGABYTE).toFixed(1)} MB`;
 }
 
 interface Progress {
@@ -17,17 +20,17 @@ function progressReporter(total: number): Progress {
     return {
       sent() {},
       done(succeeded) {
-        if (succeeded) process.stderr.write(`uploaded ${megabytes(total)} MB\n`);
+        if (succeeded) process.stderr.write(`uploaded ${sizeText(total)}\n`);
       },
     };
   }
   const bar = new cliProgress.SingleBar(
-    { format: "uploading {bar} {percentage}% | {sent} / {size} MB", stream: process.stderr, hideCursor: true },
+    { format: "uploading {bar} {percentage}% | {sent} / {size}", stream: process.stderr, hideCursor: true },
     cliProgress.Presets.shades_classic,
   );
-  bar.start(total, 0, { sent: megabytes(0), size: megabytes(total) });
+  bar.start(total, 0, { sent: sizeText(0), size: sizeText(total) });
   return {
-    sent: (bytes: number) => bar.update(bytes, { sent: megabytes(bytes) }),
+    sent: (bytes: number) => bar.update(bytes, { sent: sizeText(bytes) }),
     done: () => bar.stop(),
   };
 }
