@@ -73,7 +73,10 @@ ${CONNECTION_USAGE}`;
 
 export const REVISIONS_USAGE = `Usage: berth revisions <list|get|redeploy|interrupt> <deployment> [revision] [options]
 
-  list <deployment> [--limit <n>]               The deployment's revisions, newest first (default limit 20, at most 100)
+  list <deployment> [--limit <n>] [--all]       The deployment's revisions, newest first (default limit 20, at most 100).
+                                                A revision that never had source (a new deployment's first one, which
+                                                waited for the upload that came with the next) is left out; --all
+                                                shows it. --json prints the API's page unchanged
   get <deployment> [revision]                   One revision (default the latest), with its status and reason
   redeploy <deployment> [revision] [--no-follow]
                                                 A new revision deploying that DEPLOYED revision's build again, without a

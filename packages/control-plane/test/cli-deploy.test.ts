@@ -81,6 +81,33 @@ describe("berth deploy, deployments, revisions and logs against a control plane"
     assert.match(run.stderr, /^uploaded \d+\.\d KB$/m, run.stderr);
   });
 
+  test("revisions list leaves out the first revision, which waited for the upload; --all shows it saying so", async () => {
+    const page = JSON.parse((await berth(["revisions", "list", name, "--json"])).stdout) as {
+      resources: { id: string; deployment_id: string }[];
+    };
+    const [second, first] = page.resources;
+    assert.equal(page.resources.length, 2);
+    const waited = (
+      await cp.admin.get<{ status: string; status_message: string }>(
+        `/v2/deployments/${first!.deployment_id}/revisions/${first!.id}`,
+      )
+    ).body;
+    assert.equal(waited.status, "SKIPPED");
+    assert.equal(waited.status_message, `No source: waited for an upload, which came with revision 2 (${second!.id})`);
+
+    const list = await berth(["revisions", "list", name]);
+    assert.equal(list.code, 0, list.stderr);
+    assert.match(list.stdout, new RegExp(`^${second!.id} +DEPLOYED `, "m"));
+    assert.ok(!list.stdout.includes(first!.id), list.stdout);
+    assert.match(list.stderr, /1 revision\(s\) that never had source .* --all shows them/);
+    const all = await berth(["revisions", "list", name, "--all"]);
+    assert.equal(all.code, 0, all.stderr);
+    assert.match(
+      all.stdout,
+      new RegExp(`^${first!.id} +SKIPPED +\\S+ +No source: waited for an upload, which came with revision 2`, "m"),
+    );
+  });
+
   test("deploy --json of the same folder updates that deployment and prints JSON only", async () => {
     const run = await berth(["deploy", dir, "--json"]);
     assert.equal(run.code, 0, run.stderr);

@@ -110,6 +110,21 @@ describe("the dashboard in headless Chromium", () => {
     assert.ok(deployment.source_config.custom_url);
   });
 
+  test("the first revision, which waited for the upload, is hidden until asked for, then shown greyed saying so", async () => {
+    const timeline = page.getByRole("region", { name: "Revisions" });
+    assert.equal(await revisions().count(), 1);
+    const toggle = timeline.getByRole("button", { name: "Show 1 revision without source" });
+    await toggle.click();
+    await revisions().nth(1).waitFor();
+    const waited = revisions().nth(1);
+    await waited.getByText("SKIPPED", { exact: true }).waitFor();
+    await waited.getByText(/^No source: waited for an upload, which came with revision 2/).waitFor();
+    assert.equal(await waited.getAttribute("class"), "no-source");
+    await screenshot(page, "04b-revision-without-source");
+    await timeline.getByRole("button", { name: "Hide 1 revision without source" }).click();
+    await revisions().nth(1).waitFor({ state: "detached" });
+  });
+
   test("the list shows the deployment READY, its URL and its last revision DEPLOYED", async () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Deployments" }).click();
     const row = page.getByRole("row").filter({ hasText: name });

@@ -207,7 +207,11 @@ describe("quick start", () => {
         [deployment.latest_revision_id, "SKIPPED"],
       ],
     );
-    assert.match(revisions[1].status_message ?? "", /^Superseded by revision/);
+    // It never had source: it says it waited for the upload that came with revision 2.
+    assert.equal(
+      revisions[1].status_message,
+      `No source: waited for an upload, which came with revision 2 (${patched.body.latest_revision_id})`,
+    );
     assert.equal(revisions[0].source_revision_config.source_tarball_path, issued.body.object_path);
   });
 

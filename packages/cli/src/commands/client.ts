@@ -21,6 +21,8 @@ export interface Revision {
   deployment_id: string;
   status: string;
   status_message: string | null;
+  source?: string;
+  source_revision_config?: Record<string, unknown>;
   created_at: string;
   updated_at: string;
 }

@@ -12,6 +12,7 @@ interface Options {
   json: boolean;
   limit: string;
   follow: boolean;
+  all: boolean;
 }
 
 /** `berth revisions list|get|redeploy|interrupt <deployment> [revision]`. */
@@ -20,7 +21,12 @@ export async function revisionsCommand(argv: string[]): Promise<number> {
     parseArgs({
       args: argv,
       allowPositionals: true,
-      options: { ...CONNECTION_OPTIONS, limit: { type: "string" }, "no-follow": { type: "boolean" } },
+      options: {
+        ...CONNECTION_OPTIONS,
+        limit: { type: "string" },
+        "no-follow": { type: "boolean" },
+        all: { type: "boolean" },
+      },
     }),
   );
   if (parsed instanceof Error) return fail("revisions", `${parsed.message}\n\n${REVISIONS_USAGE}`, 2);
@@ -35,7 +41,12 @@ export async function revisionsCommand(argv: string[]): Promise<number> {
     return fail("revisions", `expected ${ACTIONS.join(", ")} with a deployment\n\n${REVISIONS_USAGE}`, 2);
   }
   const client = connect(values);
-  const options = { json: values.json === true, limit: values.limit ?? "20", follow: values["no-follow"] !== true };
+  const options = {
+    json: values.json === true,
+    limit: values.limit ?? "20",
+    follow: values["no-follow"] !== true,
+    all: values.all === true,
+  };
   try {
     const deployment = await client.deployment(ref);
     if (action === "list") return await list(client, deployment, options);
@@ -47,18 +58,37 @@ export async function revisionsCommand(argv: string[]): Promise<number> {
   }
 }
 
-async function list(client: ControlPlaneClient, deployment: Deployment, { json, limit }: Options): Promise<number> {
+/**
+ * A revision that never had source: made waiting for it (a new deployment's
+ * first revision, before its upload) and skipped when the revision that
+ * brought it came. Nothing was built or served from it.
+ */
+function neverHadSource(revision: Revision): boolean {
+  const config = revision.source_revision_config ?? {};
+  const missing = revision.source === "internal_image" ? config.image_uri : config.source_tarball_path;
+  const waits = revision.source === "internal_source" || revision.source === "internal_image";
+  return waits && revision.status === "SKIPPED" && (missing === null || missing === undefined);
+}
+
+async function list(client: ControlPlaneClient, deployment: Deployment, { json, limit, all }: Options): Promise<number> {
   const path = `/v2/deployments/${deployment.id}/revisions?limit=${encodeURIComponent(limit)}`;
   const page = await client.request<Page<Revision>>("GET", path);
-  if (json) printJson(page);
-  else if (page.resources.length === 0) process.stdout.write(`${deployment.name} has no revision\n`);
-  else
+  if (json) {
+    printJson(page);
+    return 0;
+  }
+  const shown = all ? page.resources : page.resources.filter((revision) => !neverHadSource(revision));
+  const hidden = page.resources.length - shown.length;
+  if (page.resources.length === 0) process.stdout.write(`${deployment.name} has no revision\n`);
+  else if (shown.length > 0)
     process.stdout.write(
       table(
         ["ID", "STATUS", "CREATED", "MESSAGE"],
-        page.resources.map((r) => [r.id, r.status, r.created_at, r.status_message ?? ""]),
+        shown.map((r) => [r.id, r.status, r.created_at, r.status_message ?? ""]),
       ),
     );
+  if (hidden > 0)
+    process.stderr.write(`${hidden} revision(s) that never had source (waited for an upload) not shown: --all shows them\n`);
   return 0;
 }
 

@@ -36,6 +36,26 @@ export const IN_PROGRESS_REVISION_STATUSES: readonly RevisionStatus[] = REVISION
   (status) => !FINAL_REVISION_STATUSES.includes(status),
 );
 
+/**
+ * Why revisions still in progress end SKIPPED when a newer one (numbered
+ * `number`) arrives: `waiting` for one that was waiting for its source
+ * (CREATING: it never had any, e.g. a new deployment's first revision before
+ * its upload, which a PATCH brings as a new revision), `other` for the rest.
+ */
+export function supersededMessages(
+  newer: { id: string; source: string; source_revision_config: Record<string, unknown> },
+  number: number,
+): { waiting: string; other: string } {
+  const other = `Superseded by revision ${number} (${newer.id})`;
+  const config = newer.source_revision_config;
+  const has = (field: string) => typeof config[field] === "string" && config[field] !== "";
+  if (newer.source === "internal_source" && has("source_tarball_path"))
+    return { waiting: `No source: waited for an upload, which came with revision ${number} (${newer.id})`, other };
+  if (newer.source === "internal_image" && has("image_uri"))
+    return { waiting: `No image: waited for one, which came with revision ${number} (${newer.id})`, other };
+  return { waiting: other, other };
+}
+
 export const DEPLOYMENT_TYPES = ["dev_free", "dev", "prod"] as const;
 
 export const COMPUTE_TYPES = ["local", "docker", "cluster"] as const;

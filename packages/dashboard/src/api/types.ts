@@ -24,6 +24,8 @@ export interface Revision {
   deployment_id: string;
   status: string;
   status_message: string;
+  source?: string;
+  source_revision_config?: Record<string, unknown>;
   created_at: string;
   updated_at: string;
 }
@@ -63,3 +65,15 @@ export interface UploadUrl {
 export const FINAL_STATUSES = ["DEPLOYED", "CREATE_FAILED", "BUILD_FAILED", "DEPLOY_FAILED", "SKIPPED", "INTERRUPTED"];
 
 export const isFinal = (status: string) => FINAL_STATUSES.includes(status);
+
+/**
+ * A revision that never had source: made waiting for it (a new deployment's
+ * first revision, before its upload) and skipped when the revision that
+ * brought it came. Nothing was built or served from it.
+ */
+export function neverHadSource(revision: Revision): boolean {
+  const config = revision.source_revision_config ?? {};
+  const missing = revision.source === "internal_image" ? config.image_uri : config.source_tarball_path;
+  const waits = revision.source === "internal_source" || revision.source === "internal_image";
+  return waits && revision.status === "SKIPPED" && (missing === null || missing === undefined);
+}

@@ -1,5 +1,6 @@
+import { useState } from "react";
 import { useSession } from "../api/context";
-import { isFinal, type Revision } from "../api/types";
+import { isFinal, neverHadSource, type Revision } from "../api/types";
 import { useAction } from "../hooks/useAction";
 import { ErrorNote } from "../ui/ErrorNote";
 import { StatusBadge } from "../ui/StatusBadge";
@@ -18,7 +19,9 @@ interface RevisionTimelineProps {
 /**
  * The revisions, newest first, each with its status and the reason for it.
  * An earlier DEPLOYED revision can be deployed again (a rollback: no build);
- * one still in progress can be interrupted.
+ * one still in progress can be interrupted. Revisions that never had source
+ * (a new deployment's first one, which waited for the upload the next one
+ * brought) are hidden until asked for, then shown greyed.
  */
 export function RevisionTimeline({
   deploymentId,
@@ -30,6 +33,9 @@ export function RevisionTimeline({
 }: RevisionTimelineProps) {
   const { api } = useSession();
   const { run, busy, error } = useAction();
+  const [showAll, setShowAll] = useState(false);
+  const withoutSource = revisions.filter(neverHadSource).length;
+  const shown = showAll ? revisions : revisions.filter((revision) => !neverHadSource(revision));
   const act = (revisionId: string, action: "redeploy" | "interrupt") =>
     run(async () => {
       await api.post(`v2/deployments/${deploymentId}/revisions/${revisionId}/${action}`);
@@ -40,12 +46,22 @@ export function RevisionTimeline({
     <section aria-labelledby="revisions-title">
       <h2 id="revisions-title">Revisions</h2>
       <ErrorNote error={error} />
+      {withoutSource > 0 && (
+        <button type="button" aria-pressed={showAll} onClick={() => setShowAll(!showAll)}>
+          {showAll ? "Hide" : "Show"} {withoutSource} {withoutSource === 1 ? "revision" : "revisions"} without source
+        </button>
+      )}
       <ol className="timeline">
-        {revisions.map((revision) => {
+        {shown.map((revision) => {
           const short = revision.id.slice(0, 8);
           const active = revision.id === activeRevisionId;
           return (
-            <li key={revision.id} data-revision={revision.id} aria-current={revision.id === selectedId ? "true" : undefined}>
+            <li
+              key={revision.id}
+              data-revision={revision.id}
+              className={neverHadSource(revision) ? "no-source" : undefined}
+              aria-current={revision.id === selectedId ? "true" : undefined}
+            >
               <div className="line">
                 <StatusBadge status={revision.status} />
                 <strong>

@@ -1,6 +1,6 @@
 import { ConflictError, isUniqueViolation, withTransaction, type Queryable, jsonb, jsonbOrNull } from "@berth/service-kit";
 import type pg from "pg";
-import { IN_PROGRESS_REVISION_STATUSES } from "../../model/statuses.js";
+import { IN_PROGRESS_REVISION_STATUSES, supersededMessages } from "../../model/statuses.js";
 import type {
   DeploymentChange,
   DeploymentFilter,
@@ -200,14 +200,16 @@ export class PostgresDeploymentStore implements DeploymentStore {
 /** Revisions still in progress end SKIPPED when a newer one arrives. */
 async function supersede(client: Queryable, deploymentId: string, newer: NewRevision, number: number): Promise<void> {
   // Each superseded revision's timeline gets the step, in the same statement.
+  const { waiting, other } = supersededMessages(newer, number);
   await client.query(
     `WITH superseded AS (
-       UPDATE revisions SET status = 'SKIPPED', status_message = $1, updated_at = $2
-       WHERE deployment_id = $3 AND status = ANY($4::text[]) RETURNING id, number
+       UPDATE revisions SET status = 'SKIPPED', status_message = CASE WHEN status = 'CREATING' THEN $5 ELSE $1 END,
+         updated_at = $2
+       WHERE deployment_id = $3 AND status = ANY($4::text[]) RETURNING id, number, status_message
      )
      INSERT INTO revision_events (revision_id, deployment_id, at, status, message)
-     SELECT id, $3, $2, 'SKIPPED', $1 FROM superseded ORDER BY number`,
-    [`Superseded by revision ${number} (${newer.id})`, newer.created_at, deploymentId, IN_PROGRESS_REVISION_STATUSES],
+     SELECT id, $3, $2, 'SKIPPED', status_message FROM superseded ORDER BY number`,
+    [other, newer.created_at, deploymentId, IN_PROGRESS_REVISION_STATUSES, waiting],
   );
 }
 

@@ -1,5 +1,5 @@
 import { ConflictError, type SqliteDatabase } from "@berth/service-kit";
-import { IN_PROGRESS_REVISION_STATUSES } from "../../model/statuses.js";
+import { IN_PROGRESS_REVISION_STATUSES, supersededMessages } from "../../model/statuses.js";
 import { DEPLOYMENT, REVISION } from "../columns.js";
 import type {
   DeploymentChange,
@@ -206,14 +206,18 @@ export class SqliteDeploymentStore implements DeploymentStore {
 
 /** Revisions still in progress end SKIPPED when a newer one arrives. */
 function supersede(db: SqliteDatabase, deploymentId: string, newer: NewRevision, number: number): void {
-  const message = `Superseded by revision ${number} (${newer.id})`;
+  const { waiting, other } = supersededMessages(newer, number);
   const superseded = db
     .prepare(
-      `UPDATE revisions SET status = 'SKIPPED', status_message = ?, updated_at = ?
-       WHERE deployment_id = ? AND status IN (${IN_PROGRESS_REVISION_STATUSES.map(() => "?").join(", ")}) RETURNING id`,
+      `UPDATE revisions SET status = 'SKIPPED', status_message = CASE WHEN status = 'CREATING' THEN ? ELSE ? END, updated_at = ?
+       WHERE deployment_id = ? AND status IN (${IN_PROGRESS_REVISION_STATUSES.map(() => "?").join(", ")})
+       RETURNING id, status_message`,
     )
-    .all(message, newer.created_at, deploymentId, ...IN_PROGRESS_REVISION_STATUSES) as { id: string }[];
-  for (const { id } of superseded) recordEvent(db, id, deploymentId, newer.created_at, "SKIPPED", message);
+    .all(waiting, other, newer.created_at, deploymentId, ...IN_PROGRESS_REVISION_STATUSES) as {
+    id: string;
+    status_message: string;
+  }[];
+  for (const { id, status_message } of superseded) recordEvent(db, id, deploymentId, newer.created_at, "SKIPPED", status_message);
 }
 
 /** Inserts a deployment's revision numbered `number`, with its first timeline step; the caller makes it the latest. */
