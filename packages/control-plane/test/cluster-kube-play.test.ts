@@ -47,6 +47,7 @@ type PodSpec = {
     env?: { name: string; value?: string }[];
     ports?: unknown;
     securityContext?: { allowPrivilegeEscalation?: boolean; readOnlyRootFilesystem?: boolean };
+    resources?: { limits?: Record<string, string> };
   }[];
 };
 type Workload = KubernetesObject & { spec: { template: { spec: PodSpec } } };
@@ -189,12 +190,16 @@ describe("podman kube play runs the API and worker Deployments a cluster listene
     // The rendered protections hold in the running container.
     const inspected = JSON.parse(await podman("inspect", `${api.metadata!.name}-pod-0-api`))[0] as {
       Config: { User: string };
-      HostConfig: { ReadonlyRootfs: boolean; SecurityOpt: string[] };
+      HostConfig: { ReadonlyRootfs: boolean; SecurityOpt: string[]; Memory: number };
     };
     const rendered = api.spec.template.spec.containers[0]!.securityContext;
     assert.equal(rendered?.allowPrivilegeEscalation, false);
     assert.equal(inspected.HostConfig.ReadonlyRootfs, rendered?.readOnlyRootFilesystem === true);
     assert.ok(inspected.HostConfig.SecurityOpt.includes("no-new-privileges"), inspected.HostConfig.SecurityOpt.join(","));
+    // Every container is rendered with limits: the memory limit is the container's.
+    const memoryLimit = api.spec.template.spec.containers[0]!.resources?.limits?.memory;
+    assert.match(String(memoryLimit), /^\d+Mi$/);
+    assert.equal(inspected.HostConfig.Memory, Number.parseInt(String(memoryLimit), 10) * 1024 * 1024);
 
     const client = new Client({ apiUrl });
     const thread = await client.threads.create();

@@ -20,10 +20,13 @@ import {
   uniqueName,
 } from "@berth/test-support";
 import { deployTarball, finalRevision, logsOf } from "./helpers/deploy.js";
+import { wireFormOf } from "./helpers/kube-schemas.js";
 import { listenerArgsFor, runListenerCommand, startListenerProcess } from "./helpers/listener-process.js";
 import { type FakeKubernetes, type StoredObject, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
 
 const NAMESPACE = "team-a";
+/** Where the platform and the ingress run, as the deployments' NetworkPolicy lets requests in from. */
+const NETWORK_ENV = { BERTH_CLUSTER_PLATFORM_NAMESPACE: "berth-system", BERTH_CLUSTER_INGRESS_NAMESPACES: "ingress-nginx" };
 const GOOD_IMAGE = "registry.example/agent:1";
 const BAD_IMAGE = "registry.example/bad:1";
 const SECRET_VALUE = "sk-cluster-e2e-1f2e";
@@ -91,7 +94,7 @@ describe("a cluster listener, against a stateful fake of the Kubernetes API", ()
         "--router-port",
         "0",
       ],
-      { BERTH_CLUSTER_ROLLOUT_SECONDS: "60", BERTH_CLUSTER_LOG_SECONDS: "0.2", KUBECONFIG: undefined },
+      { BERTH_CLUSTER_ROLLOUT_SECONDS: "60", BERTH_CLUSTER_LOG_SECONDS: "0.2", KUBECONFIG: undefined, ...NETWORK_ENV },
     );
   });
 
@@ -134,6 +137,7 @@ describe("a cluster listener, against a stateful fake of the Kubernetes API", ()
       `Deployment/${base}-queue`,
       `HorizontalPodAutoscaler/${base}-api`,
       `HorizontalPodAutoscaler/${base}-queue`,
+      `NetworkPolicy/${base}-api`,
       `Secret/${base}-db-credentials`,
       `Secret/${base}-env`,
       `Service/${base}-api`,
@@ -181,14 +185,37 @@ describe("a cluster listener, against a stateful fake of the Kubernetes API", ()
       const template = (server.spec as { template: { spec: { containers: Record<string, unknown>[] } } }).template;
       assert.equal(template.spec.containers[0]!.image, GOOD_IMAGE);
       assert.deepEqual(template.spec.containers[0]!.resources, {
-        requests: { cpu: "500m", memory: "512Mi" },
-        limits: { cpu: "1000m", memory: "1024Mi" },
+        requests: { cpu: "500m", memory: "512Mi", "ephemeral-storage": "256Mi" },
+        limits: { cpu: "1000m", memory: "1024Mi", "ephemeral-storage": "2048Mi" },
       });
       assert.equal((server.spec as { replicas?: number }).replicas, undefined);
       const hpa = applied.find((o) => describeObject(o) === `HorizontalPodAutoscaler/${base}-${component}`) as StoredObject;
       assert.deepEqual([hpa.spec!.minReplicas, hpa.spec!.maxReplicas], [1, 3]);
       assert.deepEqual(hpa.spec!.scaleTargetRef, { apiVersion: "apps/v1", kind: "Deployment", name: `${base}-${component}` });
     }
+
+    // The deployment's pods take requests from the platform's namespace and each other only, and reach no private range.
+    const policy = applied.find((o) => describeObject(o) === `NetworkPolicy/${base}-api`) as StoredObject;
+    const policySpec = policy.spec as {
+      podSelector: unknown;
+      policyTypes: string[];
+      ingress: { from: unknown[] }[];
+      egress: { to: { ipBlock?: { cidr: string; except: string[] } }[] }[];
+    };
+    assert.deepEqual(policySpec.podSelector, { matchLabels: { "berth.dev/deployment": deployed.id } });
+    assert.deepEqual(policySpec.policyTypes, ["Ingress", "Egress"]);
+    // From the platform's namespace and the ingress controller's (BERTH_CLUSTER_PLATFORM_NAMESPACE, _INGRESS_NAMESPACES).
+    assert.deepEqual(
+      policySpec.ingress[1]!.from,
+      ["berth-system", "ingress-nginx"].map((name) => ({
+        namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": name } },
+      })),
+    );
+    const internet = policySpec.egress.at(-1)!.to[0]!.ipBlock!;
+    assert.equal(internet.cidr, "0.0.0.0/0");
+    assert.ok(
+      ["10.0.0.0/8", "172.16.0.0/12", "192.168.0.0/16", "169.254.0.0/16"].every((range) => internet.except.includes(range)),
+    );
 
     // The rollout the listener waited for: the revision's API pod runs.
     const apiPods = objectsOf(deployed.id).filter(
@@ -240,17 +267,20 @@ describe("a cluster listener, against a stateful fake of the Kubernetes API", ()
     const renderToken = "render-must-not-call";
     const kubeconfig = join(newDataDir("berth-render-kube-"), "kubeconfig");
     writeFileSync(kubeconfig, readFileSync(fake.kubeconfigFile, "utf8").replace(/token: .*/, `token: ${renderToken}`));
-    const rendered = await runListenerCommand([
-      ...listenerArgs,
-      "--compute",
-      "cluster",
-      "--kubeconfig",
-      kubeconfig,
-      "--cluster-namespace",
-      "agents",
-      "--render",
-      deployed.id,
-    ]);
+    const rendered = await runListenerCommand(
+      [
+        ...listenerArgs,
+        "--compute",
+        "cluster",
+        "--kubeconfig",
+        kubeconfig,
+        "--cluster-namespace",
+        "agents",
+        "--render",
+        deployed.id,
+      ],
+      NETWORK_ENV,
+    );
     assert.equal(rendered.code, 0, rendered.stderr);
     assert.match(rendered.stdout, /\n---\n/);
     const objects = loadAllYaml(rendered.stdout) as KubernetesObject[];
@@ -260,12 +290,16 @@ describe("a cluster listener, against a stateful fake of the Kubernetes API", ()
       "the same kinds and names as the fake holds",
     );
     assert.ok(objects.every((o) => o.metadata?.namespace === NAMESPACE));
+    assert.ok(
+      objects.some((o) => describeObject(o) === `NetworkPolicy/${baseName(deployed.id)}-api`),
+      "the NetworkPolicy is rendered",
+    );
     // With the listener's data directory, the render is exactly what was applied (the same database passwords).
     const applies = fake.requests.filter(
       (r) => r.method === "PATCH" && labelsOf(r.body as Named)["berth.dev/deployment"] === deployed.id,
     );
     assert.deepEqual(
-      objects.map((o) => JSON.parse(JSON.stringify(o))),
+      objects.map(wireFormOf),
       applies.map((r) => r.body),
     );
     assert.ok(!fake.requests.some((r) => r.authorization === `Bearer ${renderToken}`), "the render sent nothing to the cluster");

@@ -69,6 +69,12 @@ export const DISCOVERY: Readonly<Record<string, unknown>> = {
       apiResource("horizontalpodautoscalers/status", "HorizontalPodAutoscaler"),
     ],
   },
+  "/apis/networking.k8s.io/v1": {
+    kind: "APIResourceList",
+    apiVersion: "v1",
+    groupVersion: "networking.k8s.io/v1",
+    resources: [apiResource("networkpolicies", "NetworkPolicy", { shortNames: ["netpol"] })],
+  },
 };
 
 /** KEDA's group version, served only when the fake is started with `keda: true`. */

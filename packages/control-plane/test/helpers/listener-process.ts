@@ -46,10 +46,13 @@ export function listenerArgsFor(
 }
 
 /** `berth listener <args>` to completion (`--render`), with no kubeconfig but the one it is given. */
-export async function runListenerCommand(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+export async function runListenerCommand(
+  args: string[],
+  env: Record<string, string> = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const child = spawn(process.execPath, [BERTH_BIN, "listener", ...args], {
     stdio: ["ignore", "pipe", "pipe"],
-    env: { ...process.env, LOG_LEVEL: "info", KUBECONFIG: undefined },
+    env: { ...process.env, LOG_LEVEL: "info", KUBECONFIG: undefined, ...env },
   });
   let stdout = "";
   let stderr = "";

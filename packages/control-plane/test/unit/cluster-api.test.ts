@@ -308,6 +308,9 @@ describe("applyObjects", () => {
     });
     for (const path of [`/apis/apps/v1/namespaces/${NS}/statefulsets`])
       fake.on("GET", path, { body: list("StatefulSetList", []) });
+    fake.on("GET", `/apis/networking.k8s.io/v1/namespaces/${NS}/networkpolicies`, {
+      body: { kind: "NetworkPolicyList", apiVersion: "networking.k8s.io/v1", metadata: {}, items: [] },
+    });
     for (const kind of ["services", "secrets"]) {
       fake.on("GET", `/api/v1/namespaces/${NS}/${kind}`, { body: { kind: "List", apiVersion: "v1", metadata: {}, items: [] } });
     }
@@ -387,6 +390,7 @@ describe("applyObjects", () => {
       "/apis/autoscaling/v2/namespaces/berth-apps/horizontalpodautoscalers",
       "/apis/apps/v1/namespaces/berth-apps/deployments",
       "/apis/apps/v1/namespaces/berth-apps/statefulsets",
+      "/apis/networking.k8s.io/v1/namespaces/berth-apps/networkpolicies",
       "/api/v1/namespaces/berth-apps/services",
       "/api/v1/namespaces/berth-apps/secrets",
     ]) {
@@ -682,6 +686,12 @@ describe("deleteDeploymentObjects", () => {
           },
         },
       ]),
+      "/apis/networking.k8s.io/v1/namespaces/berth-apps/networkpolicies": {
+        kind: "NetworkPolicyList",
+        apiVersion: "networking.k8s.io/v1",
+        metadata: {},
+        items: [{ metadata: meta("berth-d1-api", "api") }],
+      },
       "/api/v1/namespaces/berth-apps/services": {
         kind: "ServiceList",
         apiVersion: "v1",
@@ -717,6 +727,7 @@ describe("deleteDeploymentObjects", () => {
       "/apis/apps/v1/namespaces/berth-apps/deployments/berth-d1-api",
       "/apis/apps/v1/namespaces/berth-apps/deployments/berth-d1-queue",
       "/apis/apps/v1/namespaces/berth-apps/statefulsets/berth-d1-db",
+      "/apis/networking.k8s.io/v1/namespaces/berth-apps/networkpolicies/berth-d1-api",
       "/api/v1/namespaces/berth-apps/services/berth-d1-api",
       "/api/v1/namespaces/berth-apps/secrets/berth-d1-env",
       "/api/v1/namespaces/berth-apps/persistentvolumeclaims/data-berth-d1-db-0",
@@ -736,6 +747,7 @@ describe("deleteDeploymentObjects", () => {
       "HorizontalPodAutoscaler/berth-d1-api",
       "Deployment/berth-d1-api",
       "StatefulSet/berth-d1-db",
+      "NetworkPolicy/berth-d1-api",
       "Service/berth-d1-api",
       "Secret/berth-d1-env",
       "PersistentVolumeClaim/data-berth-d1-db-0",
@@ -752,6 +764,7 @@ describe("deleteDeploymentObjects", () => {
       "/apis/autoscaling/v2/namespaces/berth-apps/horizontalpodautoscalers",
       "/apis/apps/v1/namespaces/berth-apps/deployments",
       "/apis/apps/v1/namespaces/berth-apps/statefulsets",
+      "/apis/networking.k8s.io/v1/namespaces/berth-apps/networkpolicies",
       "/api/v1/namespaces/berth-apps/services",
       "/api/v1/namespaces/berth-apps/secrets",
       "/api/v1/namespaces/berth-apps/persistentvolumeclaims",

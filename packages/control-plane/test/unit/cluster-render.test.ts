@@ -5,6 +5,7 @@ import {
   loadAllYaml,
   type V1Container,
   type V1Deployment,
+  type V1NetworkPolicy,
   type V1PodTemplateSpec,
   type V1Secret,
   type V1Service,
@@ -21,7 +22,7 @@ import {
   SERVICES_IMAGE,
 } from "../../src/compute/cluster/cluster-revision.js";
 import { renderRevision, toYaml } from "../../src/compute/cluster/render.js";
-import { validateAll } from "../helpers/kube-schemas.js";
+import { validateAll, wireFormOf } from "../helpers/kube-schemas.js";
 import { DeployError } from "../../src/compute/types.js";
 import { normalizeResourceSpec, RESOURCE_SPEC_FIELDS } from "../../src/domain/resource-spec.js";
 
@@ -129,6 +130,7 @@ describe("cluster rendering", () => {
     assert.deepEqual(kindsAndNames(objects), [
       `Secret/${PREFIX}-env`,
       `Secret/${PREFIX}-db-credentials`,
+      `NetworkPolicy/${PREFIX}-api`,
       `Service/${PREFIX}-db`,
       `StatefulSet/${PREFIX}-db`,
       `Service/${PREFIX}-cache`,
@@ -154,7 +156,11 @@ describe("cluster rendering", () => {
     assert.deepEqual(server.ports, [{ name: "http", containerPort: 8000, protocol: "TCP" }]);
     for (const probe of [server.readinessProbe, server.livenessProbe])
       assert.deepEqual(probe?.httpGet, { path: "/ok", port: "http" });
-    assert.equal(server.resources, undefined);
+    // Nothing sized it: the platform's defaults, every limit set.
+    assert.deepEqual(server.resources, {
+      requests: { cpu: "1000m", memory: "1024Mi", "ephemeral-storage": "256Mi" },
+      limits: { cpu: "2000m", memory: "2048Mi", "ephemeral-storage": "2048Mi" },
+    });
     assert.deepEqual(server.securityContext, {
       allowPrivilegeEscalation: false,
       capabilities: { drop: ["ALL"] },
@@ -380,6 +386,7 @@ describe("cluster rendering", () => {
     assert.deepEqual(kindsAndNames(renderRevision(maximal())), [
       `Secret/${PREFIX}-env`,
       `Secret/${PREFIX}-db-credentials`,
+      `NetworkPolicy/${PREFIX}-api`,
       `Service/${PREFIX}-db`,
       `StatefulSet/${PREFIX}-db`,
       `Service/${PREFIX}-cache`,
@@ -496,6 +503,141 @@ describe("cluster rendering", () => {
     ]);
     validateAll(idle);
     validateAll(plain);
+  });
+
+  test("every container has CPU, memory and ephemeral-storage requests and limits, within its limits", () => {
+    const containersOf = (objects: KubernetesObject[]) =>
+      objects.flatMap((object) => {
+        const template = (object as V1Deployment).spec?.template;
+        return [...(template?.spec?.initContainers ?? []), ...(template?.spec?.containers ?? [])].map((container) => ({
+          where: `${object.kind}/${object.metadata?.name}/${container.name}`,
+          container,
+        }));
+      });
+    const ownSidecar = {
+      sidecars: [{ name: "own", image: "busybox:1.36", resources: { requests: { memory: "1Gi" }, limits: { cpu: "2" } } }],
+    };
+    for (const input of [revisionOf(), maximal(), maximal({ keda: true }), revisionOf({ resourceSpec: ownSidecar })]) {
+      const found = containersOf(renderRevision(input));
+      assert.ok(found.length >= 4);
+      for (const { where, container } of found) {
+        for (const resource of ["cpu", "memory", "ephemeral-storage"]) {
+          assert.ok(container.resources?.limits?.[resource], `${where}: a ${resource} limit`);
+          assert.ok(container.resources?.requests?.[resource], `${where}: a ${resource} request`);
+        }
+      }
+    }
+    // A sidecar's own resources are kept; what they leave out is filled in, never below its own request.
+    const [sidecar] = containersOf(renderRevision(revisionOf({ resourceSpec: ownSidecar }))).filter(
+      ({ container }) => container.name === "own",
+    );
+    assert.deepEqual(sidecar?.container.resources, {
+      requests: { cpu: "250m", memory: "1Gi", "ephemeral-storage": "64Mi" },
+      limits: { cpu: "2", memory: "1Gi", "ephemeral-storage": "512Mi" },
+    });
+    // The deployment_type's preset sizes the servers resource_spec does not.
+    const preset = renderRevision(revisionOf({ sizePreset: { memoryLimitMb: 512, cpu: 0.5 } }));
+    for (const name of ["api", "queue"]) {
+      const server = containerOf(find<V1Deployment>(preset, "Deployment", `${PREFIX}-${name}`).spec?.template, name);
+      assert.deepEqual(server.resources?.limits, { cpu: "500m", memory: "512Mi", "ephemeral-storage": "2048Mi" });
+      assert.deepEqual(server.resources?.requests, { cpu: "250m", memory: "256Mi", "ephemeral-storage": "256Mi" });
+    }
+    // Redis evicts below the memory limit it got, a default one too.
+    const redis = containerOf(
+      find<V1Deployment>(renderRevision(revisionOf()), "Deployment", `${PREFIX}-cache`).spec?.template,
+      "redis",
+    );
+    assert.equal(envValue(redis, "REDIS_MAXMEMORY")?.value, "230mb");
+  });
+
+  test("a NetworkPolicy: requests from the platform, ingress and its own pods; egress to DNS, the control plane and the internet, no private range", () => {
+    const input = revisionOf({
+      env: {
+        LANGSMITH_ENDPOINT: "http://berth-control-plane.berth.svc:8000/api/v1",
+        BERTH_AUTH_SERVICE_URL: "http://berth-control-plane.berth.svc:8000",
+      },
+      keda: true,
+      network: {
+        platformNamespace: "berth",
+        ingressNamespaces: ["ingress-nginx"],
+        kedaNamespace: "keda",
+        blockedCidrs: ["203.0.113.0/24", "2001:db8::/32"],
+      },
+    });
+    const objects = renderRevision(input);
+    validateAll(objects);
+    const policy = wireFormOf(find<V1NetworkPolicy>(objects, "NetworkPolicy", `${PREFIX}-api`)) as {
+      spec: Record<string, unknown>;
+      metadata: { labels: Record<string, string> };
+    };
+    const own = { podSelector: { matchLabels: { [LABEL_DEPLOYMENT]: DEPLOYMENT_ID } } };
+    const namespace = (name: string) => ({ namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": name } } });
+    assert.equal(policy.metadata.labels[LABEL_DEPLOYMENT], DEPLOYMENT_ID);
+    assert.deepEqual(policy.spec, {
+      podSelector: own.podSelector,
+      policyTypes: ["Ingress", "Egress"],
+      ingress: [
+        { from: [own] },
+        { from: [namespace("berth"), namespace("ingress-nginx")], ports: [{ protocol: "TCP", port: 8000 }] },
+        { from: [namespace("keda")], ports: [{ protocol: "TCP", port: 5432 }] },
+      ],
+      egress: [
+        { to: [own] },
+        {
+          to: [{ namespaceSelector: {}, podSelector: { matchLabels: { "k8s-app": "kube-dns" } } }],
+          ports: [
+            { protocol: "UDP", port: 53 },
+            { protocol: "TCP", port: 53 },
+          ],
+        },
+        // The tracing API and the Auth Service: one rule, the control plane's namespace on its port.
+        { to: [namespace("berth")], ports: [{ protocol: "TCP", port: 8000 }] },
+        {
+          to: [
+            {
+              ipBlock: {
+                cidr: "0.0.0.0/0",
+                except: [
+                  "0.0.0.0/8",
+                  "10.0.0.0/8",
+                  "100.64.0.0/10",
+                  "127.0.0.0/8",
+                  "169.254.0.0/16",
+                  "172.16.0.0/12",
+                  "192.0.0.0/24",
+                  "192.168.0.0/16",
+                  "198.18.0.0/15",
+                  "224.0.0.0/3",
+                  "203.0.113.0/24",
+                ],
+              },
+            },
+            { ipBlock: { cidr: "::/0", except: ["::1/128", "fc00::/7", "fe80::/10", "ff00::/8", "2001:db8::/32"] } },
+          ],
+        },
+      ],
+    });
+    // A control plane at an address: that address and port; at a public name: the internet rule covers it.
+    const atAddress = wireFormOf(
+      find(
+        renderRevision(revisionOf({ env: { LANGSMITH_ENDPOINT: "https://10.1.2.3:8443/api/v1" } })),
+        "NetworkPolicy",
+        `${PREFIX}-api`,
+      ),
+    ) as { spec: { egress: unknown[]; ingress: unknown[] } };
+    assert.deepEqual(atAddress.spec.egress[2], {
+      to: [{ ipBlock: { cidr: "10.1.2.3/32" } }],
+      ports: [{ protocol: "TCP", port: 8443 }],
+    });
+    assert.equal(atAddress.spec.ingress.length, 2, "no KEDA rule without KEDA");
+    const publicName = wireFormOf(
+      find(
+        renderRevision(revisionOf({ env: { LANGSMITH_ENDPOINT: "https://berth.example.com/api/v1" } })),
+        "NetworkPolicy",
+        `${PREFIX}-api`,
+      ),
+    ) as { spec: { egress: unknown[] } };
+    assert.equal(publicName.spec.egress.length, 3);
   });
 
   test("fixed replica counts when min equals max: no autoscaler", () => {

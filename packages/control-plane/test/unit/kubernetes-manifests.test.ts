@@ -32,6 +32,7 @@ test("deploy/kubernetes: every file kustomization.yaml lists holds valid objects
   assert.deepEqual(resources, [
     "deployments",
     "horizontalpodautoscalers",
+    "networkpolicies",
     "persistentvolumeclaims",
     "pods",
     "pods/log",

@@ -24,6 +24,10 @@ export interface ClusterRevision {
   secretReferences: { name: string; secret_name: string; secret_key: string }[];
   /** The normalized resource_spec (every field of the spec's ResourceSpec, null when not set), or null. */
   resourceSpec: Record<string, unknown> | null;
+  /** The deployment_type's size (dev_free, dev), for the servers when resource_spec sets none. */
+  sizePreset?: { memoryLimitMb: number; cpu: number };
+  /** Who may reach the deployment's pods, and what they may reach (render-network.ts); defaults when not given. */
+  network?: ClusterNetworkSettings;
   /** The cluster runs KEDA: the workers scale on pending runs (ScaledObject) rather than on CPU (HPA). */
   keda: boolean;
   /** The passwords of the deployment's PostgreSQL and Redis, generated and kept by the listener (rendering stays pure). */
@@ -38,6 +42,25 @@ export interface ClusterRevision {
    */
   servicesUsers?: { db: number; cache: number };
 }
+
+/** Where the platform runs in the cluster, and what deployments may not reach (docs/cluster.md#network-policy). */
+export interface ClusterNetworkSettings {
+  /** The namespace of the control plane, its router and the listener: the API pods take requests from it. */
+  platformNamespace: string;
+  /** Namespaces of ingress controllers in front of deployments (custom_url): the API pods take requests from them too. */
+  ingressNamespaces: string[];
+  /** The namespace of KEDA's operator, whose scaler reads the database (when the cluster has KEDA). */
+  kedaNamespace: string;
+  /** CIDRs pods may not reach besides the private ranges: the cluster's pod and service CIDRs when they are outside them. */
+  blockedCidrs: string[];
+}
+
+export const DEFAULT_NETWORK_SETTINGS: ClusterNetworkSettings = {
+  platformNamespace: "berth",
+  ingressNamespaces: [],
+  kedaNamespace: "keda",
+  blockedCidrs: [],
+};
 
 /** The PostgreSQL and Redis image's default name (the docker listener tags it by content; a cluster pulls it by this name). */
 export const SERVICES_IMAGE = "berth/scale-out-services:latest";

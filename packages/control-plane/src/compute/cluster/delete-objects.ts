@@ -16,6 +16,8 @@ export const BERTH_KINDS: readonly BerthKind[] = [
   { apiVersion: "autoscaling/v2", kind: "HorizontalPodAutoscaler" },
   { apiVersion: "apps/v1", kind: "Deployment" },
   { apiVersion: "apps/v1", kind: "StatefulSet" },
+  // After the workloads: their pods are never without it.
+  { apiVersion: "networking.k8s.io/v1", kind: "NetworkPolicy" },
   { apiVersion: "v1", kind: "Service" },
   { apiVersion: "v1", kind: "Secret" },
 ];

@@ -1,5 +1,6 @@
 import type { V1Container, V1LocalObjectReference, V1SecurityContext, V1Volume, V1VolumeMount } from "@kubernetes/client-node";
 import { DeployError } from "../types.js";
+import { companionResourcesOf } from "./render-spec.js";
 
 /*
  * The object fields of resource_spec (volumes, volume_mounts,
@@ -79,7 +80,10 @@ export function podExtrasOf(resourceSpec: JsonObject | null): PodExtras {
   };
 }
 
-/** Init containers and sidecars: Kubernetes containers, given the platform's protections unless they set their own. */
+/**
+ * Init containers and sidecars: Kubernetes containers, given the platform's protections unless they set their own,
+ * and every limit their resources leave out.
+ */
 function containersOf(raw: JsonObject, field: "init_containers" | "sidecars"): V1Container[] {
   return objectsOf(raw, field).map((container, index) => {
     const name = nameOf(container, field, index);
@@ -87,7 +91,13 @@ function containersOf(raw: JsonObject, field: "init_containers" | "sidecars"): V
       throw new DeployError(`resource_spec.${field}[${index}] (${name}) needs an image`);
     if (container.securityContext !== undefined && !isObject(container.securityContext))
       throw new DeployError(`resource_spec.${field}[${index}].securityContext must be an object`);
-    return { ...container, securityContext: container.securityContext ?? companionSecurity() } as unknown as V1Container;
+    if (container.resources !== undefined && !isObject(container.resources))
+      throw new DeployError(`resource_spec.${field}[${index}].resources must be an object`);
+    return {
+      ...container,
+      securityContext: container.securityContext ?? companionSecurity(),
+      resources: companionResourcesOf(container.resources as V1Container["resources"]),
+    } as unknown as V1Container;
   });
 }
 

@@ -10,7 +10,7 @@ import { LABEL_MANAGED_BY, MANAGED_BY_BERTH, SERVICES_IMAGE } from "./cluster-re
 import { companionSecurity } from "./render-companions.js";
 import { metadataOf, podMetadataOf, selectorOf } from "./render-labels.js";
 import { CREDENTIAL_KEYS } from "./render-secrets.js";
-import { type RenderContext, resourcesOf } from "./render-spec.js";
+import { CACHE_DEFAULTS, DB_DEFAULTS, effectiveSizing, type RenderContext, resourcesOf } from "./render-spec.js";
 
 /*
  * The deployment's own PostgreSQL (a StatefulSet with its claim, kept across
@@ -25,7 +25,7 @@ const REDIS_PORT = 6379;
 
 export function renderDatabase(context: RenderContext): [V1Service, V1StatefulSet] {
   const { names, spec } = context;
-  const resources = resourcesOf(spec.db);
+  const resources = resourcesOf(spec.db, DB_DEFAULTS);
   const container: V1Container = {
     name: "postgres",
     image: servicesImageOf(context),
@@ -35,7 +35,7 @@ export function renderDatabase(context: RenderContext): [V1Service, V1StatefulSe
       { name: "POSTGRES_PASSWORD", valueFrom: { secretKeyRef: { name: names.credentials, key: CREDENTIAL_KEYS.dbPassword } } },
       { name: "POSTGRES_MAX_CONNECTIONS", value: String(spec.dbMaxConnections) },
     ],
-    ...(resources ? { resources } : {}),
+    resources,
     readinessProbe: {
       exec: { command: ["sh", "-c", 'exec "$(echo /usr/lib/postgresql/*/bin)/pg_isready" -q -h 127.0.0.1'] },
       periodSeconds: 5,
@@ -83,8 +83,8 @@ export function renderDatabase(context: RenderContext): [V1Service, V1StatefulSe
 
 export function renderCache(context: RenderContext): [V1Service, V1Deployment] {
   const { names, spec } = context;
-  const resources = resourcesOf(spec.cache);
-  const limitMb = spec.cache.memoryLimitMb;
+  const resources = resourcesOf(spec.cache, CACHE_DEFAULTS);
+  const limitMb = effectiveSizing(spec.cache, CACHE_DEFAULTS).memoryLimitMb;
   const container: V1Container = {
     name: "redis",
     image: servicesImageOf(context),
@@ -93,9 +93,9 @@ export function renderCache(context: RenderContext): [V1Service, V1Deployment] {
     env: [
       { name: "REDIS_PASSWORD", valueFrom: { secretKeyRef: { name: names.credentials, key: CREDENTIAL_KEYS.cachePassword } } },
       // Redis evicts before the kernel kills it, as on the docker listener.
-      ...(limitMb ? [{ name: "REDIS_MAXMEMORY", value: `${Math.floor(limitMb * 0.9)}mb` }] : []),
+      { name: "REDIS_MAXMEMORY", value: `${Math.floor(limitMb * 0.9)}mb` },
     ],
-    ...(resources ? { resources } : {}),
+    resources,
     readinessProbe: {
       exec: { command: ["sh", "-c", 'redis-cli --no-auth-warning -a "$REDIS_PASSWORD" ping | grep -q PONG'] },
       periodSeconds: 5,

@@ -87,7 +87,7 @@ function podTemplateOf(context: RenderContext, extras: PodExtras, component: Ser
 
 function serverContainerOf(context: RenderContext, extras: PodExtras, component: ServerComponent): V1Container {
   const { input, spec, names } = context;
-  const resources = resourcesOf(component === "api" ? spec.api : spec.queue);
+  const resources = resourcesOf(component === "api" ? spec.api : spec.queue, context.serverDefaults);
   const probe = (periodSeconds: number, failureThreshold: number): V1Probe => ({
     httpGet: { path: "/ok", port: "http" },
     periodSeconds,
@@ -102,7 +102,7 @@ function serverContainerOf(context: RenderContext, extras: PodExtras, component:
     ports: [{ name: "http", containerPort: SERVER_PORT, protocol: "TCP" }],
     env: serverEnvOf(context, component === "api" ? "api" : "worker"),
     envFrom: [{ secretRef: { name: names.env } }],
-    ...(resources ? { resources } : {}),
+    resources,
     // Migrations run at start: a slow first start is not a dead server.
     startupProbe: probe(2, 90),
     readinessProbe: probe(5, 3),
