@@ -79,6 +79,20 @@ export class AssistantService {
     return assistant;
   }
 
+  /**
+   * The assistant a run (or a cron) names. The graphs' own assistants are every
+   * user's to run, as the reference server resolves a graph id: a run is
+   * authorized through its thread (`threads:create_run`), and an owner filter on
+   * assistants must not hide the graphs. An assistant a user created is found
+   * only if `assistants:read` lets the user see it.
+   */
+  async forRun(assistantIdOrGraphId: string, access: Access): Promise<Assistant> {
+    const assistantId = this.resolveId(assistantIdOrGraphId);
+    const stored = await this.storage.assistants.get(assistantId);
+    if (stored && stored.assistant_id === systemAssistantId(stored.graph_id)) return stored;
+    return this.get(assistantId, access);
+  }
+
   async create(input: CreateAssistantInput, access: Access): Promise<Assistant> {
     this.requireGraph(input.graph_id);
     const assistantId = input.assistant_id ?? randomUUID();

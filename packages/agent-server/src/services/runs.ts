@@ -150,7 +150,7 @@ export class RunService {
       if (await this.storage.threads.get(threadId)) throw new NotFoundError("Thread not found");
     }
     const metadata = metadataOf(authorized.value);
-    const assistant = await this.assistants.get(input.assistant_id, access).catch((error: unknown) => {
+    const assistant = await this.assistants.forRun(input.assistant_id, access).catch((error: unknown) => {
       if (!(error instanceof NotFoundError)) throw error;
       throw new NotFoundError(
         `No assistant found for "${input.assistant_id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
