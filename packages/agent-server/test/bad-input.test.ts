@@ -483,7 +483,7 @@ const threadRows: Row[] = [
 
   // POST /threads/{id}/copy
   { name: "thread id not a UUID", method: "POST", path: "/threads/not-a-uuid/copy", status: 422, expected: notUuid(["path", "thread_id"]) },
-  { name: "unknown thread", method: "POST", path: `/threads/${UNKNOWN}/copy`, status: 404, expected: threadNotFound },
+  { name: "unknown thread (as another user's)", method: "POST", path: `/threads/${UNKNOWN}/copy`, status: 409, expected: threadNotFound },
 
   // GET /threads/{id}/state
   { name: "thread id not a UUID", method: "GET", path: "/threads/not-a-uuid/state", status: 422, expected: notUuid(["path", "thread_id"]) },

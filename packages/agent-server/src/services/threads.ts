@@ -103,11 +103,25 @@ export class ThreadService {
     return this.storage.threads.count({ ...filter, scope });
   }
 
-  /** The copy keeps the source's metadata, so its owner too: reading the source is what it takes (as the reference server). */
+  /**
+   * Copying takes reading the source and creating the copy, as on the reference
+   * server: `threads:read` on the source, then `threads:create` on the new thread
+   * with the source's metadata, which a handler may refuse or stamp (the copy's
+   * owner). A missing source and another user's are the same 409, so the answer
+   * tells nothing of a thread the user cannot see.
+   */
   async copy(threadId: string, access: Access): Promise<Thread> {
     const { scope } = await access.authorize("threads:read", { thread_id: threadId });
-    const copied = await this.storage.threads.copy(threadId, randomUUID(), scope);
-    if (!copied) throw new NotFoundError("Thread not found");
+    const source = await this.storage.threads.get(threadId, scope);
+    if (!source) throw new ConflictError("Thread not found");
+    const targetId = randomUUID();
+    const { value, handled } = await access.authorize("threads:create", {
+      thread_id: targetId,
+      metadata: { ...source.metadata },
+      if_exists: "raise",
+    });
+    const copied = await this.storage.threads.copy(threadId, targetId, scope, handled ? metadataOf(value) : undefined);
+    if (!copied) throw new ConflictError("Thread not found");
     return copied;
   }
 

@@ -142,8 +142,8 @@ export interface ThreadRepository {
   count(filter: ThreadFilter): Promise<number>;
   /** Deletes at most `limit` expired threads that are not busy, as `delete` does; how many it deleted. */
   sweepExpired(limit: number): Promise<number>;
-  /** Creates `targetId` with the source's metadata, config and values, and a copy of its checkpoints. */
-  copy(sourceId: string, targetId: string, scope?: MetadataScope): Promise<Thread | undefined>;
+  /** Creates `targetId` with the source's config and values, `metadata` (the source's when undefined), and a copy of its checkpoints. */
+  copy(sourceId: string, targetId: string, scope?: MetadataScope, metadata?: JsonObject): Promise<Thread | undefined>;
   /** Records the state the thread shows after its graph advanced. */
   setState(threadId: string, state: ThreadStateSummary): Promise<void>;
   /** Ids of threads whose metadata contains the filter. */

@@ -150,13 +150,13 @@ export class PostgresThreadRepository implements ThreadRepository {
     return rows[0].n;
   }
 
-  async copy(sourceId: string, targetId: string, scope?: MetadataScope): Promise<Thread | undefined> {
-    const params: unknown[] = [targetId, nowIso(), sourceId];
+  async copy(sourceId: string, targetId: string, scope?: MetadataScope, metadata?: JsonObject): Promise<Thread | undefined> {
+    const params: unknown[] = [targetId, nowIso(), sourceId, metadata === undefined ? null : jsonb(metadata)];
     const inScope = postgresScope(scope, params);
     return withTransaction(this.pool, async (client) => {
       const { rows } = await client.query<Thread>(
         `INSERT INTO threads (thread_id, status, metadata, config, "values", interrupts, created_at, updated_at)
-         SELECT $1, status, metadata, config, "values", interrupts, $2, $2 FROM threads WHERE thread_id = $3${inScope}
+         SELECT $1, status, coalesce($4::jsonb, metadata), config, "values", interrupts, $2, $2 FROM threads WHERE thread_id = $3${inScope}
          RETURNING ${THREAD_COLUMNS}`,
         params,
       );

@@ -174,17 +174,18 @@ export class SqliteThreadRepository implements ThreadRepository {
       .immediate();
   }
 
-  async copy(sourceId: string, targetId: string, scope?: MetadataScope): Promise<Thread | undefined> {
+  async copy(sourceId: string, targetId: string, scope?: MetadataScope, metadata?: JsonObject): Promise<Thread | undefined> {
     const inScope = sqliteScope(scope);
+    const copiedMetadata = metadata === undefined ? null : JSON.stringify(metadata);
     return this.db
       .transaction(() => {
         const now = nowIso();
         const copied = this.db
           .prepare(
             `INSERT INTO threads (thread_id, status, metadata, config, "values", interrupts, created_at, updated_at)
-           SELECT ?, status, metadata, config, "values", interrupts, ?, ? FROM threads WHERE thread_id = ?${inScope.sql}`,
+           SELECT ?, status, coalesce(?, metadata), config, "values", interrupts, ?, ? FROM threads WHERE thread_id = ?${inScope.sql}`,
           )
-          .run(targetId, now, now, sourceId, ...inScope.params);
+          .run(targetId, copiedMetadata, now, now, sourceId, ...inScope.params);
         if (copied.changes === 0) return undefined;
         void this.checkpointer.copyThread(sourceId, targetId);
         return this.getSync(targetId);

@@ -77,6 +77,10 @@ export function scopesContract(backend: Backend): void {
       assert.equal(await storage.threads.copy(bob, target, ALICE), undefined);
       assert.equal(await storage.threads.get(target), undefined, "nothing copied");
       assert.deepEqual((await storage.threads.copy(bob, target, { tags: ["y"] }))?.metadata, BOB);
+      const stamped = { ...BOB, owner: "carol" };
+      const restamped = await storage.threads.copy(bob, randomUUID(), { tags: ["y"] }, stamped);
+      assert.deepEqual(restamped?.metadata, stamped, "a copy takes the metadata it is given");
+      assert.ok(restamped && (await storage.threads.delete(restamped.thread_id)));
 
       assert.equal(await storage.threads.prune([alice, bob], "keep_latest", { owner: "bob" }), 1);
       assert.equal(await storage.threads.prune([alice, bob, target], "delete", ALICE), 1, "only Alice's is counted");
