@@ -168,7 +168,7 @@ describe("resource handlers (auth.on) with users of the built-in JWT scheme", { 
     assert.deepEqual(bobs.permissions, ["threads:read"]);
   });
 
-  it("hides alice's thread from bob: get, search, count, state, history, copy are 404 or empty", async () => {
+  it("hides alice's thread from bob: get, search, count, state, history are 404 or empty, copy a 409", async () => {
     for (const threadId of [idle, busy]) await failsWith(404, bob.threads.get(threadId), "get");
     assert.deepEqual(await bob.threads.search({ metadata: { topic: TOPIC } }), []);
     assert.equal(await bob.threads.count({ metadata: { topic: TOPIC } }), 0);
@@ -177,7 +177,7 @@ describe("resource handlers (auth.on) with users of the built-in JWT scheme", { 
     const history = await fetchAs(tokens.bob, "GET", `/threads/${idle}/history`);
     assert.equal(history.status, 404, "GET history");
     await history.body?.cancel();
-    await failsWith(404, bob.threads.copy(idle), "copy");
+    await failsWith(409, bob.threads.copy(idle), "copy");
   });
 
   it("lets bob change nothing of alice's thread: POST state, PATCH, run create are 404, a thread of the same id 409", async () => {
@@ -197,7 +197,12 @@ describe("resource handlers (auth.on) with users of the built-in JWT scheme", { 
     await failsWith(404, bob.runs.list(idle), "list");
     await failsWith(404, bob.runs.get(idle, finishedRun), "get");
     await failsWith(404, bob.runs.join(idle, finishedRun), "join");
-    await failsWith(404, firstPart(bob.runs.joinStream(busy, longRun, { lastEventId: "-1" })), "stream join");
+    const joined = await firstPart(bob.runs.joinStream(busy, longRun, { lastEventId: "-1" }));
+    assert.deepEqual(
+      [joined?.event, joined?.data],
+      ["error", { error: "NotFoundError", message: "404: Run not found" }],
+      "stream join",
+    );
     await failsWith(404, bob.runs.cancel(busy, longRun), "cancel");
     await failsWith(404, bob.runs.cancelMany({ threadId: busy, runIds: [longRun] }), "cancel many");
     await bob.runs.cancelMany({ status: "all" }); // cancels bob's runs only: he has none

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
-import { type BerthProcess, request, startBerth } from "@berth/test-support";
+import { type BerthProcess, startBerth } from "@berth/test-support";
 
 /** One Server-Sent Event as received, with the client-side time it was parsed. */
 interface SseEvent {
@@ -253,8 +253,12 @@ describe("run streams: resumption, joining, framing", () => {
     assert.equal(joined.response.headers.get("location"), `/threads/${threadId}/runs/${runId}/stream`);
     assert.ok((await collect(joined.frames)).events.every((event) => event.id !== undefined));
 
-    const bad = await request(berth.url, "GET", `/threads/${threadId}/runs/${crypto.randomUUID()}/stream`);
-    assert.equal(bad.status, 404);
+    // A run that is not there is the stream's one error event, as a run of a thread the user cannot see.
+    const missing = await collect((await join(threadId, crypto.randomUUID())).frames);
+    assert.deepEqual(
+      missing.events.map((event) => [event.event, event.data]),
+      [["error", { error: "NotFoundError", message: "404: Run not found" }]],
+    );
   });
 
   it("sends `: heartbeat` comments while a stream is idle", async () => {

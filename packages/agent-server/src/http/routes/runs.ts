@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Access } from "../../services/authorization.js";
 import type { RunCreateInput, RunService } from "../../services/runs.js";
 import type { Run as RunRecord } from "../../storage/types.js";
-import { defineRoute, writeEventStream } from "@berth/service-kit";
+import { defineRoute, NotFoundError, type SseEvent, writeEventStream } from "@berth/service-kit";
 import {
   CancelManyBody,
   CancelManyQuery,
@@ -32,6 +32,11 @@ const tag = "runs";
 
 function runLocation(run: RunRecord, stateless: boolean): string {
   return stateless ? `/runs/${run.run_id}` : `/threads/${run.thread_id}/runs/${run.run_id}`;
+}
+
+/** The one event of a join stream whose run the user cannot see. */
+async function* runNotFound(): AsyncGenerator<SseEvent> {
+  yield { event: "error", data: JSON.stringify({ error: "NotFoundError", message: "404: Run not found" }) };
 }
 
 /** `Last-Event-ID` as a sequence number; undefined when absent. */
@@ -204,7 +209,16 @@ export function registerRunRoutes(
     request: FastifyRequest,
     reply: FastifyReply,
   ) {
-    const run = await runs.get(threadId, runId, accessOf(request));
+    const run = await runs.get(threadId, runId, accessOf(request)).catch((error: unknown) => {
+      if (error instanceof NotFoundError) return undefined;
+      throw error;
+    });
+    if (!run) {
+      // As the reference server answers it: an open stream whose one event is the 404, for a run of another user's
+      // thread and a run that does not exist alike.
+      await writeEventStream(reply, runNotFound(), { heartbeatMs: timings.heartbeatMs });
+      return;
+    }
     const signal = disconnectSignal(reply);
     // Without Last-Event-ID a joiner only gets what comes after it joined.
     const after = lastEventId(request) ?? (await runs.lastSeq(run.run_id));
