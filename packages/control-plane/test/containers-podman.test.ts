@@ -27,6 +27,7 @@ import { pushTestImage } from "./helpers/test-image.js";
 
 const engine = await containerEngine();
 const registry = process.env.BERTH_TEST_REGISTRY ?? "";
+const root = process.getuid?.() === 0;
 const podmanWorks = spawnSync("podman", ["info"], { stdio: "ignore" }).status === 0;
 const skip =
   engine.skip ||
@@ -110,6 +111,16 @@ describe("a docker listener on podman's Docker-compatible service", { skip }, ()
     assert.equal(inspected.HostConfig.Init, true);
     const published = Object.values(inspected.NetworkSettings.Ports ?? {}).flat();
     assert.ok(published.length > 0 && published.every((binding) => binding?.HostIp === "127.0.0.1"), JSON.stringify(published));
+    // The deployment's own network, behind the host firewall's rules for its bridge (when the listener runs as root).
+    // (podman reports NetworkMode "bridge" for any bridge network: its networks say which.)
+    assert.deepEqual(Object.keys(inspected.NetworkSettings.Networks), [`berth-${created.id}`]);
+    const bridge = (
+      JSON.parse(spawnSync("podman", ["network", "inspect", `berth-${created.id}`]).stdout.toString()) as {
+        network_interface: string;
+      }[]
+    )[0]!.network_interface;
+    const rulesOf = () => spawnSync("iptables", ["-w", "-S"]).stdout?.toString() ?? "";
+    if (root) assert.match(rulesOf(), new RegExp(`^-A (DOCKER-USER|FORWARD) -i ${bridge} -j BERTH-F-${bridge}$`, "m"));
 
     const deployment = (await cp.admin.get<Deployment>(`/v2/deployments/${created.id}`)).body;
     const ask = async () => {
@@ -143,5 +154,7 @@ describe("a docker listener on podman's Docker-compatible service", { skip }, ()
       left = await podman.docker.listContainers({ all: true, ...byDeployment });
     }
     assert.deepEqual(left, [], "DELETE removes the deployment's containers from podman");
+    while (rulesOf().includes(`BERTH-F-${bridge}`) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 250));
+    assert.ok(!rulesOf().includes(`-${bridge}`), "and its network's firewall chains");
   });
 });

@@ -5,6 +5,7 @@ import type { Endpoint, HostFirewall } from "./host-firewall.js";
 /** What a network is made with: the engine (docker-engine.ts's ContainerEngine) and its host firewall. */
 interface NetworkEngine {
   readonly docker: Docker;
+  readonly address: string;
   readonly firewall?: HostFirewall;
 }
 
@@ -24,11 +25,12 @@ export const BUILD_NETWORK = "berth-builds";
 
 /**
  * The host interface of a Berth network: named by Berth (at most 15
- * characters), so the host's firewall rules can be written for it before
- * the engine brings it up.
+ * characters, from the engine's address and the network's name, so two
+ * engines of one host never pick the same), so the host's firewall rules
+ * can be written for it before the engine brings it up.
  */
-export function bridgeNameOf(network: string): string {
-  return `bb-${createHash("sha256").update(network).digest("hex").slice(0, 12)}`;
+function bridgeNameOf(engineAddress: string, network: string): string {
+  return `bb-${createHash("sha256").update(`${engineAddress} ${network}`).digest("hex").slice(0, 12)}`;
 }
 
 /**
@@ -49,7 +51,7 @@ export async function ensureIsolatedNetwork(engine: NetworkEngine, name: string,
         CheckDuplicate: true,
         Labels: options.labels,
         Options: {
-          "com.docker.network.bridge.name": bridgeNameOf(name),
+          "com.docker.network.bridge.name": bridgeNameOf(engine.address, name),
           "com.docker.network.bridge.enable_icc": String(options.interContainer),
           "com.docker.network.bridge.enable_ip_masquerade": "true",
           "com.docker.network.bridge.host_binding_ipv4": "127.0.0.1",
@@ -69,7 +71,7 @@ export async function ensureIsolatedNetwork(engine: NetworkEngine, name: string,
   const current = installed.get(network.Id);
   const allowed = options.allowed ?? current ?? [];
   if (current && JSON.stringify(current) === JSON.stringify(allowed)) return;
-  await firewall.isolate(interfaceOf(network), network.IPAM?.Config?.[0]?.Gateway, allowed);
+  await firewall.isolate(await interfaceOf(engine.docker, network), network.IPAM?.Config?.[0]?.Gateway, allowed);
   installed.set(network.Id, allowed);
 }
 
@@ -77,13 +79,15 @@ export async function ensureIsolatedNetwork(engine: NetworkEngine, name: string,
 export async function removeIsolatedNetwork(engine: NetworkEngine, name: string): Promise<void> {
   const network = await inspectNetwork(engine.docker, name);
   if (!network) return;
+  // Asked while the engine still has the network (podman's tells its interface only then).
+  const bridge = engine.firewall && (await interfaceOf(engine.docker, network));
   try {
     await engine.docker.getNetwork(network.Id).remove();
   } catch (error) {
     if ((error as { statusCode?: number }).statusCode !== 404) throw error;
   }
   isolated.get(engine)?.delete(network.Id);
-  await engine.firewall?.release(interfaceOf(network));
+  if (bridge) await engine.firewall?.release(bridge);
 }
 
 /** Networks whose rules this process installed, with their exceptions, per engine. */
@@ -98,7 +102,23 @@ async function inspectNetwork(docker: Docker, name: string): Promise<Docker.Netw
   }
 }
 
-/** The bridge's interface: Berth names it; a network made before Berth did has Docker's default name. */
-function interfaceOf(network: Docker.NetworkInspectInfo): string {
-  return network.Options?.["com.docker.network.bridge.name"] ?? `br-${network.Id.slice(0, 12)}`;
+/**
+ * The bridge's interface: Berth names it on Docker Engine; podman's engine
+ * (before 5) does not take the name through the Docker API and tells its own
+ * in its libpod API; a network made before Berth named it has Docker's default name.
+ */
+async function interfaceOf(docker: Docker, network: Docker.NetworkInspectInfo): Promise<string> {
+  const named = network.Options?.["com.docker.network.bridge.name"];
+  if (named) return named;
+  const libpod = await new Promise<{ network_interface?: string } | undefined>((resolve) =>
+    docker.modem.dial(
+      {
+        path: `/v4.0.0/libpod/networks/${encodeURIComponent(network.Name)}/json`,
+        method: "GET",
+        statusCodes: { 200: true, 404: "not podman", 500: "server error" },
+      },
+      (error: Error | null, data: unknown) => resolve(error ? undefined : (data as { network_interface?: string })),
+    ),
+  );
+  return libpod?.network_interface ?? `br-${network.Id.slice(0, 12)}`;
 }
