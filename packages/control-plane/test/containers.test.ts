@@ -274,6 +274,75 @@ describe("a docker listener builds internal_source into an image and runs it as 
     }
   });
 
+  test("redeploying a repo_host revision of an older commit runs that commit's image, or an image built from it again", async () => {
+    const host = await startGitHost();
+    const agent = readFileSync(join(FIXTURES, "deploy-app", "agent.ts"), "utf8");
+    const saying = (greeting: string) => ({
+      "agent.ts": agent.replace('process.env.GREETING ?? "hello"', `process.env.GREETING ?? "${greeting}"`),
+    });
+    try {
+      const firstSha = host.createRepository("rollback.git", join(FIXTURES, "deploy-app"));
+      const integration = await cp.admin.post<{ id: string }>("/v1/integrations/repo_host", {
+        name: "rollback",
+        kind: "git",
+        base_url: host.url,
+      });
+      const created = await createDeployment(cp.admin, {
+        name: uniqueName("repo-rollback"),
+        source: "repo_host",
+        source_config: { integration_id: integration.body.id, repo_url: `${host.url}/rollback.git`, deployment_type: "dev" },
+        source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
+        secrets: [],
+      });
+      const first = await finalRevision(cp.admin, created.id, created.latest_revision_id!);
+      assert.equal(first.status, "DEPLOYED", first.status_message ?? undefined);
+      const url = (await cp.admin.get<Deployment>(`/v2/deployments/${created.id}`)).body.source_config.custom_url!;
+      const ask = async (text: string) =>
+        lastMessage(
+          await new Client({ apiUrl: url, apiKey: cp.adminKey }).runs.wait(null, "agent", {
+            input: { messages: [{ type: "human", content: text }] },
+          }),
+        );
+      host.commit("rollback.git", saying("newer"));
+      const rebuilt = await cp.admin.post<{ id: string }>(`/v2/deployments/${created.id}/revisions`);
+      assert.equal(rebuilt.status, 201, JSON.stringify(rebuilt.body));
+      assert.equal((await finalRevision(cp.admin, created.id, rebuilt.body.id)).status, "DEPLOYED");
+      assert.equal(await ask("now"), "newer: now");
+
+      const rollBack = async () => {
+        const redeployed = await cp.admin.post<Deployment>(`/v2/deployments/${created.id}/revisions/${first.id}/redeploy`);
+        assert.equal(redeployed.status, 200, JSON.stringify(redeployed.body));
+        const revision = await finalRevision(cp.admin, created.id, redeployed.body.latest_revision_id!);
+        assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+        assert.equal(revision.source_revision_config.repo_commit_sha, firstSha);
+        return revision;
+      };
+      // The first commit's image is still there: it runs again.
+      const again = await rollBack();
+      assert.equal(again.image_digest, first.image_digest);
+      assert.equal(await ask("back"), "hello: back");
+      // Gone from the engine (pruned, say): exactly that commit is fetched and built again.
+      assert.equal((await cp.admin.post(`/v2/deployments/${created.id}/revisions/${rebuilt.body.id}/redeploy`)).status, 200);
+      const newest = (await cp.admin.get<Deployment>(`/v2/deployments/${created.id}`)).body.latest_revision_id!;
+      assert.equal((await finalRevision(cp.admin, created.id, newest)).status, "DEPLOYED");
+      // The rollback's containers finish their requests and stop; then its image can go.
+      const deadline = Date.now() + 60_000;
+      while ((await containersOf(created.id)).some((c) => c.ImageID === first.image_digest) && Date.now() < deadline)
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      await docker.getImage(first.image_digest!).remove({ force: true });
+      const rebuiltFirst = await rollBack();
+      const build = (await logsOf(cp.admin, created.id, rebuiltFirst.id, "build")).map((line) => line.message);
+      assert.ok(
+        build.some((line) => line.includes(`Fetching commit ${firstSha}`)),
+        build.join("\n"),
+      );
+      assert.equal(await ask("rebuilt"), "hello: rebuilt");
+      assert.equal((await cp.admin.delete(`/v2/deployments/${created.id}`)).status, 204);
+    } finally {
+      await host.close();
+    }
+  });
+
   test("a PATCH under steady load switches containers with zero failed requests; the same source reuses the image", async () => {
     const url = (await cp.admin.get<Deployment>(`/v2/deployments/${deployment.id}`)).body.source_config.custom_url!;
     const client = new Client({ apiUrl: url, apiKey: cp.adminKey });

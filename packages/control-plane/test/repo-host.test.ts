@@ -157,6 +157,34 @@ describe("repo_host deployments: fetched from git at a ref, rebuilt on push", ()
     );
   });
 
+  test("redeploying a revision of an older commit serves that commit, records it, and reuses its build", async () => {
+    const firstOfRepo = host.createRepository("rollback.git", agentProject("old"));
+    const deployment = await deployRepo(`${host.url}/rollback.git`, "main", { build_on_push: true });
+    const first = await finalRevision(cp.admin, deployment.id, deployment.latest_revision_id!);
+    assert.equal(first.status, "DEPLOYED", first.status_message ?? undefined);
+    const newSha = host.commit("rollback.git", { "agent.ts": agentSaying("new") });
+    const pushed = await sendPush({
+      ref: "refs/heads/main",
+      after: newSha,
+      repository: { clone_url: `${host.url}/rollback.git` },
+    });
+    const [second] = ((await pushed.json()) as { revisions: string[] }).revisions;
+    assert.equal((await finalRevision(cp.admin, deployment.id, second!)).status, "DEPLOYED");
+    assert.equal(await ask(deployment.id, "now"), "new: now");
+
+    const redeployed = await cp.admin.post<Deployment>(`/v2/deployments/${deployment.id}/revisions/${first.id}/redeploy`);
+    assert.equal(redeployed.status, 200, JSON.stringify(redeployed.body));
+    const rollback = await finalRevision(cp.admin, deployment.id, redeployed.body.latest_revision_id!);
+    assert.equal(rollback.status, "DEPLOYED", rollback.status_message ?? undefined);
+    assert.equal(rollback.source_revision_config.repo_commit_sha, firstOfRepo);
+    assert.equal(await ask(deployment.id, "back"), "old: back");
+    const build = (await logsOf(cp.admin, deployment.id, rollback.id, "build")).map((line) => line.message);
+    assert.ok(
+      build.some((line) => line.startsWith("Reusing the existing build")),
+      build.join("\n"),
+    );
+  });
+
   test("a burst of pushes coalesces: the newest head is deployed, older revisions in progress end SKIPPED", async () => {
     host.createRepository("burst.git", agentProject("zero"));
     const deployment = await deployRepo(`${host.url}/burst.git`, "main", { build_on_push: true });
@@ -386,6 +414,58 @@ describe("repo_host with build_on_push and no webhooks: the listener polls the t
     // The head it deployed is not deployed again.
     assert.equal((await revisionsOf(cp.admin, deployment.id)).length, 2);
   });
+
+  test("a rollback to an older commit stays until the branch moves again", async () => {
+    const firstSha = host.createRepository("rolled.git", agentProject("before"));
+    const created = await cp.admin.post<Integration>("/v1/integrations/repo_host", {
+      name: "rolled",
+      kind: "git",
+      base_url: host.url,
+    });
+    const deployment = await createDeployment(cp.admin, {
+      name: uniqueName("rolled"),
+      source: "repo_host",
+      source_config: {
+        integration_id: created.body.id,
+        repo_url: `${host.url}/rolled.git`,
+        deployment_type: "dev",
+        build_on_push: true,
+      },
+      source_revision_config: { repo_ref: "main", graph_config_path: "langgraph.json" },
+      secrets: [],
+    });
+    const first = await finalRevision(cp.admin, deployment.id, deployment.latest_revision_id!);
+    assert.equal(first.status, "DEPLOYED");
+    const headSha = host.commit("rolled.git", { "agent.ts": agentSaying("after") });
+    const second = await nextRevision(deployment.id, first.id);
+    assert.equal(second.source_revision_config.repo_commit_sha, headSha);
+
+    const redeployed = await cp.admin.post<Deployment>(`/v2/deployments/${deployment.id}/revisions/${first.id}/redeploy`);
+    assert.equal(redeployed.status, 200, JSON.stringify(redeployed.body));
+    const rollback = await finalRevision(cp.admin, deployment.id, redeployed.body.latest_revision_id!);
+    assert.equal(rollback.status, "DEPLOYED", rollback.status_message ?? undefined);
+    assert.equal(rollback.source_revision_config.repo_commit_sha, firstSha);
+    // Two more looks at the branch: at least one whole poll round ran while the rollback served, and made nothing.
+    await host.refsAsked("rolled.git", 2);
+    const revisions = await revisionsOf(cp.admin, deployment.id);
+    assert.equal(revisions.length, 3, revisions.map((revision) => revision.status_message).join("\n"));
+
+    const newerSha = host.commit("rolled.git", { "agent.ts": agentSaying("newer") });
+    const pushed = await nextRevision(deployment.id, rollback.id);
+    assert.equal(pushed.source_revision_config.repo_commit_sha, newerSha);
+  });
+
+  /** The first revision after `after`, once it is final (the poll makes it). */
+  async function nextRevision(deploymentId: string, after: string) {
+    let latest = after;
+    while (latest === after) {
+      latest = (await cp.admin.get<Deployment>(`/v2/deployments/${deploymentId}`)).body.latest_revision_id!;
+      if (latest === after) await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const revision = await finalRevision(cp.admin, deploymentId, latest);
+    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    return revision;
+  }
 });
 
 const sshUnavailable = sshHostUnavailable();

@@ -33,17 +33,21 @@ export class RevisionPreparation {
     const { link, artifacts, dirs } = this.context;
     const tarball = join(dirs.sources, `${revision.id}.tar.gz`);
     await mkdir(dirs.sources, { recursive: true });
+    // A rollback serves its commit: the build of that commit when it is still here, else that commit fetched and built.
+    const pinned = pinnedCommitOf(revision);
+    const pinnedKey = pinned && artifacts.keyOf({ ...revision, tarball_sha256: `git:${pinned}` });
+    let prepared = pinnedKey ? await this.findBuild(pinnedKey, buildLog) : undefined;
     // A repository is fetched first: its commit, not a tarball's hash, says which build it is.
-    let fetched: FetchedCommit | undefined;
-    if (revision.source === "repo_host") {
-      const commit = await this.fetchRepository(revision, tarball, buildLog, move, signal);
+    let fetched: FetchedCommit | undefined = prepared && pinned ? { sha: pinned } : undefined;
+    if (revision.source === "repo_host" && !fetched) {
+      const commit = await this.fetchRepository(revision, tarball, buildLog, move, signal, pinned);
       if (!commit) return null;
       fetched = commit;
     }
     const facts = fetched && { repo_commit_sha: fetched.sha };
     const key = artifacts.keyOf(fetched ? { ...revision, tarball_sha256: `git:${fetched.sha}` } : revision);
     if (!key) return void (await move("BUILD_FAILED", "The revision has no uploaded source tarball"));
-    let prepared = await this.findBuild(key, buildLog);
+    prepared ??= await this.findBuild(key, buildLog);
     if (prepared) {
       buildLog({ level: "info", message: `Reusing the existing build ${key}: no build needed` });
     } else {
@@ -81,23 +85,26 @@ export class RevisionPreparation {
     buildLog: LogWriter,
     move: Move,
     signal: AbortSignal,
+    pinned: string | undefined,
   ): Promise<FetchedCommit | null> {
     const repository = revision.repository;
     if (!repository) {
       await move("BUILD_FAILED", "The deployment's integration no longer exists: its repository cannot be fetched");
       return null;
     }
-    await move("AWAITING_BUILD", `Fetching ${repository.url} at ${repository.ref}`);
-    buildLog({ level: "info", message: `Fetching ${repository.url} at ${repository.ref}` });
+    const at = pinned ? `commit ${pinned} (of ${repository.ref})` : repository.ref;
+    await move("AWAITING_BUILD", `Fetching ${repository.url} at ${at}`);
+    buildLog({ level: "info", message: `Fetching ${repository.url} at ${at}` });
     try {
       const commit = await fetchRepository({
         ...repositoryOf(repository),
+        commit: pinned,
         cacheDir: this.context.dirs.gitCache,
         tarball,
         signal,
         log: (line) => buildLog({ level: "info", message: line }),
       });
-      buildLog({ level: "info", message: `${repository.ref} is at ${commit.sha}` });
+      if (!pinned) buildLog({ level: "info", message: `${repository.ref} is at ${commit.sha}` });
       return commit;
     } catch (error) {
       if (signal.aborted) throw new Abandoned();
@@ -152,4 +159,14 @@ export class RevisionPreparation {
     const artifact = await artifacts.build(key, revision, tarball, dirs.installCache, log, signal, checkGraphs);
     return { configFile: artifact.configFile, reused: false };
   }
+}
+
+/**
+ * The commit a redeploy of a repo_host revision serves (the one that revision
+ * was fetched at); undefined for every other revision, which fetches its ref's head.
+ */
+function pinnedCommitOf(revision: AssignedRevision): string | undefined {
+  const sha = revision.source_revision_config.repo_commit_sha;
+  const pinned = revision.source === "repo_host" && revision.artifact_revision_id !== null;
+  return pinned && typeof sha === "string" && /^[0-9a-f]{40}$/.test(sha) ? sha : undefined;
 }

@@ -228,7 +228,12 @@ export class DeploymentService {
     return result?.revision?.id;
   }
 
-  /** Rollback: a new revision that deploys a deployed revision's built artifact again, with its configuration and secrets. */
+  /**
+   * Rollback: a new revision that deploys a deployed revision's built artifact
+   * again, with its configuration and secrets. A repo_host revision keeps its
+   * commit: the listener serves that commit's build, or builds exactly that
+   * commit again, never the branch's newer head.
+   */
   async redeploy(tenantId: string, id: string, revisionId: string): Promise<Deployment> {
     const target = await this.storage.revisions.get(tenantId, id, revisionId);
     if (!target) throw new NotFoundError(`Revision ${revisionId} not found`);
@@ -247,7 +252,7 @@ export class DeploymentService {
         revision: {
           id: randomUUID(),
           status: "QUEUED",
-          status_message: `Redeploy of revision ${target.number} (${target.id}): its built artifact, without a build`,
+          status_message: redeployMessage(target),
           source: deployment.source,
           source_revision_config: target.source_revision_config,
           source_config: target.source_config,
@@ -307,6 +312,14 @@ export class DeploymentService {
     if (!latest) throw new Error(`deployment ${deployment.id} has no revision`);
     return presentDeployment(deployment, latest, this.box);
   }
+}
+
+function redeployMessage(target: RevisionRecord): string {
+  const of = `Redeploy of revision ${target.number} (${target.id})`;
+  const sha = target.source_revision_config.repo_commit_sha;
+  if (target.source === "repo_host" && typeof sha === "string")
+    return `${of}: commit ${sha.slice(0, 12)}, from its build if the listener still has it, else built again`;
+  return `${of}: its built artifact, without a build`;
 }
 
 export const notFound = (id: string) => new NotFoundError(`Deployment ${id} not found`);

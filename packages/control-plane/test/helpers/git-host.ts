@@ -20,6 +20,8 @@ export interface GitHost {
   commit(name: string, files: Record<string, string>, branch?: string): string;
   /** Tags the branch's head (annotated) and pushes the tag; returns the tagged commit's sha. */
   tag(name: string, tag: string, branch?: string): string;
+  /** Resolves once the repository's refs were asked for `count` more times (each ls-remote or fetch asks once). */
+  refsAsked(name: string, count: number): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -36,14 +38,25 @@ function git(cwd: string, ...args: string[]): string {
   return execFileSync("git", args, { cwd, env: { ...process.env, ...GIT_ENV }, encoding: "utf8" }).trim();
 }
 
-export async function startGitHost(): Promise<GitHost> {
+/** `protocolV0`: serve git's original protocol only, as older servers do (they refuse commits asked for by id). */
+export async function startGitHost(options: { protocolV0?: boolean } = {}): Promise<GitHost> {
   const root = mkdtempSync(join(tmpdir(), "berth-git-host-"));
   const work = mkdtempSync(join(tmpdir(), "berth-git-work-"));
   const token = "test-token-s3cr3t";
   const backend = join(git(root, "--exec-path"), "git-http-backend");
 
+  const refsWaiters: { path: string; left: number; resolve: () => void }[] = [];
   const server = http.createServer((request, response) => {
     const url = new URL(request.url ?? "/", "http://host");
+    if (url.pathname.endsWith("/info/refs")) {
+      for (const waiter of refsWaiters.filter((entry) => `/${entry.path}/info/refs` === url.pathname)) {
+        waiter.left -= 1;
+        if (waiter.left === 0) {
+          refsWaiters.splice(refsWaiters.indexOf(waiter), 1);
+          waiter.resolve();
+        }
+      }
+    }
     if (url.pathname.startsWith("/private/")) {
       const expected = `Basic ${Buffer.from(`x-access-token:${token}`).toString("base64")}`;
       const given = request.headers.authorization;
@@ -65,7 +78,9 @@ export async function startGitHost(): Promise<GitHost> {
         REMOTE_ADDR: "127.0.0.1",
         REMOTE_USER: "test",
         ...(request.headers["content-encoding"] ? { HTTP_CONTENT_ENCODING: request.headers["content-encoding"] } : {}),
-        ...(request.headers["git-protocol"] ? { GIT_PROTOCOL: String(request.headers["git-protocol"]) } : {}),
+        ...(request.headers["git-protocol"] && !options.protocolV0
+          ? { GIT_PROTOCOL: String(request.headers["git-protocol"]) }
+          : {}),
       },
       stdio: ["pipe", "pipe", "inherit"],
     });
@@ -133,6 +148,7 @@ export async function startGitHost(): Promise<GitHost> {
       git(dir, "push", "--quiet", "origin", tag);
       return git(dir, "rev-parse", "HEAD");
     },
+    refsAsked: (name, count) => new Promise((resolve) => refsWaiters.push({ path: name, left: count, resolve })),
     close: async () => {
       await new Promise<void>((resolve) => server.close(() => resolve()));
       rmSync(root, { recursive: true, force: true });

@@ -134,6 +134,38 @@ describe("fetchRepository", () => {
     assert.equal(readFileSync(join(await unpacked(fetch.tarball), "src/graph.ts"), "utf8"), "export const graph = 1;\n");
   });
 
+  test("a commit of the branch's history is fetched by its id after the branch moved on, into a fresh cache too", async () => {
+    for (const cacheDir of [join(scratch, "cache"), join(scratch, "cache-by-id")]) {
+      const fetch = request({ url: `${base}/public.git`, commit: firstCommit, cacheDir });
+      const { sha } = await fetchRepository(fetch);
+      assert.equal(sha, firstCommit);
+      assert.equal(readFileSync(join(await unpacked(fetch.tarball), "src/graph.ts"), "utf8"), "export const graph = 1;\n");
+    }
+    await rejectsWith(fetchRepository(request({ url: `${base}/public.git`, commit: "main" })), /"main" is not a commit id/);
+  });
+
+  test("a server that refuses commits by id hands the commit over with the branch's history; one it lacks is refused", async () => {
+    const old = await startGitHost({ protocolV0: true });
+    try {
+      const first = old.createRepository("old.git", tree(FILES));
+      old.commit("old.git", { "src/graph.ts": "export const graph = 2;\n" });
+      // A commit the repository does not have (e.g. force-pushed away and collected).
+      const gone = "0123456789abcdef0123456789abcdef01234567";
+      const cacheDir = join(scratch, "cache-v0");
+      // The cache holds the head only (shallow), as after a deploy of the branch.
+      await fetchRepository(request({ url: `${old.url}/old.git`, cacheDir }));
+      const fetch = request({ url: `${old.url}/old.git`, commit: first, cacheDir });
+      assert.equal((await fetchRepository(fetch)).sha, first);
+      assert.equal(readFileSync(join(await unpacked(fetch.tarball), "src/graph.ts"), "utf8"), "export const graph = 1;\n");
+      await rejectsWith(
+        fetchRepository(request({ url: `${old.url}/old.git`, commit: gone, cacheDir: join(scratch, "cache-v0-other") })),
+        new RegExp(`Commit ${gone} is no longer in the history of branch main`),
+      );
+    } finally {
+      await old.close();
+    }
+  });
+
   test("an unknown branch or tag is a GitFetchError naming it", async () => {
     await rejectsWith(fetchRepository(request({ url: `${base}/public.git`, ref: "nope" })), /has no branch nope/);
     await rejectsWith(fetchRepository(request({ url: `${base}/public.git`, ref: "refs/tags/v9" })), /has no tag v9/);

@@ -5,7 +5,7 @@ import type { GitCredentials } from "../../model/listener-protocol.js";
 import { explainFailure, GitFetchError, quote } from "./fetch-errors.js";
 import { type GitSession, withSession } from "./git-environment.js";
 import { runGit } from "./git-process.js";
-import { cacheRepository, fetchIntoCache, removeLockFiles, serialized } from "./repository-cache.js";
+import { cacheRepository, fetchCommitIntoCache, fetchIntoCache, removeLockFiles, serialized } from "./repository-cache.js";
 import { checkCredentials, describeRef, parseRef, parseSource } from "./urls-and-refs.js";
 
 // Fetching a git repository at a ref into a tarball: the entry the rest of the control plane imports.
@@ -19,6 +19,8 @@ export interface RepoFetch {
   url: string;
   /** A branch by bare name ("main") or as "refs/heads/main", or a tag as "refs/tags/v1". */
   ref: string;
+  /** A commit the ref pointed at once, to fetch instead of its head (a rollback to an earlier revision's commit). */
+  commit?: string;
   credentials?: GitCredentials;
   /** Local paths and file:// URLs are refused unless true. */
   allowLocal?: boolean;
@@ -49,13 +51,19 @@ export async function fetchRepository(request: RepoFetch): Promise<FetchedCommit
   checkCredentials(source, request.credentials);
   const repo = cacheRepository(request.cacheDir, source);
   const tarball = resolve(request.tarball);
-  const what = `Fetching ${describeRef(target)} from ${source.display}`;
+  const commit = request.commit;
+  if (commit !== undefined && !/^[0-9a-f]{40}$/.test(commit)) throw new GitFetchError(`"${commit}" is not a commit id`);
+  const what = commit
+    ? `Fetching commit ${commit} of ${describeRef(target)} from ${source.display}`
+    : `Fetching ${describeRef(target)} from ${source.display}`;
 
   return serialized(repo, () =>
     withSession(request, source, what, async (session) => {
       session.log(what);
       try {
-        const sha = await fetchIntoCache(repo, source, target, session);
+        const sha = commit
+          ? await fetchCommitIntoCache(repo, source, target, commit, session)
+          : await fetchIntoCache(repo, source, target, session);
         session.log(`Fetched commit ${sha}`);
         await writeTarball(repo, sha, tarball, session);
         return { sha };

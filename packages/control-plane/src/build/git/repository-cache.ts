@@ -105,6 +105,50 @@ async function fetchAndResolve(repo: string, source: Source, target: RefTarget, 
 }
 
 /**
+ * Makes `sha` (a commit of `target`'s history) present in the cache and
+ * returns it: found there already, else fetched by id (one shallow commit;
+ * protocol v2 servers allow that), else by deepening the ref's history to it
+ * on servers that refuse unadvertised objects. A commit no longer reachable
+ * from the ref there is an error.
+ */
+export async function fetchCommitIntoCache(
+  repo: string,
+  source: Source,
+  target: RefTarget,
+  sha: string,
+  session: GitSession,
+): Promise<string> {
+  await ensureCacheRepo(repo, session);
+  await removeLockFiles(repo, STALE_LOCK_MS);
+  const present = () => runGit(["--git-dir=.", "cat-file", "-e", `${sha}^{commit}`], repo, session);
+  if ((await present()).code === 0) return sha;
+  const common = ["--git-dir=.", "fetch", "--no-tags", "--no-write-fetch-head", "--no-recurse-submodules"];
+  const byId = await runGit([...common, "--depth=1", "--", source.url, `+${sha}:refs/berth/commits/${sha}`], repo, session);
+  if (byId.code === 0 && (await present()).code === 0) return sha;
+  session.log(`${source.display} did not hand out commit ${sha} by its id; fetching the history of ${describeRef(target)}`);
+  const localRef = `refs/berth/history/${target.remote.replaceAll("%", "%25").replaceAll("/", "%2F")}`;
+  const shallow = await isFile(join(repo, "shallow"));
+  const history = await runGit(
+    [...common, ...(shallow ? ["--unshallow"] : []), "--", source.url, `+${target.remote}:${localRef}`],
+    repo,
+    session,
+  );
+  if (history.code !== 0) {
+    const failure = explainFailure(history.stderr, {
+      repository: source.display,
+      ref: describeRef(target),
+      credentialKind: session.credentialKind,
+    });
+    throw new GitFetchError(failure.message);
+  }
+  const reachable = await runGit(["--git-dir=.", "merge-base", "--is-ancestor", sha, localRef], repo, session);
+  if (reachable.code !== 0) {
+    throw new GitFetchError(`Commit ${sha} is no longer in the history of ${describeRef(target)} of ${source.display}`);
+  }
+  return sha;
+}
+
+/**
  * Removes lock files older than `olderThanMs` from the cache repository. A
  * git that crashed or was SIGKILLed leaves them behind, and every later fetch
  * would fail on them; a running fetch of this process cannot own one (fetches
