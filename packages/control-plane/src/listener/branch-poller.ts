@@ -14,13 +14,17 @@ export function branchPollMs(env: NodeJS.ProcessEnv = process.env): number {
  * For git hosts that cannot reach the control plane with webhooks: the
  * listener asks the host for the head of each build_on_push deployment's
  * tracked branch, and tells the control plane when it moved (it makes the
- * revision, exactly as for a push webhook). A deployment with a revision in
- * progress is left alone until it ends; a host that does not answer is asked
- * again at the next round.
+ * revision, exactly as for a push webhook). Moved means: another head than
+ * the last one seen, not another commit than the serving one, so a rollback
+ * to an older commit stays until the next push. A deployment with a revision
+ * in progress is left alone until it ends; a host that does not answer is
+ * asked again at the next round.
  */
 export class BranchPoller {
   private timer: NodeJS.Timeout | undefined;
   private polling: Promise<void> | undefined;
+  /** Per deployment, the head the last round saw (before the first, the latest revision's commit). */
+  private readonly lastHeads = new Map<string, string>();
 
   constructor(
     private readonly intervalMs: number,
@@ -43,14 +47,19 @@ export class BranchPoller {
   }
 
   private async pollOnce(): Promise<void> {
-    for (const assignment of this.assignments()) {
+    const assignments = this.assignments();
+    const tracked = new Set(assignments.map((assignment) => assignment.id));
+    for (const id of this.lastHeads.keys()) if (!tracked.has(id)) this.lastHeads.delete(id);
+    for (const assignment of assignments) {
       const latest = assignment.latest;
       const repository = latest?.repository;
       if (assignment.deleted || !latest || !repository || latest.source_config.build_on_push !== true) continue;
       if (IN_PROGRESS_REVISION_STATUSES.includes(latest.status)) continue;
       try {
         const head = await remoteHead(repositoryOf(repository));
-        if (head && head !== latest.source_revision_config.repo_commit_sha) await this.link.branchMoved(assignment.id, head);
+        const lastSeen = this.lastHeads.get(assignment.id) ?? latest.source_revision_config.repo_commit_sha;
+        if (head && head !== lastSeen) await this.link.branchMoved(assignment.id, head);
+        if (head) this.lastHeads.set(assignment.id, head);
       } catch (err) {
         this.logger.warn({ err, deployment_id: assignment.id }, "polling a tracked branch failed");
       }

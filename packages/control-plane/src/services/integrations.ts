@@ -201,9 +201,25 @@ export class IntegrationService {
     }
   }
 
-  /** A new head of a deployment's tracked branch, seen by its listener's poll. */
-  revisionForHead(tenantId: string, deploymentId: string, head: string): Promise<string | undefined> {
+  /**
+   * A new head of a deployment's tracked branch, seen by its listener's poll:
+   * a revision unless it is the head the deployment last fetched. A rollback
+   * (a redeploy of an older commit) stays until the branch moves, as it would
+   * with webhooks, even when a restarted listener no longer knows what it saw.
+   */
+  async revisionForHead(tenantId: string, deploymentId: string, head: string): Promise<string | undefined> {
+    if ((await this.lastFetchedHead(tenantId, deploymentId)) === head) return undefined;
     return this.deployments.revisionForPush(tenantId, deploymentId, head);
+  }
+
+  /** The commit of the deployment's newest revision that fetched its branch (a redeploy fetches none). */
+  private async lastFetchedHead(tenantId: string, deploymentId: string): Promise<unknown> {
+    for (let offset = 0; ; offset += 100) {
+      const page = await this.storage.revisions.list(tenantId, deploymentId, { limit: 100, offset });
+      const fetched = page.find((revision) => revision.artifact_revision_id === null);
+      if (fetched) return fetched.source_revision_config.repo_commit_sha;
+      if (page.length < 100) return undefined;
+    }
   }
 
   private async deploymentsOf(tenantId: string, integrationId: string) {
