@@ -245,6 +245,31 @@ describe("a cluster listener builds internal_source revisions, pushes them to it
       ]);
       assert.equal(rendered.code, 0, rendered.stderr);
       assert.deepEqual(renderedServerImages(rendered.stdout), [ref, ref]);
+
+      // The branch moves on and is deployed; a redeploy of the first revision runs the first commit's image again.
+      host.commit("agent.git", { "agent.ts": `${readFileSync(join(FIXTURES, "deploy-app", "agent.ts"), "utf8")}\n// newer\n` });
+      const rebuilt = await cp.admin.post<{ id: string }>(`/v2/deployments/${created.id}/revisions`);
+      assert.equal(rebuilt.status, 201, JSON.stringify(rebuilt.body));
+      const newer = await finalRevision(cp.admin, created.id, rebuilt.body.id);
+      assert.equal(newer.status, "DEPLOYED", `${newer.status_message}${why()}`);
+      assert.notEqual(newer.source_revision_config.repo_commit_sha, sha);
+      for (const container of serverImagesOf(created.id)) assert.notEqual(container.image, ref);
+      const redeployed = await cp.admin.post<Deployment>(`/v2/deployments/${created.id}/revisions/${revision.id}/redeploy`);
+      assert.equal(redeployed.status, 200, JSON.stringify(redeployed.body));
+      const rollback = await finalRevision(cp.admin, created.id, redeployed.body.latest_revision_id!);
+      assert.equal(rollback.status, "DEPLOYED", `${rollback.status_message}${why()}`);
+      assert.equal(rollback.source_revision_config.repo_commit_sha, sha);
+      for (const container of serverImagesOf(created.id)) assert.equal(container.image, ref);
+      const renderedRollback = await runListenerCommand([
+        ...listenerArgs,
+        ...clusterArgs(),
+        "--image-registry",
+        `${registry}/${REGISTRY_PATH}`,
+        "--render",
+        created.id,
+      ]);
+      assert.equal(renderedRollback.code, 0, renderedRollback.stderr);
+      assert.deepEqual(renderedServerImages(renderedRollback.stdout), [ref, ref]);
       assert.equal((await cp.admin.delete(`/v2/deployments/${created.id}`)).status, 204);
       // Its teardown finishes here, not under the next tests (nor is cut short when the listener stops).
       const left = async () =>
