@@ -74,10 +74,16 @@ stop)
     CONTAINERS_CONF="$root/podman/containers.conf" CONTAINERS_STORAGE_CONF="$root/podman/storage.conf" \
       podman pod rm --all --force >/dev/null 2>&1 || true
   fi
-  # The host firewall chains the listener installed for this engine's networks (docs/containers.md), which outlive it.
-  if [ -S "$root/docker.sock" ] && command -v iptables >/dev/null; then
-    for bridge in $(curl -sf --unix-socket "$root/docker.sock" http://d/networks |
-      grep -o '"com.docker.network.bridge.name":"bb-[0-9a-f]*"' | cut -d'"' -f4); do
+  # The host firewall chains listeners installed for this engine's networks and podman's (docs/containers.md#network),
+  # which outlive them.
+  if command -v iptables >/dev/null; then
+    bridges="$( { [ -S "$root/docker.sock" ] && curl -sf --unix-socket "$root/docker.sock" http://d/networks |
+      grep -o '"com.docker.network.bridge.name":"bb-[0-9a-f]*"' | cut -d'"' -f4; } || true)"
+    if command -v podman >/dev/null && [ -f "$root/podman/containers.conf" ]; then
+      bridges="$bridges $(CONTAINERS_CONF="$root/podman/containers.conf" CONTAINERS_STORAGE_CONF="$root/podman/storage.conf" \
+        podman network ls --format '{{.NetworkInterface}}' 2>/dev/null | grep '^bb-' || true)"
+    fi
+    for bridge in $bridges; do
       for tool in iptables ip6tables; do
         for parent in DOCKER-USER FORWARD; do
           while "$tool" -w -D "$parent" -i "$bridge" -j "BERTH-F-$bridge" 2>/dev/null; do :; done

@@ -36,6 +36,7 @@ const portOf = (server: Server) => (server.address() as AddressInfo).port;
 interface ProbeReport {
   connections: Record<string, string>;
   fetched: Record<string, string>;
+  build: Record<string, string> | null;
 }
 
 describe("containers run on a network of their deployment's own, kept off the host and private ranges, within limits", {
@@ -88,7 +89,17 @@ describe("containers run on a network of their deployment's own, kept off the ho
       secrets: [],
     });
     probe = created;
-    const objectPath = await uploadSource(cp.admin, created.id, packFixture("network-probe"));
+    // Its image build tries the host's service at each host address, and the outside host.
+    const buildTargets = [...hostAddresses().map((address) => `${address}:${portOf(hostService)}`), new URL(outside.url).host];
+    const config = {
+      graphs: { probe: "./probe.ts:graph" },
+      dockerfile_lines: [`RUN node build-probe.mjs ${buildTargets.join(" ")}`],
+    };
+    const objectPath = await uploadSource(
+      cp.admin,
+      created.id,
+      packFixture("network-probe", { "langgraph.json": JSON.stringify(config) }),
+    );
     const [patched, neighboured] = await Promise.all([
       cp.admin.patch<Deployment>(`/v2/deployments/${created.id}`, {
         source_revision_config: { source_tarball_path: objectPath, graph_config_path: "langgraph.json" },
@@ -177,6 +188,19 @@ describe("containers run on a network of their deployment's own, kept off the ho
     // Refused at once by the host's rules (no waiting out a timeout).
     for (const [target, result] of Object.entries(report.connections))
       assert.match(result, /^(EHOSTUNREACH|ECONNREFUSED)$/, `${target}: ${result}`);
+  });
+
+  test("its image build reached the outside host, but not the host's service at any of its addresses", async () => {
+    const url = (await cp.admin.get<Deployment>(`/v2/deployments/${probe.id}`)).body.source_config.custom_url!;
+    const report = (await new Client({ apiUrl: url, apiKey: cp.adminKey }).runs.wait(null, "probe", {
+      input: { targets: [] },
+    })) as unknown as ProbeReport;
+    assert.ok(report.build, "the build's probe ran");
+    const outsideTarget = new URL(outside.url).host;
+    assert.equal(report.build[outsideTarget], "open");
+    const hostTargets = Object.entries(report.build).filter(([target]) => target !== outsideTarget);
+    assert.ok(hostTargets.length > 0);
+    for (const [target, result] of hostTargets) assert.match(result, /^(EHOSTUNREACH|ECONNREFUSED)$/, `${target}: ${result}`);
   });
 
   test("each deployment has its own network, none uses the engine's default bridge", async () => {

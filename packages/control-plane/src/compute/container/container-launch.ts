@@ -51,7 +51,11 @@ export async function launchContainer(
   // The deployment's network (a scale-out deployment's, spec.network, was made with its database), with its exceptions
   // for the control plane.
   const network = spec.network ?? deploymentNetworkOf(spec.deploymentId);
-  await ensureDeploymentNetwork(engine, spec.deploymentId, await controlPlaneEndpointsOf(spec.env));
+  try {
+    await ensureDeploymentNetwork(engine, spec.deploymentId, await controlPlaneEndpointsOf(spec.env));
+  } catch (error) {
+    throw new DeployError(`Preparing the deployment's network failed: ${(error as Error).message}`);
+  }
   const companions: CompanionContext = {
     engine,
     network,
