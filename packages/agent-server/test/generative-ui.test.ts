@@ -103,6 +103,20 @@ describe("generative UI: `ui` bundles, the /ui routes and UI messages", () => {
     assert.match(await style.text(), /\.card/);
   });
 
+  it('the bundle takes React and the SDK from the page\'s registry, `globalThis[Symbol.for("LGUI_REQUIRE")]`', async () => {
+    // What the SDK's `LoadExternalComponent` inserts, and the script it names, as the reference's suite reads them.
+    const fragment = await client["~ui"].getComponent("agent", "card");
+    const src = /<script src="(?<src>[^"]+)"/.exec(fragment)?.groups?.src;
+    assert.ok(src, fragment);
+    const script = await (await fetch(src)).text();
+    assert.ok(script.includes('globalThis[Symbol.for("LGUI_REQUIRE")]'), "the bundle reads the page's registry");
+    for (const shared of ["react", "react/jsx-runtime", "@langchain/langgraph-sdk/react-ui", "fixture-shared-label"]) {
+      assert.ok(script.includes(`(${JSON.stringify(shared)})`), `${shared} comes from the page`);
+    }
+    // No copy of React of its own: its hooks would then throw "Invalid hook call" in the page.
+    assert.doesNotMatch(script, /useState=|function useState\(|react\.production/);
+  });
+
   it("/openapi.json lists both routes", async () => {
     const document = (await request(berth.url, "GET", "/openapi.json")).body as { paths: Record<string, object> };
     assert.ok(document.paths["/ui/{assistant_id}"], "POST /ui/{assistant_id}");
@@ -138,7 +152,7 @@ describe("generative UI: `ui` bundles, the /ui routes and UI messages", () => {
     });
     after(() => browser?.close());
 
-    it("useStream runs the graph and LoadExternalComponent renders the pushed props with the bundle's CSS", async () => {
+    it("useStream runs the graph and LoadExternalComponent renders the pushed props with the bundle's CSS and hooks", async () => {
       const script = await harnessScript();
       const page = await browser.newPage();
       const errors: string[] = [];
@@ -159,6 +173,13 @@ describe("generative UI: `ui` bundles, the /ui routes and UI messages", () => {
       await card.waitFor();
       assert.equal(await card.textContent(), title);
       assert.equal(await page.locator("#card-label").textContent(), "shared by the page");
+      // The component's hooks run in the page's React: its effect ran, its state updates, its stream context is the page's.
+      await page.locator("#card-mounted").waitFor();
+      assert.equal(await page.locator("#card-assistant").textContent(), "agent");
+      const clicks = page.locator("#card-clicks");
+      await clicks.click();
+      await clicks.click();
+      await page.locator("#card-clicks", { hasText: "2" }).waitFor();
       const border = await page.locator("#card").evaluate((element) => getComputedStyle(element).borderTopColor);
       assert.equal(border, "rgb(0, 128, 0)");
       await page.locator("#run-done").waitFor();

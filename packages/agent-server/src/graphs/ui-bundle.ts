@@ -1,7 +1,7 @@
 import { existsSync } from "node:fs";
 import { mkdir, rm, writeFile } from "node:fs/promises";
 import { basename, dirname, join } from "node:path";
-import type { Message, Plugin } from "esbuild";
+import type { Message, OutputFile, Plugin } from "esbuild";
 import { ConfigError } from "../config/config-error.js";
 import type { UiEntry, UiSettings } from "../config/ui-config.js";
 
@@ -72,7 +72,7 @@ async function bundleEntry(entry: UiEntry, shared: string[]): Promise<UiBundle> 
     return {
       name: entry.name,
       globalName,
-      assets: result.outputFiles.map((file) => ({ basename: basename(file.path), contents: file.contents })),
+      assets: result.outputFiles.map((file) => ({ basename: basename(file.path), contents: withRegistryLookup(file) })),
     };
   } catch (error) {
     const errors = (error as { errors?: Message[] }).errors;
@@ -103,8 +103,16 @@ function entrySource(file: string): string {
 }
 
 /**
+ * The page's module registry the SDK's `bootstrapUiContext()` fills. Bundles must name it as written
+ * here: the reference's clients (and its API suite) look for this text in a served bundle.
+ */
+const LGUI_REQUIRE = 'globalThis[Symbol.for("LGUI_REQUIRE")]';
+/** Stands for {@link LGUI_REQUIRE} while bundling: esbuild would print the lookup with a `@__PURE__` comment inside. */
+const LGUI_REQUIRE_PLACEHOLDER = "__berth_lgui_require__";
+
+/**
  * Shared modules (and their subpaths) are not bundled: each import reads the page's
- * copy from the SDK's registry (`Symbol.for("LGUI_REQUIRE")`, set by `bootstrapUiContext()`).
+ * copy from the SDK's registry, so a component's hooks run in the page's React.
  */
 function sharedModules(names: string[]): Plugin {
   const escaped = names.map((name) => name.replace(/[.*+?^${}()|[\]\\]/g, "\\$&"));
@@ -114,11 +122,22 @@ function sharedModules(names: string[]): Plugin {
     setup(build) {
       build.onResolve({ filter }, (args) => ({ path: args.path, namespace: "berth-ui-shared" }));
       build.onLoad({ filter: /.*/, namespace: "berth-ui-shared" }, (args) => ({
-        contents: `module.exports = globalThis[Symbol.for("LGUI_REQUIRE")](${JSON.stringify(args.path)});`,
+        contents: [
+          `if (typeof ${LGUI_REQUIRE_PLACEHOLDER} !== "function") {`,
+          `  throw new Error(${JSON.stringify(`${args.path} is shared with the page, which has not loaded @langchain/langgraph-sdk/react-ui`)});`,
+          "}",
+          `module.exports = ${LGUI_REQUIRE_PLACEHOLDER}(${JSON.stringify(args.path)});`,
+        ].join("\n"),
         loader: "js",
       }));
     },
   };
+}
+
+/** The script with the registry's lookup in place of its placeholder. */
+function withRegistryLookup(file: OutputFile): Uint8Array {
+  if (!file.path.endsWith(".js")) return file.contents;
+  return new TextEncoder().encode(file.text.replaceAll(LGUI_REQUIRE_PLACEHOLDER, LGUI_REQUIRE));
 }
 
 async function writeBundle(bundle: UiBundle, dir: string): Promise<void> {
