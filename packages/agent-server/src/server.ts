@@ -130,6 +130,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
             },
             logger,
           );
+    /** This server's address for code running in it, known once it listens. */
+    let ownUrl: string | undefined;
     const worker =
       role === "api"
         ? undefined
@@ -147,6 +149,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
               tracing,
               store: new GraphStore(items),
               webhooks: deliverer && { retryMs: settings.webhookRetryMs, queued: () => deliverer.wake() },
+              apiUrl: () => ownUrl,
             },
             { concurrency: settings.workers, leaseMs: settings.leaseMs, exclusiveDatabase: exclusive, pollMs: workerPollMs },
           );
@@ -213,7 +216,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       } else {
         url = await app.listen({ host: options.host, port: options.port });
       }
-      hideFromOwnClients = exposeToOwnClients(ownAddress(url, project.http.mountPrefix), settings.apiKey);
+      ownUrl = ownAddress(url, project.http.mountPrefix);
+      hideFromOwnClients = exposeToOwnClients(ownUrl, settings.apiKey);
       logger.info({ url, role, graphs: graphs.ids(), storage: describe }, "agent server listening");
       if (settings.internalTruncate)
         logger.warn("POST /internal/truncate is enabled (BERTH_INTERNAL_TRUNCATE): any client can empty the database");

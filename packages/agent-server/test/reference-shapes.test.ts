@@ -112,6 +112,51 @@ describe("shapes as the reference server gives them", () => {
     assert.deepEqual([metadata.langgraph_plan, metadata.langgraph_host, metadata.m], ["developer", "self-hosted", 1]);
   });
 
+  it("a run's metadata names the server it runs on (langgraph_api_url): in messages-tuple events and the thread state", async () => {
+    const thread = await berth.client.threads.create({ metadata: { owner: "o1" } });
+    const chunks = [];
+    for await (const chunk of berth.client.runs.stream(thread.thread_id, "tools_chat", {
+      input: { messages: [{ type: "human", content: "hi" }] },
+      streamMode: ["messages-tuple"],
+      metadata: { m: 1 },
+    })) {
+      chunks.push(chunk);
+    }
+    const tuples = chunks.filter((chunk) => chunk.event === "messages").map((chunk) => (chunk.data as [Dict, Dict])[1]);
+    assert.ok(tuples.length > 0, JSON.stringify(chunks));
+    // The keys the reference gives a chat model's tokens: the run's metadata (assistant < thread < run), what the server
+    // adds, and LangGraph's own (langgraph_node, checkpoint_ns...).
+    const expected = {
+      m: 1,
+      owner: "o1",
+      graph_id: "tools_chat",
+      thread_id: thread.thread_id,
+      run_attempt: 1,
+      langgraph_plan: "developer",
+      langgraph_host: "self-hosted",
+      langgraph_api_url: berth.url,
+      langgraph_node: "agent",
+    };
+    for (const metadata of tuples) {
+      for (const [key, value] of Object.entries(expected))
+        assert.deepEqual(metadata[key], value, `${key} in ${JSON.stringify(metadata)}`);
+      for (const key of [
+        "langgraph_version",
+        "langgraph_step",
+        "langgraph_triggers",
+        "langgraph_path",
+        "checkpoint_ns",
+        "run_id",
+      ]) {
+        assert.ok(key in metadata, `${key} in ${JSON.stringify(metadata)}`);
+      }
+    }
+    const state = await berth.client.threads.getState(thread.thread_id);
+    const metadata = state.metadata as Dict;
+    assert.equal(metadata.langgraph_api_url, berth.url);
+    assert.deepEqual([metadata.m, metadata.owner, metadata.graph_id, metadata.source], [1, "o1", "tools_chat", "loop"]);
+  });
+
   it("request x-* headers (credentials withheld) and user-agent reach configurable and checkpoint metadata, with ls_integration", async () => {
     const thread = await berth.client.threads.create();
     const response = await fetch(`${berth.url}/threads/${thread.thread_id}/runs/wait`, {

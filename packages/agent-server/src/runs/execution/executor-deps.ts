@@ -29,4 +29,6 @@ export interface ExecutorDeps {
   tracing?: Tracing;
   /** Runs with a webhook get their delivery written with their end (the outbox); without it, none. */
   webhooks?: WebhookQueue;
+  /** The server's address, given to runs as `langgraph_api_url`; undefined while unknown (before it listens, or a worker). */
+  apiUrl?: () => string | undefined;
 }

@@ -159,7 +159,7 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
     const thread = await deps.storage.threads.get(run.thread_id);
     if (!assistant) throw new Error(`Assistant ${run.assistant_id} not found`);
     if (!thread) throw new Error(`Thread ${run.thread_id} not found`);
-    const scope = runScope(run, assistant, thread, run.attempt);
+    const scope = runScope(run, assistant, thread, run.attempt, deps.apiUrl?.());
     // A stateless run's thread is deleted at its end: its checkpoints need not outlive it in the database.
     if (!isEphemeral(run)) checkpointer = new RunCheckpointer(deps.storage.checkpointer, scope.metadata);
     const graph = await deps.graphs.get(assistant.graph_id, scope.config);

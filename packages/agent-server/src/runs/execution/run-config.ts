@@ -19,7 +19,7 @@ function configurableOf(config: JsonObject): JsonObject {
  * LangGraph and graphs read from `configurable`, and the checkpoint to start
  * from when the run forks or resumes one.
  */
-export function runScope(run: Run, assistant: Assistant, thread: Thread, attempt = 1): RunScope {
+export function runScope(run: Run, assistant: Assistant, thread: Thread, attempt = 1, apiUrl?: string): RunScope {
   const runConfig = run.kwargs.config;
   const ids: RunIds = {
     thread_id: run.thread_id,
@@ -33,7 +33,7 @@ export function runScope(run: Run, assistant: Assistant, thread: Thread, attempt
     ...assistant.metadata,
     ...thread.metadata,
     ...run.metadata,
-    ...platformMetadata(attempt),
+    ...platformMetadata(attempt, apiUrl),
     ...ids,
   };
   const config: RunnableConfig = {
@@ -74,13 +74,18 @@ function camelCased(config: JsonObject): JsonObject {
 
 const LANGGRAPH_VERSION = (createRequire(import.meta.url)("@langchain/langgraph/package.json") as { version: string }).version;
 
-/** What the reference server adds to every run's metadata (and so to its checkpoints and streamed metadata). */
-function platformMetadata(attempt: number): JsonObject {
+/**
+ * What the reference server adds to every run's metadata (and so to its checkpoints and streamed metadata). Its
+ * `langgraph_api_url` is LANGGRAPH_API_URL, which its dev server sets to its own address: here that variable when the
+ * operator sets it (a public address, say), else the address this server listens on.
+ */
+function platformMetadata(attempt: number, apiUrl: string | undefined): JsonObject {
+  const url = process.env.LANGGRAPH_API_URL || apiUrl;
   return {
     run_attempt: attempt,
     langgraph_version: LANGGRAPH_VERSION,
     langgraph_plan: "developer",
     langgraph_host: "self-hosted",
-    ...(process.env.LANGGRAPH_API_URL ? { langgraph_api_url: process.env.LANGGRAPH_API_URL } : {}),
+    ...(url ? { langgraph_api_url: url } : {}),
   };
 }
