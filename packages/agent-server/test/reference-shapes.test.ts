@@ -157,6 +157,25 @@ describe("shapes as the reference server gives them", () => {
     assert.deepEqual([metadata.m, metadata.owner, metadata.graph_id, metadata.source], [1, "o1", "tools_chat", "loop"]);
   });
 
+  it("a thread run's stream starts as the reference's: id 0, metadata {run_id, attempt}; a stateless run's also names its thread", async () => {
+    const thread = await berth.client.threads.create();
+    const chunks = [];
+    for await (const chunk of berth.client.runs.stream(thread.thread_id, "two_steps", { input: { messages: [] } })) {
+      chunks.push(chunk);
+    }
+    const runId = (chunks[0]?.data as Dict | undefined)?.run_id;
+    assert.deepEqual(chunks[0], { id: "0", event: "metadata", data: { run_id: runId, attempt: 1 } });
+    assert.deepEqual(
+      chunks.map((chunk) => chunk.id),
+      chunks.map((_, index) => String(index)),
+    );
+
+    const stateless = [];
+    for await (const chunk of berth.client.runs.stream(null, "two_steps", { input: { messages: [] } })) stateless.push(chunk);
+    const data = stateless[0]?.data as Dict;
+    assert.deepEqual(Object.keys(data).sort(), ["attempt", "run_id", "thread_id"]);
+  });
+
   it("request x-* headers (credentials withheld) and user-agent reach configurable and checkpoint metadata, with ls_integration", async () => {
     const thread = await berth.client.threads.create();
     const response = await fetch(`${berth.url}/threads/${thread.thread_id}/runs/wait`, {

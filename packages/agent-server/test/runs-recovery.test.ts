@@ -42,7 +42,7 @@ async function crashMidRun(berth: BerthProcess, steps: number) {
     controller.abort();
   }
   assert.deepEqual(progressOf(received), [1, 2]);
-  assert.deepEqual(received[0].data, { run_id: runId, thread_id: threadId, attempt: 1 });
+  assert.deepEqual(received[0].data, { run_id: runId, attempt: 1 });
   return { threadId, runId, received };
 }
 
@@ -67,8 +67,8 @@ describe("runs survive a crash of the server", () => {
 
       const metadata = log.filter((event) => event.event === "metadata").map((event) => event.data);
       assert.deepEqual(metadata, [
-        { run_id: runId, thread_id: threadId, attempt: 1 },
-        { run_id: runId, thread_id: threadId, attempt: 2 },
+        { run_id: runId, attempt: 1 },
+        { run_id: runId, attempt: 2 },
       ]);
 
       const thread = await berth.client.threads.get<SlowState>(threadId);

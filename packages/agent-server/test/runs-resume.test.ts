@@ -187,7 +187,7 @@ describe("run streams: resumption, joining, framing", () => {
     assert.deepEqual(joined[0], {
       id: "0",
       event: "metadata",
-      data: { run_id: runId, thread_id: threadId, attempt: 1 },
+      data: { run_id: runId, attempt: 1 },
     });
     assert.deepEqual(wire(joined.slice(0, seen.length)), wire(seen), "the replay starts with what the first stream showed");
     assert.deepEqual(wire(joined), wire(await replay(threadId, runId)), "and goes on to the run's end");
@@ -247,7 +247,7 @@ describe("run streams: resumption, joining, framing", () => {
       events.map((event) => event.id),
       ["0", "1", "2", "3", "4", "5"],
     );
-    assert.deepEqual(events[0].data, { run_id: runId, thread_id: threadId, attempt: 1 });
+    assert.deepEqual(events[0].data, { run_id: runId, attempt: 1 });
 
     const joined = await join(threadId, runId, "-1");
     assert.equal(joined.response.headers.get("location"), `/threads/${threadId}/runs/${runId}/stream`);

@@ -87,7 +87,9 @@ async function attempt(
     leaseLost: () => controller.abort("lease_lost"),
   });
   attemptLog.writer = writer;
-  writer.emit("metadata", { run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
+  // As the reference: `{run_id, attempt}`. A stateless run also names its thread, which its client could not know otherwise.
+  const threadOfStateless = run.kwargs.temporary ? { thread_id: run.thread_id } : {};
+  writer.emit("metadata", { run_id: run.run_id, ...threadOfStateless, attempt: run.attempt });
   const exhausted = run.attempt - run.handovers > deps.maxAttempts;
   const runsGraph = !exhausted && !run.cancel_action;
   const feedback = runsGraph ? PendingFeedbackUrls.start(run.run_id, run.kwargs.feedback_keys, deps.tracing, log) : undefined;
