@@ -5,17 +5,8 @@ import { type BerthProcess, newDataDir, request, startBerth } from "@berth/test-
 
 const DRAFT_07 = "http://json-schema.org/draft-07/schema#";
 const ZOD_DRAFT = "https://json-schema.org/draft/2020-12/schema";
-const MESSAGES = { type: "array", items: { $ref: "#/definitions/BaseMessage" } };
-const MESSAGE_CLASSES = [
-  "AIMessage",
-  "BaseMessageChunk",
-  "ChatMessage",
-  "FunctionMessage",
-  "HumanMessage",
-  "RemoveMessage",
-  "SystemMessage",
-  "ToolMessage",
-];
+const BASE_MESSAGE = "BaseMessage<MessageStructure<MessageToolSet>,MessageType>";
+const MESSAGES = { type: "array", items: { $ref: `#/definitions/${BASE_MESSAGE}` } };
 
 type Schema = Record<string, unknown> & { definitions?: Record<string, Record<string, unknown>> };
 type Schemas = Record<"input_schema" | "output_schema" | "state_schema" | "config_schema" | "context_schema", Schema | null>;
@@ -56,13 +47,9 @@ async function assertLogged(berth: BerthProcess, pattern: RegExp): Promise<void>
 
 function assertMessageDefinitions(schema: Schema | null): void {
   const definitions = schema?.definitions ?? {};
-  assert.deepEqual(
-    definitions.BaseMessage?.oneOf,
-    MESSAGE_CLASSES.map((name) => ({ $ref: `#/definitions/${name}` })),
-  );
-  for (const name of MESSAGE_CLASSES) assert.equal(definitions[name]?.type, "object", name);
-  const human = definitions.HumanMessage?.properties as Record<string, unknown> | undefined;
-  assert.deepEqual(human?.type, { type: "string", const: "human" });
+  assert.deepEqual(definitions[BASE_MESSAGE]?.oneOf, [{ $ref: "#/definitions/RemoveMessage" }]);
+  const message = definitions.RemoveMessage?.properties as Record<string, { enum?: string[] }> | undefined;
+  assert.ok(message?.type?.enum?.includes("human"), "the definition takes every kind of message");
 }
 
 describe("schemas from TypeScript types and runtime schemas", () => {

@@ -15,6 +15,12 @@ export interface GraphSchemas {
   context_schema: JsonSchema | null;
 }
 
+/**
+ * A subgraph's schemas under both names clients read: the reference JS server's
+ * (`state`, `input`, `output`, `config`) and the SDK's `GraphSchema` fields.
+ */
+export type SubgraphSchemas = GraphSchemas & TypedSchemas;
+
 let resolver: StaticSchemaResolver | undefined;
 let serverCacheDir: string | undefined;
 
@@ -52,13 +58,20 @@ export async function resolveSubgraphSchemas(
   graph: CompiledGraph,
   namespace: string | undefined,
   recurse: boolean,
-): Promise<Record<string, GraphSchemas>> {
-  const result: Record<string, GraphSchemas> = {};
+): Promise<Record<string, SubgraphSchemas>> {
+  const result: Record<string, SubgraphSchemas> = {};
   let typed: StaticGraphSchemas | undefined;
   for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {
     const runtime = runtimeSchemas(subgraph);
     if (!isComplete(runtime)) typed ??= (await staticSchemas(spec)) ?? {};
-    result[name] = merge(runtime, typed?.[name], channelSchemas(subgraph));
+    const schemas = merge(runtime, typed?.[name], channelSchemas(subgraph));
+    result[name] = {
+      state: schemas.state_schema,
+      input: schemas.input_schema,
+      output: schemas.output_schema,
+      config: schemas.config_schema,
+      ...schemas,
+    };
   }
   return result;
 }

@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import { isDeepStrictEqual } from "node:util";
 import type { SystemAssistantDefaults } from "../config/assistant-defaults.js";
 import type { GraphRegistry } from "../graphs/registry.js";
-import { type GraphSchemas, resolveGraphSchemas, resolveSubgraphSchemas } from "../graphs/schemas.js";
+import { type GraphSchemas, resolveGraphSchemas, resolveSubgraphSchemas, type SubgraphSchemas } from "../graphs/schemas.js";
 import type {
   Assistant,
   AssistantFilter,
@@ -196,7 +196,7 @@ export class AssistantService {
     namespace: string | undefined,
     recurse: boolean,
     access: Access,
-  ): Promise<Record<string, GraphSchemas>> {
+  ): Promise<Record<string, SubgraphSchemas>> {
     const assistant = await this.get(assistantIdOrGraphId, access);
     const graph = await this.graphOf(assistant);
     return resolveSubgraphSchemas(this.graphs.spec(assistant.graph_id), graph, namespace, recurse);

@@ -6,7 +6,7 @@ import type { StaticAnalysis } from "./static-analysis.js";
 import type { StaticGraphSchemas } from "./types.js";
 
 /** Bump when the analysis gives other schemas for the same sources. */
-const ANALYZER_VERSION = "1";
+const ANALYZER_VERSION = "2";
 
 const require = createRequire(import.meta.url);
 

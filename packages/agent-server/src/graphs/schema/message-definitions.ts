@@ -1,35 +1,16 @@
 import type { JsonSchema } from "./types.js";
 
 /**
- * How message fields appear in schemas read from TypeScript types: like the
- * reference server, an array of `#/definitions/BaseMessage`, itself a oneOf of
- * the concrete message classes. Their bodies describe the serialized message
- * (what clients send and receive), not the classes' internals.
+ * How message fields appear in schemas read from TypeScript types, named as the
+ * reference server's generator names them for @langchain/core 1.x: an array of
+ * `#/definitions/BaseMessage<MessageStructure<MessageToolSet>,MessageType>`, a
+ * oneOf of `RemoveMessage` (the one class that extends the plain base there).
+ * That one definition describes any serialized message, so every kind validates.
  */
-export const BASE_MESSAGE_REF = "#/definitions/BaseMessage";
+const BASE_MESSAGE = "BaseMessage<MessageStructure<MessageToolSet>,MessageType>";
+export const BASE_MESSAGE_REF = `#/definitions/${BASE_MESSAGE}`;
 
-const MESSAGE_CLASSES = {
-  AIMessage: "ai",
-  BaseMessageChunk: undefined,
-  ChatMessage: "generic",
-  FunctionMessage: "function",
-  HumanMessage: "human",
-  RemoveMessage: "remove",
-  SystemMessage: "system",
-  ToolMessage: "tool",
-} as const;
-
-const content: JsonSchema = {
-  anyOf: [{ type: "string" }, { type: "array", items: { type: "object", additionalProperties: true } }],
-};
-
-const common: Record<string, JsonSchema> = {
-  content,
-  id: { type: "string" },
-  name: { type: "string" },
-  additional_kwargs: { type: "object", additionalProperties: true },
-  response_metadata: { type: "object", additionalProperties: true },
-};
+const MESSAGE_TYPES = ["ai", "human", "system", "tool", "function", "generic", "remove", "developer"];
 
 const toolCall: JsonSchema = {
   type: "object",
@@ -42,53 +23,35 @@ const toolCall: JsonSchema = {
   required: ["args", "name"],
 };
 
-const extra: Record<keyof typeof MESSAGE_CLASSES, { properties?: Record<string, JsonSchema>; required?: string[] }> = {
-  AIMessage: {
-    properties: {
-      tool_calls: { type: "array", items: toolCall },
-      invalid_tool_calls: { type: "array", items: { type: "object", additionalProperties: true } },
-      usage_metadata: {
-        type: "object",
-        properties: { input_tokens: { type: "number" }, output_tokens: { type: "number" }, total_tokens: { type: "number" } },
-      },
+/** A serialized message of any kind: the common fields, and those of AI, tool and chat messages as optional. */
+const message: JsonSchema = {
+  type: "object",
+  properties: {
+    content: { anyOf: [{ type: "string" }, { type: "array", items: { type: "object", additionalProperties: true } }] },
+    id: { type: "string" },
+    name: { type: "string" },
+    type: { type: "string", enum: MESSAGE_TYPES },
+    additional_kwargs: { type: "object", additionalProperties: true },
+    response_metadata: { type: "object", additionalProperties: true },
+    tool_calls: { type: "array", items: toolCall },
+    invalid_tool_calls: { type: "array", items: { type: "object", additionalProperties: true } },
+    usage_metadata: {
+      type: "object",
+      properties: { input_tokens: { type: "number" }, output_tokens: { type: "number" }, total_tokens: { type: "number" } },
     },
+    tool_call_id: { type: "string" },
+    status: { type: "string", enum: ["error", "success"] },
+    artifact: {},
+    role: { type: "string" },
   },
-  BaseMessageChunk: {},
-  ChatMessage: { properties: { role: { type: "string" } }, required: ["content", "role"] },
-  FunctionMessage: { required: ["content", "name"] },
-  HumanMessage: {},
-  RemoveMessage: { required: ["id"] },
-  SystemMessage: {},
-  ToolMessage: {
-    properties: {
-      tool_call_id: { type: "string" },
-      status: { type: "string", enum: ["error", "success"] },
-      artifact: {},
-    },
-    required: ["content", "tool_call_id"],
-  },
+  required: ["content"],
 };
-
-function messageDefinition(name: keyof typeof MESSAGE_CLASSES): JsonSchema {
-  const type = MESSAGE_CLASSES[name];
-  return {
-    type: "object",
-    properties: {
-      ...common,
-      ...extra[name].properties,
-      type: type === undefined ? { type: "string" } : { type: "string", const: type },
-    },
-    required: extra[name].required ?? ["content"],
-  };
-}
 
 /** The definitions a schema with message fields carries. */
 export const MESSAGE_DEFINITIONS: Record<string, JsonSchema> = {
-  BaseMessage: {
+  [BASE_MESSAGE]: {
     description: "Base class for all types of messages in a conversation.",
-    oneOf: Object.keys(MESSAGE_CLASSES).map((name) => ({ $ref: `#/definitions/${name}` })),
+    oneOf: [{ $ref: "#/definitions/RemoveMessage" }],
   },
-  ...Object.fromEntries(
-    (Object.keys(MESSAGE_CLASSES) as (keyof typeof MESSAGE_CLASSES)[]).map((name) => [name, messageDefinition(name)]),
-  ),
+  RemoveMessage: message,
 };
