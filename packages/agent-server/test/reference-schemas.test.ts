@@ -51,6 +51,17 @@ describe("schemas and subgraphs in the reference server's shapes", () => {
     assert.ok(message.properties?.tool_calls, "an AI message's tool calls");
   });
 
+  it("a context annotation is both the config and the context schema", async () => {
+    const schemas = await schemasOf("runtime_context");
+    const context = {
+      type: "object",
+      properties: { provider: { type: "string", enum: ["anthropic", "openai", "unknown"] } },
+      $schema: DRAFT_07,
+    };
+    assert.deepEqual(schemas.config_schema, context);
+    assert.deepEqual(schemas.context_schema, context);
+  });
+
   it("a StateSchema and a withLangGraph zod state mark their messages channel; a plain zod state does not", async () => {
     const stateSchema = (await schemasOf("state_schema")).state_schema as Schema;
     assert.equal(stateSchema.type, "object");
