@@ -44,7 +44,7 @@ async function sqliteTopology(): Promise<ChaosTopology> {
   } catch (error) {
     disk = `no size-limited directory (mounting a tmpfs needs root): ${(error as Error).message}`;
   }
-  const dataDir = typeof disk === "string" ? newDataDir() : disk.path;
+  const dataDir = typeof disk === "string" ? newDataDir("berth-chaos-") : disk.path;
   const port = String(await freePort());
   const start = () => startBerth({ dataDir, extraArgs: ["--port", port] });
   let server = await start();
@@ -118,13 +118,13 @@ async function createDatabaseOnSmallDisk(
 async function postgresTopology(): Promise<ChaosTopology> {
   const adminUrl = process.env.DATABASE_URL!;
   const redis = await PrivateRedis.start();
-  const dataDir = newDataDir();
+  const dataDir = newDataDir("berth-chaos-");
   const database = testDatabaseName(dataDir);
   const storage = await createDatabaseOnSmallDisk(adminUrl, database);
   const env = { REDIS_URL: redis.url };
   const startWorker = () => startBerth({ dataDir, role: "worker", env: { ...env, BERTH_WORKERS: "4" } });
   // Without Redis, on a database of their own: their LISTEN connection must come back after an outage too.
-  const notifyDir = newDataDir();
+  const notifyDir = newDataDir("berth-chaos-");
   const noRedis = { REDIS_URL: undefined } as unknown as Record<string, string>;
   const [api, notifyApi, notifyWorker, ...workers] = await Promise.all([
     startBerth({ dataDir, role: "api", env }),
