@@ -2,27 +2,9 @@ import { execFile } from "node:child_process";
 import { readFile } from "node:fs/promises";
 import { isIPv4 } from "node:net";
 import { promisify } from "node:util";
+import { NON_PUBLIC_IPV4_RANGES } from "../model/address-ranges.js";
 
 const run = promisify(execFile);
-
-/**
- * Where containers may not go, besides their own network: private, shared,
- * loopback, link-local, benchmarking, multicast and reserved IPv4 ranges (other
- * deployments' networks, the engine's bridges, the host's LAN and cloud
- * metadata services are in them).
- */
-export const BLOCKED_RANGES = [
-  "0.0.0.0/8",
-  "10.0.0.0/8",
-  "100.64.0.0/10",
-  "127.0.0.0/8",
-  "169.254.0.0/16",
-  "172.16.0.0/12",
-  "192.0.0.0/24",
-  "192.168.0.0/16",
-  "198.18.0.0/15",
-  "224.0.0.0/3",
-];
 
 /** A TCP service containers may reach although it is on the host or in a private range. */
 export interface Endpoint {
@@ -75,7 +57,7 @@ export class HostFirewall {
           answers,
           ...this.resolvers.flatMap((resolver) => DNS.map((dns) => ["-d", `${resolver}/32`, ...dns, "-j", "RETURN"])),
           ...exceptions,
-          ...BLOCKED_RANGES.flatMap((range) => refusal("icmp-admin-prohibited").map((rule) => ["-d", range, ...rule])),
+          ...NON_PUBLIC_IPV4_RANGES.flatMap((range) => refusal("icmp-admin-prohibited").map((rule) => ["-d", range, ...rule])),
         ],
         [input]: [
           answers,

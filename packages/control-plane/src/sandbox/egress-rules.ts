@@ -1,23 +1,5 @@
 import { BlockList, isIPv4 } from "node:net";
-
-/**
- * Where sandboxed code may open connections: anywhere on the internet, but
- * not the host (its loopback is the sandbox's own; its other addresses are
- * listed), not private, link-local (cloud metadata), shared (CGNAT) or
- * reserved ranges, and nothing over IPv6 (the sandbox has IPv4 only).
- */
-export const BLOCKED_IPV4_RANGES = [
-  "0.0.0.0/8",
-  "10.0.0.0/8",
-  "100.64.0.0/10",
-  "127.0.0.0/8",
-  "169.254.0.0/16",
-  "172.16.0.0/12",
-  "192.0.0.0/24",
-  "192.168.0.0/16",
-  "198.18.0.0/15",
-  "224.0.0.0/3",
-];
+import { NON_PUBLIC_IPV4_RANGES } from "../model/address-ranges.js";
 
 /**
  * The address DNS queries go to inside a sandbox: pasta answers it by
@@ -82,13 +64,13 @@ export function egressRuleset(hostAddresses: readonly string[], grants: readonly
         : `    ip daddr ${grant.network} meta l4proto { tcp, udp } th dport ${grant.port} accept`,
     );
   const ranges = new BlockList();
-  for (const range of BLOCKED_IPV4_RANGES) {
+  for (const range of NON_PUBLIC_IPV4_RANGES) {
     const [network, bits] = range.split("/");
     ranges.addSubnet(network!, Number(bits), "ipv4");
   }
   // An address inside a blocked range would overlap it, which nftables refuses in one set.
   const host = hostAddresses.filter((address) => isIPv4(address) && !ranges.check(address, "ipv4"));
-  const blocked = [...BLOCKED_IPV4_RANGES, ...new Set(host)];
+  const blocked = [...NON_PUBLIC_IPV4_RANGES, ...new Set(host)];
   return [
     "table inet berth_sandbox {",
     "  chain output {",

@@ -1,4 +1,5 @@
 import type { V1NetworkPolicy, V1NetworkPolicyEgressRule, V1NetworkPolicyPeer } from "@kubernetes/client-node";
+import { NON_PUBLIC_IPV4_RANGES, NON_PUBLIC_IPV6_RANGES } from "../../model/address-ranges.js";
 import { DEFAULT_NETWORK_SETTINGS, LABEL_DEPLOYMENT } from "./cluster-revision.js";
 import { labelValue, metadataOf } from "./render-labels.js";
 import { SERVER_PORT } from "./render-pods.js";
@@ -12,22 +13,6 @@ import type { RenderContext } from "./render-spec.js";
  * nodes, the cloud's metadata service) other than those.
  */
 
-/** Private, shared, loopback, link-local, benchmarking, multicast and reserved IPv4 ranges. */
-export const PRIVATE_IPV4 = [
-  "0.0.0.0/8",
-  "10.0.0.0/8",
-  "100.64.0.0/10",
-  "127.0.0.0/8",
-  "169.254.0.0/16",
-  "172.16.0.0/12",
-  "192.0.0.0/24",
-  "192.168.0.0/16",
-  "198.18.0.0/15",
-  "224.0.0.0/3",
-];
-/** Unique-local, link-local, loopback and multicast IPv6 ranges. */
-export const PRIVATE_IPV6 = ["::1/128", "fc00::/7", "fe80::/10", "ff00::/8"];
-
 const POSTGRES_PORT = 5432;
 const namespaceNamed = (name: string): V1NetworkPolicyPeer => ({
   namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": name } },
@@ -38,8 +23,8 @@ export function renderNetworkPolicy(context: RenderContext): V1NetworkPolicy {
   const settings = input.network ?? DEFAULT_NETWORK_SETTINGS;
   const ownPods: V1NetworkPolicyPeer = { podSelector: { matchLabels: { [LABEL_DEPLOYMENT]: labelValue(input.deploymentId) } } };
   const tcp = (port: number) => ({ protocol: "TCP", port });
-  const blocked4 = [...PRIVATE_IPV4, ...settings.blockedCidrs.filter((cidr) => !cidr.includes(":"))];
-  const blocked6 = [...PRIVATE_IPV6, ...settings.blockedCidrs.filter((cidr) => cidr.includes(":"))];
+  const blocked4 = [...NON_PUBLIC_IPV4_RANGES, ...settings.blockedCidrs.filter((cidr) => !cidr.includes(":"))];
+  const blocked6 = [...NON_PUBLIC_IPV6_RANGES, ...settings.blockedCidrs.filter((cidr) => cidr.includes(":"))];
   return {
     apiVersion: "networking.k8s.io/v1",
     kind: "NetworkPolicy",
