@@ -1,5 +1,6 @@
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { randomInt } from "node:crypto";
+import { networkInterfaces } from "node:os";
 
 /**
  * An "outside" host for egress tests: a network namespace of the test's own
@@ -21,8 +22,17 @@ export async function startOutsideHost(): Promise<OutsideHost> {
   const tag = randomInt(0x10000, 0xfffff).toString(16);
   const name = `berth-test-outside-${tag}`;
   const hostSide = `bto${tag}`;
-  // A /30 of TEST-NET-2 (documentation addresses, not a private range, so sandboxes treat it as the internet).
-  const base = randomInt(0, 64) * 4;
+  // A /30 of TEST-NET-2 (documentation addresses, not a private range, so sandboxes treat it as the internet), one
+  // that no other outside host of this machine (another test file's) uses.
+  const taken = new Set(
+    Object.values(networkInterfaces())
+      .flat()
+      .map((entry) => entry?.address ?? "")
+      .filter((address) => address.startsWith("198.51.100."))
+      .map((address) => Math.floor(Number(address.split(".")[3]) / 4) * 4),
+  );
+  const free = Array.from({ length: 64 }, (_, n) => n * 4).filter((base) => !taken.has(base));
+  const base = free[randomInt(0, free.length)]!;
   const hostAddress = `198.51.100.${base + 1}`;
   const address = `198.51.100.${base + 2}`;
   const ip = (...args: string[]) => execFileSync("ip", args, { stdio: ["ignore", "ignore", "pipe"] });
