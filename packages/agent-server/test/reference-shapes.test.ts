@@ -159,7 +159,7 @@ describe("shapes as the reference server gives them", () => {
 
   it("a thread run's stream starts as the reference's: id 0, metadata {run_id, attempt}; a stateless run's also names its thread", async () => {
     const thread = await berth.client.threads.create();
-    const chunks = [];
+    const chunks: { id?: string; event: string; data: unknown }[] = [];
     for await (const chunk of berth.client.runs.stream(thread.thread_id, "two_steps", { input: { messages: [] } })) {
       chunks.push(chunk);
     }
