@@ -205,6 +205,24 @@ describe("LangGraph Studio", () => {
       const state = await berth.client.threads.getState(threadId, undefined, { subgraphs: true });
       assert.equal(state.tasks[0].state?.checkpoint.checkpoint_ns, namespace);
     });
+
+    it("a subgraph's state in its task has the reference's keys: no flat checkpoint ids, which the top level keeps", async () => {
+      const { threadId } = await debugEvents("interrupting", false);
+      const response = await request(berth.url, "GET", `/threads/${threadId}/state?subgraphs=true`);
+      const state = response.body as Dict & { tasks: { state: Dict | null }[] };
+      assert.ok(state.tasks[0]?.state, JSON.stringify(state));
+      assert.deepEqual(Object.keys(state.tasks[0].state).sort(), [
+        "checkpoint",
+        "created_at",
+        "metadata",
+        "next",
+        "parent_checkpoint",
+        "tasks",
+        "values",
+      ]);
+      assert.equal(state.checkpoint_id, (state.checkpoint as CheckpointRef).checkpoint_id);
+      assert.equal(state.parent_checkpoint_id, (state.parent_checkpoint as CheckpointRef).checkpoint_id);
+    });
   });
 
   describe("drawing and subgraphs", () => {

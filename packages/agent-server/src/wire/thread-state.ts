@@ -17,7 +17,7 @@ export interface ThreadStateTask {
   error: string | null;
   interrupts: Interrupt[];
   checkpoint: CheckpointRef | JsonObject | null;
-  state: ThreadState | null;
+  state: SubgraphState | null;
   result: unknown;
 }
 
@@ -31,6 +31,17 @@ export interface ThreadState {
   parent_checkpoint: CheckpointRef | null;
   checkpoint_id: string | null;
   parent_checkpoint_id: string | null;
+}
+
+/**
+ * A subgraph's state shown in its parent's task (`?subgraphs=true`): without the flat `checkpoint_id` and
+ * `parent_checkpoint_id`, which only the top level carries (the reference sends neither there).
+ */
+export type SubgraphState = Omit<ThreadState, "checkpoint_id" | "parent_checkpoint_id">;
+
+function subgraphState(snapshot: StateSnapshot): SubgraphState {
+  const { checkpoint_id: _id, parent_checkpoint_id: _parentId, ...state } = toThreadState(snapshot);
+  return state;
 }
 
 /** The state of a thread that has no graph (or no checkpoint) yet. */
@@ -94,7 +105,7 @@ export function toThreadState(snapshot: StateSnapshot): ThreadState {
       error: errorText(task.error),
       interrupts: toWire(task.interrupts) as Interrupt[],
       checkpoint: isSnapshot(task.state) ? null : taskCheckpoint(task.state),
-      state: isSnapshot(task.state) ? toThreadState(task.state) : null,
+      state: isSnapshot(task.state) ? subgraphState(task.state) : null,
       result: task.result === undefined ? null : toWire(task.result),
     })),
     metadata: (toWire(snapshot.metadata ?? {}) as JsonObject) ?? {},

@@ -91,8 +91,9 @@ export const ThreadState: z.ZodType = z.lazy(() =>
     created_at: z.string().nullable(),
     checkpoint: CheckpointRef.nullable(),
     parent_checkpoint: CheckpointRef.nullable(),
-    checkpoint_id: z.string().nullable(),
-    parent_checkpoint_id: z.string().nullable(),
+    // Of the top level only: a subgraph's state in a task leaves them out.
+    checkpoint_id: z.string().nullable().optional(),
+    parent_checkpoint_id: z.string().nullable().optional(),
   }),
 );
 
