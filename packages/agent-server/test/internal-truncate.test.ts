@@ -60,6 +60,43 @@ describe("POST /internal/truncate", () => {
     assert.equal((values as { messages: unknown[] }).messages.length, 2);
   });
 
+  it("ends the runs under way it empties: their waiters and streams return, and the threads stay gone", async () => {
+    const { client } = berth;
+    const thread = await client.threads.create();
+    // A run that would go on for minutes.
+    const long = { input: { steps: 10_000, delay_ms: 100 }, streamMode: ["custom" as const] };
+    const stream = client.runs.stream(thread.thread_id, "slow", long);
+    const first = await stream.next();
+    assert.equal(first.value?.event, "metadata");
+    const runId = String((first.value?.data as { run_id?: string } | undefined)?.run_id);
+    const progressed = await stream.next();
+    assert.equal(progressed.value?.event, "custom");
+    const waiting = client.runs.join(thread.thread_id, runId);
+    const stateless = client.runs.wait(null, "slow", { input: long.input });
+
+    await truncate({ runs: true, threads: true });
+    // A guard, not a measure: before, these waited for an end that was never recorded.
+    const guard = AbortSignal.timeout(120_000);
+    const settled = (promise: Promise<unknown>) =>
+      Promise.race([
+        promise.then(
+          () => "returned",
+          () => "returned",
+        ),
+        new Promise((resolve) => guard.addEventListener("abort", () => resolve("still waiting"))),
+      ]);
+    const rest = (async () => {
+      for await (const _ of stream);
+    })();
+    assert.deepEqual(await Promise.all([settled(waiting), settled(stateless), settled(rest)]), [
+      "returned",
+      "returned",
+      "returned",
+    ]);
+    assert.deepEqual(await client.threads.search(), []);
+    assert.equal((await request(berth.url, "GET", `/threads/${thread.thread_id}`)).status, 404);
+  });
+
   it("answers bad flags with a 422", async () => {
     const response = await truncate({ runs: "yes" } as unknown as Record<string, boolean>);
     assert.equal(response.status, 422);

@@ -50,7 +50,7 @@ export function createServices(
     graphState: new GraphStateService(storage, graphs),
     runs,
     crons: new CronService(storage, runs),
-    maintenance: new MaintenanceService(storage, graphs),
+    maintenance: new MaintenanceService(storage, graphs, broker),
     metrics: new MetricsService(storage, worker && (() => worker.slots())),
     store: new StoreService(items),
     webhooks,

@@ -1,4 +1,5 @@
 import type { GraphRegistry } from "../graphs/registry.js";
+import type { RunBroker } from "../runs/brokers/broker.js";
 import type { Storage, StorageSizes, TruncateParts } from "../storage/types.js";
 import { systemAssistantId } from "./assistant-ids.js";
 
@@ -15,6 +16,7 @@ export class MaintenanceService {
   constructor(
     private readonly storage: Storage,
     private readonly graphs: GraphRegistry,
+    private readonly broker: RunBroker,
   ) {}
 
   /** Empties what the flags name; the graphs' system assistants survive, as on the official server. */
@@ -26,7 +28,15 @@ export class MaintenanceService {
       checkpointer: request.checkpointer ?? false,
       store: request.store ?? false,
     };
+    // Runs under way go with their rows: they are stopped (else they would go on writing checkpoints of emptied
+    // threads) and whoever waits on or streams them is told they ended, rather than waiting for an end never recorded.
+    const emptiesRuns = parts.runs || parts.threads;
+    const active = emptiesRuns ? await this.storage.runs.findActive({ status: "all" }) : [];
     await this.storage.truncate(parts, this.graphs.ids().map(systemAssistantId));
+    for (const { run_id } of active) {
+      this.broker.cancel(run_id, "interrupt");
+      this.broker.end(run_id, { status: "interrupted", output: null });
+    }
   }
 
   /**
