@@ -63,16 +63,20 @@ describe("POST /internal/truncate", () => {
   it("ends the runs under way it empties: their waiters and streams return, and the threads stay gone", async () => {
     const { client } = berth;
     const thread = await client.threads.create();
-    // A run that would go on for minutes.
+    // Runs that would go on for minutes, on a thread and stateless, each seen under way before the reset.
     const long = { input: { steps: 10_000, delay_ms: 100 }, streamMode: ["custom" as const] };
-    const stream = client.runs.stream(thread.thread_id, "slow", long);
-    const first = await stream.next();
-    assert.equal(first.value?.event, "metadata");
-    const runId = String((first.value?.data as { run_id?: string } | undefined)?.run_id);
-    const progressed = await stream.next();
-    assert.equal(progressed.value?.event, "custom");
-    const waiting = client.runs.join(thread.thread_id, runId);
-    const stateless = client.runs.wait(null, "slow", { input: long.input });
+    const underWay = async (threadId: string | null) => {
+      const stream = threadId === null ? client.runs.stream(null, "slow", long) : client.runs.stream(threadId, "slow", long);
+      const first = await stream.next();
+      assert.equal(first.value?.event, "metadata");
+      assert.equal((await stream.next()).value?.event, "custom");
+      const rest = (async () => {
+        for await (const _ of stream);
+      })();
+      return { runId: String((first.value?.data as { run_id?: string } | undefined)?.run_id), rest };
+    };
+    const [onThread, stateless] = await Promise.all([underWay(thread.thread_id), underWay(null)]);
+    const waiting = client.runs.join(thread.thread_id, onThread.runId);
 
     await truncate({ runs: true, threads: true });
     // A guard, not a measure: before, these waited for an end that was never recorded.
@@ -85,10 +89,7 @@ describe("POST /internal/truncate", () => {
         ),
         new Promise((resolve) => guard.addEventListener("abort", () => resolve("still waiting"))),
       ]);
-    const rest = (async () => {
-      for await (const _ of stream);
-    })();
-    assert.deepEqual(await Promise.all([settled(waiting), settled(stateless), settled(rest)]), [
+    assert.deepEqual(await Promise.all([settled(waiting), settled(onThread.rest), settled(stateless.rest)]), [
       "returned",
       "returned",
       "returned",
