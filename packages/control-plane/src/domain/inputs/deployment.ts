@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { HOSTED_CONFIG_PATH, HOSTED_SOURCES } from "../hosted-names.js";
 import { DEPLOYMENT_SOURCES, DEPLOYMENT_STATUSES, DEPLOYMENT_TYPES, REVISION_STATUSES } from "../../model/statuses.js";
-import { ReadOnly, Text, Uuid } from "./primitives.js";
+import { ImageReference, ReadOnly, Text, Uuid } from "./primitives.js";
 import { ResourceSpec } from "./resource-spec.js";
 
 export const DeploymentSource = z.enum(DEPLOYMENT_SOURCES);
@@ -37,7 +37,7 @@ export type SourceConfigInput = z.infer<typeof SourceConfigRequest>;
 export const SourceRevisionConfigRequest = z.strictObject({
   repo_ref: Text.min(1).nullish(),
   graph_config_path: Text.min(1).nullish(),
-  image_uri: Text.min(1).nullish(),
+  image_uri: ImageReference.nullish(),
   source_tarball_path: Text.min(1).nullish(),
   repo_commit_sha: ReadOnly,
 });
