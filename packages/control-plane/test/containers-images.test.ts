@@ -71,6 +71,18 @@ describe("a docker listener runs external images", { skip }, () => {
     assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
     const deploy = (await logsOf(cp.admin, created.id, revision.id, "deploy")).map((line) => line.message);
     assert.ok(deploy.includes(`Pulling ${image}`), deploy.join("\n"));
+    // What the server wrote as it started reaches the revision's server log (the engine's stream of a container that
+    // is only created ends at once, empty).
+    const serverSaid = async () =>
+      (await logsOf(cp.admin, created.id, revision.id, "deploy")).some((line) =>
+        line.message.includes("external image: listening"),
+      );
+    const deadline = Date.now() + 30_000;
+    while (!(await serverSaid()) && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+    assert.ok(
+      await serverSaid(),
+      (await logsOf(cp.admin, created.id, revision.id, "deploy")).map((line) => line.message).join("\n"),
+    );
 
     const [info] = await docker.listContainers({ filters: { label: [`berth.deployment=${created.id}`] } });
     const inspected = await docker.getContainer(info!.Id).inspect();

@@ -107,6 +107,7 @@ export async function launchContainer(
   const server = new ContainerServer(engine.docker, container, url, options.onLine);
   try {
     await container.start();
+    server.followOutput();
     server.adoptCompanions(await startSidecars(companions, sidecars, container.id));
     const info = await container.inspect();
     const port = info.NetworkSettings.Ports[PORT]?.[0]?.HostPort;

@@ -16,15 +16,15 @@ export class ContainerServer implements RunningServer {
   private gone = false;
   /** Sidecars in its network: they end with it. */
   private companions: Docker.Container[] = [];
+  private output: Promise<void> | undefined;
 
   constructor(
     private readonly docker: Docker,
     private readonly container: Docker.Container,
     url: Promise<string>,
-    onLine: (line: OutputLine) => void,
+    private readonly onLine: (line: OutputLine) => void,
   ) {
     this.listening = url;
-    const output = this.follow(onLine);
     // Created, not started yet: "next-exit" waits for the exit to come (the default answers at once for a created container).
     this.exited = container
       .wait({ condition: "next-exit" })
@@ -33,7 +33,8 @@ export class ContainerServer implements RunningServer {
           (info) => info.State,
           () => undefined,
         );
-        await output;
+        // Followed since the start; when it never was (the start failed), what it wrote is read now.
+        await (this.output ??= this.follow());
         return { code: result.StatusCode, signal: null, outOfMemory: state?.OOMKilled === true } satisfies Exit;
       })
       .catch((error: Error) => ({ code: null, signal: null, error }) satisfies Exit)
@@ -56,6 +57,14 @@ export class ContainerServer implements RunningServer {
       );
   }
 
+  /**
+   * Follows its output once the container started: an engine asked to follow a container that is only created
+   * (Docker Engine 20.10) answers with an empty stream that ends at once.
+   */
+  followOutput(): void {
+    this.output ??= this.follow();
+  }
+
   hasExited(): boolean {
     return this.gone;
   }
@@ -72,7 +81,8 @@ export class ContainerServer implements RunningServer {
   }
 
   /** Reads stdout and stderr until the container ends; resolves when the stream does. */
-  private async follow(onLine: (line: OutputLine) => void): Promise<void> {
+  private async follow(): Promise<void> {
+    const onLine = this.onLine;
     const stdout = new PassThrough();
     const stderr = new PassThrough();
     onLines(stdout, (raw) => {
