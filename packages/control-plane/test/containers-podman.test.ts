@@ -154,7 +154,8 @@ describe("a docker listener on podman's Docker-compatible service", { skip }, ()
       left = await podman.docker.listContainers({ all: true, ...byDeployment });
     }
     assert.deepEqual(left, [], "DELETE removes the deployment's containers from podman");
-    while (rulesOf().includes(`BERTH-F-${bridge}`) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 250));
+    // The chains go one after the other (the forward chain first): wait for all of them.
+    while (rulesOf().includes(`-${bridge}`) && Date.now() < gone) await new Promise((resolve) => setTimeout(resolve, 250));
     assert.ok(!rulesOf().includes(`-${bridge}`), "and its network's firewall chains");
   });
 });
