@@ -381,16 +381,45 @@ describe("a docker listener builds internal_source into an image and runs it as 
     assert.equal(revisions.find((r) => r.id === revisionId)?.status, "DEPLOYED");
   });
 
-  test("DELETE removes the deployment's containers and images", async () => {
-    const deleted = await cp.admin.delete(`/v2/deployments/${deployment.id}`);
-    assert.equal(deleted.status, 204);
-    const left = async () => [
-      ...(await containersOf(deployment.id)).map((container) => `container ${container.Names.join(",")}`),
-      ...(await imagesLabelled(docker, `berth.deployment=${deployment.id}`)).map((image) => `image ${image.Id}`),
-    ];
-    // Bounded: the listener tears down within seconds; a minute means it never will.
-    const deadline = Date.now() + 60_000;
-    while ((await left()).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
-    assert.deepEqual(await left(), [], cp.output().split("\n").slice(-30).join("\n"));
+  test("DELETE removes the deployment's containers and its own image tags; a retag another container runs stays", async () => {
+    const revision = await finalRevision(cp.admin, deployment.id, revisionId);
+    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    const [own] = (await imagesLabelled(docker, `berth.deployment=${deployment.id}`)).flatMap((image) => image.RepoTags ?? []);
+    assert.ok(own, "the deployment has a tagged image");
+    // The user's copy of the built image, run by a container of the user's own.
+    const copy = `berth-test/retag-${deployment.id.slice(0, 8)}:1`;
+    const [repo, tag] = copy.split(":");
+    await docker.getImage(own).tag({ repo, tag });
+    const users = await docker.createContainer({ Image: copy, Cmd: ["node", "-e", "setInterval(() => {}, 1000)"] });
+    await users.start();
+    try {
+      const deleted = await cp.admin.delete(`/v2/deployments/${deployment.id}`);
+      assert.equal(deleted.status, 204);
+      const ownTags = async () =>
+        (await docker.listImages())
+          .flatMap((image) => image.RepoTags ?? [])
+          .filter((name) => name.startsWith(`berth/deployment-${deployment.id}:`));
+      const left = async () => [
+        // The user's container carries the image's labels, berth.deployment among them.
+        ...(await containersOf(deployment.id))
+          .filter((container) => container.Id !== users.id)
+          .map((container) => `container ${container.Names.join(",")}`),
+        ...(await ownTags()).map((name) => `image ${name}`),
+      ];
+      // Bounded: the listener tears down within seconds; a minute means it never will.
+      const deadline = Date.now() + 60_000;
+      while ((await left()).length > 0 && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 200));
+      assert.deepEqual(await left(), [], cp.output().split("\n").slice(-30).join("\n"));
+      assert.doesNotMatch(cp.output(), /tearing a deployment down failed/);
+      const copyInfo = await docker.getImage(copy).inspect();
+      assert.ok(copyInfo.RepoTags.includes(copy), "the user's retag keeps its tag");
+      assert.equal((await users.inspect()).State.Running, true);
+    } finally {
+      await users.remove({ force: true });
+      await docker
+        .getImage(copy)
+        .remove()
+        .catch(() => {});
+    }
   });
 });

@@ -119,10 +119,13 @@ export async function listImages(engine: ContainerEngine, filters: Record<string
   }
 }
 
-/** Removes an image, quietly when it is gone already; rejects while a container still uses it. */
-export async function removeImage(engine: ContainerEngine, ref: string): Promise<void> {
+/**
+ * Removes an image, quietly when it is gone already; rejects while a container still uses it. With `force` (the
+ * default) an id removes every tag of the image; without it a tag of an image that has others only loses that tag.
+ */
+export async function removeImage(engine: ContainerEngine, ref: string, options: { force?: boolean } = {}): Promise<void> {
   try {
-    await engine.docker.getImage(ref).remove({ force: true });
+    await engine.docker.getImage(ref).remove({ force: options.force ?? true });
   } catch (error) {
     if ((error as { statusCode?: number }).statusCode !== 404) throw error;
   }

@@ -500,7 +500,12 @@ export class DeploymentRunner implements Scalable {
     await this.context.clusterImages?.removeAll(this.deploymentId);
     this.context.router.remove(this.deploymentId);
     await this.context.scaleOut?.remove(this.deploymentId);
-    await this.context.images?.removeAll(this.deploymentId);
+    const kept = (await this.context.images?.removeAll(this.deploymentId)) ?? [];
+    if (kept.length > 0)
+      this.context.logger.warn(
+        { deployment_id: this.deploymentId, images: kept },
+        "the deleted deployment's images stay: other containers use them",
+      );
     await this.context.resources?.release(this.deploymentId);
     await rm(join(this.context.dirs.deployments, this.deploymentId), { recursive: true, force: true });
     await this.context.link.purge(this.deploymentId);

@@ -99,12 +99,30 @@ export class ImageBuilds {
     }
   }
 
-  /** Removes every image built for the deployment and its named volumes (it was deleted). */
-  async removeAll(deploymentId: string): Promise<void> {
+  /**
+   * Removes the deployment's own image tags and its named volumes (it was deleted). Tags go by name, so a retag or a
+   * pulled copy sharing an image's id keeps it. An image some other container still runs stays: removing it is
+   * refused for as long as that container runs, and the teardown goes on without it. Answers what stayed, and why.
+   */
+  async removeAll(deploymentId: string): Promise<string[]> {
     const label = { label: [`berth.deployment=${deploymentId}`] };
-    const images = await listImages(this.engine, label);
-    for (const image of images) await removeImage(this.engine, image.Id);
+    const ownTag = `berth/deployment-${deploymentId}:`;
+    const kept: string[] = [];
+    for (const image of await listImages(this.engine, label)) {
+      const tags = (image.RepoTags ?? []).filter((name) => name !== "<none>:<none>");
+      // An untagged one (a build's tag moved on) goes by its id.
+      const refs = tags.length === 0 ? [image.Id] : tags.filter((name) => name.startsWith(ownTag));
+      for (const ref of refs) {
+        try {
+          await removeImage(this.engine, ref, { force: false });
+        } catch (error) {
+          if ((error as { statusCode?: number }).statusCode !== 409) throw error;
+          kept.push(`${ref}: ${(error as Error).message}`);
+        }
+      }
+    }
     const { Volumes: volumes } = await this.engine.docker.listVolumes({ filters: label });
     for (const volume of volumes ?? []) await this.engine.docker.getVolume(volume.Name).remove();
+    return kept;
   }
 }
