@@ -381,6 +381,19 @@ describe("a docker listener builds internal_source into an image and runs it as 
     assert.equal(revisions.find((r) => r.id === revisionId)?.status, "DEPLOYED");
   });
 
+  test("a graph that throws at import fails the image build with its error as the reason, and nothing runs it", async () => {
+    const broken = await deployTarball(cp.admin, uniqueName("broken"), packFixture("build-broken"));
+    const revision = await finalRevision(cp.admin, broken.deployment.id, broken.revisionId);
+    assert.equal(revision.status, "BUILD_FAILED", revision.status_message ?? undefined);
+    assert.match(revision.status_message ?? "", /A graph failed to load: .*broken on purpose: MY_SETTING is not set/);
+    const build = (await logsOf(cp.admin, broken.deployment.id, broken.revisionId, "build")).map((line) => line.message);
+    assert.ok(
+      build.some((line) => /broken on purpose/.test(line)),
+      build.join("\n"),
+    );
+    assert.deepEqual(await containersOf(broken.deployment.id), []);
+  });
+
   test("DELETE removes the deployment's containers and its own image tags; a retag another container runs stays", async () => {
     const revision = await finalRevision(cp.admin, deployment.id, revisionId);
     assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);

@@ -1,5 +1,6 @@
 import Docker from "dockerode";
 import type { Readable } from "node:stream";
+import { setTimeout as sleep } from "node:timers/promises";
 import { type HostFirewall, hostFirewallFor } from "./host-firewall.js";
 import { BUILD_NETWORK, ensureIsolatedNetwork } from "./isolated-network.js";
 
@@ -93,6 +94,56 @@ export async function buildImage(
   }
   const image = await engine.docker.getImage(options.tag).inspect();
   return image.Id;
+}
+
+/**
+ * Runs `cmd` in a container of `image` to its end, as an unprivileged user with a read-only root and a /tmp of its
+ * own, on the build network; answers its exit code and output (stdout and stderr, in order). The container is removed.
+ */
+export async function runToCompletion(
+  engine: ContainerEngine,
+  options: { image: string; cmd: string[]; env: Record<string, string>; labels: Record<string, string>; timeoutMs: number },
+): Promise<{ code: number | null; output: string; timedOut: boolean }> {
+  const container = await engine.docker.createContainer({
+    Image: options.image,
+    Cmd: options.cmd,
+    Env: Object.entries({ ...options.env, HOME: "/tmp" }).map(([name, value]) => `${name}=${value}`),
+    User: "65534:65534",
+    Labels: options.labels,
+    HostConfig: {
+      NetworkMode: BUILD_NETWORK,
+      ReadonlyRootfs: true,
+      Tmpfs: { "/tmp": "rw,noexec,nosuid,nodev,size=512m" },
+      SecurityOpt: ["no-new-privileges"],
+      CapDrop: ["ALL"],
+      PidsLimit: 1024,
+    },
+  });
+  try {
+    const exited = container.wait({ condition: "next-exit" }) as Promise<{ StatusCode: number }>;
+    await container.start();
+    const timer = new AbortController();
+    const exit = await Promise.race([
+      exited,
+      sleep(options.timeoutMs, undefined, { signal: timer.signal }).catch(() => undefined),
+    ]).finally(() => timer.abort());
+    if (!exit) await container.kill().catch(() => {});
+    const output = demultiplexed(await container.logs({ stdout: true, stderr: true }));
+    return { code: exit?.StatusCode ?? null, output, timedOut: !exit };
+  } finally {
+    await container.remove({ force: true }).catch(() => {});
+  }
+}
+
+/** The text of a non-following log read: frames of an 8-byte header (stream, 0, 0, 0, length) and their payload. */
+function demultiplexed(frames: Buffer): string {
+  const parts: Buffer[] = [];
+  for (let at = 0; at + 8 <= frames.length; ) {
+    const length = frames.readUInt32BE(at + 4);
+    parts.push(frames.subarray(at + 8, at + 8 + length));
+    at += 8 + length;
+  }
+  return Buffer.concat(parts).toString("utf8");
 }
 
 /** Pulls `ref` (with registry credentials when given); rejects with the engine's reason. */

@@ -57,6 +57,7 @@ export class ImageBuilds {
         workDir,
         tag: this.tagOf(deploymentId, key),
         labels: { "berth.managed": "image", "berth.deployment": deploymentId, "berth.revision": revision.id },
+        checkEnv: Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
         log,
         signal,
       });

@@ -1,12 +1,13 @@
 import { existsSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { dirname, join, relative, sep } from "node:path";
-import { buildImage, type ContainerEngine } from "../../engine/docker-engine.js";
+import { buildImage, type ContainerEngine, removeImage } from "../../engine/docker-engine.js";
 import { locateConfig } from "../config-file.js";
 import { BuildError, type BuildLog } from "../errors.js";
 import { INSTALL_SETTINGS, planInstall } from "../install.js";
 import { safeUnpack } from "../safe-unpack.js";
 import { packWithDockerfile } from "./build-context.js";
+import { checkImageGraphs } from "./image-graph-check.js";
 import { checkNodeVersion, dockerfileLinesOf, revisionDockerfile } from "./dockerfile.js";
 import { ensureRuntimeImage } from "./runtime-image.js";
 
@@ -22,6 +23,8 @@ export interface RevisionImageRequest {
   log: BuildLog;
   signal?: AbortSignal;
   limits?: { maxBytes?: number; maxEntries?: number };
+  /** The graph check's environment: graph modules may read their API keys at import. */
+  checkEnv?: Record<string, string>;
 }
 
 export interface RevisionImage {
@@ -34,7 +37,7 @@ export interface RevisionImage {
 /**
  * Builds an `internal_source` revision into an image through the engine:
  * unpack (refusing unsafe archives) → find langgraph.json → a Dockerfile
- * from it (see dockerfile.ts) → build. The install and build commands run in
+ * from it (see dockerfile.ts) → build → `berth check` in the image. The install and build commands run in
  * the engine's build containers, never on the listener's machine.
  */
 export async function buildRevisionImage(engine: ContainerEngine, request: RevisionImageRequest): Promise<RevisionImage> {
@@ -71,6 +74,19 @@ export async function buildRevisionImage(engine: ContainerEngine, request: Revis
   } catch (error) {
     if (signal?.aborted) throw error;
     throw new BuildError(`The image build failed: ${(error as Error).message}`);
+  }
+  try {
+    await checkImageGraphs(engine, {
+      image: request.tag,
+      configFile: `/app/${configPath}`,
+      env: request.checkEnv ?? {},
+      labels: { ...request.labels, "berth.managed": "graph-check" },
+      log,
+    });
+  } catch (error) {
+    // The image does not load: nothing may run it.
+    await removeImage(engine, request.tag, { force: false }).catch(() => {});
+    throw error;
   }
   const durationMs = Date.now() - started;
   log({ level: "info", message: `Built ${request.tag} (${imageId.slice(0, 19)}) in ${(durationMs / 1000).toFixed(1)} s` });
