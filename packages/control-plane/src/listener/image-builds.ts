@@ -107,12 +107,13 @@ export class ImageBuilds {
    */
   async removeAll(deploymentId: string): Promise<string[]> {
     const label = { label: [`berth.deployment=${deploymentId}`] };
-    const ownTag = `berth/deployment-${deploymentId}:`;
+    // Its own repositories: berth/deployment-<id> here, and <registry>/<path>/deployment-<id> it was pushed as (a cluster's).
+    const isOwn = (tag: string) => tag.slice(0, tag.lastIndexOf(":")).split("/").at(-1) === `deployment-${deploymentId}`;
     const kept: string[] = [];
     for (const image of await listImages(this.engine, label)) {
       const tags = (image.RepoTags ?? []).filter((name) => name !== "<none>:<none>");
       // An untagged one (a build's tag moved on) goes by its id.
-      const refs = tags.length === 0 ? [image.Id] : tags.filter((name) => name.startsWith(ownTag));
+      const refs = tags.length === 0 ? [image.Id] : tags.filter(isOwn);
       for (const ref of refs) {
         try {
           await removeImage(this.engine, ref, { force: false });
