@@ -1,6 +1,6 @@
 import { execFile, execFileSync } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
-import { lstat, mkdir, readdir, readFile, rm, rmdir, statfs, truncate, writeFile } from "node:fs/promises";
+import { lstat, mkdir, readdir, readFile, rename, rm, rmdir, statfs, truncate, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import { promisify } from "node:util";
 import { findProgram } from "./programs.js";
@@ -172,19 +172,26 @@ export class DeploymentDisks {
   }
 
   private async make(image: string, sizeMb: number): Promise<void> {
+    // Made aside and renamed once whole: a listener killed during mkfs must not leave an image that exists but holds
+    // no file system.
+    const partial = `${image}.partial`;
     // A sparse file: it takes disk space as the deployment writes, up to its size.
-    await writeFile(image, "", { mode: 0o600 });
-    await truncate(image, sizeMb * 1024 * 1024);
+    await writeFile(partial, "", { mode: 0o600 });
+    await truncate(partial, sizeMb * 1024 * 1024);
     // No blocks reserved for root (the deployment's user gets all of it); lazy init keeps making it quick.
-    await run(this.tools.mkfs, ["-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1", image], {
+    await run(this.tools.mkfs, ["-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1", partial], {
       timeout: COMMAND_TIMEOUT_MS,
     });
+    await rename(partial, image);
   }
 
   private async mountOn(image: string, point: string): Promise<void> {
     // loop: a loop device, freed at unmount (autoclear); no device files or setuid programs on a deployment's disk.
     await run(this.tools.mount, ["-t", "ext4", "-o", "loop,nodev,nosuid,noatime", image, point], {
       timeout: COMMAND_TIMEOUT_MS,
+    }).catch((error: { stderr?: string; message: string }) => {
+      // mount's own words say why (the first line of the error only names the command).
+      throw new Error(`mounting ${image} failed: ${error.stderr?.trim().replace(/\s+/g, " ") || error.message}`);
     });
     await rmdir(join(point, "lost+found")).catch(() => {});
   }
