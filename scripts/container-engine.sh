@@ -17,7 +17,10 @@ start)
   mkdir -p "$root/data" "$root/exec" "$root/registry"
   if ! [ -S "$root/docker.sock" ] || ! curl -sf --unix-socket "$root/docker.sock" http://d/_ping >/dev/null; then
     # Its own bridge and iptables chains, as a packaged dockerd would set up.
+    # Each deployment has a network of its own: Docker's default pools hold ~30 networks (/16s and /20s), /24s from
+    # one /16 hold 256.
     nohup dockerd --data-root "$root/data" --exec-root "$root/exec" --pidfile "$root/dockerd.pid" \
+      --default-address-pool base=10.213.0.0/16,size=24 \
       -H "unix://$root/docker.sock" >"$root/dockerd.log" 2>&1 &
     for _ in $(seq 1 100); do
       curl -sf --unix-socket "$root/docker.sock" http://d/_ping >/dev/null && break
