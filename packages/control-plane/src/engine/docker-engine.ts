@@ -136,7 +136,7 @@ export async function runToCompletion(
 }
 
 /** The text of a non-following log read: frames of an 8-byte header (stream, 0, 0, 0, length) and their payload. */
-function demultiplexed(frames: Buffer): string {
+export function demultiplexed(frames: Buffer): string {
   const parts: Buffer[] = [];
   for (let at = 0; at + 8 <= frames.length; ) {
     const length = frames.readUInt32BE(at + 4);

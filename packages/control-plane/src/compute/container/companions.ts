@@ -1,6 +1,6 @@
 import type Docker from "dockerode";
 import type { ContainerEngine } from "../../engine/docker-engine.js";
-import { imageExists, pullImage } from "../../engine/docker-engine.js";
+import { demultiplexed, imageExists, pullImage } from "../../engine/docker-engine.js";
 import { DeployError } from "../types.js";
 import { BOUNDED_LOGS, PIDS_LIMIT } from "./container-limits.js";
 import { createNamedVolumes, volumeMounts } from "./volume-mounts.js";
@@ -139,15 +139,4 @@ export async function startSidecars(
     throw error instanceof DeployError ? error : new DeployError(`Starting a sidecar failed: ${(error as Error).message}`);
   }
   return started;
-}
-
-/** The text of a non-following log read: frames of an 8-byte header (stream, 0, 0, 0, length) and their payload. */
-function demultiplexed(frames: Buffer): string {
-  const parts: Buffer[] = [];
-  for (let at = 0; at + 8 <= frames.length; ) {
-    const length = frames.readUInt32BE(at + 4);
-    parts.push(frames.subarray(at + 8, at + 8 + length));
-    at += 8 + length;
-  }
-  return Buffer.concat(parts).toString("utf8");
 }
