@@ -325,14 +325,6 @@ export interface Run {
   kwargs: RunKwargs;
 }
 
-/** The ids that name a run wherever it shows: configurable, metadata, checkpoints, traces. */
-export interface RunIds {
-  thread_id: string;
-  run_id: string;
-  graph_id: string;
-  assistant_id: string;
-}
-
 /** A run with the bookkeeping the queue keeps beside the API fields. */
 export interface QueuedRun extends Run {
   /** Executions started so far (each claim counts). */

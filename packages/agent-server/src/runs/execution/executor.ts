@@ -16,13 +16,13 @@ import type { AbortReason } from "./run-control.js";
 import { isEphemeral, type Outcome, record, settleThread } from "./run-end.js";
 import { asError, endInError, type RunError, runError } from "./run-salvage.js";
 
+export type { ExecutorDeps };
+
 /**
  * How an execution ended: the run's end was recorded; the run was handed back
  * to the queue (shutdown); another attempt holds it now (nothing recorded); or
  * its end could not be recorded at all (its lease is left to lapse).
  */
-export type { ExecutorDeps };
-
 export type RunEnding = "ended" | "handed_over" | "lease_lost" | "unrecorded";
 
 /** What an execution tells followers, if anything, and how it ended. */
