@@ -5,7 +5,7 @@
 
 /** Layers of each package, top first; folders on one line share a layer. */
 const LAYERS = {
-  "agent-server": [["http"], ["services"], ["runs"], ["wire"], ["graphs", "config", "tracing", "store"], ["storage"]],
+  "agent-server": [["http"], ["services"], ["runs"], ["wire"], ["graphs", "config", "tracing", "memory"], ["storage"]],
   "control-plane": [
     ["http"],
     ["services", "tracing", "auth", "oauth"],
