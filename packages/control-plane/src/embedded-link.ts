@@ -1,8 +1,8 @@
 import { copyFile, link, rm } from "node:fs/promises";
-import type { RevisionStatus } from "./model/statuses.js";
+import type { RevisionStatus } from "@berth/listener-protocol";
 import type { ListenerApi, ListenerScope } from "./services/listener-api.js";
-import type { DeploymentReport, LogEntry, RevisionFacts } from "./model/listener-protocol.js";
-import type { ControlPlaneLink } from "./listener/link.js";
+import type { DeploymentReport, LogEntry, RevisionFacts } from "@berth/listener-protocol";
+import type { ControlPlaneLink } from "@berth/listener";
 
 /** The embedded listener's link: direct calls, scoped to deployments that name no listener. */
 export class InProcessLink implements ControlPlaneLink {

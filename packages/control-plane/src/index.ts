@@ -2,10 +2,10 @@ export { apiKeyRecord, describeApiKey, generateApiKey } from "./auth/api-keys.js
 export { readSettings, type ControlPlaneSettings } from "./config/settings.js";
 export { defaultDataDir, openControlPlaneState, startControlPlane, type RunningControlPlane } from "./server.js";
 export type { ControlPlaneStorage, IntegrationRecord, RepositoryRecord } from "./storage/types.js";
-export { HttpLink } from "./listener/http-link.js";
+export { HttpLink } from "@berth/listener";
 export { integrationAdmin } from "./services/integration-admin.js";
 export type { RevisionCause, RevisionEvent, RevisionEventListener } from "./services/revision-events.js";
-export { startListener, type RunningListener } from "./listener/listener.js";
-export { renderForReview } from "./listener/cluster-rollouts.js";
-export { connectEngine } from "./engine/docker-engine.js";
-export { buildLangGraphJsApiImage, langGraphJsApiImageTag } from "./build/image/langgraphjs-api-image.js";
+export { startListener, type RunningListener } from "@berth/listener";
+export { renderForReview } from "@berth/listener";
+export { connectEngine } from "@berth/listener";
+export { buildLangGraphJsApiImage, langGraphJsApiImageTag } from "@berth/listener";

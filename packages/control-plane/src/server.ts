@@ -8,12 +8,12 @@ import { type ControlPlaneSettings, readSettings } from "./config/settings.js";
 import { loadSecretsKey, SecretBox } from "./domain/secret-box.js";
 import { buildApp } from "./http/app.js";
 import { InProcessLink } from "./embedded-link.js";
-import { type RunningListener, startListener } from "./listener/listener.js";
+import { type RunningListener, startListener } from "@berth/listener";
 import { createServices } from "./services/index.js";
 import type { RevisionEventListener } from "./services/revision-events.js";
 import { openStorage } from "./storage/open.js";
 import { loadRegistryKeys } from "./auth/registry-keys.js";
-import { registryStorageOf, startRegistryProcess } from "./process/registry-process.js";
+import { registryStorageOf, startRegistryProcess } from "@berth/listener";
 import type { ControlPlaneStorage } from "./storage/types.js";
 
 export interface ControlPlaneOptions {

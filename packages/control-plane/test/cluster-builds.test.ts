@@ -22,8 +22,8 @@ import {
 } from "@berth/test-support";
 import { deployTarball, FIXTURES, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
 import { containerEngine, imagesLabelled } from "./helpers/engine.js";
-import { type FakeKubernetes, type StoredObject, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
-import { startGitHost } from "./helpers/git-host.js";
+import { type FakeKubernetes, type StoredObject, startFakeKubernetes } from "@berth/test-support/kubernetes";
+import { startGitHost } from "@berth/test-support/git-host";
 import { listenerArgsFor, runListenerCommand, startListenerProcess } from "./helpers/listener-process.js";
 
 const engine = await containerEngine();

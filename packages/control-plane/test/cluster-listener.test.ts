@@ -20,9 +20,9 @@ import {
   uniqueName,
 } from "@berth/test-support";
 import { deployTarball, finalRevision, logsOf } from "./helpers/deploy.js";
-import { wireFormOf } from "./helpers/kube-schemas.js";
+import { wireFormOf } from "@berth/test-support/kubernetes";
 import { listenerArgsFor, runListenerCommand, startListenerProcess } from "./helpers/listener-process.js";
-import { type FakeKubernetes, type StoredObject, startFakeKubernetes } from "./helpers/fake-kubernetes.js";
+import { type FakeKubernetes, type StoredObject, startFakeKubernetes } from "@berth/test-support/kubernetes";
 
 const NAMESPACE = "team-a";
 /** Where the platform and the ingress run, as the deployments' NetworkPolicy lets requests in from. */

@@ -13,8 +13,8 @@ import {
   uniqueName,
   uploadSource,
 } from "@berth/test-support";
-import { removeScaleOutServices } from "../src/compute/container/scale-out-services.js";
-import { connectEngine } from "../src/engine/docker-engine.js";
+import { removeScaleOutServices } from "@berth/listener";
+import { connectEngine } from "@berth/listener";
 import { deployTarball, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
 import { containerEngine } from "./helpers/engine.js";
 import { type OutsideHost, startOutsideHost } from "./helpers/outside-host.js";

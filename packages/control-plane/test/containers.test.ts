@@ -13,7 +13,7 @@ import {
   uniqueName,
 } from "@berth/test-support";
 import { deployTarball, FIXTURES, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
-import { startGitHost } from "./helpers/git-host.js";
+import { startGitHost } from "@berth/test-support/git-host";
 import { containerEngine, imagesLabelled } from "./helpers/engine.js";
 
 const engine = await containerEngine();

@@ -18,7 +18,7 @@ import {
   uniqueName,
 } from "@berth/test-support";
 import { FIXTURES, finalRevision, logsOf } from "./helpers/deploy.js";
-import { type GitHost, startGitHost } from "./helpers/git-host.js";
+import { type GitHost, startGitHost } from "@berth/test-support/git-host";
 import { type SshHost, sshHostUnavailable, startSshHost } from "./helpers/ssh-host.js";
 
 const WEBHOOK_SECRET = "a-webhook-secret-for-tests";

@@ -13,7 +13,7 @@ export async function baseImageCommand(argv: string[]): Promise<number> {
     process.stderr.write(`berth base-image: ${parsed.message}\n\n${BASE_IMAGE_USAGE}`);
     return 2;
   }
-  const { buildLangGraphJsApiImage, connectEngine } = await import("@berth/control-plane");
+  const { buildLangGraphJsApiImage, connectEngine } = await import("@berth/listener");
   let engine: Awaited<ReturnType<typeof connectEngine>>;
   try {
     engine = await connectEngine(parsed.values.engine ?? (process.env.BERTH_CONTAINER_ENGINE || undefined));

@@ -1,4 +1,4 @@
-import { HttpLink, renderForReview, startListener } from "@berth/control-plane";
+import { HttpLink, renderForReview, startListener } from "@berth/listener";
 import { createServiceLogger, envBoolean, envNumber, envOneOf } from "@berth/service-kit";
 import { join } from "node:path";
 import { parseArgs } from "node:util";

@@ -4,7 +4,7 @@ import { posix } from "node:path";
 import { READ_ONLY_FIELDS, type SourceConfigInput, type SourceRevisionConfigInput } from "./inputs/deployment.js";
 import type { IntegrationRecord, ListenerRecord, UploadRecord } from "../storage/types.js";
 import { normalizeResourceSpec } from "./resource-spec.js";
-import type { DeploymentSource, RevisionStatus } from "../model/statuses.js";
+import type { DeploymentSource, RevisionStatus } from "@berth/listener-protocol";
 
 /**
  * The rules of the spec that a schema cannot express: which fields apply to

@@ -6,7 +6,7 @@ import { fileURLToPath } from "node:url";
 import type { IntegrationCreateInput } from "./inputs/integration.js";
 import type { IntegrationKind, IntegrationRecord, RepositoryRecord } from "../storage/types.js";
 
-import type { GitCredentials } from "../model/listener-protocol.js";
+import type { GitCredentials } from "@berth/listener-protocol";
 
 export type { GitCredentials };
 

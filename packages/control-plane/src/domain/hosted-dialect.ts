@@ -1,7 +1,7 @@
 import { BadRequestError } from "@berth/service-kit";
 import type { DeploymentCreateInput, DeploymentPatchInput, SourceRevisionConfigInput } from "./inputs/deployment.js";
 import { HOSTED_CONFIG_PATH, inHostedNames, isHostedSource, SPEC_ONLY_SOURCES, toSpecSource } from "./hosted-names.js";
-import type { DeploymentSource } from "../model/statuses.js";
+import type { DeploymentSource } from "@berth/listener-protocol";
 
 /**
  * Requests in the hosted platform's dialect (what the official deploy CLI

@@ -1,4 +1,4 @@
-import type { DeploymentSource } from "../model/statuses.js";
+import type { DeploymentSource } from "@berth/listener-protocol";
 
 /**
  * The hosted platform's names for what the spec calls otherwise. The spec is a

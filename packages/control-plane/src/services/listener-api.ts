@@ -13,8 +13,8 @@ import {
 } from "../auth/api-keys.js";
 import { runWebhookSecretOf } from "../domain/run-webhooks.js";
 import type { SecretBox } from "../domain/secret-box.js";
-import type { AssignedRevision, Assignment, Authorization, RevisionFacts } from "../model/listener-protocol.js";
-import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
+import type { AssignedRevision, Assignment, Authorization, RevisionFacts } from "@berth/listener-protocol";
+import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
 import { revisionSecrets } from "./deployment-views.js";
 import type { LogService } from "./logs.js";

@@ -1,5 +1,5 @@
 import { NotFoundError } from "@berth/service-kit";
-import { FINAL_REVISION_STATUSES, type RevisionStatus } from "../model/statuses.js";
+import { FINAL_REVISION_STATUSES, type RevisionStatus } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, LogEntry, LogFilter, LogKind, LogRecord } from "../storage/types.js";
 import { notFound } from "./deployments.js";
 import { LogWatch } from "./log-watch.js";

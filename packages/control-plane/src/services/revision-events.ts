@@ -1,4 +1,4 @@
-import type { RevisionStatus } from "../model/statuses.js";
+import type { RevisionStatus } from "@berth/listener-protocol";
 
 /** Why a revision was made: a new deployment, a PATCH, `POST …/revisions`, a redeploy of an older one, a git push. */
 export type RevisionCause = "create" | "patch" | "rebuild" | "redeploy" | "push";

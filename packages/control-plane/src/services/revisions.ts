@@ -1,5 +1,5 @@
 import { ConflictError, NotFoundError } from "@berth/service-kit";
-import { FINAL_REVISION_STATUSES, IN_PROGRESS_REVISION_STATUSES } from "../model/statuses.js";
+import { FINAL_REVISION_STATUSES, IN_PROGRESS_REVISION_STATUSES } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, RevisionFilter } from "../storage/types.js";
 import { notFound } from "./deployments.js";
 import { presentRevision } from "./deployment-views.js";

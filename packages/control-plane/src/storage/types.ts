@@ -4,8 +4,8 @@
  * (test/unit/storage-contract.test.ts) over both. Records are plain JSON
  * values; every multi-row change is one transaction.
  */
-import type { DeploymentReport, LogEntry, LogKind, RevisionFacts } from "../model/listener-protocol.js";
-import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "../model/statuses.js";
+import type { DeploymentReport, LogEntry, LogKind, RevisionFacts } from "@berth/listener-protocol";
+import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "@berth/listener-protocol";
 import type { AuthStore } from "./auth-types.js";
 import type { TracingProjectRecord, TracingStore } from "./tracing-types.js";
 

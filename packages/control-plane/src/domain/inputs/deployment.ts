@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { HOSTED_CONFIG_PATH, HOSTED_SOURCES } from "../hosted-names.js";
-import { DEPLOYMENT_SOURCES, DEPLOYMENT_STATUSES, DEPLOYMENT_TYPES, REVISION_STATUSES } from "../../model/statuses.js";
+import { DEPLOYMENT_SOURCES, DEPLOYMENT_STATUSES, DEPLOYMENT_TYPES, REVISION_STATUSES } from "@berth/listener-protocol";
 import { ImageReference, ReadOnly, Text, Uuid } from "./primitives.js";
 import { ResourceSpec } from "./resource-spec.js";
 

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { COMPUTE_TYPES } from "../../model/statuses.js";
+import { COMPUTE_TYPES } from "@berth/listener-protocol";
 import { Text } from "./primitives.js";
 
 const ComputeConfig = z.strictObject({

@@ -3,7 +3,7 @@ import type { FastifyRequest } from "fastify";
 import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { z } from "zod";
-import { DEPLOYMENT_STATUSES, REVISION_STATUSES } from "../../model/statuses.js";
+import { DEPLOYMENT_STATUSES, REVISION_STATUSES } from "@berth/listener-protocol";
 import type { ListenerApi, ListenerScope } from "../../services/listener-api.js";
 import { Detail, Text, Uuid } from "../schemas/common.js";
 import type { RouteContext } from "./context.js";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DeploymentSource, DeploymentStatus, RevisionStatus, SecretReference } from "../../domain/inputs/deployment.js";
-import { DEPLOYMENT_TYPES } from "../../model/statuses.js";
+import { DEPLOYMENT_TYPES } from "@berth/listener-protocol";
 import { toBerthLogLevel } from "../../domain/hosted-names.js";
 import { csvList, Page, PageQuery, QueryBoolean, Text, Timestamp, Uuid } from "./common.js";
 

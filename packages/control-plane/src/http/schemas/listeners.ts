@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { COMPUTE_TYPES } from "../../model/statuses.js";
+import { COMPUTE_TYPES } from "@berth/listener-protocol";
 import { Page, Timestamp, Uuid } from "./common.js";
 
 export * from "../../domain/inputs/listener.js";

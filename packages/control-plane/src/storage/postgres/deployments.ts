@@ -1,6 +1,6 @@
 import { ConflictError, isUniqueViolation, withTransaction, type Queryable, jsonb, jsonbOrNull } from "@berth/service-kit";
 import type pg from "pg";
-import { IN_PROGRESS_REVISION_STATUSES, supersededMessages } from "../../model/statuses.js";
+import { IN_PROGRESS_REVISION_STATUSES, supersededMessages } from "@berth/listener-protocol";
 import type {
   DeploymentChange,
   DeploymentFilter,

@@ -1,7 +1,7 @@
 import type { Queryable } from "@berth/service-kit";
 import type pg from "pg";
-import type { RevisionFacts } from "../../model/listener-protocol.js";
-import type { RevisionStatus } from "../../model/statuses.js";
+import type { RevisionFacts } from "@berth/listener-protocol";
+import type { RevisionStatus } from "@berth/listener-protocol";
 import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
 import { REVISION, REVISION_EVENT, qualified } from "../columns.js";
 

@@ -1,5 +1,5 @@
 import { ConflictError, type SqliteDatabase } from "@berth/service-kit";
-import { IN_PROGRESS_REVISION_STATUSES, supersededMessages } from "../../model/statuses.js";
+import { IN_PROGRESS_REVISION_STATUSES, supersededMessages } from "@berth/listener-protocol";
 import { DEPLOYMENT, REVISION } from "../columns.js";
 import type {
   DeploymentChange,

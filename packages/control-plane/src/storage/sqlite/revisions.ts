@@ -1,6 +1,6 @@
 import type { SqliteDatabase } from "@berth/service-kit";
-import type { RevisionFacts } from "../../model/listener-protocol.js";
-import type { RevisionStatus } from "../../model/statuses.js";
+import type { RevisionFacts } from "@berth/listener-protocol";
+import type { RevisionStatus } from "@berth/listener-protocol";
 import { qualified, REVISION, REVISION_EVENT } from "../columns.js";
 import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
 import { revisionFromRow } from "./rows.js";

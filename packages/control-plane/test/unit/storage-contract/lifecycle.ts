@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { beforeEach, describe, it } from "node:test";
-import { IN_PROGRESS_REVISION_STATUSES } from "../../../src/model/statuses.js";
+import { IN_PROGRESS_REVISION_STATUSES } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, LogFilter, UploadRecord } from "../../../src/storage/types.js";
 import { type Backend, databasePerTest } from "./backends.js";
 import { BASE, created, newListener, newTenant, nextRevision, tick } from "./fixtures.js";

@@ -6,7 +6,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { it } from "node:test";
 import { ConflictError } from "@berth/service-kit";
-import { IN_PROGRESS_REVISION_STATUSES } from "../../../src/model/statuses.js";
+import { IN_PROGRESS_REVISION_STATUSES } from "@berth/listener-protocol";
 import { createPostgresStorage } from "../../../src/storage/postgres/index.js";
 import { createSqliteStorage } from "../../../src/storage/sqlite/index.js";
 import type { OAuthTokenRecord } from "../../../src/storage/auth-types.js";

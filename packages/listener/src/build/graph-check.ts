@@ -1,0 +1,72 @@
+import { dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { BuildSandbox } from "./build-sandbox.js";
+import { BuildError, type BuildLog } from "./errors.js";
+import { runCommand } from "./run-command.js";
+
+/** The berth CLI of this checkout (packages/listener/src/build → packages/cli/bin). */
+export const BERTH_BIN = fileURLToPath(new URL("../../../cli/bin/berth.mjs", import.meta.url));
+
+export interface GraphCheckOptions {
+  configFile: string;
+  /** The artifact directory: its absolute path is cut from messages shown to users. */
+  workDir: string;
+  env: Record<string, string>;
+  log: BuildLog;
+  signal?: AbortSignal;
+  timeoutMs?: number;
+  sandbox?: BuildSandbox;
+}
+
+/** Resolves once every graph of the project loads; rejects with a BuildError saying why one does not. */
+export type GraphChecker = (options: GraphCheckOptions) => Promise<void>;
+
+/** How `berth check` prefixes its reason for failing (stderr), and its warnings, which are not reasons. */
+const FAILURE_PREFIX = "berth check: ";
+const WARNING_PREFIX = "berth check: warning: ";
+
+/**
+ * Loads every graph of the project in a separate process (`berth check`),
+ * the way the agent server will load them: a graph that fails at import
+ * fails the build, with its error as the reason, rather than the deploy.
+ * A subprocess, because importing user modules into the listener would run
+ * their code there and keep them loaded for good.
+ */
+export async function checkGraphs(options: GraphCheckOptions): Promise<void> {
+  const { configFile, workDir, log, sandbox } = options;
+  const berthBin = sandbox?.berthBin ?? BERTH_BIN;
+  const command = `${shellQuote(process.execPath)} ${shellQuote(berthBin)} check ${shellQuote(sandbox?.inside(configFile) ?? configFile)}`;
+  let failure: string | undefined;
+  try {
+    await runCommand({
+      command,
+      label: "graph check",
+      cwd: dirname(configFile),
+      env: options.env,
+      signal: options.signal,
+      timeoutMs: options.timeoutMs,
+      spawnPlan: sandbox?.plan,
+      log: (entry) => {
+        if (entry.level === "error" && entry.message.startsWith(FAILURE_PREFIX) && !entry.message.startsWith(WARNING_PREFIX)) {
+          failure = entry.message.slice(FAILURE_PREFIX.length);
+        }
+        log(entry);
+      },
+    });
+  } catch (error) {
+    if (!(error instanceof BuildError)) throw error;
+    const reason = failure !== undefined ? `A graph failed to load: ${failure}` : error.message;
+    const shown = withoutPrefix(withoutPrefix(reason, workDir), sandbox?.inside(workDir));
+    throw new BuildError(shown, { cause: error });
+  }
+}
+
+/** `/var/lib/berth/builds/abc/src/agent.ts` → `src/agent.ts`: the user knows their tarball, not our directories. */
+function withoutPrefix(message: string, workDir: string | undefined): string {
+  if (workDir === undefined) return message;
+  return message.split(`${workDir.replace(/\/+$/, "")}/`).join("");
+}
+
+function shellQuote(value: string): string {
+  return `'${value.replaceAll("'", `'\\''`)}'`;
+}

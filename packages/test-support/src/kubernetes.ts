@@ -1,0 +1,2 @@
+export * from "./fake-kubernetes.js";
+export * from "./kube-schemas.js";
