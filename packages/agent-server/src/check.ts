@@ -7,7 +7,7 @@ import { pinLangChainPackages, projectModuleDirs } from "./graphs/pin-packages.j
 import { GraphRegistry } from "./graphs/registry.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
 import type { BerthCheckpointer } from "./storage/types.js";
-import { loadEmbedder } from "./store/load-embedder.js";
+import { loadEmbedder } from "./memory/load-embedder.js";
 
 export interface CheckResult {
   /** Ids of the graphs that loaded, in langgraph.json's order. */

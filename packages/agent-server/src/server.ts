@@ -7,7 +7,7 @@ import { systemAssistantDefaults } from "./config/assistant-defaults.js";
 import { applyProjectEnv, ConfigError, loadProjectConfig } from "./config/langgraph-config.js";
 import { type ServerSettings, settingsFromEnv } from "./config/settings.js";
 import { webhookSettings } from "./config/webhook-config.js";
-import type { StoreSettings } from "./config/store-config.js";
+import type { StoreSettings } from "./config/memory-store-config.js";
 import type { CustomAppSpec } from "./config/http-config.js";
 import { type CustomApp, CustomAppLoadError, loadCustomApp } from "./graphs/custom-app-module.js";
 import { pinLangChainPackages, projectModuleDirs } from "./graphs/pin-packages.js";
@@ -28,10 +28,10 @@ import { openBackends } from "./runtime.js";
 import { startCronScheduler } from "./services/cron-scheduler.js";
 import { createServices } from "./services/index.js";
 import type { Storage } from "./storage/types.js";
-import { GraphStore } from "./store/graph-store.js";
-import { ItemStore } from "./store/item-store.js";
-import { loadEmbedder } from "./store/load-embedder.js";
-import { startBatchSweeper, startStoreSweeper } from "./store/sweeper.js";
+import { GraphStore } from "./memory/graph-store.js";
+import { ItemStore } from "./memory/item-store.js";
+import { loadEmbedder } from "./memory/load-embedder.js";
+import { startBatchSweeper, startStoreSweeper } from "./memory/sweeper.js";
 import { Tracing } from "./tracing/tracing.js";
 
 /** api: serves HTTP; worker: executes runs; all: both (the embedded default). */

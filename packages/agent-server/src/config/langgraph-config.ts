@@ -12,7 +12,7 @@ import { AuthJson, type AuthSettings, authSettings } from "./auth-config.js";
 import { ConfigError } from "./config-error.js";
 import { HttpJson, type HttpSettings, httpSettings, unknownHttpKeys } from "./http-config.js";
 import { configFromImageEnvironment, hasImageEnvironment } from "./image-environment.js";
-import { StoreJson, type StoreSettings, storeSettings } from "./store-config.js";
+import { StoreJson, type StoreSettings, storeSettings } from "./memory-store-config.js";
 import { UiConfigJson, UiJson, type UiSettings, uiSettings } from "./ui-config.js";
 import { WebhooksJson, type WebhooksJsonSection } from "./webhook-config.js";
 

@@ -5,7 +5,7 @@ import type { BerthCheckpointer } from "../storage/types.js";
 import { type CompiledGraph, toCompiledGraph } from "./compiled-graph.js";
 import { provideGraphLogger } from "./sdk-logger.js";
 import { importProjectModule } from "./project-module.js";
-import { drainStoreQueuesOnArrival } from "./store-queue.js";
+import { drainStoreQueuesOnArrival } from "./memory-store-queue.js";
 
 type GraphFactory = (config: RunnableConfig) => unknown;
 

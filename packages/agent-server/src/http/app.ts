@@ -27,7 +27,7 @@ import { registerMetricsRoutes } from "./routes/metrics.js";
 import { registerCronRoutes } from "./routes/crons.js";
 import { registerRunRoutes, type StreamTimings } from "./routes/runs.js";
 import { registerStateRoutes } from "./routes/state.js";
-import { registerStoreRoutes } from "./routes/store.js";
+import { registerStoreRoutes } from "./routes/memory-store.js";
 import { registerThreadRoutes } from "./routes/threads.js";
 import { registerWebhookRoutes } from "./routes/webhooks.js";
 import { registerUiRoutes } from "./routes/ui.js";

@@ -2,14 +2,14 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { RunBroker } from "../runs/brokers/broker.js";
 import type { SlotReservation, WorkerSlots } from "../runs/execution/worker.js";
 import type { Storage } from "../storage/types.js";
-import type { ItemStore } from "../store/item-store.js";
+import type { ItemStore } from "../memory/item-store.js";
 import { AssistantService } from "./assistants.js";
 import { CronService } from "./crons.js";
 import { GraphStateService } from "./graph-state.js";
 import { MaintenanceService } from "./maintenance.js";
 import { MetricsService } from "./metrics.js";
 import { RunService } from "./runs.js";
-import { StoreService } from "./store.js";
+import { StoreService } from "./memory-store.js";
 import { ThreadService, type ThreadServiceOptions } from "./threads.js";
 import { WebhookService, type WebhookServiceOptions } from "./webhooks.js";
 

@@ -1,7 +1,7 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { JsonObject } from "./json.js";
 import type { Cron, CronFilter, CronQuery, CronTick, CronUpdate, NewCron } from "./cron-types.js";
-import type { StoreRepository } from "./store-types.js";
+import type { StoreRepository } from "./memory-store-types.js";
 
 export type { JsonObject };
 

@@ -10,7 +10,7 @@ import { postgresOnlyContract } from "./storage-contract/postgres-only.js";
 import { DATABASE_URL, skipWithoutPostgres } from "./storage-contract/postgres-schema.js";
 import { scopesContract } from "./storage-contract/scopes.js";
 import { sharedDatabaseContract } from "./storage-contract/shared-database.js";
-import { storeContract, storeParityWithSqlite } from "./storage-contract/store.js";
+import { storeContract, storeParityWithSqlite } from "./storage-contract/memory-store.js";
 import { threadsContract } from "./storage-contract/threads.js";
 import { webhookOutboxContract } from "./storage-contract/webhook-outbox.js";
 

@@ -4,10 +4,10 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { newDataDir } from "@berth/test-support";
 import { ConfigError } from "../../src/config/langgraph-config.js";
-import { storeSettings } from "../../src/config/store-config.js";
-import { EmbeddingError } from "../../src/store/embedding.js";
-import { textsAtPath } from "../../src/store/index-fields.js";
-import { loadEmbedder } from "../../src/store/load-embedder.js";
+import { storeSettings } from "../../src/config/memory-store-config.js";
+import { EmbeddingError } from "../../src/memory/embedding.js";
+import { textsAtPath } from "../../src/memory/index-fields.js";
+import { loadEmbedder } from "../../src/memory/load-embedder.js";
 
 describe("store: the texts of an item's fields", () => {
   const value = {

@@ -7,7 +7,7 @@ import { openPostgresDatabase } from "./database.js";
 import { postgresRunCounts } from "./run-counts.js";
 import { PostgresRunRepository } from "./runs.js";
 import { postgresSizes } from "./sizes.js";
-import { PostgresStoreRepository } from "./store.js";
+import { PostgresStoreRepository } from "./memory-store.js";
 import { PostgresThreadRepository } from "./threads.js";
 import { truncatePostgres } from "./truncate.js";
 import { PostgresWebhookOutbox } from "./webhook-outbox.js";

@@ -1,5 +1,5 @@
 import type pg from "pg";
-import type { StoreRepository } from "../store-types.js";
+import type { StoreRepository } from "../memory-store-types.js";
 import type { StorageSizes } from "../types.js";
 
 /** Counts, and each part's total relation size (O(1): PostgreSQL keeps it), rather than summing every column. */

@@ -1,7 +1,7 @@
 import { openSqliteDatabase as openWithMigrations, type SqliteDatabase, type SqliteSynchronous } from "@berth/service-kit";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { matchesConditions, type StoreCondition } from "../shared/store-filter.js";
+import { matchesConditions, type StoreCondition } from "../shared/memory-store-filter.js";
 import { jsonContains } from "./json-contains.js";
 
 export type { SqliteDatabase, SqliteSynchronous };

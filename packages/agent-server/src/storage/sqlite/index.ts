@@ -8,7 +8,7 @@ import { openSqliteDatabase, type SqliteSynchronous } from "./database.js";
 import { sqliteRunCounts } from "./run-counts.js";
 import { SqliteRunRepository } from "./runs.js";
 import { sqliteSizes } from "./sizes.js";
-import { SqliteStoreRepository } from "./store.js";
+import { SqliteStoreRepository } from "./memory-store.js";
 import { SqliteThreadRepository } from "./threads.js";
 import { truncateSqlite } from "./truncate.js";
 import { checkpointInBackground } from "./wal-checkpoints.js";

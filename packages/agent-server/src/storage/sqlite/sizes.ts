@@ -1,4 +1,4 @@
-import type { StoreRepository } from "../store-types.js";
+import type { StoreRepository } from "../memory-store-types.js";
 import type { StorageSizes } from "../types.js";
 import type { SqliteDatabase } from "./database.js";
 

@@ -1,5 +1,5 @@
 import { defineRoute } from "@berth/service-kit";
-import type { StoreService } from "../../services/store.js";
+import type { StoreService } from "../../services/memory-store.js";
 import {
   StoreDeleteBody,
   StoreGetQuery,
@@ -9,7 +9,7 @@ import {
   StorePutBody,
   StoreSearchBody,
   StoreSearchResponse,
-} from "../schemas/store.js";
+} from "../schemas/memory-store.js";
 import { accessOf } from "../auth/access.js";
 import type { RouteContext } from "./context.js";
 

@@ -1,9 +1,9 @@
 import { BadGatewayError, BadRequestError, ForbiddenError, HttpStatusError, NotFoundError } from "@berth/service-kit";
 import { jsonContains } from "../storage/sqlite/json-contains.js";
-import type { NamespaceQuery, StoreItemRecord, StoreSearchHit } from "../storage/store-types.js";
+import type { NamespaceQuery, StoreItemRecord, StoreSearchHit } from "../storage/memory-store-types.js";
 import type { JsonObject, MetadataScope } from "../storage/types.js";
-import { EmbeddingError } from "../store/embedding.js";
-import type { ItemStore, PutItem, SearchItems } from "../store/item-store.js";
+import { EmbeddingError } from "../memory/embedding.js";
+import type { ItemStore, PutItem, SearchItems } from "../memory/item-store.js";
 import type { Access, AuthEvent } from "./authorization.js";
 
 /** An item as the API shows it (the official servers' shape). */

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { JsonObject, Limit, Offset, QueryBoolean, Text } from "./common.js";
-import { STORE_OPERATORS } from "../../storage/shared/store-filter.js";
+import { STORE_OPERATORS } from "../../storage/shared/memory-store-filter.js";
 
 /** One level of a namespace: kept joined with "." by the backends and in GET's query, so it cannot hold one. */
 const Label = Text.min(1, "namespace labels must not be empty").refine((label) => !label.includes("."), {

@@ -9,7 +9,7 @@ import {
   type SearchItem,
   type SearchOperation,
 } from "@langchain/langgraph-checkpoint";
-import type { StoreItemRecord, StoreSearchHit } from "../storage/store-types.js";
+import type { StoreItemRecord, StoreSearchHit } from "../storage/memory-store-types.js";
 import type { ItemStore } from "./item-store.js";
 
 /**

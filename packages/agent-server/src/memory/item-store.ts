@@ -1,4 +1,10 @@
-import type { NamespaceQuery, StoreItemRecord, StoreRepository, StoreSearchHit, StoreVector } from "../storage/store-types.js";
+import type {
+  NamespaceQuery,
+  StoreItemRecord,
+  StoreRepository,
+  StoreSearchHit,
+  StoreVector,
+} from "../storage/memory-store-types.js";
 import type { JsonObject } from "../storage/types.js";
 import type { Embedder } from "./embedding.js";
 import { textsAtPath } from "./index-fields.js";

@@ -1,6 +1,6 @@
 import { setImmediate as yieldToEventLoop } from "node:timers/promises";
 import type { Logger } from "../logger.js";
-import type { StoreRepository } from "../storage/store-types.js";
+import type { StoreRepository } from "../storage/memory-store-types.js";
 
 /** Items deleted per statement: short transactions, so requests and runs are never held behind a sweep. */
 const BATCH = 500;

@@ -11,7 +11,7 @@ import Database from "better-sqlite3";
 import pg from "pg";
 import { createPostgresStorage } from "../../../src/storage/postgres/index.js";
 import { createSqliteStorage } from "../../../src/storage/sqlite/index.js";
-import type { StoreSearchHit, StoreSearchQuery, StoreVector } from "../../../src/storage/store-types.js";
+import type { StoreSearchHit, StoreSearchQuery, StoreVector } from "../../../src/storage/memory-store-types.js";
 import type { JsonObject, Storage } from "../../../src/storage/types.js";
 import { type Backend, databasePerTest, type TestStorage } from "./backends.js";
 import { clockPast, ISO, sleep } from "./fixtures.js";

@@ -1,5 +1,5 @@
 import { ConfigError } from "../config/langgraph-config.js";
-import type { EmbedSpec, StoreIndexSettings } from "../config/store-config.js";
+import type { EmbedSpec, StoreIndexSettings } from "../config/memory-store-config.js";
 import { type Embedder, EmbeddingError } from "./embedding.js";
 import { openAiEmbedder } from "./openai-embeddings.js";
 import { importProjectModule } from "../graphs/project-module.js";

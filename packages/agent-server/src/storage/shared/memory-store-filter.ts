@@ -3,7 +3,7 @@
 // translates the same conditions to JSONB SQL (postgres/store.ts). The rules
 // below are what both implement.
 import type { JsonObject } from "../types.js";
-import { compareCodePoints } from "./store-namespaces.js";
+import { compareCodePoints } from "./memory-store-namespaces.js";
 
 export type StoreOperator = "$eq" | "$ne" | "$gt" | "$gte" | "$lt" | "$lte";
 

@@ -2,7 +2,7 @@
 // BLOB / bytea), and the ranking of a vector search. Both backends read the
 // candidate vectors and rank them here: brute force, which for tens of
 // thousands of vectors takes well under a second, with no database extension.
-import { compareCodePoints } from "./store-namespaces.js";
+import { compareCodePoints } from "./memory-store-namespaces.js";
 
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
 

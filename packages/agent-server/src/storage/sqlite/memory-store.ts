@@ -6,9 +6,9 @@ import type {
   StoreSearchHit,
   StoreSearchQuery,
   StoreSize,
-} from "../store-types.js";
+} from "../memory-store-types.js";
 import { STORE_ITEM_COLUMNS } from "../shared/columns.js";
-import { type StoreCondition, storeConditions } from "../shared/store-filter.js";
+import { type StoreCondition, storeConditions } from "../shared/memory-store-filter.js";
 import {
   itemNamespace,
   joinNamespace,
@@ -16,8 +16,8 @@ import {
   pageNamespaces,
   prefixRange,
   splitNamespace,
-} from "../shared/store-namespaces.js";
-import { encodeVector, VectorRanking } from "../shared/store-vectors.js";
+} from "../shared/memory-store-namespaces.js";
+import { encodeVector, VectorRanking } from "../shared/memory-store-vectors.js";
 import { msAfterMinutes } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
 

@@ -8,10 +8,10 @@ import type {
   StoreSearchHit,
   StoreSearchQuery,
   StoreSize,
-} from "../store-types.js";
+} from "../memory-store-types.js";
 import type { JsonObject } from "../types.js";
 import { qualified, STORE_ITEM_COLUMNS } from "../shared/columns.js";
-import { orderedType, type StoreCondition, storeConditions } from "../shared/store-filter.js";
+import { orderedType, type StoreCondition, storeConditions } from "../shared/memory-store-filter.js";
 import {
   itemNamespace,
   joinNamespace,
@@ -19,8 +19,8 @@ import {
   pageNamespaces,
   prefixRange,
   splitNamespace,
-} from "../shared/store-namespaces.js";
-import { encodeVector, VectorRanking } from "../shared/store-vectors.js";
+} from "../shared/memory-store-namespaces.js";
+import { encodeVector, VectorRanking } from "../shared/memory-store-vectors.js";
 import { LATEST_MS, msAfterMinutes } from "../shared/timestamps.js";
 import { withTransaction } from "./database.js";
 

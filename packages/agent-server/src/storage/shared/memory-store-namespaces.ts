@@ -1,6 +1,6 @@
 // Store namespaces as both backends keep them: the labels joined with ".",
 // so the namespaces under a prefix are one range of the primary key.
-import type { NamespaceQuery } from "../store-types.js";
+import type { NamespaceQuery } from "../memory-store-types.js";
 
 /** The stored text of a namespace; a label that is empty or holds "." would make it ambiguous, so it is refused. */
 export function joinNamespace(labels: string[]): string {
