@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { Client } from "@langchain/langgraph-sdk";
 import { type ControlPlane, startControlPlane, uniqueName } from "@berth/test-support";
-import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, packFixture } from "@berth/test-support";
 import { consent, LOOPBACK_PROVIDERS_ALLOWED, startOAuthProvider, type TestOAuthProvider } from "./helpers/oauth-provider.js";
 
 const PROVIDER = "calendar";

@@ -20,8 +20,8 @@ import {
   startControlPlane,
   uniqueName,
 } from "@berth/test-support";
-import { deployTarball, FIXTURES, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
-import { containerEngine, imagesLabelled } from "./helpers/engine.js";
+import { deployTarball, CONTROL_PLANE_FIXTURES, finalRevision, logsOf, packFixture } from "@berth/test-support";
+import { containerEngine, imagesLabelled } from "@berth/test-support/container-engine";
 import { type FakeKubernetes, type StoredObject, startFakeKubernetes } from "@berth/test-support/kubernetes";
 import { startGitHost } from "@berth/test-support/git-host";
 import { listenerArgsFor, runListenerCommand, startListenerProcess } from "./helpers/listener-process.js";
@@ -214,7 +214,7 @@ describe("a cluster listener builds internal_source revisions, pushes them to it
   test("a repo_host deployment is fetched at its branch, built, pushed and deployed; --render names the same image", async () => {
     const host = await startGitHost();
     try {
-      const sha = host.createRepository("agent.git", join(FIXTURES, "deploy-app"));
+      const sha = host.createRepository("agent.git", join(CONTROL_PLANE_FIXTURES, "deploy-app"));
       const integration = await cp.admin.post<{ id: string }>("/v1/integrations/repo_host", {
         name: "git",
         kind: "git",
@@ -247,7 +247,7 @@ describe("a cluster listener builds internal_source revisions, pushes them to it
       assert.deepEqual(renderedServerImages(rendered.stdout), [ref, ref]);
 
       // The branch moves on and is deployed; a redeploy of the first revision runs the first commit's image again.
-      host.commit("agent.git", { "agent.ts": `${readFileSync(join(FIXTURES, "deploy-app", "agent.ts"), "utf8")}\n// newer\n` });
+      host.commit("agent.git", { "agent.ts": `${readFileSync(join(CONTROL_PLANE_FIXTURES, "deploy-app", "agent.ts"), "utf8")}\n// newer\n` });
       const rebuilt = await cp.admin.post<{ id: string }>(`/v2/deployments/${created.id}/revisions`);
       assert.equal(rebuilt.status, 201, JSON.stringify(rebuilt.body));
       const newer = await finalRevision(cp.admin, created.id, rebuilt.body.id);

@@ -25,8 +25,8 @@ import {
   uniqueName,
   freePort,
 } from "@berth/test-support";
-import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
-import { containerEngine } from "./helpers/engine.js";
+import { deployTarball, finalRevision, packFixture } from "@berth/test-support";
+import { containerEngine } from "@berth/test-support/container-engine";
 import { listenerArgsFor, runListenerCommand } from "./helpers/listener-process.js";
 
 const run = promisify(execFile);

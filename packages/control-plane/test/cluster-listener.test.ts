@@ -19,7 +19,7 @@ import {
   startControlPlane,
   uniqueName,
 } from "@berth/test-support";
-import { deployTarball, finalRevision, logsOf } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, logsOf } from "@berth/test-support";
 import { wireFormOf } from "@berth/test-support/kubernetes";
 import { listenerArgsFor, runListenerCommand, startListenerProcess } from "./helpers/listener-process.js";
 import { type FakeKubernetes, type StoredObject, startFakeKubernetes } from "@berth/test-support/kubernetes";

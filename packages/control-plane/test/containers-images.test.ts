@@ -13,8 +13,8 @@ import {
   uniqueName,
   freePort,
 } from "@berth/test-support";
-import { finalRevision, logsOf } from "./helpers/deploy.js";
-import { containerEngine } from "./helpers/engine.js";
+import { finalRevision, logsOf } from "@berth/test-support";
+import { containerEngine } from "@berth/test-support/container-engine";
 import { pushTestImage } from "./helpers/test-image.js";
 
 const engine = await containerEngine();

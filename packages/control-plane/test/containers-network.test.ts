@@ -15,8 +15,8 @@ import {
 } from "@berth/test-support";
 import { removeScaleOutServices } from "@berth/listener";
 import { connectEngine } from "@berth/listener";
-import { deployTarball, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
-import { containerEngine } from "./helpers/engine.js";
+import { deployTarball, finalRevision, logsOf, packFixture } from "@berth/test-support";
+import { containerEngine } from "@berth/test-support/container-engine";
 import { type OutsideHost, startOutsideHost } from "./helpers/outside-host.js";
 
 const engine = await containerEngine();

@@ -15,8 +15,8 @@ import {
   TEST_BACKEND,
   uniqueName,
 } from "@berth/test-support";
-import { finalRevision } from "./helpers/deploy.js";
-import { containerEngine } from "./helpers/engine.js";
+import { finalRevision } from "@berth/test-support";
+import { containerEngine } from "@berth/test-support/container-engine";
 import { pushTestImage } from "./helpers/test-image.js";
 
 /**

@@ -12,9 +12,9 @@ import {
   startControlPlane,
   uniqueName,
 } from "@berth/test-support";
-import { deployTarball, FIXTURES, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
+import { deployTarball, CONTROL_PLANE_FIXTURES, finalRevision, logsOf, packFixture } from "@berth/test-support";
 import { startGitHost } from "@berth/test-support/git-host";
-import { containerEngine, imagesLabelled } from "./helpers/engine.js";
+import { containerEngine, imagesLabelled } from "@berth/test-support/container-engine";
 
 const engine = await containerEngine();
 const registry = process.env.BERTH_TEST_REGISTRY ?? "";
@@ -242,7 +242,7 @@ describe("a docker listener builds internal_source into an image and runs it as 
   test("a repo_host deployment is fetched at its branch and built into an image", async () => {
     const host = await startGitHost();
     try {
-      const sha = host.createRepository("agent.git", join(FIXTURES, "deploy-app"));
+      const sha = host.createRepository("agent.git", join(CONTROL_PLANE_FIXTURES, "deploy-app"));
       const integration = await cp.admin.post<{ id: string }>("/v1/integrations/repo_host", {
         name: "git",
         kind: "git",
@@ -276,12 +276,12 @@ describe("a docker listener builds internal_source into an image and runs it as 
 
   test("redeploying a repo_host revision of an older commit runs that commit's image, or an image built from it again", async () => {
     const host = await startGitHost();
-    const agent = readFileSync(join(FIXTURES, "deploy-app", "agent.ts"), "utf8");
+    const agent = readFileSync(join(CONTROL_PLANE_FIXTURES, "deploy-app", "agent.ts"), "utf8");
     const saying = (greeting: string) => ({
       "agent.ts": agent.replace('process.env.GREETING ?? "hello"', `process.env.GREETING ?? "${greeting}"`),
     });
     try {
-      const firstSha = host.createRepository("rollback.git", join(FIXTURES, "deploy-app"));
+      const firstSha = host.createRepository("rollback.git", join(CONTROL_PLANE_FIXTURES, "deploy-app"));
       const integration = await cp.admin.post<{ id: string }>("/v1/integrations/repo_host", {
         name: "rollback",
         kind: "git",

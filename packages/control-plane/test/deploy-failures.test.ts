@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type ControlPlane, createDeployment, type Deployment, makeTarball, startControlPlane } from "@berth/test-support";
-import { deployTarball, finalRevision, logsOf, packFixture, projectFiles, revisionLeaves, FIXTURES } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, logsOf, packFixture, projectFiles, revisionLeaves, CONTROL_PLANE_FIXTURES } from "@berth/test-support";
 
 describe("revisions that do not deploy", () => {
   let cp: ControlPlane;
@@ -34,7 +34,7 @@ describe("revisions that do not deploy", () => {
   });
 
   test("a tarball with a ../ entry is refused, and nothing lands outside the build", async () => {
-    const evil = makeTarball({ ...projectFiles(`${FIXTURES}deploy-app`), "../escaped.txt": "gotcha" });
+    const evil = makeTarball({ ...projectFiles(`${CONTROL_PLANE_FIXTURES}/deploy-app`), "../escaped.txt": "gotcha" });
     const { deployment, revisionId } = await deployTarball(cp.admin, "evil", evil);
     const revision = await finalRevision(cp.admin, deployment.id, revisionId);
     assert.equal(revision.status, "BUILD_FAILED");

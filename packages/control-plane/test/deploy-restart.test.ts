@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { test } from "node:test";
 import { type Deployment, startControlPlane } from "@berth/test-support";
 import { listenerArgsFor, startListenerProcess } from "./helpers/listener-process.js";
-import { deployTarball, finalRevision, packFixture, revisionLeaves } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, packFixture, revisionLeaves } from "@berth/test-support";
 
 test("a control-plane restart during a build: the revision starts over and deploys", async () => {
   let cp = await startControlPlane({ listener: true });

@@ -2,7 +2,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type ControlPlane, type Deployment, startControlPlane } from "@berth/test-support";
-import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, packFixture } from "@berth/test-support";
 import type { Feedback, RunTree, TracedRun } from "./helpers/tracing.js";
 
 function flatten(tree: RunTree): RunTree[] {

@@ -2,7 +2,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { type ControlPlane, type Deployment, type Revision, api, revisionsOf, startControlPlane } from "@berth/test-support";
-import { deployTarball, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, logsOf, packFixture } from "@berth/test-support";
 
 /** The text of the last message of a run's output. */
 function lastMessage(values: unknown): string {

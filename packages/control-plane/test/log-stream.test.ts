@@ -4,7 +4,7 @@ import { createServer, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { type ControlPlane, type Revision, startControlPlane, uniqueName } from "@berth/test-support";
-import { deployTarball, finalRevision, type LogLine, packFixture } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, type LogLine, packFixture } from "@berth/test-support";
 
 const FINAL_STATUSES = ["DEPLOYED", "BUILD_FAILED", "DEPLOY_FAILED", "CREATE_FAILED", "SKIPPED", "INTERRUPTED"];
 

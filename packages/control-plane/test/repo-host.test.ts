@@ -17,12 +17,12 @@ import {
   startControlPlane,
   uniqueName,
 } from "@berth/test-support";
-import { FIXTURES, finalRevision, logsOf } from "./helpers/deploy.js";
+import { CONTROL_PLANE_FIXTURES, finalRevision, logsOf } from "@berth/test-support";
 import { type GitHost, startGitHost } from "@berth/test-support/git-host";
 import { type SshHost, sshHostUnavailable, startSshHost } from "./helpers/ssh-host.js";
 
 const WEBHOOK_SECRET = "a-webhook-secret-for-tests";
-const AGENT = readFileSync(join(FIXTURES, "deploy-app", "agent.ts"), "utf8");
+const AGENT = readFileSync(join(CONTROL_PLANE_FIXTURES, "deploy-app", "agent.ts"), "utf8");
 
 /** The fixture agent answering `<greeting>: <message>` by default (no GREETING secret). */
 const agentSaying = (greeting: string) =>

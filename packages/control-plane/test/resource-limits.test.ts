@@ -3,7 +3,7 @@ import { existsSync, readdirSync, readFileSync, statfsSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type ControlPlane, createDeployment, type Deployment, startControlPlane, uploadSource } from "@berth/test-support";
-import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, packFixture } from "@berth/test-support";
 
 // A hostile project (fixtures/resource-hog), deployed as dev_free (512 MiB, 128
 // processes, /data 512 MiB, /tmp 256 MiB), forks, allocates and writes as much

@@ -8,7 +8,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { after, before, describe, test } from "node:test";
 import { api, assertError, type ControlPlane, type Deployment, startControlPlane } from "@berth/test-support";
-import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, packFixture } from "@berth/test-support";
 
 interface Received {
   headers: IncomingHttpHeaders;

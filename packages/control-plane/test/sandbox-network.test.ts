@@ -4,7 +4,7 @@ import { createConnection, createServer, type Server } from "node:net";
 import { networkInterfaces } from "node:os";
 import { after, before, describe, test } from "node:test";
 import { api, type Api, type ControlPlane, type Deployment, startControlPlane } from "@berth/test-support";
-import { deployTarball, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, logsOf, packFixture } from "@berth/test-support";
 import { type OutsideHost, startOutsideHost } from "./helpers/outside-host.js";
 
 // A hostile project (fixtures/sandbox-network) deployed twice: its install script and its graph try to reach

@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { after, describe, test } from "node:test";
 import { backendEnv } from "@berth/test-support";
 import { api, type ControlPlane, newDataDir, REPO_ROOT, startControlPlane } from "@berth/test-support";
-import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, packFixture } from "@berth/test-support";
 
 // Where no sandbox can be had (no bwrap, not root...), a listener runs one
 // workspace's code only, unless trusted with all of it. The probe honours

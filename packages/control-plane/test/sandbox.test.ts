@@ -4,7 +4,7 @@ import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSy
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { type Api, api, type ControlPlane, type Deployment, newDataDir, startControlPlane } from "@berth/test-support";
-import { deployTarball, finalRevision, logsOf, packFixture } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, logsOf, packFixture } from "@berth/test-support";
 
 // A hostile project (fixtures/sandbox-probe) deployed in two workspaces: its
 // install script and its graph try to read what is not theirs and report

@@ -11,7 +11,7 @@ import {
   startControlPlane,
   uniqueName,
 } from "@berth/test-support";
-import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
+import { deployTarball, finalRevision, packFixture } from "@berth/test-support";
 
 /** A build on a loaded machine. */
 const LINE_MS = 120_000;

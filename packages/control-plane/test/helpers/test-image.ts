@@ -1,7 +1,7 @@
 import type Docker from "dockerode";
 import { join } from "node:path";
 import { pack } from "tar-fs";
-import { FIXTURES } from "./deploy.js";
+import { CONTROL_PLANE_FIXTURES } from "@berth/test-support";
 
 /**
  * Builds the stand-in server image (fixtures/external-image) as `ref`, pushes
@@ -13,7 +13,7 @@ export async function pushTestImage(
   authconfig: { username?: string; password?: string; serveraddress: string },
 ): Promise<void> {
   const base = process.env.BERTH_NODE_BASE_IMAGE || `berth/node-base:${process.versions.node.split(".")[0]}`;
-  const context = pack(join(FIXTURES, "external-image"), {
+  const context = pack(join(CONTROL_PLANE_FIXTURES, "external-image"), {
     finalize: false,
     finish(archive) {
       archive.entry({ name: "Dockerfile" }, `FROM ${base}\nCOPY server.mjs /srv/server.mjs\nCMD ["node", "/srv/server.mjs"]\n`);

@@ -1,9 +1,11 @@
+// Deploying a project to a control plane in a test: packing it, uploading it, and waiting on its revision.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { fileURLToPath } from "node:url";
-import { type Api, createDeployment, type Deployment, makeTarball, type Revision, uploadSource } from "@berth/test-support";
+import { type Api, createDeployment, type Deployment, makeTarball, type Revision, uploadSource } from "./control-plane.js";
+import { REPO_ROOT } from "./paths.js";
 
-export const FIXTURES = fileURLToPath(new URL("../fixtures/", import.meta.url));
+/** The projects the control plane's tests deploy (`deploy-app` is the one the CLI and dashboard tests deploy too). */
+export const CONTROL_PLANE_FIXTURES = join(REPO_ROOT, "packages", "control-plane", "test", "fixtures");
 
 /** Every regular file under `dir` (node_modules and .berth left out), for makeTarball. */
 export function projectFiles(dir: string): Record<string, string> {
@@ -20,8 +22,9 @@ export function projectFiles(dir: string): Record<string, string> {
   return files;
 }
 
-export const packFixture = (name: string, extra: Record<string, string> = {}) =>
-  makeTarball({ ...projectFiles(join(FIXTURES, name)), ...extra });
+/** A tarball of the fixture project `name` (a folder of `fixtures`), with `extra` files added or replaced. */
+export const packFixture = (name: string, extra: Record<string, string> = {}, fixtures = CONTROL_PLANE_FIXTURES) =>
+  makeTarball({ ...projectFiles(join(fixtures, name)), ...extra });
 
 /** Creates an internal_source deployment, uploads `tarball` and PATCHes it in: revision 2 is the one to watch. */
 export async function deployTarball(

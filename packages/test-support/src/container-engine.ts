@@ -1,3 +1,4 @@
+// Imported as `@berth/test-support/container-engine`, so that tests without containers do not load dockerode.
 import Docker from "dockerode";
 
 /**

@@ -4,9 +4,24 @@ import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test, type TestContext } from "node:test";
-import { type ControlPlane, type Deployment, type Page, revisionsOf, startControlPlane, uniqueName } from "@berth/test-support";
-import { FIXTURES, type LogLine } from "./helpers/deploy.js";
-import { cliEnv, ensureLangGraphCli, langgraphjs, LANGGRAPH_CLI_VERSION, type Run, shown } from "./helpers/langgraph-cli.js";
+import {
+  type ControlPlane,
+  type Deployment,
+  type LogLine,
+  type Page,
+  revisionsOf,
+  startControlPlane,
+  uniqueName,
+} from "@berth/test-support";
+import {
+  CLI_APP,
+  cliEnv,
+  ensureLangGraphCli,
+  langgraphjs,
+  LANGGRAPH_CLI_VERSION,
+  type Run,
+  shown,
+} from "./helpers/langgraph-cli.js";
 
 /** The official CLI (`@langchain/langgraph-cli`), installed from the npm registry, against a Berth control plane. */
 
@@ -85,7 +100,7 @@ describe(`the official LangGraph CLI ${LANGGRAPH_CLI_VERSION} deploys to Berth`,
       cp = await startControlPlane({ listener: true });
       key = (await cp.createKey({ tenants: [cp.defaultTenantId], name: "langgraph-cli" })).key;
       project = mkdtempSync(join(tmpdir(), "berth-langgraph-cli-"));
-      cpSync(join(FIXTURES, "cli-app"), project, { recursive: true });
+      cpSync(CLI_APP, project, { recursive: true });
       // The CLI sends the project's .env entries as the deployment's secrets.
       writeFileSync(join(project, ".env"), "GREETING=from-cli\n");
       name = uniqueName("cli");

@@ -2,10 +2,9 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { Client } from "@langchain/langgraph-sdk";
-import { type ControlPlane, type Deployment, startControlPlane, uniqueName } from "@berth/test-support";
+import { CONTROL_PLANE_FIXTURES, type ControlPlane, type Deployment, startControlPlane, uniqueName } from "@berth/test-support";
 import type { Browser, Locator, Page } from "playwright-core";
 import { launchChromium, newPage, recordPolicyViolations, screenshot } from "@berth/test-support/browser";
-import { FIXTURES } from "./helpers/deploy.js";
 
 /** A build and a start of the fixture, or a redeploy: generous, since the machine may be busy. */
 const DEPLOY_MS = 180_000;
@@ -89,7 +88,7 @@ describe("the dashboard in headless Chromium", () => {
   test("a project folder uploaded from the page builds and reaches DEPLOYED, with its build and server logs", async () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "New deployment" }).click();
     const form = page.getByRole("form", { name: "From a folder" });
-    await form.getByLabel("Project folder").setInputFiles(join(FIXTURES, "deploy-app"));
+    await form.getByLabel("Project folder").setInputFiles(join(CONTROL_PLANE_FIXTURES, "deploy-app"));
     await form.getByText(/\d+ files packed/).waitFor();
     await form.getByLabel("Name", { exact: true }).fill(name);
     await screenshot(page, "03-new-from-folder");

@@ -4,8 +4,18 @@ import { once } from "node:events";
 import { cpSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
-import { BERTH_BIN, type ControlPlane, newDataDir, REPO_ROOT, startControlPlane, uniqueName } from "@berth/test-support";
-import { deployTarball, FIXTURES, packFixture, revisionLeaves } from "./helpers/deploy.js";
+import {
+  BERTH_BIN,
+  CONTROL_PLANE_FIXTURES,
+  type ControlPlane,
+  deployTarball,
+  newDataDir,
+  packFixture,
+  REPO_ROOT,
+  revisionLeaves,
+  startControlPlane,
+  uniqueName,
+} from "@berth/test-support";
 
 interface Run {
   code: number | null;
@@ -27,7 +37,7 @@ interface Revisions {
 /** A copy of the deploy-app fixture in a folder named `name`, with `extra` files written over it. */
 function project(name: string, extra: Record<string, string> = {}): string {
   const dir = join(newDataDir("berth-cli-project-"), name);
-  cpSync(join(FIXTURES, "deploy-app"), dir, { recursive: true });
+  cpSync(join(CONTROL_PLANE_FIXTURES, "deploy-app"), dir, { recursive: true });
   for (const [path, content] of Object.entries(extra)) writeFileSync(join(dir, path), content);
   return dir;
 }

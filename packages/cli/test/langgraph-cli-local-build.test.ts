@@ -16,9 +16,8 @@ import {
   uniqueName,
   freePort,
 } from "@berth/test-support";
-import { FIXTURES } from "./helpers/deploy.js";
-import { containerEngine } from "./helpers/engine.js";
-import { cliEnv, ensureLangGraphCli, langgraphjs, LANGGRAPH_CLI_VERSION, run, shown } from "./helpers/langgraph-cli.js";
+import { containerEngine } from "@berth/test-support/container-engine";
+import { CLI_APP, cliEnv, ensureLangGraphCli, langgraphjs, LANGGRAPH_CLI_VERSION, run, shown } from "./helpers/langgraph-cli.js";
 
 /**
  * The official CLI's local build path: `langgraphjs deploy` without --remote
@@ -63,7 +62,7 @@ describe(`the official LangGraph CLI ${LANGGRAPH_CLI_VERSION} deploys an image i
       });
       key = (await cp.createKey({ tenants: [cp.defaultTenantId], name: "langgraph-cli-local" })).key;
       project = mkdtempSync(join(tmpdir(), "berth-langgraph-cli-local-"));
-      cpSync(join(FIXTURES, "cli-app"), project, { recursive: true });
+      cpSync(CLI_APP, project, { recursive: true });
       writeFileSync(join(project, ".env"), "GREETING=from-image\n");
       // The CLI's Dockerfile runs `npm i` in the project, which needs a package.json; Berth provides the LangGraph packages.
       writeFileSync(join(project, "package.json"), JSON.stringify({ name: "cli-app", private: true, type: "module" }));

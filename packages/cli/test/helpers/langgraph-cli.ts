@@ -2,7 +2,11 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { REPO_ROOT } from "@berth/test-support";
+
+/** The project the official CLI deploys in these tests. */
+export const CLI_APP = fileURLToPath(new URL("../fixtures/cli-app", import.meta.url));
 
 /** The official CLI as its users install it, pinned: what Berth is tested against. */
 export const LANGGRAPH_CLI_VERSION = "1.5.1";

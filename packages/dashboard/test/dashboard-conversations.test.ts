@@ -1,9 +1,19 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type ControlPlane, type Deployment, startControlPlane } from "@berth/test-support";
+import { fileURLToPath } from "node:url";
+import {
+  type ControlPlane,
+  type Deployment,
+  deployTarball,
+  finalRevision,
+  packFixture,
+  startControlPlane,
+} from "@berth/test-support";
 import type { Browser, Locator, Page } from "playwright-core";
 import { launchChromium, newPage, recordPolicyViolations, screenshot } from "@berth/test-support/browser";
-import { deployTarball, finalRevision, packFixture } from "./helpers/deploy.js";
+
+/** This package's fixture projects. */
+const FIXTURES = fileURLToPath(new URL("fixtures/", import.meta.url));
 
 // What fixtures/conversation-app streams and asks (its agent.ts exports the same strings).
 const REPLY = "Here is a draft reply, streamed token by token.";
@@ -25,7 +35,7 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
 
   before(async () => {
     cp = await startControlPlane({ listener: true });
-    const deployed = await deployTarball(cp.admin, "conversations", packFixture("conversation-app"));
+    const deployed = await deployTarball(cp.admin, "conversations", packFixture("conversation-app", {}, FIXTURES));
     const revision = await finalRevision(cp.admin, deployed.deployment.id, deployed.revisionId);
     assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
     deployment = (await cp.admin.get<Deployment>(`/v2/deployments/${deployed.deployment.id}`)).body;
