@@ -247,7 +247,9 @@ describe("a cluster listener builds internal_source revisions, pushes them to it
       assert.deepEqual(renderedServerImages(rendered.stdout), [ref, ref]);
 
       // The branch moves on and is deployed; a redeploy of the first revision runs the first commit's image again.
-      host.commit("agent.git", { "agent.ts": `${readFileSync(join(CONTROL_PLANE_FIXTURES, "deploy-app", "agent.ts"), "utf8")}\n// newer\n` });
+      host.commit("agent.git", {
+        "agent.ts": `${readFileSync(join(CONTROL_PLANE_FIXTURES, "deploy-app", "agent.ts"), "utf8")}\n// newer\n`,
+      });
       const rebuilt = await cp.admin.post<{ id: string }>(`/v2/deployments/${created.id}/revisions`);
       assert.equal(rebuilt.status, 201, JSON.stringify(rebuilt.body));
       const newer = await finalRevision(cp.admin, created.id, rebuilt.body.id);

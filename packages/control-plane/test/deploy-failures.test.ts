@@ -1,7 +1,19 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
-import { type ControlPlane, createDeployment, type Deployment, makeTarball, startControlPlane } from "@berth/test-support";
-import { deployTarball, finalRevision, logsOf, packFixture, projectFiles, revisionLeaves, CONTROL_PLANE_FIXTURES } from "@berth/test-support";
+import {
+  CONTROL_PLANE_FIXTURES,
+  type ControlPlane,
+  createDeployment,
+  type Deployment,
+  deployTarball,
+  finalRevision,
+  logsOf,
+  makeTarball,
+  packFixture,
+  projectFiles,
+  revisionLeaves,
+  startControlPlane,
+} from "@berth/test-support";
 
 describe("revisions that do not deploy", () => {
   let cp: ControlPlane;
