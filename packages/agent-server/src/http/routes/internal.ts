@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineRoute } from "@berth/service-kit";
 import type { MaintenanceService } from "../../services/maintenance.js";
-import { TruncateBody } from "../schemas/internal.js";
+import { TruncateBodySchema } from "../schemas/internal.js";
 import type { RouteContext } from "./context.js";
 
 /**
@@ -18,7 +18,7 @@ export function registerInternalRoutes({ app, catalog }: RouteContext, maintenan
       path: "/internal/truncate",
       summary: "Empty runs, threads, assistants (not the graphs' own), checkpoints and the store (test servers only)",
       tag: "internal",
-      body: TruncateBody,
+      body: TruncateBodySchema,
       bodyOptional: true,
       responses: { 200: { description: "Emptied", schema: z.object({ ok: z.literal(true) }) } },
     },

@@ -1,14 +1,14 @@
 import { defineRoute } from "@berth/service-kit";
 import type { StoreService } from "../../services/memory-store.js";
 import {
-  StoreDeleteBody,
-  StoreGetQuery,
-  StoreItem,
-  StoreNamespacesBody,
-  StoreNamespacesResponse,
-  StorePutBody,
-  StoreSearchBody,
-  StoreSearchResponse,
+  StoreDeleteBodySchema,
+  StoreGetQuerySchema,
+  StoreItemSchema,
+  StoreNamespacesBodySchema,
+  StoreNamespacesResponseSchema,
+  StorePutBodySchema,
+  StoreSearchBodySchema,
+  StoreSearchResponseSchema,
 } from "../schemas/memory-store.js";
 import { accessOf } from "../auth/access.js";
 import type { RouteContext } from "./context.js";
@@ -24,7 +24,7 @@ export function registerStoreRoutes({ app, catalog }: RouteContext, store: Store
       path: "/store/items",
       summary: "Store or replace an item (embedded for semantic search when the store has an index)",
       tag,
-      body: StorePutBody,
+      body: StorePutBodySchema,
       responses: { 204: { description: "Stored" } },
     },
     async ({ body, request, reply }) => {
@@ -44,8 +44,8 @@ export function registerStoreRoutes({ app, catalog }: RouteContext, store: Store
       path: "/store/items",
       summary: "Get an item (null when absent or expired, as the official servers answer)",
       tag,
-      query: StoreGetQuery,
-      responses: { 200: { description: "The item, or null", schema: StoreItem.nullable() } },
+      query: StoreGetQuerySchema,
+      responses: { 200: { description: "The item, or null", schema: StoreItemSchema.nullable() } },
     },
     ({ query, request }) => store.get(query.namespace, query.key, query.refresh_ttl, accessOf(request)),
   );
@@ -58,7 +58,7 @@ export function registerStoreRoutes({ app, catalog }: RouteContext, store: Store
       path: "/store/items",
       summary: "Delete an item (absent: no error)",
       tag,
-      body: StoreDeleteBody,
+      body: StoreDeleteBodySchema,
       responses: { 204: { description: "Deleted" } },
     },
     async ({ body, request, reply }) => {
@@ -75,9 +75,9 @@ export function registerStoreRoutes({ app, catalog }: RouteContext, store: Store
       path: "/store/items/search",
       summary: "Search items under a namespace prefix, by filter and (with an index) by meaning",
       tag,
-      body: StoreSearchBody,
+      body: StoreSearchBodySchema,
       bodyOptional: true,
-      responses: { 200: { description: "Matching items, best first", schema: StoreSearchResponse } },
+      responses: { 200: { description: "Matching items, best first", schema: StoreSearchResponseSchema } },
     },
     ({ body, request }) =>
       store.search(
@@ -101,9 +101,9 @@ export function registerStoreRoutes({ app, catalog }: RouteContext, store: Store
       path: "/store/namespaces",
       summary: "List the namespaces of stored items",
       tag,
-      body: StoreNamespacesBody,
+      body: StoreNamespacesBodySchema,
       bodyOptional: true,
-      responses: { 200: { description: "Namespaces, sorted", schema: StoreNamespacesResponse } },
+      responses: { 200: { description: "Namespaces, sorted", schema: StoreNamespacesResponseSchema } },
     },
     ({ body, request }) =>
       store.listNamespaces(

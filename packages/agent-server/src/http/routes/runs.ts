@@ -2,21 +2,21 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { Access } from "../../services/authorization.js";
 import type { RunCreateInput, RunService } from "../../services/runs.js";
-import type { Run as RunRecord } from "../../storage/types.js";
+import type { Run } from "../../storage/types.js";
 import { defineRoute, NotFoundError, type SseEvent, writeEventStream } from "@berth/service-kit";
 import {
-  CancelManyBody,
-  CancelManyQuery,
-  CancelQuery,
-  JoinStreamQuery,
-  Run,
-  RunCreate,
-  RunListQuery,
-  RunParams,
-  StatelessRunParams,
-  ThreadStreamQuery,
+  CancelManyBodySchema,
+  CancelManyQuerySchema,
+  CancelQuerySchema,
+  JoinStreamQuerySchema,
+  RunSchema,
+  RunCreateSchema,
+  RunListQuerySchema,
+  RunParamsSchema,
+  StatelessRunParamsSchema,
+  ThreadStreamQuerySchema,
 } from "../schemas/runs.js";
-import { ThreadIdParams } from "../schemas/threads.js";
+import { ThreadIdParamsSchema } from "../schemas/threads.js";
 import { withRequestHeaders } from "../request-headers.js";
 import { disconnectSignal, runEvents, sendJsonWhenReady } from "../sse.js";
 import { accessOf } from "../auth/access.js";
@@ -30,7 +30,7 @@ export interface StreamTimings {
 
 const tag = "runs";
 
-function runLocation(run: RunRecord, stateless: boolean): string {
+function runLocation(run: Run, stateless: boolean): string {
   return stateless ? `/runs/${run.run_id}` : `/threads/${run.thread_id}/runs/${run.run_id}`;
 }
 
@@ -77,7 +77,7 @@ export function registerRunRoutes(
     });
   }
 
-  const created = { 200: { description: "The run (Content-Location: its URL)", schema: Run } };
+  const created = { 200: { description: "The run (Content-Location: its URL)", schema: RunSchema } };
   const streamed = { 200: { description: "Server-Sent Events of the run (Location: the join URL)" } };
   const waited = { 200: { description: "The run's final values, or {__error__}" } };
 
@@ -89,8 +89,8 @@ export function registerRunRoutes(
       path: "/threads/:thread_id/runs",
       summary: "Create a background run",
       tag,
-      params: ThreadIdParams,
-      body: RunCreate,
+      params: ThreadIdParamsSchema,
+      body: RunCreateSchema,
       responses: created,
     },
     async ({ params, body, request, reply }) => {
@@ -112,8 +112,8 @@ export function registerRunRoutes(
       path: "/threads/:thread_id/runs/stream",
       summary: "Create a run and stream it",
       tag,
-      params: ThreadIdParams,
-      body: RunCreate,
+      params: ThreadIdParamsSchema,
+      body: RunCreateSchema,
       responses: streamed,
     },
     ({ params, body, request, reply }) =>
@@ -133,8 +133,8 @@ export function registerRunRoutes(
       path: "/threads/:thread_id/runs/wait",
       summary: "Create a run and wait for its output",
       tag,
-      params: ThreadIdParams,
-      body: RunCreate,
+      params: ThreadIdParamsSchema,
+      body: RunCreateSchema,
       responses: waited,
     },
     ({ params, body, request, reply }) =>
@@ -154,9 +154,9 @@ export function registerRunRoutes(
       path: "/threads/:thread_id/runs",
       summary: "List a thread's runs, newest first",
       tag,
-      params: ThreadIdParams,
-      query: RunListQuery,
-      responses: { 200: { description: "Runs", schema: z.array(Run) } },
+      params: ThreadIdParamsSchema,
+      query: RunListQuerySchema,
+      responses: { 200: { description: "Runs", schema: z.array(RunSchema) } },
     },
     ({ params, query, request }) => runs.list(params.thread_id, query, accessOf(request)),
   );
@@ -164,7 +164,14 @@ export function registerRunRoutes(
   defineRoute(
     app,
     catalog,
-    { method: "GET", path: "/threads/:thread_id/runs/:run_id", summary: "Get a run", tag, params: RunParams, responses: created },
+    {
+      method: "GET",
+      path: "/threads/:thread_id/runs/:run_id",
+      summary: "Get a run",
+      tag,
+      params: RunParamsSchema,
+      responses: created,
+    },
     ({ params, request }) => runs.get(params.thread_id, params.run_id, accessOf(request)),
   );
 
@@ -176,7 +183,7 @@ export function registerRunRoutes(
       path: "/threads/:thread_id/runs/:run_id",
       summary: "Delete an ended run",
       tag,
-      params: RunParams,
+      params: RunParamsSchema,
       responses: { 204: { description: "Deleted" }, 409: { description: "The run is still active" } },
     },
     async ({ params, request, reply }) => {
@@ -193,7 +200,7 @@ export function registerRunRoutes(
       path: "/threads/:thread_id/runs/:run_id/join",
       summary: "Wait for a run's output",
       tag,
-      params: RunParams,
+      params: RunParamsSchema,
       responses: waited,
     },
     async ({ params, request, reply }) => {
@@ -238,8 +245,8 @@ export function registerRunRoutes(
       path: "/threads/:thread_id/runs/:run_id/stream",
       summary: "Join a run's event stream (Last-Event-ID resumes after that event; -1 replays all)",
       tag,
-      params: RunParams,
-      query: JoinStreamQuery,
+      params: RunParamsSchema,
+      query: JoinStreamQuerySchema,
       responses: streamed,
     },
     ({ params, query, request, reply }) =>
@@ -254,8 +261,8 @@ export function registerRunRoutes(
       path: "/threads/:thread_id/runs/:run_id/cancel",
       summary: "Cancel a run (action interrupt keeps its progress, rollback deletes it)",
       tag,
-      params: RunParams,
-      query: CancelQuery,
+      params: RunParamsSchema,
+      query: CancelQuerySchema,
       responses: { 202: { description: "Cancelling" }, 204: { description: "Cancelled (wait=true)" } },
     },
     async ({ params, query, request, reply }) => {
@@ -273,8 +280,8 @@ export function registerRunRoutes(
       path: "/threads/:thread_id/stream",
       summary: "Follow every run of a thread (event ids are <run_id>:<seq>; Last-Event-ID resumes)",
       tag,
-      params: ThreadIdParams,
-      query: ThreadStreamQuery,
+      params: ThreadIdParamsSchema,
+      query: ThreadStreamQuerySchema,
       responses: streamed,
     },
     async ({ params, request, reply }) => {
@@ -292,7 +299,14 @@ export function registerRunRoutes(
   defineRoute(
     app,
     catalog,
-    { method: "POST", path: "/runs", summary: "Create a stateless background run", tag, body: RunCreate, responses: created },
+    {
+      method: "POST",
+      path: "/runs",
+      summary: "Create a stateless background run",
+      tag,
+      body: RunCreateSchema,
+      responses: created,
+    },
     async ({ body, request, reply }) => {
       const run = await runs.create(
         undefined,
@@ -312,7 +326,7 @@ export function registerRunRoutes(
       path: "/runs/stream",
       summary: "Create a stateless run and stream it",
       tag,
-      body: RunCreate,
+      body: RunCreateSchema,
       responses: streamed,
     },
     ({ body, request, reply }) =>
@@ -327,7 +341,7 @@ export function registerRunRoutes(
       path: "/runs/wait",
       summary: "Create a stateless run and wait for its output",
       tag,
-      body: RunCreate,
+      body: RunCreateSchema,
       responses: waited,
     },
     ({ body, request, reply }) =>
@@ -342,11 +356,11 @@ export function registerRunRoutes(
       path: "/runs/batch",
       summary: "Create several stateless background runs",
       tag,
-      body: z.array(RunCreate).min(1).max(1000),
-      responses: { 200: { description: "The runs", schema: z.array(Run) } },
+      body: z.array(RunCreateSchema).min(1).max(1000),
+      responses: { 200: { description: "The runs", schema: z.array(RunSchema) } },
     },
     async ({ body, request }) => {
-      const created: RunRecord[] = [];
+      const created: Run[] = [];
       for (const item of body)
         created.push(
           await runs.create(
@@ -367,8 +381,8 @@ export function registerRunRoutes(
       path: "/runs/cancel",
       summary: "Cancel runs by thread, ids or status",
       tag,
-      body: CancelManyBody,
-      query: CancelManyQuery,
+      body: CancelManyBodySchema,
+      query: CancelManyQuerySchema,
       responses: { 204: { description: "Cancelled" } },
     },
     async ({ body, query, request, reply }) => {
@@ -385,8 +399,8 @@ export function registerRunRoutes(
       path: "/runs/:run_id/stream",
       summary: "Join a stateless run's event stream",
       tag,
-      params: StatelessRunParams,
-      query: JoinStreamQuery,
+      params: StatelessRunParamsSchema,
+      query: JoinStreamQuerySchema,
       responses: streamed,
     },
     ({ params, query, request, reply }) => joinStream(undefined, params.run_id, query.cancel_on_disconnect, request, reply),

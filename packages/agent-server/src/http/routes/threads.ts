@@ -2,14 +2,14 @@ import { z } from "zod";
 import type { ThreadService } from "../../services/threads.js";
 import { defineRoute } from "@berth/service-kit";
 import {
-  Thread,
-  ThreadCount,
-  ThreadCreate,
-  ThreadIdParams,
-  ThreadPatch,
-  ThreadPrune,
-  ThreadPruneResponse,
-  ThreadSearch,
+  ThreadSchema,
+  ThreadCountSchema,
+  ThreadCreateSchema,
+  ThreadIdParamsSchema,
+  ThreadPatchSchema,
+  ThreadPruneSchema,
+  ThreadPruneResponseSchema,
+  ThreadSearchSchema,
 } from "../schemas/threads.js";
 import { accessOf } from "../auth/access.js";
 import type { RouteContext } from "./context.js";
@@ -26,9 +26,9 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       path: "/threads",
       summary: "Create a thread (optionally seeded with supersteps)",
       tag,
-      body: ThreadCreate,
+      body: ThreadCreateSchema,
       bodyOptional: true,
-      responses: { 200: { description: "The thread", schema: Thread }, 409: { description: "Exists" } },
+      responses: { 200: { description: "The thread", schema: ThreadSchema }, 409: { description: "Exists" } },
     },
     ({ body, request }) => threads.create(body, accessOf(request)),
   );
@@ -41,9 +41,9 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       path: "/threads/search",
       summary: "Search threads",
       tag,
-      body: ThreadSearch,
+      body: ThreadSearchSchema,
       bodyOptional: true,
-      responses: { 200: { description: "Matching threads (X-Pagination-Total)", schema: z.array(Thread) } },
+      responses: { 200: { description: "Matching threads (X-Pagination-Total)", schema: z.array(ThreadSchema) } },
     },
     async ({ body, request, reply }) => {
       const { items, total } = await threads.search(body, accessOf(request));
@@ -60,7 +60,7 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       path: "/threads/count",
       summary: "Count threads",
       tag,
-      body: ThreadCount,
+      body: ThreadCountSchema,
       bodyOptional: true,
       responses: { 200: { description: "The count", schema: z.int() } },
     },
@@ -75,8 +75,8 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       path: "/threads/prune",
       summary: "Delete threads, or keep only each one's latest checkpoint",
       tag,
-      body: ThreadPrune,
-      responses: { 200: { description: "How many of the ids were threads", schema: ThreadPruneResponse } },
+      body: ThreadPruneSchema,
+      responses: { 200: { description: "How many of the ids were threads", schema: ThreadPruneResponseSchema } },
     },
     async ({ body, request }) => ({
       pruned_count: await threads.prune(body.thread_ids, body.strategy, accessOf(request)),
@@ -91,8 +91,8 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       path: "/threads/:thread_id",
       summary: "Get a thread",
       tag,
-      params: ThreadIdParams,
-      responses: { 200: { description: "The thread", schema: Thread }, 404: { description: "Not found" } },
+      params: ThreadIdParamsSchema,
+      responses: { 200: { description: "The thread", schema: ThreadSchema }, 404: { description: "Not found" } },
     },
     ({ params, request }) => threads.get(params.thread_id, accessOf(request)),
   );
@@ -105,9 +105,9 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       path: "/threads/:thread_id",
       summary: "Update a thread's metadata (merged)",
       tag,
-      params: ThreadIdParams,
-      body: ThreadPatch,
-      responses: { 200: { description: "The thread", schema: Thread }, 404: { description: "Not found" } },
+      params: ThreadIdParamsSchema,
+      body: ThreadPatchSchema,
+      responses: { 200: { description: "The thread", schema: ThreadSchema }, 404: { description: "Not found" } },
     },
     ({ params, body, request }) => threads.patch(params.thread_id, body.metadata, body.ttl, accessOf(request)),
   );
@@ -120,7 +120,7 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       path: "/threads/:thread_id",
       summary: "Delete a thread with its checkpoints",
       tag,
-      params: ThreadIdParams,
+      params: ThreadIdParamsSchema,
       responses: { 204: { description: "Deleted" }, 404: { description: "Not found" } },
     },
     async ({ params, request, reply }) => {
@@ -137,8 +137,8 @@ export function registerThreadRoutes({ app, catalog }: RouteContext, threads: Th
       path: "/threads/:thread_id/copy",
       summary: "Copy a thread with its whole history",
       tag,
-      params: ThreadIdParams,
-      responses: { 200: { description: "The new thread", schema: Thread }, 404: { description: "Not found" } },
+      params: ThreadIdParamsSchema,
+      responses: { 200: { description: "The new thread", schema: ThreadSchema }, 404: { description: "Not found" } },
     },
     ({ params, request }) => threads.copy(params.thread_id, accessOf(request)),
   );

@@ -1,7 +1,7 @@
 import { defineRoute } from "@berth/service-kit";
 import type { WebhookService } from "../../services/webhooks.js";
-import { RunParams } from "../schemas/runs.js";
-import { WebhookDelivery } from "../schemas/webhooks.js";
+import { RunParamsSchema } from "../schemas/runs.js";
+import { WebhookDeliverySchema } from "../schemas/webhooks.js";
 import { accessOf } from "../auth/access.js";
 import type { RouteContext } from "./context.js";
 
@@ -15,8 +15,8 @@ export function registerWebhookRoutes({ app, catalog }: RouteContext, webhooks: 
       path: "/threads/:thread_id/runs/:run_id/webhook",
       summary: "Read the delivery of a run's webhook: status, attempts, last answer",
       tag: "runs",
-      params: RunParams,
-      responses: { 200: { description: "The delivery", schema: WebhookDelivery } },
+      params: RunParamsSchema,
+      responses: { 200: { description: "The delivery", schema: WebhookDeliverySchema } },
     },
     ({ params, request }) => webhooks.get(params.thread_id, params.run_id, accessOf(request)),
   );

@@ -1,24 +1,24 @@
 import { z } from "zod";
 import { isTimezone, scheduleError } from "../../services/cron-schedule.js";
-import { JsonObject, Limit, Offset, SortOrder, Uuid } from "./common.js";
-import { RunCreate } from "./runs.js";
+import { JsonObjectSchema, Limit, OffsetSchema, SortOrderSchema, UuidSchema } from "./common.js";
+import { RunCreateSchema } from "./runs.js";
 
-const Schedule = z.string().superRefine((schedule, context) => {
+const ScheduleSchema = z.string().superRefine((schedule, context) => {
   const error = scheduleError(schedule);
   if (error) context.addIssue({ code: "custom", message: error });
 });
 
-const Timezone = z.string().refine(isTimezone, { message: "must be an IANA timezone, e.g. Europe/Paris" });
+const TimezoneSchema = z.string().refine(isTimezone, { message: "must be an IANA timezone, e.g. Europe/Paris" });
 
-const EndTime = z.iso.datetime({
+const EndTimeSchema = z.iso.datetime({
   offset: true,
   message: "must be an ISO 8601 date-time with a timezone, e.g. 2030-01-01T00:00:00Z",
 });
 
-const RunCompletion = z.enum(["delete", "keep"]);
+const RunCompletionSchema = z.enum(["delete", "keep"]);
 
 /** The fields of a run's body a cron gives its runs (with a run's defaults). */
-const CronRunBody = RunCreate.pick({
+const CronRunBodySchema = RunCreateSchema.pick({
   input: true,
   config: true,
   context: true,
@@ -33,54 +33,54 @@ const CronRunBody = RunCreate.pick({
   durability: true,
 });
 
-export const CronCreate = CronRunBody.extend({
+export const CronCreateSchema = CronRunBodySchema.extend({
   assistant_id: z.string().min(1),
-  schedule: Schedule,
-  timezone: Timezone.nullish(),
-  end_time: EndTime.nullish(),
+  schedule: ScheduleSchema,
+  timezone: TimezoneSchema.nullish(),
+  end_time: EndTimeSchema.nullish(),
   enabled: z.boolean().default(true),
   /** Stateless crons: what becomes of a run's thread once the run ended (ignored on a thread cron). */
-  on_run_completed: RunCompletion.nullish(),
+  on_run_completed: RunCompletionSchema.nullish(),
 });
 
 // No defaults: an absent field stays as it is.
-export const CronPatch = z.object({
-  schedule: Schedule.optional(),
-  timezone: Timezone.nullable().optional(), // null: back to UTC
-  end_time: EndTime.nullable().optional(),
+export const CronPatchSchema = z.object({
+  schedule: ScheduleSchema.optional(),
+  timezone: TimezoneSchema.nullable().optional(), // null: back to UTC
+  end_time: EndTimeSchema.nullable().optional(),
   enabled: z.boolean().optional(),
-  on_run_completed: RunCompletion.optional(),
+  on_run_completed: RunCompletionSchema.optional(),
   input: z.unknown().optional(),
-  config: JsonObject.optional(),
-  context: JsonObject.optional(),
-  metadata: JsonObject.optional(),
-  webhook: RunCreate.shape.webhook.optional(),
-  interrupt_before: RunCreate.shape.interrupt_before.optional(),
-  interrupt_after: RunCreate.shape.interrupt_after.optional(),
-  stream_mode: RunCreate.shape.stream_mode.optional(),
+  config: JsonObjectSchema.optional(),
+  context: JsonObjectSchema.optional(),
+  metadata: JsonObjectSchema.optional(),
+  webhook: RunCreateSchema.shape.webhook.optional(),
+  interrupt_before: RunCreateSchema.shape.interrupt_before.optional(),
+  interrupt_after: RunCreateSchema.shape.interrupt_after.optional(),
+  stream_mode: RunCreateSchema.shape.stream_mode.optional(),
   stream_subgraphs: z.boolean().optional(),
   stream_resumable: z.boolean().optional(),
-  durability: RunCreate.shape.durability.optional(),
+  durability: RunCreateSchema.shape.durability.optional(),
 });
 
-export const Cron = z.object({
-  cron_id: Uuid,
+export const CronSchema = z.object({
+  cron_id: UuidSchema,
   assistant_id: z.string(),
-  thread_id: Uuid.nullable(),
-  on_run_completed: RunCompletion.nullable(),
+  thread_id: UuidSchema.nullable(),
+  on_run_completed: RunCompletionSchema.nullable(),
   end_time: z.string().nullable(),
   schedule: z.string(),
   timezone: z.string().nullable(),
   created_at: z.string(),
   updated_at: z.string(),
-  payload: JsonObject,
+  payload: JsonObjectSchema,
   user_id: z.string().nullable(),
   next_run_date: z.string().nullable(),
-  metadata: JsonObject,
+  metadata: JsonObjectSchema,
   enabled: z.boolean(),
 });
 
-export const CronIdParams = z.object({ cron_id: Uuid });
+export const CronIdParamsSchema = z.object({ cron_id: UuidSchema });
 
 export const CRON_SELECT_FIELDS = [
   "cron_id",
@@ -100,20 +100,20 @@ export const CRON_SELECT_FIELDS = [
   "on_run_completed",
 ] as const;
 
-const CronFilter = z.object({
+const CronFilterSchema = z.object({
   assistant_id: z.string().optional(),
-  thread_id: Uuid.optional(),
-  metadata: JsonObject.optional(),
+  thread_id: UuidSchema.optional(),
+  metadata: JsonObjectSchema.optional(),
 });
 
-export const CronSearch = CronFilter.extend({
+export const CronSearchSchema = CronFilterSchema.extend({
   enabled: z.boolean().optional(),
   limit: Limit(1000, 10),
-  offset: Offset,
+  offset: OffsetSchema,
   sort_by: z.enum(["cron_id", "assistant_id", "thread_id", "created_at", "updated_at", "next_run_date"]).default("created_at"),
-  sort_order: SortOrder.default("desc"),
+  sort_order: SortOrderSchema.default("desc"),
   /** Only these fields of each cron (`now`: the server's time). */
   select: z.array(z.enum(CRON_SELECT_FIELDS)).min(1).optional(),
 });
 
-export const CronCount = CronFilter;
+export const CronCountSchema = CronFilterSchema;

@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /** Unknown keys are ignored, as on the official server (suites written for other servers may send more flags). */
-export const TruncateBody = z.object({
+export const TruncateBodySchema = z.object({
   runs: z.boolean().optional(),
   threads: z.boolean().optional(),
   assistants: z.boolean().optional(),

@@ -1,33 +1,33 @@
 import { z } from "zod";
 import { STREAM_MODES } from "../../runs/streaming/stream-modes.js";
 import { isOwnRoutePath } from "../../config/webhook-url-policy.js";
-import { CheckpointSelector, JsonObject, QueryBoolean, Uuid } from "./common.js";
+import { CheckpointSelectorSchema, JsonObjectSchema, QueryBooleanSchema, UuidSchema } from "./common.js";
 
-const NodeList = z.union([z.literal("*"), z.array(z.string())]);
+const NodeListSchema = z.union([z.literal("*"), z.array(z.string())]);
 
-const StreamMode = z.enum(STREAM_MODES);
+const StreamModeSchema = z.enum(STREAM_MODES);
 
-const Goto = z.union([z.string(), z.object({ node: z.string(), input: z.unknown() })]);
+const GotoSchema = z.union([z.string(), z.object({ node: z.string(), input: z.unknown() })]);
 
-export const RunCommand = z.object({
+export const RunCommandSchema = z.object({
   resume: z.unknown().optional(),
-  update: z.union([JsonObject, z.array(z.tuple([z.string(), z.unknown()]))]).nullish(),
-  goto: z.union([Goto, z.array(Goto)]).nullish(),
+  update: z.union([JsonObjectSchema, z.array(z.tuple([z.string(), z.unknown()]))]).nullish(),
+  goto: z.union([GotoSchema, z.array(GotoSchema)]).nullish(),
 });
 
-export const RunCreate = z.object({
+export const RunCreateSchema = z.object({
   assistant_id: z.string().min(1),
   input: z.unknown().optional(),
-  command: RunCommand.nullish(),
-  config: JsonObject.nullish(),
-  context: JsonObject.nullish(),
-  metadata: JsonObject.nullish(),
-  checkpoint: CheckpointSelector.nullish(),
+  command: RunCommandSchema.nullish(),
+  config: JsonObjectSchema.nullish(),
+  context: JsonObjectSchema.nullish(),
+  metadata: JsonObjectSchema.nullish(),
+  checkpoint: CheckpointSelectorSchema.nullish(),
   checkpoint_id: z.string().nullish(),
-  interrupt_before: NodeList.nullish(),
-  interrupt_after: NodeList.nullish(),
+  interrupt_before: NodeListSchema.nullish(),
+  interrupt_after: NodeListSchema.nullish(),
   stream_mode: z
-    .union([StreamMode, z.array(StreamMode)])
+    .union([StreamModeSchema, z.array(StreamModeSchema)])
     .default(["values"])
     .transform((mode) => (Array.isArray(mode) ? (mode.length ? mode : ["values" as const]) : [mode])),
   stream_subgraphs: z.boolean().default(false),
@@ -46,50 +46,50 @@ export const RunCreate = z.object({
   feedback_keys: z.array(z.string()).nullish(),
 });
 
-export const Run = z.object({
-  run_id: Uuid,
-  thread_id: Uuid,
-  assistant_id: Uuid,
+export const RunSchema = z.object({
+  run_id: UuidSchema,
+  thread_id: UuidSchema,
+  assistant_id: UuidSchema,
   created_at: z.string(),
   updated_at: z.string(),
   status: z.enum(["pending", "running", "success", "error", "timeout", "interrupted"]),
-  metadata: JsonObject,
+  metadata: JsonObjectSchema,
   multitask_strategy: z.enum(["reject", "interrupt", "rollback", "enqueue"]),
-  kwargs: JsonObject,
+  kwargs: JsonObjectSchema,
 });
 
-export const RunParams = z.object({ thread_id: Uuid, run_id: Uuid });
+export const RunParamsSchema = z.object({ thread_id: UuidSchema, run_id: UuidSchema });
 
-export const StatelessRunParams = z.object({ run_id: Uuid });
+export const StatelessRunParamsSchema = z.object({ run_id: UuidSchema });
 
-export const RunListQuery = z.object({
+export const RunListQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(10),
   offset: z.coerce.number().int().min(0).default(0),
   status: z.enum(["pending", "running", "success", "error", "timeout", "interrupted"]).optional(),
 });
 
-export const CancelQuery = z.object({
-  wait: QueryBoolean.default(false),
+export const CancelQuerySchema = z.object({
+  wait: QueryBooleanSchema.default(false),
   action: z.enum(["interrupt", "rollback"]).default("interrupt"),
 });
 
-export const CancelManyBody = z
+export const CancelManyBodySchema = z
   .object({
-    thread_id: Uuid.optional(),
-    run_ids: z.array(Uuid).min(1).optional(),
+    thread_id: UuidSchema.optional(),
+    run_ids: z.array(UuidSchema).min(1).optional(),
     status: z.enum(["pending", "running", "all"]).optional(),
   })
   .refine((body) => body.thread_id || body.run_ids || body.status, {
     message: "give thread_id, run_ids or status",
   });
 
-export const CancelManyQuery = z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") });
+export const CancelManyQuerySchema = z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") });
 
-export const JoinStreamQuery = z.object({
-  cancel_on_disconnect: QueryBoolean.default(false),
+export const JoinStreamQuerySchema = z.object({
+  cancel_on_disconnect: QueryBooleanSchema.default(false),
   stream_mode: z.union([z.string(), z.array(z.string())]).optional(),
 });
 
-export const ThreadStreamQuery = z.object({
+export const ThreadStreamQuerySchema = z.object({
   stream_mode: z.union([z.string(), z.array(z.string())]).optional(),
 });

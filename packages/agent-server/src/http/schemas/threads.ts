@@ -1,77 +1,86 @@
 import { z } from "zod";
-import { CheckpointSelector, JsonObject, Limit, Offset, QueryBoolean, SortOrder, ThreadStatus, Uuid } from "./common.js";
+import {
+  CheckpointSelectorSchema,
+  JsonObjectSchema,
+  Limit,
+  OffsetSchema,
+  QueryBooleanSchema,
+  SortOrderSchema,
+  ThreadStatusSchema,
+  UuidSchema,
+} from "./common.js";
 
-export const ThreadIdParams = z.object({ thread_id: Uuid });
+export const ThreadIdParamsSchema = z.object({ thread_id: UuidSchema });
 
-export const Thread = z.object({
-  thread_id: Uuid,
+export const ThreadSchema = z.object({
+  thread_id: UuidSchema,
   created_at: z.string(),
   updated_at: z.string(),
-  metadata: JsonObject,
-  status: ThreadStatus,
-  config: JsonObject,
-  values: JsonObject.nullable(),
+  metadata: JsonObjectSchema,
+  status: ThreadStatusSchema,
+  config: JsonObjectSchema,
+  values: JsonObjectSchema.nullable(),
   interrupts: z.record(z.string(), z.array(z.object({ id: z.string().optional(), value: z.unknown() }))),
 });
 
-const SuperstepUpdate = z.object({
+const SuperstepUpdateSchema = z.object({
   values: z.unknown().optional(),
-  command: JsonObject.nullable().optional(),
+  command: JsonObjectSchema.nullable().optional(),
   as_node: z.string().min(1),
 });
 
 /** Minutes a thread lives (the SDK sends `{ttl, strategy: "delete"}`; a bare number is read as its ttl); null: forever. */
-const ThreadTtl = z
+const ThreadTtlSchema = z
   .union([z.number().positive(), z.object({ ttl: z.number().positive(), strategy: z.literal("delete").default("delete") })])
   .nullable()
   .transform((value) => (typeof value === "number" ? value : (value?.ttl ?? null)));
 
-export const ThreadCreate = z.object({
-  thread_id: Uuid.optional(),
-  ttl: ThreadTtl.optional(),
-  metadata: JsonObject.optional(),
+export const ThreadCreateSchema = z.object({
+  thread_id: UuidSchema.optional(),
+  ttl: ThreadTtlSchema.optional(),
+  metadata: JsonObjectSchema.optional(),
   if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
-  supersteps: z.array(z.object({ updates: z.array(SuperstepUpdate).min(1) })).optional(),
+  supersteps: z.array(z.object({ updates: z.array(SuperstepUpdateSchema).min(1) })).optional(),
 });
 
 // The SDK's update sends `metadata` only when given: a body with a `ttl` alone patches no metadata.
-export const ThreadPatch = z.preprocess(
+export const ThreadPatchSchema = z.preprocess(
   (body) =>
     body !== null && typeof body === "object" && !("metadata" in body) && "ttl" in body ? { ...body, metadata: {} } : body,
-  z.object({ metadata: JsonObject, ttl: ThreadTtl.optional() }),
+  z.object({ metadata: JsonObjectSchema, ttl: ThreadTtlSchema.optional() }),
 );
 
-export const ThreadPrune = z.object({
-  thread_ids: z.array(Uuid),
+export const ThreadPruneSchema = z.object({
+  thread_ids: z.array(UuidSchema),
   strategy: z.enum(["delete", "keep_latest"]).default("delete"),
 });
 
-export const ThreadPruneResponse = z.object({ pruned_count: z.int() });
+export const ThreadPruneResponseSchema = z.object({ pruned_count: z.int() });
 
-const ThreadFilter = z.object({
-  ids: z.array(Uuid).optional(),
-  metadata: JsonObject.optional(),
-  values: JsonObject.optional(),
-  status: ThreadStatus.optional(),
+const ThreadFilterSchema = z.object({
+  ids: z.array(UuidSchema).optional(),
+  metadata: JsonObjectSchema.optional(),
+  values: JsonObjectSchema.optional(),
+  status: ThreadStatusSchema.optional(),
 });
 
-export const ThreadSearch = ThreadFilter.extend({
+export const ThreadSearchSchema = ThreadFilterSchema.extend({
   limit: Limit(1000, 10),
-  offset: Offset,
+  offset: OffsetSchema,
   sort_by: z.enum(["thread_id", "status", "created_at", "updated_at"]).default("created_at"),
-  sort_order: SortOrder.default("desc"),
+  sort_order: SortOrderSchema.default("desc"),
 });
 
-export const ThreadCount = ThreadFilter.omit({ ids: true });
+export const ThreadCountSchema = ThreadFilterSchema.omit({ ids: true });
 
-const CheckpointRef = z.object({
+const CheckpointRefSchema = z.object({
   thread_id: z.string(),
   checkpoint_ns: z.string(),
   checkpoint_id: z.string(),
   checkpoint_map: z.record(z.string(), z.string()).nullable(),
 });
 
-export const ThreadState: z.ZodType = z.lazy(() =>
+export const ThreadStateSchema: z.ZodType = z.lazy(() =>
   z.object({
     values: z.unknown(),
     next: z.array(z.string()),
@@ -82,55 +91,58 @@ export const ThreadState: z.ZodType = z.lazy(() =>
         path: z.array(z.unknown()),
         error: z.string().nullable(),
         interrupts: z.array(z.object({ id: z.string().optional(), value: z.unknown() })),
-        checkpoint: CheckpointRef.nullable(),
-        state: ThreadState.nullable(),
+        checkpoint: CheckpointRefSchema.nullable(),
+        state: ThreadStateSchema.nullable(),
         result: z.unknown(),
       }),
     ),
-    metadata: JsonObject,
+    metadata: JsonObjectSchema,
     created_at: z.string().nullable(),
-    checkpoint: CheckpointRef.nullable(),
-    parent_checkpoint: CheckpointRef.nullable(),
+    checkpoint: CheckpointRefSchema.nullable(),
+    parent_checkpoint: CheckpointRefSchema.nullable(),
     // Of the top level only: a subgraph's state in a task leaves them out.
     checkpoint_id: z.string().nullable().optional(),
     parent_checkpoint_id: z.string().nullable().optional(),
   }),
 );
 
-export const StateQuery = z.object({ subgraphs: QueryBoolean.default(false) });
+export const StateQuerySchema = z.object({ subgraphs: QueryBooleanSchema.default(false) });
 
-export const StateAtCheckpointParams = ThreadIdParams.extend({ checkpoint_id: z.string().min(1) });
+export const StateAtCheckpointParamsSchema = ThreadIdParamsSchema.extend({ checkpoint_id: z.string().min(1) });
 
-export const StateCheckpointBody = z.object({
-  checkpoint: CheckpointSelector,
+export const StateCheckpointBodySchema = z.object({
+  checkpoint: CheckpointSelectorSchema,
   subgraphs: z.boolean().default(false),
 });
 
-export const StateUpdate = z.object({
+export const StateUpdateSchema = z.object({
   values: z.unknown().optional(),
   as_node: z.string().min(1).optional(),
   checkpoint_id: z.string().optional(),
-  checkpoint: CheckpointSelector.optional(),
+  checkpoint: CheckpointSelectorSchema.optional(),
 });
 
-export const StatePatch = z.object({
-  metadata: JsonObject,
+export const StatePatchSchema = z.object({
+  metadata: JsonObjectSchema,
   // The SDK sends only `metadata`; a checkpoint may name another than the latest.
   checkpoint_id: z.string().min(1).optional(),
-  checkpoint: CheckpointSelector.optional(),
+  checkpoint: CheckpointSelectorSchema.optional(),
 });
 
-export const StateUpdateResponse = z.object({ checkpoint: CheckpointRef.nullable(), configurable: CheckpointRef.nullable() });
+export const StateUpdateResponseSchema = z.object({
+  checkpoint: CheckpointRefSchema.nullable(),
+  configurable: CheckpointRefSchema.nullable(),
+});
 
-export const HistoryBody = z.object({
+export const HistoryBodySchema = z.object({
   limit: Limit(1000, 10),
   // The SDK sends a RunnableConfig (`{configurable: {...}}`); a bare id or selector is accepted too.
-  before: z.union([z.string(), z.object({ configurable: CheckpointSelector }), CheckpointSelector]).optional(),
-  metadata: JsonObject.optional(),
-  checkpoint: CheckpointSelector.optional(),
+  before: z.union([z.string(), z.object({ configurable: CheckpointSelectorSchema }), CheckpointSelectorSchema]).optional(),
+  metadata: JsonObjectSchema.optional(),
+  checkpoint: CheckpointSelectorSchema.optional(),
 });
 
-export const HistoryQuery = z.object({
+export const HistoryQuerySchema = z.object({
   limit: z.coerce.number().int().min(1).max(1000).optional(),
   before: z.string().optional(),
 });

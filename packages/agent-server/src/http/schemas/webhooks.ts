@@ -1,7 +1,7 @@
 import { z } from "zod";
 
 /** A run's webhook delivery: where it goes, how many attempts it took, and how the last one went. */
-export const WebhookDelivery = z.object({
+export const WebhookDeliverySchema = z.object({
   run_id: z.string(),
   thread_id: z.string(),
   url: z.string(),
