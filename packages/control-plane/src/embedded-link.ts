@@ -1,7 +1,7 @@
 import { copyFile, link, rm } from "node:fs/promises";
 import type { RevisionStatus } from "@berth/listener-protocol";
 import type { ListenerApi, ListenerScope } from "./services/listener-api.js";
-import type { DeploymentReport, LogEntry, RevisionFacts } from "@berth/listener-protocol";
+import type { DeploymentReport, LogEntry, RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
 import type { ControlPlaneLink } from "@berth/listener";
 
 /** The embedded listener's link: direct calls, scoped to deployments that name no listener. */
@@ -36,6 +36,10 @@ export class InProcessLink implements ControlPlaneLink {
 
   report(deploymentId: string, report: DeploymentReport) {
     return this.api.report(this.scope, deploymentId, report);
+  }
+
+  recordEvent(revisionId: string, event: RevisionEventInput) {
+    return this.api.recordEvent(this.scope, revisionId, event);
   }
 
   async branchMoved(deploymentId: string, head: string): Promise<void> {

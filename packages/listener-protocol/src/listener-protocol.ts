@@ -81,9 +81,48 @@ export interface RevisionFacts {
   repo_commit_sha?: string;
 }
 
+/** Something that happened to a revision, for its timeline (Kubernetes Event style). */
+export interface RevisionEventInput {
+  type: "Normal" | "Warning";
+  /** CamelCase, machine-readable: e.g. ServerRestarted, ServerExited, HealthCheckFailed. */
+  reason: string;
+  message: string;
+}
+
+/** What a listener sees actually running for a deployment (sent with a report). */
+export interface ObservedDeployment {
+  /** The revision the router sends traffic to now (null: nothing serves). */
+  serving_revision_id: string | null;
+  /** Whether the serving revision's servers pass their health checks. */
+  healthy: boolean;
+  reason: string;
+  message: string;
+}
+
 export interface DeploymentReport {
   status?: DeploymentStatus;
   active_revision_id?: string | null;
   custom_url?: string | null;
   image_version?: string | null;
+  /** What runs, as the listener sees it: the control plane recomputes the conditions from it. */
+  observed?: ObservedDeployment;
+}
+
+export const CONDITION_STATUSES = ["True", "False", "Unknown"] as const;
+export type ConditionStatus = (typeof CONDITION_STATUSES)[number];
+
+/**
+ * One aspect of a revision's or deployment's state (Kubernetes condition
+ * style), beside the spec's status enum: whether it holds, why (`reason`,
+ * CamelCase), since when, and as of which revision number.
+ */
+export interface Condition {
+  type: string;
+  status: ConditionStatus;
+  reason: string;
+  message: string;
+  /** When `status` last changed (not when the condition was last written). */
+  last_transition_time: string;
+  /** The revision number this condition was computed for. */
+  observed_generation: number;
 }

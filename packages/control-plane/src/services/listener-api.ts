@@ -13,7 +13,7 @@ import {
 } from "../auth/api-keys.js";
 import { runWebhookSecretOf } from "../domain/run-webhooks.js";
 import type { SecretBox } from "../domain/secret-box.js";
-import type { AssignedRevision, Assignment, Authorization, RevisionFacts } from "@berth/listener-protocol";
+import type { AssignedRevision, Assignment, Authorization, RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
 import { revisionSecrets } from "./deployment-views.js";
@@ -102,6 +102,11 @@ export class ListenerApi {
     const message = `Replaced by revision ${by.number} (${by.id}) at ${at}: no longer serving`;
     if (await this.storage.revisions.transition(replacedId, ["DEPLOYED"], "DEPLOYED", message, at))
       this.watch.changed(replacedId);
+  }
+
+  /** Adds an event to a revision's timeline; its status does not move. */
+  async recordEvent(scope: ListenerScope, revisionId: string, _event: RevisionEventInput): Promise<void> {
+    await this.revisionInScope(scope, revisionId);
   }
 
   /** A listener saw the tracked branch of a build_on_push deployment move: a revision of the new head (none if it has it). */

@@ -3,7 +3,14 @@ import { Readable } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { ReadableStream } from "node:stream/web";
 import type { RevisionStatus } from "@berth/listener-protocol";
-import type { Assignment, Authorization, DeploymentReport, LogEntry, RevisionFacts } from "@berth/listener-protocol";
+import type {
+  Assignment,
+  Authorization,
+  DeploymentReport,
+  LogEntry,
+  RevisionEventInput,
+  RevisionFacts,
+} from "@berth/listener-protocol";
 import type { ControlPlaneLink } from "./link.js";
 
 export interface HttpLinkOptions {
@@ -66,6 +73,10 @@ export class HttpLink implements ControlPlaneLink {
 
   async report(deploymentId: string, report: DeploymentReport): Promise<void> {
     await this.call("POST", `/deployments/${deploymentId}/report`, report);
+  }
+
+  async recordEvent(revisionId: string, event: RevisionEventInput): Promise<void> {
+    await this.call("POST", `/revisions/${revisionId}/events`, event);
   }
 
   async branchMoved(deploymentId: string, head: string): Promise<void> {

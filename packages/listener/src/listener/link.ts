@@ -1,5 +1,12 @@
 import type { RevisionStatus } from "@berth/listener-protocol";
-import type { Assignment, Authorization, DeploymentReport, LogEntry, RevisionFacts } from "@berth/listener-protocol";
+import type {
+  Assignment,
+  Authorization,
+  DeploymentReport,
+  LogEntry,
+  RevisionEventInput,
+  RevisionFacts,
+} from "@berth/listener-protocol";
 
 /**
  * How a listener talks to the control plane: in process for the embedded
@@ -22,6 +29,8 @@ export interface ControlPlaneLink {
     facts?: RevisionFacts,
   ): Promise<boolean>;
   report(deploymentId: string, report: DeploymentReport): Promise<void>;
+  /** Adds an event to the revision's timeline without moving its status. */
+  recordEvent(revisionId: string, event: RevisionEventInput): Promise<void>;
   /** The tracked branch of a build_on_push deployment has a new head: the control plane makes a revision of it. */
   branchMoved(deploymentId: string, head: string): Promise<void>;
   purge(deploymentId: string): Promise<void>;

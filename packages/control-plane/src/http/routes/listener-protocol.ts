@@ -14,11 +14,31 @@ const ListenerRevisionParams = z.object({ listener_id: Uuid, revision_id: Uuid }
 const ListenerDeploymentParams = z.object({ listener_id: Uuid, deployment_id: Uuid });
 const RevisionStatus = z.enum(REVISION_STATUSES);
 
+/** CamelCase, as a condition's or event's reason is (ServerRestarted, HealthCheckFailed). */
+const Reason = z
+  .string()
+  .regex(/^[A-Z][A-Za-z0-9]*$/, "a CamelCase word")
+  .max(100);
+
+const Observed = z.strictObject({
+  serving_revision_id: Uuid.nullable(),
+  healthy: z.boolean(),
+  reason: Reason,
+  message: Text.max(4000),
+});
+
 const Report = z.strictObject({
   status: z.enum(DEPLOYMENT_STATUSES).optional(),
   active_revision_id: Uuid.nullable().optional(),
   custom_url: Text.nullable().optional(),
   image_version: Text.nullable().optional(),
+  observed: Observed.optional().describe("What the listener sees running: the conditions are recomputed from it"),
+});
+
+const RevisionEvent = z.strictObject({
+  type: z.enum(["Normal", "Warning"]),
+  reason: Reason,
+  message: Text.max(4000),
 });
 
 const LogEntries = z.strictObject({
@@ -120,6 +140,24 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
     },
     async ({ params, body, request, reply }) => {
       await api.report(await scopeOf(request, params.listener_id), params.deployment_id, body);
+      return reply.status(204).send();
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/v2/listeners/:listener_id/revisions/:revision_id/events",
+      summary: "Add an event to a revision's timeline (a server restarted, a health check failed); its status does not move",
+      tag,
+      params: ListenerRevisionParams,
+      body: RevisionEvent,
+      responses: { 204: { description: "Recorded" }, ...notFound },
+    },
+    async ({ params, body, request, reply }) => {
+      await api.recordEvent(await scopeOf(request, params.listener_id), params.revision_id, body);
       return reply.status(204).send();
     },
   );
