@@ -14,3 +14,4 @@ export * from "./logger.js";
 export * from "./jsonb.js";
 export * from "./terminal-text.js";
 export * from "./weak-auth.js";
+export * from "./lifecycle.js";
