@@ -14,4 +14,5 @@ export * from "./logger.js";
 export * from "./jsonb.js";
 export * from "./terminal-text.js";
 export * from "./weak-auth.js";
+export * from "./postgres-notify.js";
 export * from "./lifecycle.js";
