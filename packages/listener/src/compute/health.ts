@@ -1,5 +1,5 @@
 import http from "node:http";
-import { describeExit, type RunningServer } from "./running-server.js";
+import { describeExit, type LaunchedProcess } from "./launched-process.js";
 import { DeployError } from "./types.js";
 
 const PROBE_TIMEOUT_MS = 2000;
@@ -12,7 +12,7 @@ const PROBE_INTERVAL_MS = 100;
  * the server is terminated by then.
  */
 export async function untilServing(
-  server: RunningServer,
+  server: LaunchedProcess,
   options: { healthTimeoutMs: number; killGraceMs: number; signal?: AbortSignal },
 ): Promise<void> {
   const { signal } = options;
@@ -43,12 +43,12 @@ export async function untilServing(
 }
 
 /** The last stderr line, without the CLI's prefix: usually the one-line reason (a graph that fails to load). */
-function reasonOf(server: RunningServer): string {
+function reasonOf(server: LaunchedProcess): string {
   const line = server.tail.lastStderrLine();
   return line ? `: ${line.replace(/^berth serve: /, "")}` : "";
 }
 
-function lastLines(server: RunningServer): string {
+function lastLines(server: LaunchedProcess): string {
   const text = server.tail.text();
   // A lone stderr line is the reason already.
   return text && text !== server.tail.lastStderrLine() ? `\nLast log lines:\n${text}` : "";

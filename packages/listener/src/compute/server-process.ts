@@ -2,7 +2,7 @@ import type { ChildProcess } from "node:child_process";
 import { signalSandboxed } from "../process/process-tree.js";
 import type { PlanLimits } from "../process/spawn-plan.js";
 import { type OutputLine, OutputTail, onLines, parseStderrLine, parseStdoutLine } from "./process-output.js";
-import type { Exit, RunningServer } from "./running-server.js";
+import type { Exit, LaunchedProcess } from "./launched-process.js";
 
 /** After `exit`, how long the last output may take to arrive before the exit is reported anyway. */
 const OUTPUT_DRAIN_MS = 500;
@@ -11,7 +11,7 @@ const OUTPUT_DRAIN_MS = 500;
  * One agent-server child process: its output (parsed, remembered, passed on),
  * the URL it announced, and its exit.
  */
-export class ServerProcess implements RunningServer {
+export class ServerProcess implements LaunchedProcess {
   readonly tail = new OutputTail();
   /** Resolves once the process is gone and its output read (or shortly after, if a grandchild keeps the pipes open). */
   readonly exited: Promise<Exit>;

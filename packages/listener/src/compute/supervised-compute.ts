@@ -1,5 +1,5 @@
 import type { OutputLine } from "./process-output.js";
-import type { RunningServer } from "./running-server.js";
+import type { LaunchedProcess } from "./launched-process.js";
 import { DEFAULT_RESTART_POLICY, type RestartPolicy, SupervisedInstance } from "./supervised-instance.js";
 import { type ComputeEvent, DeployError, type LogSink, type ServerInstance, type ServerSpec } from "./types.js";
 
@@ -18,7 +18,7 @@ export interface SupervisedComputeOptions {
 export type ServerLauncher = (
   spec: ServerSpec,
   options: { healthTimeoutMs: number; killGraceMs: number; onLine: (line: OutputLine) => void; signal: AbortSignal },
-) => Promise<RunningServer>;
+) => Promise<LaunchedProcess>;
 
 /**
  * Runs revisions' agent servers, whatever starts them (`launcher`), and keeps

@@ -1,4 +1,4 @@
-import { describeExit, type Exit, type RunningServer } from "./running-server.js";
+import { describeExit, type Exit, type LaunchedProcess } from "./launched-process.js";
 import type { ComputeEvent, ServerInstance, ServerSpec } from "./types.js";
 
 export interface RestartPolicy {
@@ -15,7 +15,7 @@ export const DEFAULT_RESTART_POLICY: RestartPolicy = { initialMs: 1000, maxMs: 3
 
 export interface SupervisionContext {
   /** Starts a fresh process of the same spec (healthy when it resolves). */
-  launch(signal: AbortSignal): Promise<RunningServer>;
+  launch(signal: AbortSignal): Promise<LaunchedProcess>;
   onEvent(event: ComputeEvent): void;
   onStopped(instance: SupervisedInstance): void;
   policy: RestartPolicy;
@@ -27,7 +27,7 @@ export interface SupervisionContext {
  * restarted with exponential backoff, possibly on another port (see onUrlChange).
  */
 export class SupervisedInstance implements ServerInstance {
-  private process: RunningServer | undefined;
+  private process: LaunchedProcess | undefined;
   private currentUrl = "";
   private healthySince = 0;
   private failures = 0;
@@ -39,7 +39,7 @@ export class SupervisedInstance implements ServerInstance {
 
   constructor(
     private readonly spec: ServerSpec,
-    first: RunningServer,
+    first: LaunchedProcess,
     firstUrl: string,
     private readonly context: SupervisionContext,
   ) {
@@ -93,7 +93,7 @@ export class SupervisedInstance implements ServerInstance {
     }
   }
 
-  private adopt(process: RunningServer, url: string): void {
+  private adopt(process: LaunchedProcess, url: string): void {
     this.process = process;
     this.healthySince = Date.now();
     const moved = this.currentUrl !== "" && this.currentUrl !== url;
@@ -102,7 +102,7 @@ export class SupervisedInstance implements ServerInstance {
     if (moved) for (const listener of this.urlListeners) listener(url);
   }
 
-  private onExit(process: RunningServer, exit: Exit): void {
+  private onExit(process: LaunchedProcess, exit: Exit): void {
     if (this.supervision.signal.aborted || process !== this.process) return; // stopped on purpose
     this.process = undefined;
     if (Date.now() - this.healthySince >= this.context.policy.resetAfterMs) this.failures = 0;

@@ -1,14 +1,14 @@
 import type Docker from "dockerode";
 import { PassThrough } from "node:stream";
 import { type OutputLine, OutputTail, onLines, parseStderrLine, parseStdoutLine } from "../process-output.js";
-import type { Exit, RunningServer } from "../running-server.js";
+import type { Exit, LaunchedProcess } from "../launched-process.js";
 
 /**
  * One agent server in a container the launcher created and started: its
  * output (demultiplexed from the engine's log stream), its published URL and
  * its exit. Once it exits the container is removed: a restart creates a new one.
  */
-export class ContainerServer implements RunningServer {
+export class ContainerServer implements LaunchedProcess {
   readonly tail = new OutputTail();
   readonly exited: Promise<Exit>;
   readonly listening: Promise<string>;

@@ -16,7 +16,7 @@ export interface Exit {
  * One started agent server, whatever runs it (a local process, a container):
  * what supervision needs to health-check, restart and stop it.
  */
-export interface RunningServer {
+export interface LaunchedProcess {
   /** Its last output lines, for the reason of a failed start or a crash. */
   readonly tail: OutputTail;
   /** Resolves once it is gone (and its last output read). */
