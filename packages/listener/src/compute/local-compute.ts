@@ -1,18 +1,7 @@
 import { fileURLToPath } from "node:url";
 import { launch } from "./launch.js";
-import type { RestartPolicy } from "./supervised-instance.js";
 import { SupervisedCompute, type SupervisedComputeOptions } from "./supervised-compute.js";
-import {
-  type ComputeEvent,
-  DeployError,
-  type LogSink,
-  type ServerInstance,
-  type ServerSandbox,
-  type ServerSpec,
-} from "./types.js";
-
-export { DeployError, type ComputeEvent, type LogSink, type ServerInstance, type ServerSandbox, type ServerSpec };
-export type { RestartPolicy };
+import type { ServerSandbox } from "./types.js";
 
 export interface LocalComputeOptions extends SupervisedComputeOptions {
   /** The `berth` CLI script (default: this repository's packages/cli/bin/berth.mjs). */

@@ -1,6 +1,6 @@
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { DeployError, type ServerInstance, type ServerSpec } from "../compute/local-compute.js";
+import { DeployError, type ServerInstance, type ServerSpec } from "../compute/types.js";
 import { PLATFORM_WORKER_SLOTS } from "../compute/types.js";
 import { FINAL_REVISION_STATUSES, type RevisionStatus } from "@berth/listener-protocol";
 import type { AssignedRevision, Assignment, DeploymentReport, RevisionFacts } from "@berth/listener-protocol";

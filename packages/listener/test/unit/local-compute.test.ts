@@ -5,7 +5,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import { type ComputeEvent, DeployError, LocalCompute, type LogSink, type ServerSpec } from "../../src/compute/local-compute.js";
+import { LocalCompute } from "../../src/compute/local-compute.js";
+import { type ComputeEvent, DeployError, type LogSink, type ServerSpec } from "../../src/compute/types.js";
 
 // Real agent-server processes (`berth serve`) under LocalCompute.
 

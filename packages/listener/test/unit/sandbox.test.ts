@@ -7,7 +7,8 @@ import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import pino from "pino";
-import { type ComputeEvent, LocalCompute, type ServerSpec } from "../../src/compute/local-compute.js";
+import { LocalCompute } from "../../src/compute/local-compute.js";
+import type { ComputeEvent, ServerSpec } from "../../src/compute/types.js";
 import { killOrphans, recordPid } from "../../src/listener/orphans.js";
 import { type Isolation, startIsolation } from "../../src/sandbox/isolation.js";
 
