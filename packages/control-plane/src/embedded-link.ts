@@ -1,8 +1,66 @@
 import { copyFile, link, rm } from "node:fs/promises";
 import type { RevisionStatus } from "@berth/listener-protocol";
+import type { Logger } from "@berth/service-kit";
+import type { ControlPlaneSettings } from "./config/settings.js";
+import type { ChangeFeed } from "./services/change-feed.js";
 import type { ListenerApi, ListenerScope } from "./services/listener-api.js";
 import type { DeploymentReport, LogEntry, RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
-import type { ControlPlaneLink } from "@berth/listener";
+import { type ControlPlaneLink, type RunningListener, startListener } from "@berth/listener";
+
+export interface EmbeddedListenerOptions {
+  api: ListenerApi;
+  changes: ChangeFeed;
+  settings: ControlPlaneSettings;
+  /** The listener's builds, install cache and deployments' databases. */
+  dataDir: string;
+  /** Where the router listens when BERTH_ROUTER_HOST names no other address: the control plane's host. */
+  host: string;
+  /** The control plane's own URL, known once it listens. */
+  controlPlaneUrl: () => string | undefined;
+  logger: Logger;
+}
+
+/**
+ * The listener of deployments that name none, in this process. It looks
+ * again at once whenever what it must run changes (a deployment made,
+ * changed or deleted, a revision made or interrupted, a branch moved), by
+ * whatever made the change: a request, its own branch poller, another
+ * control-plane process sharing the database.
+ */
+export async function startEmbeddedListener(options: EmbeddedListenerOptions): Promise<RunningListener> {
+  const { settings } = options;
+  const listener = await startListener({
+    link: new InProcessLink(options.api, options.controlPlaneUrl),
+    dataDir: options.dataDir,
+    router: {
+      host: settings.routerHost ?? options.host,
+      port: settings.routerPort,
+      publicUrl: settings.routerPublicUrl,
+      authCacheMs: settings.routerAuthCacheMs,
+    },
+    logger: options.logger,
+    pollMs: settings.listenerPollMs,
+    drainTimeoutMs: settings.drainTimeoutMs,
+    trustAllCode: settings.trustAllCode,
+    sandboxEgressAllow: settings.sandboxEgressAllow,
+    compute:
+      settings.listenerCompute === "docker"
+        ? { type: "docker", engine: settings.containerEngine, bindAllowList: settings.containerBindAllow }
+        : { type: "local" },
+    secretsFile: settings.listenerSecretsFile,
+  });
+  // A report is the listener's own news about a deployment, not work for it.
+  const stopWaking = options.changes.subscribe("deployment", (change) => {
+    if (change.change !== "reported") listener.wake();
+  });
+  return {
+    ...listener,
+    async close() {
+      stopWaking();
+      await listener.close();
+    },
+  };
+}
 
 /** The embedded listener's link: direct calls, scoped to deployments that name no listener. */
 export class InProcessLink implements ControlPlaneLink {

@@ -4,7 +4,7 @@ export { defaultDataDir, openControlPlaneState, startControlPlane, type RunningC
 export type { ControlPlaneStorage, IntegrationRecord, RepositoryRecord } from "./storage/types.js";
 export { HttpLink } from "@berth/listener";
 export { integrationAdmin } from "./services/integration-admin.js";
-export type { RevisionCause, RevisionEvent, RevisionEventListener } from "./services/revision-events.js";
+export type { RevisionCause, RevisionEvent, RevisionEventListener } from "./services/change-feed.js";
 export { startListener, type RunningListener } from "@berth/listener";
 export { renderForReview } from "@berth/listener";
 export { connectEngine } from "@berth/listener";

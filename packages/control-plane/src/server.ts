@@ -7,10 +7,10 @@ import { bootstrap } from "./auth/bootstrap.js";
 import { type ControlPlaneSettings, readSettings } from "./config/settings.js";
 import { loadSecretsKey, SecretBox } from "./domain/secret-box.js";
 import { buildApp } from "./http/app.js";
-import { InProcessLink } from "./embedded-link.js";
-import { type RunningListener, startListener } from "@berth/listener";
-import { createServices } from "./services/index.js";
-import type { RevisionEventListener } from "./services/revision-events.js";
+import { startEmbeddedListener } from "./embedded-link.js";
+import type { RunningListener } from "@berth/listener";
+import type { ChangeFeed, RevisionEventListener } from "./services/change-feed.js";
+import { createServices, openChangeFeed } from "./services/index.js";
 import { openStorage } from "./storage/open.js";
 import { loadRegistryKeys } from "./auth/registry-keys.js";
 import { registryStorageOf, startRegistryProcess } from "@berth/listener";
@@ -23,7 +23,11 @@ export interface ControlPlaneOptions {
   dataDir?: string;
   settings?: Partial<ControlPlaneSettings>;
   logger?: Logger;
-  /** Told of every revision made and every status move in this process (from the start, before the listener resumes work). */
+  /**
+   * Told of every revision made and every status move (from the start,
+   * before the listener resumes work): this process's, and those of the
+   * control-plane processes sharing its PostgreSQL database.
+   */
   onRevisionEvent?: RevisionEventListener;
 }
 
@@ -77,6 +81,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
   const dataDir = options.dataDir ?? defaultDataDir();
   const { storage, box } = await openControlPlaneState(dataDir, settings);
   if (settings.databaseUrl) void warnIfPostgresTrustsAnyone(settings.databaseUrl, "DATABASE_URL", logger);
+  let changes: ChangeFeed | undefined;
   let listener: RunningListener | undefined;
   let registry: { close(): Promise<void> } | undefined;
   let url: string | undefined;
@@ -92,41 +97,19 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
           storageDir: registryStorageOf(registryDir),
         }
       : undefined;
-    const services = createServices(
-      storage,
-      box,
-      {
-        dir: join(dataDir, "uploads"),
-        ttlSeconds: settings.uploadTtlSeconds,
-        maxBytes: settings.uploadMaxBytes,
-      },
-      { tokenTtlSeconds: settings.feedbackTokenTtlSeconds },
-      registrySettings,
-      { flowTtlMs: settings.authFlowSeconds * 1000, allowPrivate: settings.outboundAllowPrivate },
-      settings.localGitRoots,
-      logger,
-    );
-    if (options.onRevisionEvent) services.revisionEvents.subscribe(options.onRevisionEvent);
+    changes = await openChangeFeed(settings.databaseUrl, logger);
+    if (options.onRevisionEvent) changes.subscribe("revision", options.onRevisionEvent);
+    const uploadsDir = join(dataDir, "uploads");
+    const services = createServices({ storage, box, changes, settings, uploadsDir, registry: registrySettings, logger });
     listener = settings.embeddedListener
-      ? await startListener({
-          link: new InProcessLink(services.listenerApi, () => settings.publicUrl ?? url),
+      ? await startEmbeddedListener({
+          api: services.listenerApi,
+          changes,
+          settings,
           dataDir: join(dataDir, "listener"),
-          router: {
-            host: settings.routerHost ?? options.host,
-            port: settings.routerPort,
-            publicUrl: settings.routerPublicUrl,
-            authCacheMs: settings.routerAuthCacheMs,
-          },
+          host: options.host,
+          controlPlaneUrl: () => settings.publicUrl ?? url,
           logger: logger.child({ component: "listener" }),
-          pollMs: settings.listenerPollMs,
-          drainTimeoutMs: settings.drainTimeoutMs,
-          trustAllCode: settings.trustAllCode,
-          sandboxEgressAllow: settings.sandboxEgressAllow,
-          compute:
-            settings.listenerCompute === "docker"
-              ? { type: "docker", engine: settings.containerEngine, bindAllowList: settings.containerBindAllow }
-              : { type: "local" },
-          secretsFile: settings.listenerSecretsFile,
         })
       : undefined;
     const app = await buildApp(storage, services, {
@@ -134,7 +117,6 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
       version: VERSION,
       publicUrl: settings.publicUrl,
       listenUrl: () => url,
-      onChange: () => listener?.wake(),
       routerUrls: [...(listener ? [listener.routerUrl] : []), ...settings.listenerRouterUrls],
     });
     await app.listen({ host: options.host, port: options.port });
@@ -179,12 +161,14 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
         await app.close();
         await listener?.close();
         await registry?.close();
+        await changes?.close();
         await storage.close();
       },
     };
   } catch (error) {
     await listener?.close();
     await registry?.close();
+    await changes?.close();
     await storage.close();
     throw error;
   }

@@ -10,6 +10,7 @@ import {
   IMAGE,
   internalSourceBody,
   type Page,
+  type Revision,
   revisionsOf,
   startControlPlane,
   uniqueName,
@@ -211,6 +212,19 @@ describe("two control-plane processes on one data directory", () => {
     const final = (await one.admin.get<Deployment>(`/v2/deployments/${deployment.id}`)).body;
     assert.equal(final.latest_revision_id, revisions[0].id);
     assert.equal(final.source_revision_config.image_uri, revisions[0].source_revision_config.image_uri);
+  });
+
+  test("a long-poll on one is answered when the revision moves through the other", { timeout: 60_000 }, async () => {
+    // No listener runs: the revision stays QUEUED until the interrupt through the other process.
+    const deployment = await createDeployment(one.admin, externalImageBody(uniqueName("long-poll")));
+    const path = `/v2/deployments/${deployment.id}/revisions/${deployment.latest_revision_id}`;
+    // The wait outlasts the test's timeout: only hearing the move answers in time.
+    const answer = one.admin.get<Revision>(`${path}?wait_seconds=300&while_status=QUEUED`);
+    const interrupted = await two.admin.post<Revision>(`${path}/interrupt`, {});
+    assert.equal(interrupted.status, 200, JSON.stringify(interrupted.body));
+    const { status, body } = await answer;
+    assert.equal(status, 200, JSON.stringify(body));
+    assert.equal(body.status, "INTERRUPTED");
   });
 
   test("creates of one name through both at once: one 201, the rest 409", async () => {

@@ -39,8 +39,6 @@ export interface AppOptions {
   publicUrl?: string;
   /** The address the control plane listens on, once it does: OAuth redirect URIs without a publicUrl. */
   listenUrl: () => string | undefined;
-  /** Called after every successful change (POST, PATCH, DELETE): the embedded listener looks at once. */
-  onChange?: () => void;
   /** The platform's routers (the embedded listener's, BERTH_LISTENER_ROUTER_URLS): the dashboard may call these. */
   routerUrls?: string[];
 }
@@ -68,11 +66,6 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
     },
   });
   installErrorHandlers(app, options.logger);
-  app.addHook("onResponse", async (request, reply) => {
-    // Tracing: trace ingestion changes no desired state; it must not wake the listener on every batch.
-    if (request.url.startsWith("/api/v1/")) return;
-    if (request.method !== "GET" && reply.statusCode < 300) options.onChange?.();
-  });
   installJsonParser(app);
 
   const catalog: RouteCatalog = [];

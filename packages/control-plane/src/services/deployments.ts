@@ -31,7 +31,7 @@ import type {
   RevisionRecord,
 } from "../storage/types.js";
 import { presentDeployment, presentRevision, revisionSecrets } from "./deployment-views.js";
-import { type RevisionCause, RevisionEvents } from "./revision-events.js";
+import type { ChangeFeed, RevisionCause } from "./change-feed.js";
 
 export type Deployment = ReturnType<typeof presentDeployment>;
 
@@ -45,7 +45,7 @@ export class DeploymentService {
   constructor(
     private readonly storage: ControlPlaneStorage,
     private readonly box: SecretBox,
-    private readonly events = new RevisionEvents(),
+    private readonly changes: ChangeFeed,
   ) {}
 
   async create(tenantId: string, request: DeploymentCreateInput): Promise<Deployment> {
@@ -170,6 +170,7 @@ export class DeploymentService {
     });
     if (!result) throw notFound(id);
     if (result.revision) this.created(result.deployment, result.revision, "patch");
+    else this.changes.publish("deployment", { change: "updated", deployment_id: id });
     // The revision this PATCH made, not the latest when it is read again: a concurrent PATCH may have made a newer one.
     return result.revision ? presentDeployment(result.deployment, result.revision, this.box) : this.present(result.deployment);
   }
@@ -177,11 +178,13 @@ export class DeploymentService {
   async delete(tenantId: string, id: string, deleteTracingProject: boolean): Promise<void> {
     const deleted = await this.storage.deployments.markDeleted(tenantId, [id], deleteTracingProject, new Date().toISOString());
     if (deleted.length === 0) throw notFound(id);
+    this.changes.publish("deployment", { change: "deleted", deployment_id: id });
   }
 
   async bulkDelete(tenantId: string, ids: string[]): Promise<BulkDeleteResult> {
     const unique = [...new Set(ids)];
     const deleted = new Set(await this.storage.deployments.markDeleted(tenantId, unique, false, new Date().toISOString()));
+    for (const deploymentId of deleted) this.changes.publish("deployment", { change: "deleted", deployment_id: deploymentId });
     return { deleted: unique.filter((id) => deleted.has(id)), missing: unique.filter((id) => !deleted.has(id)) };
   }
 
@@ -269,12 +272,14 @@ export class DeploymentService {
     return this.present(result.deployment);
   }
 
+  /** A revision was made, so its deployment's listener has work. */
   private created(
     deployment: DeploymentRecord,
     revision: Pick<RevisionRecord, "id" | "number" | "status" | "status_message">,
     cause: RevisionCause,
   ): void {
-    this.events.emit({
+    this.changes.publish("deployment", { change: cause === "create" ? "created" : "updated", deployment_id: deployment.id });
+    this.changes.publish("revision", {
       kind: "created",
       cause,
       deployment: { id: deployment.id, name: deployment.name },

@@ -1,7 +1,9 @@
 import type { Logger } from "pino";
+import type { ControlPlaneSettings } from "../config/settings.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import { AgentConnectionService } from "./agent-connections.js";
-import { type AuthFlowSettings, AuthFlowService } from "./auth-flows.js";
+import { AuthFlowService } from "./auth-flows.js";
+import { type ChangeFeed, InProcessChangeFeed } from "./change-feed.js";
 import { AuthProviderService } from "./auth-providers.js";
 import { AuthTokenService } from "./auth-tokens.js";
 import type { ControlPlaneStorage } from "../storage/types.js";
@@ -11,12 +13,10 @@ import { ListenerApi } from "./listener-api.js";
 import { ListenerService } from "./listeners.js";
 import { LogService } from "./logs.js";
 import { type RegistrySettings, RegistryTokenService } from "./registry-tokens.js";
-import { RevisionEvents } from "./revision-events.js";
-import { RevisionWatch } from "./revision-watch.js";
 import { RevisionService } from "./revisions.js";
 import { RunWebhookService } from "./run-webhooks.js";
-import { UploadService, type UploadSettings } from "./uploads.js";
-import { createTracingService, type TracingService, type TracingSettings } from "../tracing/service.js";
+import { UploadService } from "./uploads.js";
+import { createTracingService, type TracingService } from "../tracing/service.js";
 
 export interface Services {
   deployments: DeploymentService;
@@ -28,8 +28,8 @@ export interface Services {
   runWebhooks: RunWebhookService;
   logs: LogService;
   listenerApi: ListenerApi;
-  /** Revisions made and moved in this process, for whoever tells them (the CLI's terminal lines). */
-  revisionEvents: RevisionEvents;
+  /** Deployments, revisions and logs as they change, for whoever follows them (the embedded listener, the CLI's terminal lines). */
+  changes: ChangeFeed;
   /** Tracing: LangSmith-compatible ingestion, feedback, reads. */
   tracing: TracingService;
   /** Push and pull credentials of the platform's image registry. */
@@ -43,42 +43,51 @@ export interface Services {
   };
 }
 
-export function createServices(
-  storage: ControlPlaneStorage,
-  box: SecretBox,
-  uploads: UploadSettings,
-  tracing: TracingSettings,
-  registrySettings: RegistrySettings | undefined,
-  authSettings: AuthFlowSettings,
-  /** Folders local git integrations may read (BERTH_LOCAL_GIT_ROOTS). */
-  localGitRoots: readonly string[],
-  logger: Logger,
-): Services {
-  const watch = new RevisionWatch();
-  const revisionEvents = new RevisionEvents();
-  const registry = new RegistryTokenService(storage, registrySettings);
-  const deployments = new DeploymentService(storage, box, revisionEvents);
-  const integrations = new IntegrationService(storage, box, deployments, localGitRoots);
-  const logs = new LogService(storage, revisionEvents);
-  const providers = new AuthProviderService(storage, box, { allowPrivate: authSettings.allowPrivate });
+export interface ServicesOptions {
+  storage: ControlPlaneStorage;
+  box: SecretBox;
+  changes: ChangeFeed;
+  settings: ControlPlaneSettings;
+  /** Where uploaded tarballs are kept. */
+  uploadsDir: string;
+  /** The platform's image registry, when it runs. */
+  registry?: RegistrySettings;
+  logger: Logger;
+}
+
+export function createServices({ storage, box, changes, settings, uploadsDir, registry, logger }: ServicesOptions): Services {
+  const uploads = { dir: uploadsDir, ttlSeconds: settings.uploadTtlSeconds, maxBytes: settings.uploadMaxBytes };
+  const authFlows = { flowTtlMs: settings.authFlowSeconds * 1000, allowPrivate: settings.outboundAllowPrivate };
+  const registryTokens = new RegistryTokenService(storage, registry);
+  const deployments = new DeploymentService(storage, box, changes);
+  const integrations = new IntegrationService(storage, box, deployments, settings.localGitRoots);
+  const logs = new LogService(storage, changes);
+  const providers = new AuthProviderService(storage, box, { allowPrivate: authFlows.allowPrivate });
   const tokens = new AuthTokenService(storage, box, providers, logger.child({ component: "auth-service" }));
   return {
     deployments,
-    revisions: new RevisionService(storage, watch, revisionEvents),
+    revisions: new RevisionService(storage, changes),
     uploads: new UploadService(storage, box, uploads),
-    listeners: new ListenerService(storage),
+    listeners: new ListenerService(storage, changes),
     integrations,
     runWebhooks: new RunWebhookService(storage, box),
     logs,
-    listenerApi: new ListenerApi(storage, box, uploads.dir, watch, registry, integrations, revisionEvents, logs),
-    revisionEvents,
-    tracing: createTracingService(storage.tracing, storage.deployments, tracing),
-    registry,
+    listenerApi: new ListenerApi(storage, box, uploads.dir, registryTokens, integrations, changes, logs),
+    changes,
+    tracing: createTracingService(storage.tracing, storage.deployments, { tokenTtlSeconds: settings.feedbackTokenTtlSeconds }),
+    registry: registryTokens,
     auth: {
       providers,
-      flows: new AuthFlowService(storage, box, providers, tokens, authSettings),
+      flows: new AuthFlowService(storage, box, providers, tokens, authFlows),
       tokens,
       connections: new AgentConnectionService(storage),
     },
   };
+}
+
+/** The change feed: across the control-plane processes sharing a PostgreSQL database, else this process's. */
+export async function openChangeFeed(databaseUrl: string | undefined, logger: Logger): Promise<ChangeFeed> {
+  if (!databaseUrl) return new InProcessChangeFeed();
+  const { PostgresChangeFeed } = await import("./postgres-change-feed.js");
+  return PostgresChangeFeed.connect(databaseUrl, logger.child({ component: "change-feed" }));
 }

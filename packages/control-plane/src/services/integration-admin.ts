@@ -1,6 +1,7 @@
 import type { IntegrationCreateInput } from "../domain/inputs/integration.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import type { ControlPlaneStorage } from "../storage/types.js";
+import { InProcessChangeFeed } from "./change-feed.js";
 import { DeploymentService } from "./deployments.js";
 import { IntegrationService } from "./integrations.js";
 
@@ -14,7 +15,8 @@ export function integrationAdmin(storage: ControlPlaneStorage, box: SecretBox, l
   const service = new IntegrationService(
     storage,
     box,
-    new DeploymentService(storage, box),
+    // Making integrations changes no deployment: nobody follows these changes.
+    new DeploymentService(storage, box, new InProcessChangeFeed()),
     localGitRoots.length > 0 ? localGitRoots : "anywhere",
   );
   return {

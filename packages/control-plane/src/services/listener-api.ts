@@ -17,9 +17,8 @@ import type { AssignedRevision, Assignment, Authorization, RevisionEventInput, R
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
 import { revisionSecrets } from "./deployment-views.js";
+import type { ChangeFeed } from "./change-feed.js";
 import type { LogService } from "./logs.js";
-import type { RevisionEvents } from "./revision-events.js";
-import type { RevisionWatch } from "./revision-watch.js";
 
 export type { AssignedRevision, Assignment, Authorization };
 
@@ -37,10 +36,9 @@ export class ListenerApi {
     private readonly storage: ControlPlaneStorage,
     private readonly box: SecretBox,
     private readonly uploadsDir: string,
-    private readonly watch: RevisionWatch,
     private readonly registry: RegistryTokenService,
     private readonly integrations: IntegrationService,
-    private readonly events: RevisionEvents,
+    private readonly changes: ChangeFeed,
     private readonly logs: LogService,
   ) {}
 
@@ -78,10 +76,10 @@ export class ListenerApi {
     if (moved && report) {
       await this.storage.deployments.report(revision.deployment_id, report, now);
       if (serving && serving !== report.active_revision_id) await this.noteReplaced(serving, moved, now);
+      this.changes.publish("deployment", { change: "reported", deployment_id: deployment.id });
     }
     if (moved) {
-      this.watch.changed(revision.id);
-      this.events.emit({
+      this.changes.publish("revision", {
         kind: "status",
         deployment: { id: deployment.id, name: deployment.name },
         revision: { id: moved.id, number: moved.number },
@@ -100,8 +98,7 @@ export class ListenerApi {
    */
   private async noteReplaced(replacedId: string, by: RevisionRecord, at: string): Promise<void> {
     const message = `Replaced by revision ${by.number} (${by.id}) at ${at}: no longer serving`;
-    if (await this.storage.revisions.transition(replacedId, ["DEPLOYED"], "DEPLOYED", message, at))
-      this.watch.changed(replacedId);
+    await this.storage.revisions.transition(replacedId, ["DEPLOYED"], "DEPLOYED", message, at);
   }
 
   /** Adds an event to a revision's timeline; its status does not move. */
@@ -119,6 +116,7 @@ export class ListenerApi {
   async report(scope: ListenerScope, deploymentId: string, report: DeploymentReport): Promise<void> {
     await this.deploymentInScope(scope, deploymentId);
     await this.storage.deployments.report(deploymentId, report, new Date().toISOString());
+    this.changes.publish("deployment", { change: "reported", deployment_id: deploymentId });
   }
 
   /** The compute of a deleted deployment is gone: forget it, and its uploaded tarballs. */

@@ -2,6 +2,7 @@ import { BadRequestError, NotFoundError } from "@berth/service-kit";
 import { randomUUID } from "node:crypto";
 import type { ListenerCreateInput, ListenerPatchInput } from "../domain/inputs/listener.js";
 import type { ControlPlaneStorage, ListenerRecord } from "../storage/types.js";
+import type { ChangeFeed } from "./change-feed.js";
 
 const notFound = (id: string) => new NotFoundError(`Listener ${id} not found`);
 
@@ -13,7 +14,10 @@ function checkComputeConfig(computeType: string, config: { cluster_namespaces?: 
 }
 
 export class ListenerService {
-  constructor(private readonly storage: ControlPlaneStorage) {}
+  constructor(
+    private readonly storage: ControlPlaneStorage,
+    private readonly changes: ChangeFeed,
+  ) {}
 
   async create(tenantId: string, body: ListenerCreateInput): Promise<ListenerRecord> {
     const now = new Date().toISOString();
@@ -64,5 +68,7 @@ export class ListenerService {
 
   async delete(tenantId: string, id: string): Promise<void> {
     if (!(await this.storage.listeners.delete(tenantId, id))) throw notFound(id);
+    // Its deleted deployments are the embedded listener's now, to remove.
+    this.changes.publish("deployment", { change: "listener_deleted", listener_id: id });
   }
 }

@@ -2,8 +2,7 @@ import { NotFoundError } from "@berth/service-kit";
 import { FINAL_REVISION_STATUSES, type RevisionStatus } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, LogEntry, LogFilter, LogKind, LogRecord } from "../storage/types.js";
 import { notFound } from "./deployments.js";
-import { LogWatch } from "./log-watch.js";
-import type { RevisionEvents } from "./revision-events.js";
+import { type ChangeFeed, recheckMs, wakeups } from "./change-feed.js";
 
 export type LogQuery = Omit<LogFilter, "deployment_id" | "revision_id" | "kind">;
 
@@ -20,7 +19,7 @@ export type LogStreamItem =
   | { kind: "line"; count: number; line: LogLine }
   | { kind: "end"; status: RevisionStatus; status_message: string };
 
-/** A followed log reads again this often, for lines another control-plane process appended. */
+/** A followed log reads again this often, for lines another control-plane process appended unheard (SQLite). */
 const RECHECK_MS = 1000;
 const PAGE = 1000;
 
@@ -30,21 +29,17 @@ function lineOf({ id, timestamp, level, message }: LogRecord): LogLine {
 
 /** Build logs and server (deploy) logs of a deployment's revisions, as listeners reported them. */
 export class LogService {
-  private readonly watch = new LogWatch();
-
   constructor(
     private readonly storage: ControlPlaneStorage,
-    events: RevisionEvents,
-  ) {
-    // A revision that became final ends its build log's streams.
-    events.subscribe((event) => this.watch.changed(event.deployment.id));
-  }
+    private readonly changes: ChangeFeed,
+  ) {}
 
   /** Appends lines a listener reported, and wakes the streams of their deployments. */
   async append(entries: LogEntry[]): Promise<void> {
     if (entries.length === 0) return;
     await this.storage.logs.append(entries);
-    for (const deploymentId of new Set(entries.map((entry) => entry.deployment_id))) this.watch.changed(deploymentId);
+    for (const deploymentId of new Set(entries.map((entry) => entry.deployment_id)))
+      this.changes.publish("logs", { deployment_id: deploymentId });
   }
 
   async query(tenantId: string, deploymentId: string, revisionId: string | undefined, kind: LogKind, query: LogQuery) {
@@ -81,7 +76,13 @@ export class LogService {
     endsWith: string | undefined,
     signal: AbortSignal,
   ): AsyncGenerator<LogStreamItem> {
-    const wakeups = this.watch.subscribe(filter.deployment_id, signal);
+    const deploymentId = filter.deployment_id;
+    // Lines appended, or a revision moved: one that became final ends its build log's streams.
+    const changes = wakeups(
+      this.changes,
+      { logs: (change) => change.deployment_id === deploymentId, revision: (event) => event.deployment.id === deploymentId },
+      signal,
+    );
     let count = after;
     try {
       while (!signal.aborted) {
@@ -96,10 +97,10 @@ export class LogService {
           yield { kind: "end", status: final.status, status_message: final.status_message };
           return;
         }
-        await wakeups.next(RECHECK_MS);
+        await changes.next(recheckMs(this.changes, RECHECK_MS));
       }
     } finally {
-      wakeups.close();
+      changes.close();
     }
   }
 

@@ -3,16 +3,17 @@ import { FINAL_REVISION_STATUSES, IN_PROGRESS_REVISION_STATUSES } from "@berth/l
 import type { ControlPlaneStorage, RevisionFilter } from "../storage/types.js";
 import { notFound } from "./deployments.js";
 import { presentRevision } from "./deployment-views.js";
-import type { RevisionEvents } from "./revision-events.js";
-import type { RevisionWatch } from "./revision-watch.js";
+import { type ChangeFeed, recheckMs, wakeups } from "./change-feed.js";
 
 export type Revision = ReturnType<typeof presentRevision>;
+
+/** A long-poll reads again this often, for moves another control-plane process made unheard (SQLite). */
+const RECHECK_MS = 250;
 
 export class RevisionService {
   constructor(
     private readonly storage: ControlPlaneStorage,
-    private readonly watch: RevisionWatch,
-    private readonly revisionEvents: RevisionEvents,
+    private readonly changes: ChangeFeed,
   ) {}
 
   async list(tenantId: string, deploymentId: string, filter: RevisionFilter): Promise<{ resources: Revision[]; offset: number }> {
@@ -34,12 +35,17 @@ export class RevisionService {
     whileStatus?: string,
   ): Promise<Revision> {
     const deadline = Date.now() + waitSeconds * 1000;
-    for (;;) {
-      const revision = await this.get(tenantId, deploymentId, revisionId);
-      const left = deadline - Date.now();
-      const changed = whileStatus ? revision.status !== whileStatus : FINAL_REVISION_STATUSES.includes(revision.status);
-      if (left <= 0 || changed) return revision;
-      await this.watch.next(revisionId, left);
+    const moves = wakeups(this.changes, { revision: (event) => event.revision.id === revisionId });
+    try {
+      for (;;) {
+        const revision = await this.get(tenantId, deploymentId, revisionId);
+        const left = deadline - Date.now();
+        const changed = whileStatus ? revision.status !== whileStatus : FINAL_REVISION_STATUSES.includes(revision.status);
+        if (left <= 0 || changed) return revision;
+        await moves.next(Math.min(left, recheckMs(this.changes, RECHECK_MS)));
+      }
+    } finally {
+      moves.close();
     }
   }
 
@@ -64,8 +70,8 @@ export class RevisionService {
     );
     if (!moved)
       throw new ConflictError(`Revision ${revisionId} is ${revision.status}: only a revision in progress can be interrupted`);
-    this.watch.changed(revisionId);
-    this.revisionEvents.emit({
+    this.changes.publish("deployment", { change: "updated", deployment_id: deploymentId });
+    this.changes.publish("revision", {
       kind: "status",
       deployment: { id: deployment.id, name: deployment.name },
       revision: { id: moved.id, number: moved.number },
