@@ -1,0 +1,38 @@
+// The control plane's API as TypeScript types, inferred from the zod schemas its routes validate and answer with, so that
+// the dashboard, the CLI and the tests read one definition. Types only (`@berth/control-plane/wire`): importing them
+// with `import type` brings nothing of the server into a bundle.
+import type { z } from "zod";
+import type {
+  BulkDeleteResult as BulkDeleteResultSchema,
+  DeploymentPage,
+  Deployment as DeploymentSchema,
+  LogPage as LogPageSchema,
+  RevisionEvent as RevisionEventSchema,
+  Revision as RevisionSchema,
+  Secret as SecretSchema,
+  SourceConfigRequest,
+  SourceRevisionConfigRequest,
+  UploadUrl as UploadUrlSchema,
+} from "./http/schemas/deployments.js";
+import type { Integration as IntegrationSchema, Repository as RepositorySchema } from "./http/schemas/integrations.js";
+import type { Listener as ListenerSchema } from "./http/schemas/listeners.js";
+
+// Answers
+
+export type Deployment = z.infer<typeof DeploymentSchema>;
+export type Revision = z.infer<typeof RevisionSchema>;
+/** `{resources, offset}`: a page of any list, and the offset of the next one. */
+export type Page<T> = Omit<z.infer<typeof DeploymentPage>, "resources"> & { resources: T[] };
+export type RevisionEvent = z.infer<typeof RevisionEventSchema>;
+export type LogLine = z.infer<typeof LogPageSchema>["logs"][number];
+export type UploadUrl = z.infer<typeof UploadUrlSchema>;
+export type BulkDeleteResult = z.infer<typeof BulkDeleteResultSchema>;
+export type Listener = z.infer<typeof ListenerSchema>;
+export type Integration = z.infer<typeof IntegrationSchema>;
+export type Repository = z.infer<typeof RepositorySchema>;
+
+// Parts of requests, as a client writes them (before defaults and transforms)
+
+export type Secret = z.input<typeof SecretSchema>;
+export type SourceConfig = z.input<typeof SourceConfigRequest>;
+export type SourceRevisionConfig = z.input<typeof SourceRevisionConfigRequest>;
