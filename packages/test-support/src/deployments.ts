@@ -1,8 +1,12 @@
 // Deploying a project to a control plane in a test: packing it, uploading it, and waiting on its revision.
 import { readdirSync, readFileSync, statSync } from "node:fs";
 import { join, relative } from "node:path";
-import { type Api, createDeployment, type Deployment, makeTarball, type Revision, uploadSource } from "./control-plane.js";
+import { FINAL_REVISION_STATUSES } from "@berth/listener-protocol";
+import type { Api, Response } from "./api-client.js";
+import type { Deployment, LogLine, Page, Revision, Uploaded, UploadUrl } from "./api-types.js";
+import { readJsonResponse } from "./http.js";
 import { REPO_ROOT } from "./paths.js";
+import { makeTarball } from "./tarball.js";
 
 /** The projects the control plane's tests deploy (`deploy-app` is the one the CLI and dashboard tests deploy too). */
 export const CONTROL_PLANE_FIXTURES = join(REPO_ROOT, "packages", "control-plane", "test", "fixtures");
@@ -25,6 +29,36 @@ export function projectFiles(dir: string): Record<string, string> {
 /** A tarball of the fixture project `name` (a folder of `fixtures`), with `extra` files added or replaced. */
 export const packFixture = (name: string, extra: Record<string, string> = {}, fixtures = CONTROL_PLANE_FIXTURES) =>
   makeTarball({ ...projectFiles(join(fixtures, name)), ...extra });
+
+/** PUT bytes to an upload URL (no API key). */
+export async function put<T = unknown>(uploadUrl: string, bytes: Buffer, contentType = "application/gzip"): Promise<Response<T>> {
+  return readJsonResponse<T>(
+    await fetch(uploadUrl, { method: "PUT", body: new Uint8Array(bytes), headers: { "content-type": contentType } }),
+  );
+}
+
+/** upload-url + PUT of a tarball for an internal_source deployment; resolves with the object path. */
+export async function uploadSource(client: Api, deploymentId: string, bytes: Buffer = makeTarball()): Promise<string> {
+  const issued = await client.post<UploadUrl>(`/v2/deployments/${deploymentId}/upload-url`);
+  if (issued.status !== 200) throw new Error(`upload-url answered ${issued.status}: ${JSON.stringify(issued.body)}`);
+  const uploaded = await put<Uploaded>(issued.body.upload_url, bytes);
+  if (uploaded.status !== 200) throw new Error(`upload PUT answered ${uploaded.status}: ${JSON.stringify(uploaded.body)}`);
+  return issued.body.object_path;
+}
+
+/** Creates a deployment and fails loudly unless it is a 201. */
+export async function createDeployment(client: Api, body: unknown): Promise<Deployment> {
+  const response = await client.post<Deployment>("/v2/deployments", body);
+  if (response.status !== 201) throw new Error(`create answered ${response.status}: ${JSON.stringify(response.body)}`);
+  return response.body;
+}
+
+/** Every revision of a deployment, newest first. */
+export async function revisionsOf(client: Api, deploymentId: string): Promise<Revision[]> {
+  const response = await client.get<Page<Revision>>(`/v2/deployments/${deploymentId}/revisions?limit=100`);
+  if (response.status !== 200) throw new Error(`revisions answered ${response.status}: ${JSON.stringify(response.body)}`);
+  return response.body.resources;
+}
 
 /** Creates an internal_source deployment, uploads `tarball` and PATCHes it in: revision 2 is the one to watch. */
 export async function deployTarball(
@@ -53,9 +87,7 @@ export async function finalRevision(api: Api, deploymentId: string, revisionId: 
   for (;;) {
     const response = await api.get<Revision>(`/v2/deployments/${deploymentId}/revisions/${revisionId}?wait_seconds=60`);
     if (response.status !== 200) throw new Error(`revision answered ${response.status}: ${JSON.stringify(response.body)}`);
-    if (["DEPLOYED", "BUILD_FAILED", "DEPLOY_FAILED", "CREATE_FAILED", "SKIPPED", "INTERRUPTED"].includes(response.body.status)) {
-      return response.body;
-    }
+    if (FINAL_REVISION_STATUSES.includes(response.body.status)) return response.body;
   }
 }
 
@@ -68,13 +100,6 @@ export async function revisionLeaves(api: Api, deploymentId: string, revisionId:
     if (response.status !== 200) throw new Error(`revision answered ${response.status}: ${JSON.stringify(response.body)}`);
     if (response.body.status !== status) return response.body;
   }
-}
-
-export interface LogLine {
-  id: string;
-  timestamp: string;
-  level: string;
-  message: string;
 }
 
 export async function logsOf(api: Api, deploymentId: string, revisionId: string, kind: "build" | "deploy"): Promise<LogLine[]> {
