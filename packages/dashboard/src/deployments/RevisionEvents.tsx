@@ -1,14 +1,9 @@
 import { useSession } from "../api/context";
+import type { Page, RevisionEvent } from "../api/types";
 import { usePolling } from "../hooks/usePolling";
 import { ErrorNote } from "../ui/ErrorNote";
 import { StatusBadge } from "../ui/StatusBadge";
 import { formatTime } from "../ui/time";
-
-interface RevisionEvent {
-  at: string;
-  status: string;
-  message: string;
-}
 
 const REFRESH_MS = 2000;
 
@@ -24,7 +19,7 @@ export function RevisionEvents({
 }) {
   const { api } = useSession();
   const { data, error } = usePolling(
-    () => api.get<{ resources: RevisionEvent[] }>(`v2/deployments/${deploymentId}/revisions/${revisionId}/events`),
+    () => api.get<Page<RevisionEvent>>(`v2/deployments/${deploymentId}/revisions/${revisionId}/events`),
     // A final revision has no more events: one read is enough.
     final ? null : REFRESH_MS,
     [api, deploymentId, revisionId, final],
