@@ -1,43 +1,10 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import type { Deployment, LogLine, Page } from "@berth/control-plane/wire";
 import { readSavedLogin } from "./config-file.js";
 
-/** Shapes the control plane answers (docs/control-plane.md), as far as the commands read them. */
-export interface Deployment {
-  id: string;
-  tenant_id: string;
-  name: string;
-  source: string;
-  source_config: { custom_url?: string | null };
-  status: string;
-  latest_revision_id: string | null;
-  active_revision_id: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Revision {
-  id: string;
-  deployment_id: string;
-  status: string;
-  status_message: string | null;
-  source?: string;
-  source_revision_config?: Record<string, unknown>;
-  created_at: string;
-  updated_at: string;
-}
-
-export interface Page<T> {
-  resources: T[];
-  offset: number | null;
-}
-
-export interface LogLine {
-  id: string;
-  timestamp: string;
-  level: string;
-  message: string;
-}
+/** The control plane's answers, typed by its own schemas. */
+export type { Deployment, LogLine, Page, Revision } from "@berth/control-plane/wire";
 
 export type LogKind = "build" | "deploy";
 

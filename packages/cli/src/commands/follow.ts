@@ -1,11 +1,7 @@
 import type { ControlPlaneClient, Deployment, LogKind, LogLine, Revision } from "./client.js";
+import { FINAL_REVISION_STATUSES } from "@berth/listener-protocol";
 import { terminalText } from "@berth/service-kit";
 import { failWith, formatLogLine, printJson, revisionStatusLine } from "./output.js";
-
-/** Statuses after which a revision no longer changes (docs/control-plane.md). */
-export function isFinal(status: string): boolean {
-  return status === "DEPLOYED" || status === "SKIPPED" || status === "INTERRUPTED" || status.endsWith("FAILED");
-}
 
 export interface FollowHandlers {
   onStatus(revision: Revision): void;
@@ -39,7 +35,7 @@ export async function followRevision(
   };
   let revision = await client.request<Revision>("GET", path, undefined, signal);
   onStatus(revision);
-  while (!isFinal(revision.status)) {
+  while (!FINAL_REVISION_STATUSES.includes(revision.status)) {
     const next = await client.request<Revision>(
       "GET",
       `${path}?wait_seconds=${POLL_SECONDS}&while_status=${revision.status}`,
