@@ -15,7 +15,8 @@ import { type Isolation, startIsolation } from "../../src/sandbox/isolation.js";
 // Real agent servers under LocalCompute in the listener's bubblewrap sandbox:
 // how they are stopped. Needs root (as the listener does); CI runs as root.
 
-const DEPLOY_APP = fileURLToPath(new URL("../fixtures/deploy-app/", import.meta.url));
+// The project the control plane's deploy tests upload.
+const DEPLOY_APP = fileURLToPath(new URL("../../../control-plane/test/fixtures/deploy-app/", import.meta.url));
 const root = mkdtempSync(join(tmpdir(), "berth-sandbox-unit-"));
 const dirs = { artifacts: join(root, "artifacts"), deployments: join(root, "deployments") };
 after(() => rmSync(root, { recursive: true, force: true }));
