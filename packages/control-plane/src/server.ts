@@ -1,4 +1,4 @@
-import { createServiceLogger, type Logger, warnIfPostgresTrustsAnyone } from "@berth/service-kit";
+import { createServiceLogger, Lifecycle, type Logger, warnIfPostgresTrustsAnyone } from "@berth/service-kit";
 import type { FastifyInstance } from "fastify";
 import { createRequire } from "node:module";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
@@ -8,9 +8,9 @@ import { type ControlPlaneSettings, readSettings } from "./config/settings.js";
 import { loadSecretsKey, SecretBox } from "./domain/secret-box.js";
 import { buildApp } from "./http/app.js";
 import { startEmbeddedListener } from "./embedded-link.js";
-import type { RunningListener } from "@berth/listener";
-import type { ChangeFeed, RevisionEventListener } from "./services/change-feed.js";
+import type { RevisionEventListener } from "./services/change-feed.js";
 import { createServices, openChangeFeed } from "./services/index.js";
+import type { RegistrySettings } from "./services/registry-tokens.js";
 import { openStorage } from "./storage/open.js";
 import { loadRegistryKeys } from "./auth/registry-keys.js";
 import { registryStorageOf, startRegistryProcess } from "@berth/listener";
@@ -79,97 +79,99 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
   const logger = options.logger ?? createServiceLogger("control-plane");
   const settings = { ...readSettings(), ...options.settings };
   const dataDir = options.dataDir ?? defaultDataDir();
-  const { storage, box } = await openControlPlaneState(dataDir, settings);
-  if (settings.databaseUrl) void warnIfPostgresTrustsAnyone(settings.databaseUrl, "DATABASE_URL", logger);
-  let changes: ChangeFeed | undefined;
-  let listener: RunningListener | undefined;
-  let registry: { close(): Promise<void> } | undefined;
-  let url: string | undefined;
-  try {
+  return new Lifecycle().run(async (parts) => {
+    const { storage, box } = await openControlPlaneState(dataDir, settings);
+    parts.own(storage);
+    if (settings.databaseUrl) void warnIfPostgresTrustsAnyone(settings.databaseUrl, "DATABASE_URL", logger);
+    const changes = parts.own(await openChangeFeed(settings.databaseUrl, logger));
+    if (options.onRevisionEvent) changes.subscribe("revision", options.onRevisionEvent);
     const first = await bootstrap(storage, settings, join(dataDir, "admin.key"), logger);
     const registryDir = join(dataDir, "registry");
-    const registrySettings = settings.registryPort
-      ? {
-          address: settings.registryAddress ?? `127.0.0.1:${settings.registryPort}`,
-          keys: await loadRegistryKeys(registryDir),
-          ...REGISTRY_TOKEN_NAMES,
-          pushTokenTtlSeconds: settings.pushTokenTtlSeconds,
-          storageDir: registryStorageOf(registryDir),
-        }
-      : undefined;
-    changes = await openChangeFeed(settings.databaseUrl, logger);
-    if (options.onRevisionEvent) changes.subscribe("revision", options.onRevisionEvent);
+    const registry = settings.registryPort ? await registrySettingsOf(settings, registryDir) : undefined;
     const uploadsDir = join(dataDir, "uploads");
-    const services = createServices({ storage, box, changes, settings, uploadsDir, registry: registrySettings, logger });
-    listener = settings.embeddedListener
-      ? await startEmbeddedListener({
-          api: services.listenerApi,
-          changes,
-          settings,
-          dataDir: join(dataDir, "listener"),
-          host: options.host,
-          controlPlaneUrl: () => settings.publicUrl ?? url,
-          logger: logger.child({ component: "listener" }),
-        })
+    const services = createServices({ storage, box, changes, settings, uploadsDir, registry, logger });
+    let url: string | undefined;
+    const listener = settings.embeddedListener
+      ? parts.own(
+          await startEmbeddedListener({
+            api: services.listenerApi,
+            changes,
+            settings,
+            dataDir: join(dataDir, "listener"),
+            host: options.host,
+            controlPlaneUrl: () => settings.publicUrl ?? url,
+            logger: logger.child({ component: "listener" }),
+          }),
+        )
       : undefined;
-    const app = await buildApp(storage, services, {
-      logger,
-      version: VERSION,
-      publicUrl: settings.publicUrl,
-      listenUrl: () => url,
-      routerUrls: [...(listener ? [listener.routerUrl] : []), ...settings.listenerRouterUrls],
-    });
+    const app = parts.own(
+      await buildApp(storage, services, {
+        logger,
+        version: VERSION,
+        publicUrl: settings.publicUrl,
+        listenUrl: () => url,
+        routerUrls: [...(listener ? [listener.routerUrl] : []), ...settings.listenerRouterUrls],
+      }),
+    );
     await app.listen({ host: options.host, port: options.port });
-    const address = app.server.address();
-    const port = typeof address === "object" && address ? address.port : options.port;
-    url = `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
-    registry = registrySettings
-      ? await startRegistryProcess({
+    url = listenUrlOf(app, options);
+    if (registry) {
+      parts.own(
+        await startRegistryProcess({
           dir: registryDir,
           port: settings.registryPort!,
           realm: `${settings.publicUrl ?? url}/v1/registry/token`,
           ...REGISTRY_TOKEN_NAMES,
-          certificateFile: registrySettings.keys.certificateFile,
+          certificateFile: registry.keys.certificateFile,
           logger: logger.child({ component: "registry" }),
-        })
-      : undefined;
-    logger.info(
-      { url, router_url: listener?.routerUrl, backend: settings.databaseUrl ? "postgres" : "sqlite", data_dir: dataDir },
-      "control plane listening",
-    );
-    const keyFile = join(dataDir, "admin.key");
-    process.stdout.write(
-      `\nBerth control plane at ${url}` +
-        (listener ? `; deployments are served at ${listener.routerUrl}/d/<deployment id>` : "") +
-        `\n  workspace (X-Tenant-Id): ${first.tenantId}` +
-        (first.createdKey
-          ? `\n  admin API key (X-Api-Key): ${first.createdKey}\n  (shown once; also kept in ${keyFile})`
-          : settings.adminApiKey
-            ? "\n  admin API key: BERTH_ADMIN_API_KEY"
-            : existsSync(keyFile)
-              ? `\n  admin API key: in ${keyFile}`
-              : "") +
-        `\n  dashboard: open ${url}/ in a browser and enter the key` +
-        "\n\n",
-    );
-    return {
-      url,
-      routerUrl: listener?.routerUrl,
-      app,
-      storage,
-      async close() {
-        await app.close();
-        await listener?.close();
-        await registry?.close();
-        await changes?.close();
-        await storage.close();
-      },
-    };
-  } catch (error) {
-    await listener?.close();
-    await registry?.close();
-    await changes?.close();
-    await storage.close();
-    throw error;
-  }
+        }),
+      );
+    }
+    const backend = settings.databaseUrl ? "postgres" : "sqlite";
+    logger.info({ url, router_url: listener?.routerUrl, backend, data_dir: dataDir }, "control plane listening");
+    process.stdout.write(banner(url, listener?.routerUrl, first, settings, join(dataDir, "admin.key")));
+    return { url, routerUrl: listener?.routerUrl, app, storage, close: () => parts.close() };
+  });
+}
+
+/** The platform's image registry: its address, keys and token names. */
+async function registrySettingsOf(settings: ControlPlaneSettings, registryDir: string): Promise<RegistrySettings> {
+  return {
+    address: settings.registryAddress ?? `127.0.0.1:${settings.registryPort}`,
+    keys: await loadRegistryKeys(registryDir),
+    ...REGISTRY_TOKEN_NAMES,
+    pushTokenTtlSeconds: settings.pushTokenTtlSeconds,
+    storageDir: registryStorageOf(registryDir),
+  };
+}
+
+/** The URL the app listens on (with the port the system chose for port 0). */
+function listenUrlOf(app: FastifyInstance, options: ControlPlaneOptions): string {
+  const address = app.server.address();
+  const port = typeof address === "object" && address ? address.port : options.port;
+  return `http://${options.host.includes(":") ? `[${options.host}]` : options.host}:${port}`;
+}
+
+/** What the operator reads at start: where everything is, and which key to use. */
+function banner(
+  url: string,
+  routerUrl: string | undefined,
+  first: { tenantId: string; createdKey?: string },
+  settings: ControlPlaneSettings,
+  keyFile: string,
+): string {
+  return (
+    `\nBerth control plane at ${url}` +
+    (routerUrl ? `; deployments are served at ${routerUrl}/d/<deployment id>` : "") +
+    `\n  workspace (X-Tenant-Id): ${first.tenantId}` +
+    (first.createdKey
+      ? `\n  admin API key (X-Api-Key): ${first.createdKey}\n  (shown once; also kept in ${keyFile})`
+      : settings.adminApiKey
+        ? "\n  admin API key: BERTH_ADMIN_API_KEY"
+        : existsSync(keyFile)
+          ? `\n  admin API key: in ${keyFile}`
+          : "") +
+    `\n  dashboard: open ${url}/ in a browser and enter the key` +
+    "\n\n"
+  );
 }

@@ -11,14 +11,13 @@ export class Lifecycle {
   private readonly stops: Stop[] = [];
   private closing: Promise<void> | undefined;
 
-  /** Starts a part, and stops it with `stop` at close. */
-  async start<T>(start: () => Promise<T> | T, stop: (part: T) => Promise<void> | void): Promise<T> {
-    const part = await start();
-    this.stops.push(() => stop(part));
+  /** A part just started: closed at close, after the parts started after it. */
+  own<T extends { close(): Promise<void> | void }>(part: T): T {
+    this.stops.push(() => part.close());
     return part;
   }
 
-  /** Stops something already started at close (after the parts started after it). */
+  /** Runs `stop` at close, after the parts started after this call. */
   defer(stop: Stop): void {
     this.stops.push(stop);
   }
