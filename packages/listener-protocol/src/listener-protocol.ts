@@ -1,11 +1,5 @@
+import type { RevisionRepository, RevisionSpec, SecretReference } from "./revision-spec.js";
 import type { DeploymentStatus, RevisionStatus } from "./statuses.js";
-
-/** How a listener fetches a repository (domain/git-integrations.ts stores them encrypted). */
-export type GitCredentials =
-  /** HTTPS: sent as an `Authorization: Basic` header, by git config in git's environment (never argv, never a URL). */
-  | { kind: "token"; token: string; username?: string }
-  /** SSH: written to 0600 files in a private temporary directory for the duration of one call. */
-  | { kind: "ssh"; privateKey: string; knownHosts: string };
 
 /*
  * What a listener and the control plane exchange (in process for the
@@ -20,21 +14,20 @@ export interface AssignedRevision {
   status: RevisionStatus;
   status_message: string;
   source: string;
+  /** What to build and run: the only part of the revision's configuration a listener reads. */
+  spec: RevisionSpec;
+  /** The stored configuration spec is made of: sent for listeners of the previous release only (docs/control-plane.md). */
   source_revision_config: Record<string, unknown>;
+  /** As source_revision_config: for listeners of the previous release only. */
   source_config: Record<string, unknown>;
-  secret_references: { name: string; secret_name: string; secret_key: string }[] | null;
+  /** spec.secret_references: for listeners of the previous release only. */
+  secret_references: SecretReference[] | null;
   secrets: { name: string; value: string }[];
   artifact_revision_id: string | null;
   /** sha256 of the uploaded tarball, when the revision deploys one. */
   tarball_sha256: string | null;
-  /** Where a repo_host revision's source is: the repository, the ref to fetch, and the integration's credentials in clear. */
-  repository?: {
-    url: string;
-    ref: string;
-    credentials: GitCredentials | null;
-    /** A local integration's repositories are paths on the listener's machine. */
-    allow_local: boolean;
-  } | null;
+  /** spec.repository: for listeners of the previous release only. */
+  repository?: RevisionRepository | null;
   /** How to pull an internal_image revision's image from the platform's registry (a pull token scoped to the deployment). */
   registry_auth?: { username: string; password: string; serveraddress: string } | null;
 }

@@ -57,5 +57,6 @@ export function supersededMessages(
 }
 
 export const DEPLOYMENT_TYPES = ["dev_free", "dev", "prod"] as const;
+export type DeploymentType = (typeof DEPLOYMENT_TYPES)[number];
 
 export const COMPUTE_TYPES = ["local", "docker", "cluster"] as const;

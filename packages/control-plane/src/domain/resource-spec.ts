@@ -1,14 +1,10 @@
 import { BadRequestError } from "@berth/service-kit";
-import { RESERVED_RESOURCE_FIELDS, ResourceSpec as ResourceSpecSchema, type ResourceSpecInput } from "./inputs/resource-spec.js";
+import { RESOURCE_SPEC_FIELDS, type ResourceSpec } from "@berth/listener-protocol";
+import { RESERVED_RESOURCE_FIELDS, type ResourceSpecInput } from "./inputs/resource-spec.js";
 
-export type ResourceSpec = Record<string, unknown>;
+export { RESOURCE_SPEC_FIELDS, type ResourceSpec };
 
 const CPU_FIELDS = ["cpu", "cpu_limit", "queue_cpu", "queue_cpu_limit", "cache_cpu", "cache_cpu_limit", "db_cpu", "db_cpu_limit"];
-
-/** Every field a stored spec has (null when not given), reserved ones excepted. */
-export const RESOURCE_SPEC_FIELDS = Object.keys(ResourceSpecSchema.shape).filter(
-  (key) => !(RESERVED_RESOURCE_FIELDS as readonly string[]).includes(key),
-);
 
 const roundCpu = (value: number) => Math.round(value * 10) / 10;
 
@@ -19,7 +15,7 @@ const roundCpu = (value: number) => Math.round(value * 10) / 10;
  * every limit at least its request and min_scale at most max_scale.
  */
 export function normalizeResourceSpec(input: ResourceSpecInput, where: string): ResourceSpec {
-  const given = input as Record<string, unknown>;
+  const given: Record<string, unknown> = input;
   for (const field of RESERVED_RESOURCE_FIELDS) {
     if (given[field] !== undefined && given[field] !== null) {
       throw new BadRequestError(`${where}.${field} is reserved and must not be set`);
@@ -30,7 +26,10 @@ export function normalizeResourceSpec(input: ResourceSpecInput, where: string): 
     const value = given[key] ?? null;
     spec[key] = CPU_FIELDS.includes(key) && typeof value === "number" ? roundCpu(value) : value;
   }
-  const num = (key: string) => (typeof spec[key] === "number" ? (spec[key] as number) : null);
+  const num = (key: string) => {
+    const value = spec[key];
+    return typeof value === "number" ? value : null;
+  };
   const fill = (key: string, value: number | null) => {
     if (spec[key] === undefined || spec[key] === null) spec[key] = value;
   };
@@ -67,5 +66,56 @@ export function normalizeResourceSpec(input: ResourceSpecInput, where: string): 
       throw new BadRequestError(`${where}.${prefix}min_scale (${min}) must not be above ${prefix}max_scale (${max})`);
     }
   }
-  return spec;
+  return resourceSpecOf(spec);
+}
+
+const isObject = (value: unknown): value is Record<string, unknown> =>
+  typeof value === "object" && value !== null && !Array.isArray(value);
+const numberOrNull = (value: unknown) => (typeof value === "number" ? value : null);
+const textOrNull = (value: unknown) => (typeof value === "string" ? value : null);
+const objectsOrNull = (value: unknown) => (Array.isArray(value) ? value.filter(isObject) : null);
+const textMapOrNull = (value: unknown): Record<string, string> | null =>
+  isObject(value)
+    ? Object.fromEntries(Object.entries(value).filter((entry): entry is [string, string] => typeof entry[1] === "string"))
+    : null;
+
+/**
+ * A stored resource_spec (JSON, checked by the request schema when it was
+ * written) as the typed ResourceSpec: every field, null when not set.
+ */
+export function resourceSpecOf(stored: unknown): ResourceSpec {
+  const spec = isObject(stored) ? stored : {};
+  const number = (field: string) => numberOrNull(spec[field]);
+  return {
+    min_scale: number("min_scale"),
+    max_scale: number("max_scale"),
+    cpu: number("cpu"),
+    cpu_limit: number("cpu_limit"),
+    memory_mb: number("memory_mb"),
+    memory_limit_mb: number("memory_limit_mb"),
+    queue_min_scale: number("queue_min_scale"),
+    queue_max_scale: number("queue_max_scale"),
+    queue_cpu: number("queue_cpu"),
+    queue_cpu_limit: number("queue_cpu_limit"),
+    queue_memory_mb: number("queue_memory_mb"),
+    queue_memory_limit_mb: number("queue_memory_limit_mb"),
+    cache_cpu: number("cache_cpu"),
+    cache_cpu_limit: number("cache_cpu_limit"),
+    cache_memory_mb: number("cache_memory_mb"),
+    cache_memory_limit_mb: number("cache_memory_limit_mb"),
+    labels: textMapOrNull(spec.labels),
+    annotations: textMapOrNull(spec.annotations),
+    service_account_name: textOrNull(spec.service_account_name),
+    image_pull_secrets: objectsOrNull(spec.image_pull_secrets),
+    volumes: objectsOrNull(spec.volumes),
+    volume_mounts: objectsOrNull(spec.volume_mounts),
+    init_containers: objectsOrNull(spec.init_containers),
+    sidecars: objectsOrNull(spec.sidecars),
+    db_cpu: number("db_cpu"),
+    db_cpu_limit: number("db_cpu_limit"),
+    db_memory_mb: number("db_memory_mb"),
+    db_memory_limit_mb: number("db_memory_limit_mb"),
+    db_storage_gi: number("db_storage_gi"),
+    db_max_connections: number("db_max_connections"),
+  };
 }

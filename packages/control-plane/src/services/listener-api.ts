@@ -11,10 +11,11 @@ import {
   isTracingOnly,
   TRACING_KEY_NAME_PREFIX,
 } from "../auth/api-keys.js";
+import { revisionSpecOf } from "../domain/revision-spec.js";
 import { runWebhookSecretOf } from "../domain/run-webhooks.js";
 import type { SecretBox } from "../domain/secret-box.js";
 import type { AssignedRevision, Assignment, Authorization, RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
-import { IN_PROGRESS_REVISION_STATUSES, type RevisionStatus } from "@berth/listener-protocol";
+import { IN_PROGRESS_REVISION_STATUSES, type RevisionRepository, type RevisionStatus } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
 import { revisionSecrets } from "./deployment-views.js";
 import type { ChangeFeed } from "./change-feed.js";
@@ -174,6 +175,8 @@ export class ListenerApi {
       deployment.active_revision_id ? this.storage.revisions.getAny(deployment.active_revision_id) : undefined,
       this.storage.revisions.inStatuses(deployment.id, IN_PROGRESS_REVISION_STATUSES),
     ]);
+    // The serving revision is usually the latest: its spec is made once.
+    const latestRevision = await this.assignedRevision(latest);
     return {
       id: deployment.id,
       tenant_id: deployment.tenant_id,
@@ -182,8 +185,8 @@ export class ListenerApi {
       status: deployment.status,
       deleted: deployment.deleted_at !== null,
       active_revision_id: deployment.active_revision_id,
-      latest: latest ? await this.assignedRevision(latest) : null,
-      active: active ? await this.assignedRevision(active) : null,
+      latest: latestRevision,
+      active: active?.id === latest?.id ? latestRevision : await this.assignedRevision(active),
       in_progress_revision_ids: inProgress.map((revision) => revision.id).filter((id) => id !== deployment.latest_revision_id),
       tracing: { project: deployment.name, api_key: await this.deploymentKey(deployment, TRACING_KEY_NAME_PREFIX) },
       auth_service: { api_key: await this.deploymentKey(deployment, AUTH_SERVICE_KEY_NAME_PREFIX) },
@@ -191,15 +194,19 @@ export class ListenerApi {
     };
   }
 
-  private async assignedRevision(revision: RevisionRecord): Promise<AssignedRevision> {
+  private async assignedRevision(revision: RevisionRecord | undefined): Promise<AssignedRevision | null> {
+    if (!revision) return null;
     const path = revision.source_revision_config.source_tarball_path;
     const upload = typeof path === "string" ? await this.storage.uploads.getByPath(path) : undefined;
+    const repository = revision.source === "repo_host" ? await this.repositoryOf(revision) : null;
     return {
       id: revision.id,
       number: revision.number,
       status: revision.status,
       status_message: revision.status_message,
       source: revision.source,
+      spec: revisionSpecOf(revision, repository),
+      // Listeners of the previous release read these instead of spec (docs/control-plane.md).
       source_revision_config: revision.source_revision_config,
       source_config: revision.source_config,
       secret_references: revision.secret_references,
@@ -208,12 +215,12 @@ export class ListenerApi {
       tarball_sha256: upload?.sha256 ?? null,
       registry_auth:
         revision.source === "internal_image" ? ((await this.registry.pullCredential(revision.deployment_id)) ?? null) : null,
-      repository: revision.source === "repo_host" ? await this.repositoryOf(revision) : null,
+      repository,
     };
   }
 
   /** A repo_host revision's repository, ref and credentials (null when its integration is gone: the build fails saying so). */
-  private async repositoryOf(revision: RevisionRecord): Promise<AssignedRevision["repository"]> {
+  private async repositoryOf(revision: RevisionRecord): Promise<RevisionRepository | null> {
     const integration = await this.storage.integrations.get(revision.tenant_id, String(revision.source_config.integration_id));
     if (!integration) return null;
     return {

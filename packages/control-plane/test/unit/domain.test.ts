@@ -2,7 +2,9 @@ import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { test } from "node:test";
 import { checkCommand, checkGraphConfigPath } from "../../src/domain/deployment-rules.js";
-import { normalizeResourceSpec } from "../../src/domain/resource-spec.js";
+import { RESERVED_RESOURCE_FIELDS, ResourceSpec as ResourceSpecSchema } from "../../src/domain/inputs/resource-spec.js";
+import { normalizeResourceSpec, RESOURCE_SPEC_FIELDS } from "../../src/domain/resource-spec.js";
+import { revisionSpecOf } from "../../src/domain/revision-spec.js";
 import { SecretBox } from "../../src/domain/secret-box.js";
 import { MASKED_VALUE, resolveSecrets } from "../../src/domain/secrets.js";
 
@@ -39,6 +41,58 @@ test("resource spec: given limits are kept; a limit below its request and min ab
     () => normalizeResourceSpec({ executor_cpu: 1 } as never, "resource_spec"),
     /resource_spec.executor_cpu is reserved/,
   );
+});
+
+test("resource spec: the request schema's fields, reserved ones excepted, are the protocol's, in the spec's order", () => {
+  const reserved: readonly string[] = RESERVED_RESOURCE_FIELDS;
+  const requestFields = Object.keys(ResourceSpecSchema.shape).filter((key) => !reserved.includes(key));
+  assert.deepEqual(requestFields, [...RESOURCE_SPEC_FIELDS]);
+});
+
+test("revision spec: typed from the stored snapshot, every resource field present, replica counts whole and ordered", () => {
+  const resources = normalizeResourceSpec({ min_scale: 2, labels: { team: "a" } }, "resource_spec");
+  const spec = revisionSpecOf(
+    {
+      source: "external_image",
+      source_config: {
+        deployment_type: "dev",
+        custom_url: "",
+        build_on_push: null,
+        resource_spec: resources,
+        listener_config: null,
+      },
+      source_revision_config: { image_uri: "example.com/agent:1", graph_config_path: null, repo_commit_sha: null },
+      secret_references: null,
+    },
+    null,
+  );
+  assert.equal(spec.deployment_type, "dev");
+  assert.equal(spec.image_uri, "example.com/agent:1");
+  assert.deepEqual(spec.build, { graph_config_path: null, install_command: null, build_command: null });
+  assert.equal(spec.custom_url, null);
+  assert.equal(spec.build_on_push, false);
+  assert.deepEqual(spec.secret_references, []);
+  assert.equal(spec.cluster_namespace, null);
+  assert.deepEqual(Object.keys(spec.resources), [...RESOURCE_SPEC_FIELDS]);
+  assert.deepEqual(spec.resources.labels, { team: "a" });
+  assert.deepEqual(spec.scale, { replicas: 2, max_replicas: 2, workers: 2, max_workers: 2 });
+
+  const bare = revisionSpecOf(
+    {
+      source: "repo_host",
+      source_config: { deployment_type: "unknown", build_on_push: true, listener_config: { cluster_namespace: "agents" } },
+      source_revision_config: { graph_config_path: "langgraph.json", repo_commit_sha: "c".repeat(40) },
+      secret_references: [{ name: "KEY", secret_name: "s", secret_key: "k" }],
+    },
+    { url: "https://example.com/a.git", ref: "main", credentials: null, allow_local: false },
+  );
+  assert.equal(bare.deployment_type, null);
+  assert.equal(bare.build_on_push, true);
+  assert.equal(bare.cluster_namespace, "agents");
+  assert.equal(bare.repo_commit_sha, "c".repeat(40));
+  assert.equal(bare.repository?.ref, "main");
+  assert.ok(Object.values(bare.resources).every((value) => value === null));
+  assert.deepEqual(bare.scale, { replicas: 1, max_replicas: 1, workers: 1, max_workers: 1 });
 });
 
 test("commands: && is allowed, shell metacharacters and a lone & are not", () => {
