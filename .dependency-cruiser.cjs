@@ -6,7 +6,7 @@
 /** Layers of each package, top first; folders on one line share a layer. */
 const LAYERS = {
   "agent-server": [["http"], ["services"], ["runs"], ["wire"], ["graphs", "config", "tracing", "memory"], ["storage"]],
-  "control-plane": [["http"], ["services", "tracing", "auth", "oauth"], ["domain"], ["config"], ["storage"]],
+  "control-plane": [["http"], ["services", "tracing", "api-keys", "oauth"], ["domain"], ["config"], ["storage"]],
   listener: [["listener"], ["router", "sandbox"], ["build", "compute"], ["process", "engine"]],
   cli: [["commands"]],
 };

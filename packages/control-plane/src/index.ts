@@ -1,4 +1,4 @@
-export { apiKeyRecord, describeApiKey, generateApiKey } from "./auth/api-keys.js";
+export { apiKeyRecord, describeApiKey, generateApiKey } from "./api-keys/api-keys.js";
 export { readSettings, type ControlPlaneSettings } from "./config/settings.js";
 export { defaultDataDir, openControlPlaneState, startControlPlane, type RunningControlPlane } from "./server.js";
 export type { ControlPlaneStorage, IntegrationRecord, RepositoryRecord } from "./storage/types.js";

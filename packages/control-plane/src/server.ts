@@ -3,7 +3,7 @@ import type { FastifyInstance } from "fastify";
 import { createRequire } from "node:module";
 import { chmodSync, existsSync, mkdirSync } from "node:fs";
 import { join } from "node:path";
-import { bootstrap } from "./auth/bootstrap.js";
+import { bootstrap } from "./api-keys/bootstrap.js";
 import { type ControlPlaneSettings, readSettings } from "./config/settings.js";
 import { loadSecretsKey, SecretBox } from "./domain/secret-box.js";
 import { buildApp } from "./http/app.js";
@@ -12,7 +12,7 @@ import type { RevisionEventListener } from "./services/change-feed.js";
 import { createServices, openChangeFeed } from "./services/index.js";
 import type { RegistrySettings } from "./services/registry-tokens.js";
 import { openStorage } from "./storage/open.js";
-import { loadRegistryKeys } from "./auth/registry-keys.js";
+import { loadRegistryKeys } from "./api-keys/registry-signing-keys.js";
 import { registryStorageOf, startRegistryProcess } from "@berth/listener";
 import type { ControlPlaneStorage } from "./storage/types.js";
 

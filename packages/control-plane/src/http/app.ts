@@ -9,7 +9,7 @@ import {
 } from "@berth/service-kit";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
-import { authenticate } from "../auth/authenticate.js";
+import { authenticate } from "../api-keys/authenticate.js";
 import type { Services } from "../services/index.js";
 import type { ControlPlaneStorage } from "../storage/types.js";
 import { ownBaseUrl } from "./routes/base-url.js";

@@ -1,5 +1,5 @@
 import { ForbiddenError } from "@berth/service-kit";
-import type { Caller } from "../auth/authenticate.js";
+import type { Caller } from "../api-keys/authenticate.js";
 
 /**
  * Who an Auth Service request acts for (docs/auth-service.md). Berth's users

@@ -10,7 +10,7 @@ import {
   isAuthServiceOnly,
   isTracingOnly,
   TRACING_KEY_NAME_PREFIX,
-} from "../auth/api-keys.js";
+} from "../api-keys/api-keys.js";
 import { revisionSpecOf } from "../domain/revision-spec.js";
 import { runWebhookSecretOf } from "../domain/run-webhooks.js";
 import type { SecretBox } from "../domain/secret-box.js";

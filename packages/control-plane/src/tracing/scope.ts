@@ -1,6 +1,6 @@
 import { ForbiddenError, NotFoundError } from "@berth/service-kit";
 import { randomUUID } from "node:crypto";
-import type { Caller } from "../auth/authenticate.js";
+import type { Caller } from "../api-keys/authenticate.js";
 import type { TracedRunRecord, TracingProjectRecord, TracingStore } from "../storage/tracing-types.js";
 import type { DeploymentStore } from "../storage/types.js";
 

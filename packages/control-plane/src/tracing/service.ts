@@ -1,7 +1,7 @@
 import { FeedbackService, type FeedbackSettings } from "./feedback.js";
 import { TracingIngest } from "./ingest.js";
 import { TracingReader } from "./reads.js";
-import type { Caller } from "../auth/authenticate.js";
+import type { Caller } from "../api-keys/authenticate.js";
 import type { TracingStore } from "../storage/tracing-types.js";
 import type { DeploymentStore } from "../storage/types.js";
 import { type TracingScope, tracingScopeOf } from "./scope.js";

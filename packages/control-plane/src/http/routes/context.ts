@@ -1,6 +1,6 @@
 import type { RouteCatalog } from "@berth/service-kit";
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import type { Caller } from "../../auth/authenticate.js";
+import type { Caller } from "../../api-keys/authenticate.js";
 
 export interface RouteContext {
   app: FastifyInstance;
