@@ -87,9 +87,9 @@ export class ArtifactStore {
       await mkdir(workspaceCache, { recursive: true, mode: 0o700 });
       const result = await buildSource({
         tarball,
-        graphConfigPath: String(revision.source_revision_config.graph_config_path),
-        installCommand: (revision.source_config.install_command as string | null) ?? null,
-        buildCommand: (revision.source_config.build_command as string | null) ?? null,
+        graphConfigPath: String(revision.spec.build.graph_config_path),
+        installCommand: revision.spec.build.install_command,
+        buildCommand: revision.spec.build.build_command,
         workDir,
         cacheDir: workspaceCache,
         sandbox,
@@ -124,10 +124,9 @@ export class ArtifactStore {
  * source keeps its key. Image tags end with the hash.
  */
 export function buildKeyOf(owner: Owner, revision: AssignedRevision, tarballSha256: string): string {
-  const { graph_config_path: configPath } = revision.source_revision_config;
-  const { install_command: install, build_command: build } = revision.source_config;
+  const { graph_config_path: configPath, install_command: install, build_command: build } = revision.spec.build;
   const hash = createHash("sha256")
-    .update(JSON.stringify([owner.tenantId, owner.deploymentId, tarballSha256, configPath, install ?? null, build ?? null]))
+    .update(JSON.stringify([owner.tenantId, owner.deploymentId, tarballSha256, configPath, install, build]))
     .digest("hex")
     .slice(0, 32);
   return `${owner.deploymentId}/${hash}`;

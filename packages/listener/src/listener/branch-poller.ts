@@ -52,12 +52,12 @@ export class BranchPoller {
     for (const id of this.lastHeads.keys()) if (!tracked.has(id)) this.lastHeads.delete(id);
     for (const assignment of assignments) {
       const latest = assignment.latest;
-      const repository = latest?.repository;
-      if (assignment.deleted || !latest || !repository || latest.source_config.build_on_push !== true) continue;
+      const repository = latest?.spec.repository;
+      if (assignment.deleted || !latest || !repository || !latest.spec.build_on_push) continue;
       if (IN_PROGRESS_REVISION_STATUSES.includes(latest.status)) continue;
       try {
         const head = await remoteHead(repositoryOf(repository));
-        const lastSeen = this.lastHeads.get(assignment.id) ?? latest.source_revision_config.repo_commit_sha;
+        const lastSeen = this.lastHeads.get(assignment.id) ?? latest.spec.repo_commit_sha;
         if (head && head !== lastSeen) await this.link.branchMoved(assignment.id, head);
         if (head) this.lastHeads.set(assignment.id, head);
       } catch (err) {

@@ -51,9 +51,9 @@ export class ImageBuilds {
     const buildOnce = () =>
       buildRevisionImage(this.engine, {
         tarball,
-        graphConfigPath: String(revision.source_revision_config.graph_config_path ?? "langgraph.json"),
-        installCommand: revision.source_config.install_command as string | null | undefined,
-        buildCommand: revision.source_config.build_command as string | null | undefined,
+        graphConfigPath: revision.spec.build.graph_config_path ?? "langgraph.json",
+        installCommand: revision.spec.build.install_command,
+        buildCommand: revision.spec.build.build_command,
         workDir,
         tag: this.tagOf(deploymentId, key),
         labels: { "berth.managed": "image", "berth.deployment": deploymentId, "berth.revision": revision.id },

@@ -50,13 +50,8 @@ export function pushedRefOf(registry: ImageRegistry, deploymentId: string, key: 
 export async function plannedRefOf(registry: ImageRegistry, assignment: Assignment, revision: AssignedRevision): Promise<string> {
   let hash = revision.tarball_sha256;
   if (revision.source === "repo_host") {
-    const recorded = revision.source_revision_config.repo_commit_sha;
-    const commit =
-      typeof recorded === "string" && recorded
-        ? recorded
-        : revision.repository
-          ? await remoteHead(repositoryOf(revision.repository))
-          : undefined;
+    const { repo_commit_sha: recorded, repository } = revision.spec;
+    const commit = recorded ?? (repository ? await remoteHead(repositoryOf(repository)) : undefined);
     if (!commit) throw new Error(`The repository of revision ${revision.number} or its ref cannot be found`);
     hash = `git:${commit}`;
   }

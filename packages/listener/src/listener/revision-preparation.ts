@@ -87,7 +87,7 @@ export class RevisionPreparation {
     signal: AbortSignal,
     pinned: string | undefined,
   ): Promise<FetchedCommit | null> {
-    const repository = revision.repository;
+    const repository = revision.spec.repository;
     if (!repository) {
       await move("BUILD_FAILED", "The deployment's integration no longer exists: its repository cannot be fetched");
       return null;
@@ -121,11 +121,10 @@ export class RevisionPreparation {
     const { images, secrets } = this.context;
     const image = prepared.image!;
     const log = this.context.logs.writer(this.deploymentId, revision.id, "deploy");
-    const environment = await secrets.environment(revision.secret_references);
-    const spec = revision.source_config.resource_spec as { image_pull_secrets?: unknown } | null | undefined;
+    const environment = await secrets.environment(revision.spec.secret_references);
     log({ level: "info", message: `Pulling ${image}` });
     // An internal_image comes from the platform's registry, with a pull token scoped to this deployment.
-    const auth = revision.registry_auth ?? (await secrets.registryCredentials(spec?.image_pull_secrets, image));
+    const auth = revision.registry_auth ?? (await secrets.registryCredentials(revision.spec.resources.image_pull_secrets, image));
     await images!.pull(image, auth, log);
     return environment;
   }
@@ -166,7 +165,7 @@ export class RevisionPreparation {
  * was fetched at); undefined for every other revision, which fetches its ref's head.
  */
 function pinnedCommitOf(revision: AssignedRevision): string | undefined {
-  const sha = revision.source_revision_config.repo_commit_sha;
-  const pinned = revision.source === "repo_host" && revision.artifact_revision_id !== null;
-  return pinned && typeof sha === "string" && /^[0-9a-f]{40}$/.test(sha) ? sha : undefined;
+  const sha = revision.spec.repo_commit_sha;
+  const pinned = revision.spec.source === "repo_host" && revision.artifact_revision_id !== null;
+  return pinned && sha !== null && /^[0-9a-f]{40}$/.test(sha) ? sha : undefined;
 }

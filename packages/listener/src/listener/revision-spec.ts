@@ -1,8 +1,9 @@
 import type { AssignedRevision, Assignment } from "@berth/listener-protocol";
 
 /*
- * What a revision's source_config asks of compute (resource_spec and
- * custom_url), read from an assignment. Compute checks the shapes it maps.
+ * What a revision's spec asks of compute, read from an assignment: the
+ * control plane types and normalizes the spec once (RevisionSpec);
+ * compute checks the Kubernetes shapes it maps.
  */
 
 /**
@@ -21,12 +22,12 @@ export const DEPLOYMENT_TYPE_LIMITS: Record<
 
 /** resource_spec's limits, as compute applies them (else those of the deployment_type). */
 export function resourcesOf(revision: AssignedRevision) {
-  const spec = revision.source_config.resource_spec as Record<string, number | null> | null | undefined;
-  const preset = DEPLOYMENT_TYPE_LIMITS[String(revision.source_config.deployment_type)];
-  const storageGi = spec?.db_storage_gi;
+  const { resources, deployment_type } = revision.spec;
+  const preset = deployment_type ? DEPLOYMENT_TYPE_LIMITS[deployment_type] : undefined;
+  const storageGi = resources.db_storage_gi;
   return {
-    memoryLimitMb: spec?.memory_limit_mb ?? preset?.memoryLimitMb ?? null,
-    cpu: spec?.cpu_limit ?? spec?.cpu ?? preset?.cpu ?? null,
+    memoryLimitMb: resources.memory_limit_mb ?? preset?.memoryLimitMb ?? null,
+    cpu: resources.cpu_limit ?? resources.cpu ?? preset?.cpu ?? null,
     processes: preset?.processes ?? null,
     // The database's storage is the deployment's /data on local compute.
     dataDiskMb: storageGi != null ? storageGi * 1024 : (preset?.dataDiskMb ?? null),
@@ -36,26 +37,24 @@ export function resourcesOf(revision: AssignedRevision) {
 
 /** resource_spec.volumes and volume_mounts, for container compute to check and map. */
 export function volumesOf(revision: AssignedRevision): { volumes: unknown; mounts: unknown } {
-  const spec = revision.source_config.resource_spec as { volumes?: unknown; volume_mounts?: unknown } | null | undefined;
-  return { volumes: spec?.volumes, mounts: spec?.volume_mounts };
+  const { volumes, volume_mounts } = revision.spec.resources;
+  return { volumes, mounts: volume_mounts };
 }
 
 /** resource_spec.init_containers and sidecars, for container compute to check and run. */
 export function companionContainersOf(revision: AssignedRevision): { initContainers: unknown; sidecars: unknown } {
-  const spec = revision.source_config.resource_spec as { init_containers?: unknown; sidecars?: unknown } | null | undefined;
-  return { initContainers: spec?.init_containers, sidecars: spec?.sidecars };
+  const { init_containers, sidecars } = revision.spec.resources;
+  return { initContainers: init_containers, sidecars };
 }
 
 /** How many containers serve the revision: resource_spec.min_scale (at least one). */
 export function replicasOf(revision: AssignedRevision): number {
-  const spec = revision.source_config.resource_spec as { min_scale?: number | null } | null | undefined;
-  return Math.max(1, Math.floor(spec?.min_scale ?? 1));
+  return revision.spec.scale.replicas;
 }
 
 /** How far the autoscaler may grow the revision: resource_spec.max_scale (never below min_scale). */
 export function maxReplicasOf(revision: AssignedRevision): number {
-  const spec = revision.source_config.resource_spec as { max_scale?: number | null } | null | undefined;
-  return Math.max(replicasOf(revision), Math.floor(spec?.max_scale ?? 1));
+  return revision.spec.scale.max_replicas;
 }
 
 /** What a scale-out deployment runs besides its API replicas (see scaleOutOf). */
@@ -76,37 +75,31 @@ export interface ScaleOutPlan {
  * queue_max_scale by the runs queued.
  */
 export function scaleOutOf(revision: AssignedRevision): ScaleOutPlan | undefined {
-  if (maxReplicasOf(revision) <= 1) return undefined;
-  const spec = (revision.source_config.resource_spec ?? {}) as Record<string, number | null | undefined>;
-  const value = (name: string) => spec[name] ?? null;
-  const workers = Math.max(1, Math.floor(value("queue_min_scale") ?? 1));
+  const { resources, scale } = revision.spec;
+  if (scale.max_replicas <= 1) return undefined;
   return {
-    workers,
-    maxWorkers: Math.max(workers, Math.floor(value("queue_max_scale") ?? workers)),
-    workerResources: { memoryLimitMb: value("queue_memory_limit_mb"), cpu: value("queue_cpu_limit") ?? value("queue_cpu") },
+    workers: scale.workers,
+    maxWorkers: scale.max_workers,
+    workerResources: { memoryLimitMb: resources.queue_memory_limit_mb, cpu: resources.queue_cpu_limit ?? resources.queue_cpu },
     db: {
-      cpu: value("db_cpu_limit") ?? value("db_cpu"),
-      memoryLimitMb: value("db_memory_limit_mb"),
-      maxConnections: value("db_max_connections"),
+      cpu: resources.db_cpu_limit ?? resources.db_cpu,
+      memoryLimitMb: resources.db_memory_limit_mb,
+      maxConnections: resources.db_max_connections,
     },
-    cache: { cpu: value("cache_cpu_limit") ?? value("cache_cpu"), memoryLimitMb: value("cache_memory_limit_mb") },
+    cache: { cpu: resources.cache_cpu_limit ?? resources.cache_cpu, memoryLimitMb: resources.cache_memory_limit_mb },
   };
 }
 
 /** An external image's custom_url: where its users reach it (their own ingress). */
 export function customUrlOf(revision: AssignedRevision): string | undefined {
-  const url = revision.source_config.custom_url;
-  return typeof url === "string" && url !== "" ? url : undefined;
+  return revision.spec.custom_url ?? undefined;
 }
 
 /** resource_spec.labels and annotations, as container labels (annotations prefixed, so the two cannot collide). */
 export function labelsOf(revision: AssignedRevision): Record<string, string> {
-  const spec = revision.source_config.resource_spec as
-    | { labels?: Record<string, string> | null; annotations?: Record<string, string> | null }
-    | null
-    | undefined;
-  const annotations = Object.entries(spec?.annotations ?? {}).map(([name, value]) => [`annotation.${name}`, value]);
-  return { ...spec?.labels, ...Object.fromEntries(annotations) };
+  const { labels, annotations } = revision.spec.resources;
+  const prefixed = Object.entries(annotations ?? {}).map(([name, value]) => [`annotation.${name}`, value]);
+  return { ...labels, ...Object.fromEntries(prefixed) };
 }
 
 /**

@@ -36,7 +36,7 @@ export class SecretSource {
   /** Registry credentials of the first of `pullSecrets` ({"name": ...}) whose registry is the image's. */
   async registryCredentials(pullSecrets: unknown, image: string): Promise<RegistryCredentials | undefined> {
     if (!Array.isArray(pullSecrets) || pullSecrets.length === 0) return undefined;
-    const names = pullSecrets.map((entry) => (entry as { name?: unknown })?.name).filter((name) => typeof name === "string");
+    const names = pullSecrets.map(nameOf).filter((name) => typeof name === "string");
     const secrets = await this.read("image_pull_secrets");
     const registry = image.includes("/") && /[.:]|^localhost$/.test(image.split("/")[0]!) ? image.split("/")[0]! : "docker.io";
     for (const name of names) {
@@ -77,4 +77,9 @@ export class SecretSource {
       throw new DeployError(`${purpose}: the listener's secret source must be a JSON object of secrets`);
     return parsed as SecretMap;
   }
+}
+
+/** An image_pull_secrets entry's name ({"name": ...}), if it has one. */
+function nameOf(entry: unknown): unknown {
+  return typeof entry === "object" && entry !== null && "name" in entry ? entry.name : undefined;
 }

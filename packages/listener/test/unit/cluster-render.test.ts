@@ -23,6 +23,7 @@ import {
 } from "../../src/compute/cluster/cluster-revision.js";
 import { renderRevision, toYaml } from "../../src/compute/cluster/render.js";
 import { validateAll, wireFormOf } from "@berth/test-support/kubernetes";
+import { RESOURCE_SPEC_FIELDS, type ResourceSpec } from "@berth/listener-protocol";
 import { DeployError } from "../../src/compute/types.js";
 
 // The cluster renderer: objects checked against Kubernetes' OpenAPI schemas offline, every resource_spec field found where it belongs.
@@ -32,7 +33,7 @@ const NAMESPACE = "agents";
 const PREFIX = "berth-3f2b9c1e";
 
 /** Every field of the spec's ResourceSpec table, each set, as the API stores it. */
-const MAXIMAL_SPEC: Record<string, unknown> = {
+const MAXIMAL_SPEC: ResourceSpec = {
   min_scale: 2,
   max_scale: 5,
   cpu: 0.5,
@@ -365,10 +366,10 @@ describe("cluster rendering", () => {
     };
     assert.deepEqual(
       Object.keys(checks).sort(),
-      Object.keys(MAXIMAL_SPEC).sort(),
+      [...RESOURCE_SPEC_FIELDS].sort(),
       "one check per field of the spec's ResourceSpec",
     );
-    for (const field of Object.keys(MAXIMAL_SPEC)) assert.notEqual(MAXIMAL_SPEC[field], null, `${field} is set`);
+    for (const field of RESOURCE_SPEC_FIELDS) assert.notEqual(MAXIMAL_SPEC[field], null, `${field} is set`);
     for (const [field, check] of Object.entries(checks)) {
       try {
         check();

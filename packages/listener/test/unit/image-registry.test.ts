@@ -7,6 +7,7 @@ import { buildKeyOf } from "../../src/listener/artifacts.js";
 import { parseImageRegistry, plannedRefOf, pushedRefOf, registryRepositoryOf } from "../../src/listener/image-registry.js";
 import type { AssignedRevision, Assignment } from "@berth/listener-protocol";
 import { startGitHost } from "@berth/test-support/git-host";
+import { specWith } from "../helpers/revision-specs.js";
 
 const DEPLOYMENT = "0b7c4f7e-3d52-4a8e-9c1e-6f1f0c2a9d11";
 
@@ -35,10 +36,8 @@ test("--image-registry is HOST[:PORT]/PATH, and a build is pushed as <registry>/
 test("--render's reference is the build key's: the upload's hash, or a repo_host revision's recorded commit", async () => {
   const registry = parseImageRegistry("registry.example.com/berth");
   const assignment = { id: DEPLOYMENT, tenant_id: "tenant-1" } as Assignment;
-  const base = {
-    source_revision_config: { graph_config_path: "langgraph.json" },
-    source_config: { install_command: null, build_command: "npm run build" },
-  };
+  const build = { graph_config_path: "langgraph.json", install_command: null, build_command: "npm run build" };
+  const base = { spec: specWith({ build }) };
   const owner = { tenantId: "tenant-1", deploymentId: DEPLOYMENT };
   const upload = { ...base, source: "internal_source", tarball_sha256: "ab".repeat(32) } as unknown as AssignedRevision;
   assert.equal(
@@ -50,7 +49,7 @@ test("--render's reference is the build key's: the upload's hash, or a repo_host
     ...base,
     source: "repo_host",
     tarball_sha256: null,
-    source_revision_config: { ...base.source_revision_config, repo_commit_sha: commit },
+    spec: specWith({ source: "repo_host", build, repo_commit_sha: commit }),
   } as unknown as AssignedRevision;
   assert.equal(
     await plannedRefOf(registry, assignment, git),
@@ -64,7 +63,11 @@ test("--render's reference is the build key's: the upload's hash, or a repo_host
       ...base,
       source: "repo_host",
       tarball_sha256: null,
-      repository: { url: `${host.url}/agent.git`, ref: "main", credentials: null, allow_local: false },
+      spec: specWith({
+        source: "repo_host",
+        build,
+        repository: { url: `${host.url}/agent.git`, ref: "main", credentials: null, allow_local: false },
+      }),
     } as unknown as AssignedRevision;
     assert.equal(
       await plannedRefOf(registry, assignment, unfetched),

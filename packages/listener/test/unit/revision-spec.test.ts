@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { test } from "node:test";
 import type { AssignedRevision } from "@berth/listener-protocol";
 import { resourcesOf } from "../../src/listener/revision-spec.js";
+import { specWith } from "../helpers/revision-specs.js";
 
-const revision = (sourceConfig: Record<string, unknown>) => ({ source_config: sourceConfig }) as unknown as AssignedRevision;
+const revision = (fields: Parameters<typeof specWith>[0]) => ({ spec: specWith(fields) }) as AssignedRevision;
 
 test("deployment_type sizes a revision whose resource_spec sets no limits; resource_spec wins", () => {
   const none = { processes: null, dataDiskMb: null, tmpDiskMb: null };
@@ -24,7 +25,7 @@ test("deployment_type sizes a revision whose resource_spec sets no limits; resou
   assert.deepEqual(resourcesOf(revision({ deployment_type: "prod" })), { memoryLimitMb: null, cpu: null, ...none });
   assert.deepEqual(resourcesOf(revision({})), { memoryLimitMb: null, cpu: null, ...none });
   assert.deepEqual(
-    resourcesOf(revision({ deployment_type: "dev", resource_spec: { memory_limit_mb: 4096, cpu_limit: 2, db_storage_gi: 3 } })),
+    resourcesOf(revision({ deployment_type: "dev", resources: { memory_limit_mb: 4096, cpu_limit: 2, db_storage_gi: 3 } })),
     { memoryLimitMb: 4096, cpu: 2, processes: 256, dataDiskMb: 3072, tmpDiskMb: 1024 },
   );
 });

@@ -11,7 +11,7 @@ interface CompanionSpec {
   image: string;
   command?: string[];
   args?: string[];
-  env?: { name: string; value: string }[];
+  env?: EnvVariable[];
   volumeMounts?: unknown;
 }
 
@@ -32,29 +32,41 @@ const INIT_TIMEOUT_MS = 10 * 60_000;
 export function companionsOf(value: unknown, field: "init_containers" | "sidecars"): CompanionSpec[] {
   if (value === undefined || value === null) return [];
   if (!Array.isArray(value)) throw new DeployError(`resource_spec.${field} must be a list of containers`);
-  return value.map((entry, index) => {
-    const spec = entry as Partial<CompanionSpec> | null;
-    const name = typeof spec?.name === "string" && /^[a-z0-9][a-z0-9_.-]*$/i.test(spec.name) ? spec.name : undefined;
-    if (!name || typeof spec?.image !== "string" || spec.image === "")
+  return value.map((entry: unknown, index) => {
+    const spec = typeof entry === "object" && entry !== null ? { ...entry } : {};
+    const name =
+      "name" in spec && typeof spec.name === "string" && /^[a-z0-9][a-z0-9_.-]*$/i.test(spec.name) ? spec.name : undefined;
+    const image = "image" in spec && typeof spec.image === "string" && spec.image !== "" ? spec.image : undefined;
+    if (!name || !image)
       throw new DeployError(`resource_spec.${field}[${index}] needs a name (letters, digits, . _ -) and an image`);
     const strings = (list: unknown, key: string) => {
       if (list === undefined) return undefined;
-      if (!Array.isArray(list) || !list.every((item) => typeof item === "string"))
+      if (!Array.isArray(list) || !list.every((item): item is string => typeof item === "string"))
         throw new DeployError(`resource_spec.${field}[${index}].${key} must be a list of strings`);
-      return list as string[];
+      return list;
     };
-    const env = spec.env;
-    if (env !== undefined && (!Array.isArray(env) || !env.every((item) => typeof item?.name === "string")))
+    const env = "env" in spec ? spec.env : undefined;
+    if (env !== undefined && (!Array.isArray(env) || !env.every(isNamedVariable)))
       throw new DeployError(`resource_spec.${field}[${index}].env must be a list of {name, value}`);
     return {
       name,
-      image: spec.image,
-      command: strings(spec.command, "command"),
-      args: strings(spec.args, "args"),
+      image,
+      command: strings("command" in spec ? spec.command : undefined, "command"),
+      args: strings("args" in spec ? spec.args : undefined, "args"),
       env,
-      volumeMounts: spec.volumeMounts,
+      volumeMounts: "volumeMounts" in spec ? spec.volumeMounts : undefined,
     };
   });
+}
+
+/** An entry of a container's env: its value as given (a missing one is empty). */
+interface EnvVariable {
+  name: string;
+  value?: unknown;
+}
+
+function isNamedVariable(item: unknown): item is EnvVariable {
+  return typeof item === "object" && item !== null && "name" in item && typeof item.name === "string";
 }
 
 /**
