@@ -1,11 +1,9 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { cpSync, existsSync, readFileSync, statSync, symlinkSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import {
-  BERTH_BIN,
+  type CommandRun,
   CONTROL_PLANE_FIXTURES,
   type ControlPlane,
   deployTarball,
@@ -13,15 +11,10 @@ import {
   packFixture,
   REPO_ROOT,
   revisionLeaves,
+  runBerth,
   startControlPlane,
   uniqueName,
 } from "@berth/test-support";
-
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
 
 interface RunOptions {
   /** Connected through BERTH_URL, BERTH_API_KEY and BERTH_TENANT_ID (default); false: no connection setting at all. */
@@ -45,7 +38,7 @@ function project(name: string, extra: Record<string, string> = {}): string {
 describe("berth deploy, deployments, revisions and logs against a control plane", () => {
   let cp: ControlPlane;
   /** The real `berth` binary, run in an empty folder with a home of its own (`berth login` writes there). */
-  let berth: (args: string[], options?: RunOptions) => Promise<Run>;
+  let berth: (args: string[], options?: RunOptions) => Promise<CommandRun>;
   const name = uniqueName("cli");
   let dir: string;
   let url: string;
@@ -60,18 +53,7 @@ describe("berth deploy, deployments, revisions and logs against a control plane"
       const env: Record<string, string | undefined> = { ...process.env, HOME: home, XDG_CONFIG_HOME: join(home, "xdg") };
       for (const variable of ["BERTH_URL", "BERTH_API_KEY", "BERTH_TENANT_ID"]) delete env[variable];
       if (connected) Object.assign(env, { BERTH_URL: cp.url, BERTH_API_KEY: cp.adminKey, BERTH_TENANT_ID: cp.defaultTenantId });
-      const child = spawn(process.execPath, [BERTH_BIN, ...args], {
-        cwd,
-        env,
-        stdio: "pipe",
-      });
-      child.stdin.end(input ?? "");
-      let stdout = "";
-      let stderr = "";
-      child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-      child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-      const [code] = (await once(child, "exit")) as [number | null];
-      return { code, stdout, stderr };
+      return runBerth(args, { cwd, env, input: input ?? "" });
     };
     // A .env that .gitignore leaves out is not refused: it is never packed.
     dir = project(name, { ".gitignore": ".env\n", ".env": "GREETING=local\n" });

@@ -9,15 +9,15 @@ import {
   type ControlPlane,
   type Deployment,
   type Page,
-  REPO_ROOT,
-  TEST_BACKEND,
   revisionsOf,
+  runBerth,
+  TEST_BACKEND,
   startControlPlane,
   uniqueName,
   freePort,
 } from "@berth/test-support";
 import { containerEngine } from "@berth/test-support/container-engine";
-import { CLI_APP, cliEnv, ensureLangGraphCli, langgraphjs, LANGGRAPH_CLI_VERSION, run, shown } from "./helpers/langgraph-cli.js";
+import { CLI_APP, cliEnv, ensureLangGraphCli, langgraphjs, LANGGRAPH_CLI_VERSION, shown } from "./helpers/langgraph-cli.js";
 
 /**
  * The official CLI's local build path: `langgraphjs deploy` without --remote
@@ -45,7 +45,7 @@ describe(`the official LangGraph CLI ${LANGGRAPH_CLI_VERSION} deploys an image i
   before(
     async () => {
       bin = await ensureLangGraphCli();
-      const made = await run("node", [join(REPO_ROOT, "packages/cli/bin/berth.mjs"), "base-image"], {
+      const made = await runBerth(["base-image"], {
         env: { ...process.env, BERTH_CONTAINER_ENGINE: engine.address },
       });
       assert.equal(made.code, 0, shown(made));

@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, before, describe, test, type TestContext } from "node:test";
 import {
+  type CommandRun,
   type ControlPlane,
   type Deployment,
   type LogLine,
@@ -13,15 +14,7 @@ import {
   startControlPlane,
   uniqueName,
 } from "@berth/test-support";
-import {
-  CLI_APP,
-  cliEnv,
-  ensureLangGraphCli,
-  langgraphjs,
-  LANGGRAPH_CLI_VERSION,
-  type Run,
-  shown,
-} from "./helpers/langgraph-cli.js";
+import { CLI_APP, cliEnv, ensureLangGraphCli, langgraphjs, LANGGRAPH_CLI_VERSION, shown } from "./helpers/langgraph-cli.js";
 
 /** The official CLI (`@langchain/langgraph-cli`), installed from the npm registry, against a Berth control plane. */
 
@@ -73,11 +66,11 @@ describe(`the official LangGraph CLI ${LANGGRAPH_CLI_VERSION} deploys to Berth`,
   let url: string;
 
   /** `langgraphjs <args>` in the project, with the workspace key in LANGSMITH_API_KEY (as a user's shell or .env has it). */
-  const cli = (args: string[], onStdout?: (soFar: string) => void): Promise<Run> =>
+  const cli = (args: string[], onStdout?: (soFar: string) => void): Promise<CommandRun> =>
     langgraphjs(bin, args, { cwd: project, env: cliEnv({ LANGSMITH_API_KEY: key }), onStdout });
 
   /** `langgraphjs deploy --remote ...`; resolves with the run and the seconds from its start until `seen` first matched its output. */
-  async function deploy(extra: string[], seen: RegExp): Promise<{ result: Run; seconds: number | undefined }> {
+  async function deploy(extra: string[], seen: RegExp): Promise<{ result: CommandRun; seconds: number | undefined }> {
     const started = performance.now();
     let seconds: number | undefined;
     const result = await cli(

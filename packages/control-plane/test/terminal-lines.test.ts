@@ -1,17 +1,17 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { after, before, describe, test } from "node:test";
 import {
-  BERTH_BIN,
   type ControlPlane,
   createDeployment,
+  deployTarball,
+  finalRevision,
   internalSourceBody,
+  packFixture,
   type Revision,
+  runBerth,
   startControlPlane,
   uniqueName,
 } from "@berth/test-support";
-import { deployTarball, finalRevision, packFixture } from "@berth/test-support";
 
 /** A build on a loaded machine. */
 const LINE_MS = 120_000;
@@ -73,18 +73,10 @@ const assertPrintable = (text: string, what: string) => {
 describe("a deployment's escape sequences never reach an operator's terminal", () => {
   let cp: ControlPlane;
   let name: string;
-  const berth = async (args: string[]) => {
-    const child = spawn(process.execPath, [BERTH_BIN, ...args], {
+  const berth = (args: string[]) =>
+    runBerth(args, {
       env: { ...process.env, BERTH_URL: cp.url, BERTH_API_KEY: cp.adminKey, BERTH_TENANT_ID: cp.defaultTenantId },
-      stdio: ["ignore", "pipe", "pipe"],
     });
-    let stdout = "";
-    let stderr = "";
-    child.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const [code] = (await once(child, "exit")) as [number | null];
-    return { code, stdout, stderr };
-  };
 
   before(async () => {
     cp = await startControlPlane({ listener: true });

@@ -5,6 +5,7 @@ import { randomBytes, randomUUID } from "node:crypto";
 import { type Api, api } from "./api-client.js";
 import type { ApiKey, Integration, Tenant } from "./api-types.js";
 import { backendEnv } from "./backend.js";
+import { runBerth } from "./commands.js";
 import { BERTH_BIN, newDataDir } from "./paths.js";
 
 export interface ControlPlane {
@@ -131,15 +132,7 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   };
 
   const cli = async <T>(args: string[]): Promise<T> => {
-    const run = spawn(process.execPath, [BERTH_BIN, "control-plane", ...args, "--data-dir", dataDir], {
-      env,
-      stdio: ["ignore", "pipe", "pipe"],
-    });
-    let stdout = "";
-    let stderr = "";
-    run.stdout.on("data", (chunk: Buffer) => (stdout += chunk.toString()));
-    run.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-    const [code] = (await once(run, "exit")) as [number | null];
+    const { code, stdout, stderr } = await runBerth(["control-plane", ...args, "--data-dir", dataDir], { env });
     if (code !== 0) throw new Error(`berth control-plane ${args.join(" ")} exited ${code}:\n${stdout}\n${stderr}`);
     // One JSON object (or array) on stdout; tolerate log lines around it.
     const start = stdout.search(/^[[{]/m);

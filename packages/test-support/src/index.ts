@@ -2,6 +2,7 @@ export * from "./api-client.js";
 export * from "./api-types.js";
 export * from "./backend.js";
 export * from "./berth-process.js";
+export * from "./commands.js";
 export * from "./control-plane-process.js";
 export * from "./deployments.js";
 export * from "./error-assertions.js";

@@ -1,9 +1,7 @@
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { existsSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { REPO_ROOT } from "@berth/test-support";
+import { type CommandRun, REPO_ROOT, runCommand } from "@berth/test-support";
 
 /** The project the official CLI deploys in these tests. */
 export const CLI_APP = fileURLToPath(new URL("../fixtures/cli-app", import.meta.url));
@@ -14,30 +12,6 @@ const PACKAGE = `@langchain/langgraph-cli@${LANGGRAPH_CLI_VERSION}`;
 const CACHE_DIR = join(REPO_ROOT, "node_modules", ".cache", "berth-tests", `langgraph-cli-${LANGGRAPH_CLI_VERSION}`);
 /** Written once npm finished: a folder without it is a broken install. */
 const COMPLETE = ".berth-install-complete";
-
-export interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
-/** Runs a command to its end, collecting its output; `onStdout` sees the output so far after every chunk. */
-export async function run(
-  command: string,
-  args: string[],
-  options: { cwd?: string; env?: NodeJS.ProcessEnv; onStdout?: (soFar: string) => void } = {},
-): Promise<Run> {
-  const child = spawn(command, args, { cwd: options.cwd, env: options.env, stdio: ["ignore", "pipe", "pipe"] });
-  let stdout = "";
-  let stderr = "";
-  child.stdout.on("data", (chunk: Buffer) => {
-    stdout += chunk.toString();
-    options.onStdout?.(stdout);
-  });
-  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
-  const [code] = (await once(child, "close")) as [number | null];
-  return { code, stdout, stderr };
-}
 
 /**
  * The path of the `langgraphjs` bin, installed from the npm registry into a
@@ -50,7 +24,7 @@ export async function ensureLangGraphCli(): Promise<string> {
   // Installed beside the cache folder, then moved in: a run that dies half-way leaves nothing that looks installed.
   const partial = `${CACHE_DIR}.partial-${process.pid}`;
   rmSync(partial, { recursive: true, force: true });
-  const npm = await run("npm", ["install", "--no-audit", "--no-fund", "--prefix", partial, PACKAGE], { env: process.env });
+  const npm = await runCommand("npm", ["install", "--no-audit", "--no-fund", "--prefix", partial, PACKAGE], { env: process.env });
   if (npm.code !== 0) {
     rmSync(partial, { recursive: true, force: true });
     throw new Error(
@@ -89,9 +63,9 @@ export function langgraphjs(
   bin: string,
   args: string[],
   options: { cwd: string; env?: NodeJS.ProcessEnv; onStdout?: (soFar: string) => void },
-): Promise<Run> {
-  return run(process.execPath, [bin, ...args], { env: cliEnv(), ...options });
+): Promise<CommandRun> {
+  return runCommand(process.execPath, [bin, ...args], { env: cliEnv(), ...options });
 }
 
 /** A failed run's whole output, for assertion messages. */
-export const shown = (result: Run) => `exit ${result.code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`;
+export const shown = (result: CommandRun) => `exit ${result.code}\n--- stdout\n${result.stdout}\n--- stderr\n${result.stderr}`;
