@@ -20,15 +20,16 @@ import { configurableHeaderSelector } from "./request-headers.js";
 import { installRequestLog } from "./request-log.js";
 import type { RouteContext } from "./routes/context.js";
 import { registerHealthRoute } from "./routes/health.js";
-import { registerAssistantRoutes } from "./routes/assistants.js";
+import { assistantRoutes } from "./routes/assistants.js";
 import { registerInternalRoutes } from "./routes/internal.js";
 import { registerMetaRoutes, type ServerInfo } from "./routes/meta.js";
 import { registerMetricsRoutes } from "./routes/metrics.js";
-import { registerCronRoutes } from "./routes/crons.js";
-import { registerRunRoutes, type StreamTimings } from "./routes/runs.js";
-import { registerStateRoutes } from "./routes/state.js";
-import { registerStoreRoutes } from "./routes/memory-store.js";
-import { registerThreadRoutes } from "./routes/threads.js";
+import { cronRoutes } from "./routes/crons.js";
+import { registerRoutes } from "./routes/route-table.js";
+import { runRoutes, type StreamTimings } from "./routes/runs.js";
+import { stateRoutes } from "./routes/state.js";
+import { storeRoutes } from "./routes/memory-store.js";
+import { threadRoutes } from "./routes/threads.js";
 import { registerWebhookRoutes } from "./routes/webhooks.js";
 import { registerUiRoutes } from "./routes/ui.js";
 import type { UiBundles } from "../graphs/ui-bundle.js";
@@ -84,7 +85,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
 
   const catalog: RouteCatalog = [];
   const context = { app, catalog };
-  registerRoutes(context, services, options, (family) => !http.disabled.has(family));
+  registerRouteFamilies(context, services, options, (family) => !http.disabled.has(family));
   if (!http.disabled.has("meta")) {
     await serveApiDocs(app, () =>
       withSecurity(buildOpenApiDocument(catalog, { title: "Berth Agent Server", version: options.info.version }), options),
@@ -94,7 +95,7 @@ export async function buildApp(services: Services, options: AppOptions): Promise
 }
 
 /** The API's route families, but those `http.disable_*` switches off (absent, so 404s and out of the OpenAPI document). */
-function registerRoutes(
+function registerRouteFamilies(
   context: RouteContext,
   services: Services,
   options: AppOptions,
@@ -106,18 +107,19 @@ function registerRoutes(
   } else {
     registerHealthRoute(context);
   }
-  if (enabled("assistants")) registerAssistantRoutes(context, services.assistants);
+  if (enabled("assistants")) registerRoutes(context, "assistants", assistantRoutes(services.assistants));
   // As in the reference server: a thread's state and history belong to threads; its runs and every cron to runs.
   if (enabled("threads")) {
-    registerThreadRoutes(context, services.threads);
-    registerStateRoutes(context, services.graphState);
+    registerRoutes(context, "threads", threadRoutes(services.threads));
+    registerRoutes(context, "state", stateRoutes(services.graphState));
   }
   if (enabled("runs")) {
-    registerRunRoutes(context, services.runs, options.timings, configurableHeaderSelector(options.http?.configurableHeaders));
-    registerCronRoutes(context, services.crons);
+    const forwardHeaders = configurableHeaderSelector(options.http?.configurableHeaders);
+    registerRoutes(context, "runs", runRoutes({ runs: services.runs, timings: options.timings, forwardHeaders }));
+    registerRoutes(context, "crons", cronRoutes(services.crons));
     if (enabled("webhooks")) registerWebhookRoutes(context, services.webhooks);
   }
-  if (enabled("store")) registerStoreRoutes(context, services.store);
+  if (enabled("store")) registerRoutes(context, "store", storeRoutes(services.store));
   if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
   if (options.ui?.size && enabled("ui"))
     registerUiRoutes(context, options.ui, services.assistants, { mountPrefix: options.http?.mountPrefix });

@@ -64,28 +64,42 @@ export class RunService {
   ) {}
 
   /**
-   * Creates a run and watches it from before its creation, so neither its end
-   * nor its first event can be missed (a stateless run may finish and vanish
-   * before the caller looks).
+   * Creates a run and follows its events from before its creation, so not even
+   * its first event can be missed (a stateless run may finish and vanish before
+   * the caller looks).
    */
-  async start(
+  async startStreaming(
     threadId: string | undefined,
     input: RunCreateInput,
-    options: { follow: boolean; signal?: AbortSignal; access: Access },
-  ): Promise<{ run: Run; ended: EndWatch; events?: AsyncGenerator<StoredEvent> }> {
+    options: { signal: AbortSignal; access: Access },
+  ): Promise<{ run: Run; events: AsyncGenerator<StoredEvent> }> {
     const runId = randomUUID();
-    const ended = await this.watchEnd(runId);
-    const events = options.follow ? await this.follow(runId, -1, options.signal) : undefined;
+    const events = await this.follow(runId, -1, options.signal);
     try {
-      return { run: await this.create(threadId, input, options.access, runId), ended, events };
+      return { run: await this.create(threadId, input, options.access, runId), events };
     } catch (error) {
-      ended.cancel();
-      await events?.return(undefined);
+      await events.return(undefined);
       throw error;
     }
   }
 
-  /** The output of a run started with `start`. */
+  /** Creates a run and watches its end from before its creation, for `output` (a stateless run may end before the caller looks). */
+  async startWaiting(
+    threadId: string | undefined,
+    input: RunCreateInput,
+    options: { access: Access },
+  ): Promise<{ run: Run; ended: EndWatch }> {
+    const runId = randomUUID();
+    const ended = await this.watchEnd(runId);
+    try {
+      return { run: await this.create(threadId, input, options.access, runId), ended };
+    } catch (error) {
+      ended.cancel();
+      throw error;
+    }
+  }
+
+  /** The output of a run started with `startWaiting`. */
   async output(run: Run, ended: EndWatch): Promise<unknown> {
     try {
       const notice = await ended.promise;
