@@ -1,3 +1,5 @@
+import type { Condition, ObservedDeployment } from "@berth/listener-protocol";
+
 /**
  * The columns both backends select for each record of ./types.ts, in the record's key order, so that either backend
  * returns a record with the same keys in the same order (a stored name that is not the record's key is aliased).
@@ -26,9 +28,28 @@ export const REVISION = `id, deployment_id, tenant_id, number, status, status_me
   source_config, secret_references, secrets_ciphertext, artifact_revision_id, image_digest, created_at, updated_at`;
 export const UPLOAD = "object_path, upload_id, deployment_id, tenant_id, created_at, expires_at, uploaded_at, size_bytes, sha256";
 export const TRACING_PROJECT = "id, tenant_id, name, deployment_id, created_at";
-export const REVISION_EVENT = "id, revision_id, deployment_id, at, status, message";
+export const REVISION_EVENT = "id, revision_id, deployment_id, at, status, message, type, reason";
 /** The id first, as the table has it. */
 export const LOG = "id, deployment_id, revision_id, kind, timestamp, level, message";
+
+/** Conditions with their keys in the documented order, as both backends return them (jsonb sorts keys). */
+export function orderedConditions(conditions: readonly Condition[]): Condition[] {
+  return conditions.map(({ type, status, reason, message, last_transition_time, observed_generation }) => ({
+    type,
+    status,
+    reason,
+    message,
+    last_transition_time,
+    observed_generation,
+  }));
+}
+
+/** An observation with its keys in the documented order. */
+export function orderedObserved(observed: ObservedDeployment | null): ObservedDeployment | null {
+  if (!observed) return null;
+  const { serving_revision_id, healthy, reason, message } = observed;
+  return { serving_revision_id, healthy, reason, message };
+}
 
 /** `columns` qualified by a table alias, for joins. */
 export function qualified(columns: string, alias: string): string {

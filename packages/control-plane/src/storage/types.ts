@@ -4,7 +4,15 @@
  * (test/unit/storage-contract.test.ts) over both. Records are plain JSON
  * values; every multi-row change is one transaction.
  */
-import type { DeploymentReport, LogEntry, LogKind, RevisionFacts } from "@berth/listener-protocol";
+import type {
+  Condition,
+  DeploymentReport,
+  LogEntry,
+  LogKind,
+  ObservedDeployment,
+  RevisionEventInput,
+  RevisionFacts,
+} from "@berth/listener-protocol";
 import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "@berth/listener-protocol";
 import type { AuthStore } from "./auth-types.js";
 import type { TracingProjectRecord, TracingStore } from "./tracing-types.js";
@@ -142,7 +150,11 @@ export interface UploadRecord {
   sha256: string | null;
 }
 
-/** One step of a revision's timeline: every status it went through, with the reason. */
+/**
+ * One step of a revision's timeline: every status it went through, with the
+ * reason, and the events recorded without a move (then `status` is the one it
+ * had). `type` and `reason` are null for a move: they follow from its status.
+ */
 export interface RevisionEventRecord {
   id: number;
   revision_id: string;
@@ -150,6 +162,8 @@ export interface RevisionEventRecord {
   at: string;
   status: RevisionStatus;
   message: string;
+  type: RevisionEventInput["type"] | null;
+  reason: string | null;
 }
 
 export interface LogRecord extends LogEntry {
@@ -262,6 +276,36 @@ export interface RevisionStore {
     now: string,
     facts?: RevisionFacts,
   ): Promise<RevisionRecord | undefined>;
+  /**
+   * Adds an event to the revision's timeline without moving its status (with
+   * `statusMessage`, that becomes its status_message); false when there is no
+   * such revision.
+   */
+  recordEvent(revisionId: string, event: RevisionEventInput, now: string, statusMessage?: string): Promise<boolean>;
+}
+
+/** What ConditionStore.record writes for one deployment. */
+export interface ConditionChange {
+  /** The deployment's status, derived from its conditions (a deleted deployment keeps AWAITING_DELETE). */
+  status: DeploymentStatus;
+  conditions: Condition[];
+  /** Replaces the listener's last observation when given (null: none). */
+  observed?: ObservedDeployment | null;
+  revisions: { id: string; conditions: Condition[] }[];
+}
+
+/**
+ * The conditions of deployments and revisions as last recorded (the services
+ * derive them; the store keeps them for their transition times), and the
+ * listener's last observation of each deployment.
+ */
+export interface ConditionStore {
+  /** The recorded conditions of these deployments and revisions, by id; an id with none recorded is absent. */
+  conditionsOf(ids: readonly string[]): Promise<Map<string, Condition[]>>;
+  /** The listener's last observation of the deployment; null when none was recorded. */
+  observedOf(deploymentId: string): Promise<ObservedDeployment | null>;
+  /** Records the deployment's status and conditions and those of some of its revisions, in one transaction. */
+  record(deploymentId: string, change: ConditionChange): Promise<void>;
 }
 
 export interface TenantStore {
@@ -330,6 +374,7 @@ export interface ControlPlaneStorage {
   apiKeys: ApiKeyStore;
   deployments: DeploymentStore;
   revisions: RevisionStore;
+  conditions: ConditionStore;
   listeners: ListenerStore;
   integrations: IntegrationStore;
   uploads: UploadStore;

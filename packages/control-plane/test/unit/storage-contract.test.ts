@@ -7,6 +7,7 @@ import { describe, it } from "node:test";
 import { accountsContract } from "./storage-contract/accounts.js";
 import { authContract } from "./storage-contract/auth.js";
 import { BACKENDS } from "./storage-contract/backends.js";
+import { conditionsContract } from "./storage-contract/conditions.js";
 import { deploymentsContract } from "./storage-contract/deployments.js";
 import { lifecycleContract } from "./storage-contract/lifecycle.js";
 import { listenersContract } from "./storage-contract/listeners.js";
@@ -20,6 +21,7 @@ for (const backend of BACKENDS) {
   describe(`Control plane storage contract on ${backend.name}`, () => {
     accountsContract(backend);
     authContract(backend);
+    conditionsContract(backend);
     deploymentsContract(backend);
     lifecycleContract(backend);
     listenersContract(backend);

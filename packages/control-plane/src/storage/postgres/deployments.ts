@@ -11,7 +11,7 @@ import type {
   RevisionRecord,
   TracingProjectRecord,
 } from "../types.js";
-import { recordEvent } from "./revisions.js";
+import { recordMove } from "./revisions.js";
 import { DEPLOYMENT, REVISION } from "../columns.js";
 
 export class PostgresDeploymentStore implements DeploymentStore {
@@ -188,7 +188,7 @@ export class PostgresDeploymentStore implements DeploymentStore {
     await withTransaction(this.pool, async (client) => {
       // Waits for an update or report of the deployment in flight.
       await client.query("SELECT 1 FROM deployments WHERE id = $1 FOR UPDATE", [id]);
-      for (const table of ["revision_events", "deployment_logs", "uploads", "revisions"]) {
+      for (const table of ["revision_events", "status_conditions", "deployment_logs", "uploads", "revisions"]) {
         await client.query(`DELETE FROM ${table} WHERE deployment_id = $1`, [id]);
       }
       await client.query("UPDATE tracing_projects SET deployment_id = NULL WHERE deployment_id = $1", [id]);
@@ -242,6 +242,6 @@ async function insertRevision(
     ],
   );
   const record = rows[0];
-  await recordEvent(client, record.id, deployment.id, record.created_at, record.status, record.status_message);
+  await recordMove(client, record.id, deployment.id, record.created_at, record.status, record.status_message);
   return record;
 }

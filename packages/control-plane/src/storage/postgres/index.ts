@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import type { ControlPlaneStorage } from "../types.js";
 import { PostgresApiKeyStore } from "./api-keys.js";
 import { PostgresAuthStore } from "./auth.js";
+import { PostgresConditionStore } from "./conditions.js";
 import { PostgresDeploymentStore } from "./deployments.js";
 import { PostgresIntegrationStore } from "./integrations.js";
 import { PostgresListenerStore } from "./listeners.js";
@@ -40,6 +41,7 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
     apiKeys: new PostgresApiKeyStore(pool),
     deployments: new PostgresDeploymentStore(pool),
     revisions: new PostgresRevisionStore(pool),
+    conditions: new PostgresConditionStore(pool),
     listeners: new PostgresListenerStore(pool),
     integrations: new PostgresIntegrationStore(pool),
     uploads: new PostgresUploadStore(pool),

@@ -1,6 +1,6 @@
 import type { Queryable } from "@berth/service-kit";
 import type pg from "pg";
-import type { RevisionFacts } from "@berth/listener-protocol";
+import type { RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
 import type { RevisionStatus } from "@berth/listener-protocol";
 import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
 import { REVISION, REVISION_EVENT, qualified } from "../columns.js";
@@ -87,10 +87,25 @@ export class PostgresRevisionStore implements RevisionStore {
     );
     return rows[0];
   }
+
+  async recordEvent(revisionId: string, event: RevisionEventInput, now: string, statusMessage?: string): Promise<boolean> {
+    // One statement: the status the event is recorded with is the one the message is set beside.
+    const { rowCount } = await this.pool.query(
+      `WITH noted AS (
+         UPDATE revisions SET status_message = COALESCE($6, status_message),
+           updated_at = CASE WHEN $6::text IS NULL THEN updated_at ELSE $2 END
+         WHERE id = $1 RETURNING id, deployment_id, status
+       )
+       INSERT INTO revision_events (revision_id, deployment_id, at, status, message, type, reason)
+       SELECT id, deployment_id, $2, status, $3, $4, $5 FROM noted`,
+      [revisionId, now, event.message, event.type, event.reason, statusMessage ?? null],
+    );
+    return rowCount === 1;
+  }
 }
 
-/** Adds a step to a revision's timeline (inside the caller's transaction). */
-export async function recordEvent(
+/** Adds a move to a revision's timeline (inside the caller's transaction). */
+export async function recordMove(
   client: Queryable,
   revisionId: string,
   deploymentId: string,

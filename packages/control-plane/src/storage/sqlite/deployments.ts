@@ -11,7 +11,7 @@ import type {
   RevisionRecord,
   TracingProjectRecord,
 } from "../types.js";
-import { recordEvent } from "./revisions.js";
+import { recordMove } from "./revisions.js";
 import { deploymentFromRow, revisionFromRow, toJson } from "./rows.js";
 
 type Row = Record<string, unknown>;
@@ -194,7 +194,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
   async purge(id: string): Promise<void> {
     this.db
       .transaction(() => {
-        for (const table of ["revision_events", "deployment_logs", "uploads", "revisions"]) {
+        for (const table of ["revision_events", "status_conditions", "deployment_logs", "uploads", "revisions"]) {
           this.db.prepare(`DELETE FROM ${table} WHERE deployment_id = ?`).run(id);
         }
         this.db.prepare("UPDATE tracing_projects SET deployment_id = NULL WHERE deployment_id = ?").run(id);
@@ -217,7 +217,7 @@ function supersede(db: SqliteDatabase, deploymentId: string, newer: NewRevision,
     id: string;
     status_message: string;
   }[];
-  for (const { id, status_message } of superseded) recordEvent(db, id, deploymentId, newer.created_at, "SKIPPED", status_message);
+  for (const { id, status_message } of superseded) recordMove(db, id, deploymentId, newer.created_at, "SKIPPED", status_message);
 }
 
 /** Inserts a deployment's revision numbered `number`, with its first timeline step; the caller makes it the latest. */
@@ -245,6 +245,6 @@ function insertRevision(db: SqliteDatabase, deployment: DeploymentRecord, revisi
       revision.updated_at,
     ) as Row;
   const record = revisionFromRow(row);
-  recordEvent(db, record.id, deployment.id, record.created_at, record.status, record.status_message);
+  recordMove(db, record.id, deployment.id, record.created_at, record.status, record.status_message);
   return record;
 }

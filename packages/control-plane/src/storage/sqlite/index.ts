@@ -4,6 +4,7 @@ import { fileURLToPath } from "node:url";
 import type { ControlPlaneStorage } from "../types.js";
 import { SqliteApiKeyStore } from "./api-keys.js";
 import { SqliteAuthStore } from "./auth.js";
+import { SqliteConditionStore } from "./conditions.js";
 import { SqliteDeploymentStore } from "./deployments.js";
 import { SqliteIntegrationStore } from "./integrations.js";
 import { SqliteListenerStore } from "./listeners.js";
@@ -25,6 +26,7 @@ export function createSqliteStorage(dataDir: string): ControlPlaneStorage {
     apiKeys: new SqliteApiKeyStore(db),
     deployments: new SqliteDeploymentStore(db),
     revisions: new SqliteRevisionStore(db),
+    conditions: new SqliteConditionStore(db),
     listeners: new SqliteListenerStore(db),
     integrations: new SqliteIntegrationStore(db),
     uploads: new SqliteUploadStore(db),

@@ -1,5 +1,5 @@
 import type { SqliteDatabase } from "@berth/service-kit";
-import type { RevisionFacts } from "@berth/listener-protocol";
+import type { RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
 import type { RevisionStatus } from "@berth/listener-protocol";
 import { qualified, REVISION, REVISION_EVENT } from "../columns.js";
 import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
@@ -93,15 +93,34 @@ export class SqliteRevisionStore implements RevisionStore {
           ) as Row | undefined;
         if (!row) return undefined;
         const revision = revisionFromRow(row);
-        recordEvent(this.db, revision.id, revision.deployment_id, now, status, message);
+        recordMove(this.db, revision.id, revision.deployment_id, now, status, message);
         return revision;
+      })
+      .immediate();
+  }
+
+  async recordEvent(revisionId: string, event: RevisionEventInput, now: string, statusMessage?: string): Promise<boolean> {
+    return this.db
+      .transaction(() => {
+        const recorded = this.db
+          .prepare(
+            `INSERT INTO revision_events (revision_id, deployment_id, at, status, message, type, reason)
+             SELECT id, deployment_id, ?, status, ?, ?, ? FROM revisions WHERE id = ?`,
+          )
+          .run(now, event.message, event.type, event.reason, revisionId);
+        if (recorded.changes === 0) return false;
+        if (statusMessage !== undefined)
+          this.db
+            .prepare("UPDATE revisions SET status_message = ?, updated_at = ? WHERE id = ?")
+            .run(statusMessage, now, revisionId);
+        return true;
       })
       .immediate();
   }
 }
 
-/** Adds a step to a revision's timeline (inside the caller's transaction). */
-export function recordEvent(
+/** Adds a move to a revision's timeline (inside the caller's transaction). */
+export function recordMove(
   db: SqliteDatabase,
   revisionId: string,
   deploymentId: string,

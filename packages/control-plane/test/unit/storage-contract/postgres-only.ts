@@ -21,6 +21,7 @@ export function postgresOnlyContract(): void {
           { version: 5, name: "005_git_integrations.sql" },
           { version: 6, name: "006_auth_service.sql" },
           { version: 7, name: "007_auth_deployments.sql" },
+          { version: 8, name: "008_status_conditions.sql" },
         ]);
         const extra = await createPostgresStorage(schema.url, { poolSize: 1 });
         await extra.close();
