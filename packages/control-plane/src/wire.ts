@@ -4,6 +4,7 @@
 import type { z } from "zod";
 import type {
   BulkDeleteResult as BulkDeleteResultSchema,
+  Condition as ConditionSchema,
   DeploymentPage,
   Deployment as DeploymentSchema,
   LogPage as LogPageSchema,
@@ -24,6 +25,8 @@ export type Revision = z.infer<typeof RevisionSchema>;
 /** `{resources, offset}`: a page of any list, and the offset of the next one. */
 export type Page<T> = Omit<z.infer<typeof DeploymentPage>, "resources"> & { resources: T[] };
 export type RevisionEvent = z.infer<typeof RevisionEventSchema>;
+/** An extension of the spec: one aspect of a revision's or deployment's state (Built, Serving, Healthy, Replaced). */
+export type Condition = z.infer<typeof ConditionSchema>;
 export type LogLine = z.infer<typeof LogPageSchema>["logs"][number];
 export type UploadUrl = z.infer<typeof UploadUrlSchema>;
 export type BulkDeleteResult = z.infer<typeof BulkDeleteResultSchema>;

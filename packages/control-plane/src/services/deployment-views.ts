@@ -1,3 +1,4 @@
+import type { Condition } from "@berth/listener-protocol";
 import { complete, SOURCE_CONFIG_FIELDS, SOURCE_REVISION_CONFIG_FIELDS } from "../domain/deployment-rules.js";
 import { RESOURCE_SPEC_FIELDS } from "../domain/resource-spec.js";
 import { maskSecrets, type Secret } from "../domain/secrets.js";
@@ -5,7 +6,7 @@ import type { SecretBox } from "../domain/secret-box.js";
 import type { DeploymentRecord, RevisionRecord } from "../storage/types.js";
 
 /** The API's view of stored records: secrets masked, internal columns left out. */
-export function presentDeployment(deployment: DeploymentRecord, latest: RevisionRecord, box: SecretBox) {
+export function presentDeployment(deployment: DeploymentRecord, latest: RevisionRecord, box: SecretBox, conditions: Condition[]) {
   return {
     id: deployment.id,
     tenant_id: deployment.tenant_id,
@@ -21,10 +22,11 @@ export function presentDeployment(deployment: DeploymentRecord, latest: Revision
     latest_revision_id: deployment.latest_revision_id,
     active_revision_id: deployment.active_revision_id,
     image_version: deployment.image_version,
+    conditions,
   };
 }
 
-export function presentRevision(revision: RevisionRecord) {
+export function presentRevision(revision: RevisionRecord, conditions: Condition[]) {
   return {
     id: revision.id,
     deployment_id: revision.deployment_id,
@@ -35,6 +37,7 @@ export function presentRevision(revision: RevisionRecord) {
     image_digest: revision.image_digest,
     created_at: revision.created_at,
     updated_at: revision.updated_at,
+    conditions,
   };
 }
 

@@ -30,7 +30,8 @@ import type {
   NewRevision,
   RevisionRecord,
 } from "../storage/types.js";
-import { presentDeployment, presentRevision, revisionSecrets } from "./deployment-views.js";
+import { presentDeployment, revisionSecrets } from "./deployment-views.js";
+import { conditionsOfDeployment, presentRevisionWithConditions, type Revision } from "./status-conditions.js";
 import type { ChangeFeed, RevisionCause } from "./change-feed.js";
 
 export type Deployment = ReturnType<typeof presentDeployment>;
@@ -172,7 +173,7 @@ export class DeploymentService {
     if (result.revision) this.created(result.deployment, result.revision, "patch");
     else this.changes.publish("deployment", { change: "updated", deployment_id: id });
     // The revision this PATCH made, not the latest when it is read again: a concurrent PATCH may have made a newer one.
-    return result.revision ? presentDeployment(result.deployment, result.revision, this.box) : this.present(result.deployment);
+    return this.present(result.deployment, result.revision);
   }
 
   async delete(tenantId: string, id: string, deleteTracingProject: boolean): Promise<void> {
@@ -193,7 +194,7 @@ export class DeploymentService {
    * pulled) and deployed again, e.g. after an image was pushed under the same
    * tag. Always a revision, where a PATCH without changes makes none.
    */
-  async createRevision(tenantId: string, id: string): Promise<ReturnType<typeof presentRevision>> {
+  async createRevision(tenantId: string, id: string): Promise<Revision> {
     const result = await this.storage.deployments.update(tenantId, id, (deployment, latest) => {
       const now = new Date().toISOString();
       checkSourceComplete(deployment.source, latest.source_revision_config);
@@ -206,7 +207,7 @@ export class DeploymentService {
     });
     if (!result?.revision) throw notFound(id);
     this.created(result.deployment, result.revision, "rebuild");
-    return presentRevision(result.revision);
+    return presentRevisionWithConditions(this.storage, result.deployment, result.revision);
   }
 
   /**
@@ -312,10 +313,11 @@ export class DeploymentService {
     };
   }
 
-  private async present(deployment: DeploymentRecord): Promise<Deployment> {
-    const latest = await this.storage.revisions.latest(deployment.id);
-    if (!latest) throw new Error(`deployment ${deployment.id} has no revision`);
-    return presentDeployment(deployment, latest, this.box);
+  /** `latest`: the revision to show the configuration of, when not the latest as read now. */
+  private async present(deployment: DeploymentRecord, latest?: RevisionRecord): Promise<Deployment> {
+    const shown = latest ?? (await this.storage.revisions.latest(deployment.id));
+    if (!shown) throw new Error(`deployment ${deployment.id} has no revision`);
+    return presentDeployment(deployment, shown, this.box, await conditionsOfDeployment(this.storage, deployment, shown));
   }
 }
 

@@ -17,9 +17,11 @@ import type { SecretBox } from "../domain/secret-box.js";
 import type { AssignedRevision, Assignment, Authorization, RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionRepository, type RevisionStatus } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
+import { observationOf } from "../domain/status-conditions.js";
 import { revisionSecrets } from "./deployment-views.js";
 import type { ChangeFeed } from "./change-feed.js";
 import type { LogService } from "./logs.js";
+import { recordConditions } from "./status-conditions.js";
 
 export type { AssignedRevision, Assignment, Authorization };
 
@@ -56,8 +58,9 @@ export class ListenerApi {
 
   /**
    * Compare-and-set of a revision's status; `report` is applied to its
-   * deployment when the move happened, before anyone waiting on the
-   * revision hears of it (so DEPLOYED comes with the deployment READY).
+   * deployment when the move happened, and the conditions recomputed, before
+   * anyone waiting on the revision hears of it (so DEPLOYED comes with the
+   * deployment READY).
    */
   async transition(
     scope: ListenerScope,
@@ -75,10 +78,10 @@ export class ListenerApi {
     const now = new Date().toISOString();
     const moved = await this.storage.revisions.transition(revision.id, from, to, message, now, facts);
     if (moved && report) {
-      await this.storage.deployments.report(revision.deployment_id, report, now);
+      await this.applyReport(deployment, report, now, [moved.id, serving]);
       if (serving && serving !== report.active_revision_id) await this.noteReplaced(serving, moved, now);
       this.changes.publish("deployment", { change: "reported", deployment_id: deployment.id });
-    }
+    } else if (moved) await recordConditions(this.storage, deployment.id, [moved.id], undefined, now);
     if (moved) {
       this.changes.publish("revision", {
         kind: "status",
@@ -94,17 +97,36 @@ export class ListenerApi {
   }
 
   /**
-   * A replaced revision keeps DEPLOYED (as the hosted platform does), but its
-   * message says it no longer serves, so a poller reading it is not misled.
+   * A replaced revision keeps DEPLOYED (as the hosted platform does), with
+   * Replaced=True and Serving=False; its message says it no longer serves
+   * too, so a poller reading only the status and message is not misled.
    */
   private async noteReplaced(replacedId: string, by: RevisionRecord, at: string): Promise<void> {
     const message = `Replaced by revision ${by.number} (${by.id}) at ${at}: no longer serving`;
-    await this.storage.revisions.transition(replacedId, ["DEPLOYED"], "DEPLOYED", message, at);
+    await this.storage.revisions.recordEvent(replacedId, { type: "Normal", reason: "Replaced", message }, at, message);
+  }
+
+  /**
+   * Applies a listener's report to its deployment and recomputes the
+   * conditions of the deployment, of its active revision before and after,
+   * and of `revisionIds`; the deployment's status follows from them.
+   */
+  private async applyReport(
+    deployment: DeploymentRecord,
+    report: DeploymentReport,
+    now: string,
+    revisionIds: (string | null | undefined)[],
+  ): Promise<void> {
+    const observed = observationOf(report, deployment.active_revision_id);
+    const { active_revision_id, custom_url, image_version } = report;
+    await this.storage.deployments.report(deployment.id, { active_revision_id, custom_url, image_version }, now);
+    await recordConditions(this.storage, deployment.id, [deployment.active_revision_id, ...revisionIds], observed, now);
   }
 
   /** Adds an event to a revision's timeline; its status does not move. */
-  async recordEvent(scope: ListenerScope, revisionId: string, _event: RevisionEventInput): Promise<void> {
+  async recordEvent(scope: ListenerScope, revisionId: string, event: RevisionEventInput): Promise<void> {
     await this.revisionInScope(scope, revisionId);
+    await this.storage.revisions.recordEvent(revisionId, event, new Date().toISOString());
   }
 
   /** A listener saw the tracked branch of a build_on_push deployment move: a revision of the new head (none if it has it). */
@@ -115,8 +137,8 @@ export class ListenerApi {
   }
 
   async report(scope: ListenerScope, deploymentId: string, report: DeploymentReport): Promise<void> {
-    await this.deploymentInScope(scope, deploymentId);
-    await this.storage.deployments.report(deploymentId, report, new Date().toISOString());
+    const deployment = await this.deploymentInScope(scope, deploymentId);
+    await this.applyReport(deployment, report, new Date().toISOString(), [report.active_revision_id]);
     this.changes.publish("deployment", { change: "reported", deployment_id: deploymentId });
   }
 

@@ -2,10 +2,14 @@ import { ConflictError, NotFoundError } from "@berth/service-kit";
 import { FINAL_REVISION_STATUSES, IN_PROGRESS_REVISION_STATUSES } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, RevisionFilter } from "../storage/types.js";
 import { notFound } from "./deployments.js";
-import { presentRevision } from "./deployment-views.js";
 import { type ChangeFeed, recheckMs, wakeups } from "./change-feed.js";
-
-export type Revision = ReturnType<typeof presentRevision>;
+import {
+  presentRevisionsWithConditions,
+  presentRevisionWithConditions,
+  type Revision,
+  recordConditions,
+  timelineOf,
+} from "./status-conditions.js";
 
 /** A long-poll reads again this often, for moves another control-plane process made unheard (SQLite). */
 const RECHECK_MS = 250;
@@ -17,9 +21,11 @@ export class RevisionService {
   ) {}
 
   async list(tenantId: string, deploymentId: string, filter: RevisionFilter): Promise<{ resources: Revision[]; offset: number }> {
-    if (!(await this.storage.deployments.get(tenantId, deploymentId))) throw notFound(deploymentId);
+    const deployment = await this.storage.deployments.get(tenantId, deploymentId);
+    if (!deployment) throw notFound(deploymentId);
     const revisions = await this.storage.revisions.list(tenantId, deploymentId, filter);
-    return { resources: revisions.map(presentRevision), offset: filter.offset + revisions.length };
+    const resources = await presentRevisionsWithConditions(this.storage, deployment, revisions);
+    return { resources, offset: filter.offset + revisions.length };
   }
 
   /**
@@ -50,10 +56,11 @@ export class RevisionService {
   }
 
   async get(tenantId: string, deploymentId: string, revisionId: string): Promise<Revision> {
-    if (!(await this.storage.deployments.get(tenantId, deploymentId))) throw notFound(deploymentId);
+    const deployment = await this.storage.deployments.get(tenantId, deploymentId);
+    if (!deployment) throw notFound(deploymentId);
     const revision = await this.storage.revisions.get(tenantId, deploymentId, revisionId);
     if (!revision) throw new NotFoundError(`Revision ${revisionId} not found`);
-    return presentRevision(revision);
+    return presentRevisionWithConditions(this.storage, deployment, revision);
   }
 
   /** Stops a revision in progress: it ends INTERRUPTED and its listener abandons the work. */
@@ -61,15 +68,17 @@ export class RevisionService {
     const deployment = await this.storage.deployments.get(tenantId, deploymentId);
     if (!deployment) throw notFound(deploymentId);
     const revision = await this.get(tenantId, deploymentId, revisionId);
+    const now = new Date().toISOString();
     const moved = await this.storage.revisions.transition(
       revisionId,
       [...IN_PROGRESS_REVISION_STATUSES],
       "INTERRUPTED",
       "Interrupted on request",
-      new Date().toISOString(),
+      now,
     );
     if (!moved)
       throw new ConflictError(`Revision ${revisionId} is ${revision.status}: only a revision in progress can be interrupted`);
+    await recordConditions(this.storage, deploymentId, [moved.id], undefined, now);
     this.changes.publish("deployment", { change: "updated", deployment_id: deploymentId });
     this.changes.publish("revision", {
       kind: "status",
@@ -80,15 +89,12 @@ export class RevisionService {
       message: moved.status_message,
       url: null,
     });
-    return presentRevision(moved);
+    return presentRevisionWithConditions(this.storage, deployment, moved);
   }
 
   async events(tenantId: string, deploymentId: string, revisionId: string) {
     await this.get(tenantId, deploymentId, revisionId);
-    const events = await this.storage.revisions.events(revisionId);
-    return {
-      resources: events.map(({ at, status, message }) => ({ at, status, message })),
-      offset: events.length,
-    };
+    const events = await timelineOf(this.storage, revisionId);
+    return { resources: events, offset: events.length };
   }
 }

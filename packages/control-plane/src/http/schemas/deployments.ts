@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { DeploymentSource, DeploymentStatus, RevisionStatus, SecretReference } from "../../domain/inputs/deployment.js";
-import { DEPLOYMENT_TYPES } from "@berth/listener-protocol";
+import { CONDITION_STATUSES, DEPLOYMENT_TYPES } from "@berth/listener-protocol";
 import { toBerthLogLevel } from "../../domain/hosted-names.js";
 import { csvList, Page, PageQuery, QueryBoolean, Text, Timestamp, Uuid } from "./common.js";
 
@@ -27,6 +27,18 @@ const SourceRevisionConfig = z.object({
   repo_commit_sha: z.string().nullable(),
 });
 
+/** An extension of the spec: one aspect of a revision's or deployment's state, Kubernetes style. */
+export const Condition = z.object({
+  type: z.string().describe("Revisions: Built, Serving, Healthy, Replaced. Deployments: Serving, Healthy"),
+  status: z.enum(CONDITION_STATUSES),
+  reason: z.string().describe("Why, as a CamelCase word (Serving, Replaced, BuildFailed, HealthCheckPassed, …)"),
+  message: z.string(),
+  last_transition_time: Timestamp.describe("When `status` last changed"),
+  observed_generation: z.int().describe("The revision number it was computed for (a deployment's: its latest revision's)"),
+});
+
+const Conditions = z.array(Condition).describe("Extension: the state as conditions; `status` stays the spec's enum");
+
 export const Deployment = z.object({
   id: z.string(),
   tenant_id: z.string(),
@@ -42,6 +54,7 @@ export const Deployment = z.object({
   latest_revision_id: z.string().nullable(),
   active_revision_id: z.string().nullable(),
   image_version: z.string().nullable(),
+  conditions: Conditions,
 });
 
 export const Revision = z.object({
@@ -57,6 +70,7 @@ export const Revision = z.object({
     .describe("The content id (`sha256:…`) of the image the revision ran; null until a container listener deployed it"),
   created_at: Timestamp,
   updated_at: Timestamp,
+  conditions: Conditions,
 });
 
 export const DeploymentIdParams = z.object({ deployment_id: Uuid });
@@ -86,7 +100,15 @@ export const RevisionPage = Page(Revision);
 
 export const UploadUrl = z.object({ upload_url: z.string(), object_path: z.string(), expires_at: Timestamp });
 
-export const RevisionEvent = z.object({ at: Timestamp, status: RevisionStatus, message: z.string() });
+export const RevisionEvent = z.object({
+  at: Timestamp.describe("When it happened"),
+  status: RevisionStatus.describe("The revision's status after it (a move's target; unchanged by other events)"),
+  message: z.string(),
+  type: z.enum(["Normal", "Warning"]).describe("Warning: a failure"),
+  reason: z
+    .string()
+    .describe("CamelCase: a move's is its status (Building, BuildFailed); others say what happened (ServerRestarted)"),
+});
 
 /** ISO date-time or epoch milliseconds (the official CLI sends either). */
 const TimeBound = z
