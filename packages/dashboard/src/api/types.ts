@@ -1,6 +1,6 @@
 // The control plane's answers: the types of its own schemas (type-only imports: nothing of the server reaches the bundle).
 import { FINAL_REVISION_STATUSES, type RevisionStatus } from "@berth/listener-protocol";
-import type { Revision } from "@berth/control-plane/wire";
+import type { Condition, Revision } from "@berth/control-plane/wire";
 
 export type {
   Deployment,
@@ -27,4 +27,9 @@ export function neverHadSource(revision: Revision): boolean {
   const missing = revision.source === "internal_image" ? config.image_uri : config.source_tarball_path;
   const waits = revision.source === "internal_source" || revision.source === "internal_image";
   return waits && revision.status === "SKIPPED" && (missing === null || missing === undefined);
+}
+
+/** Whether the revision's (or deployment's) condition of this type holds (Serving, Replaced, …). */
+export function holds(resource: { conditions: Condition[] }, type: string): boolean {
+  return resource.conditions.some((condition) => condition.type === type && condition.status === "True");
 }

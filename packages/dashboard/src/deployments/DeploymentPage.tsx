@@ -95,7 +95,6 @@ export function DeploymentPage({ id }: { id: string }) {
         <RevisionTimeline
           deploymentId={deployment.id}
           revisions={revisions}
-          activeRevisionId={deployment.active_revision_id}
           selectedId={selected?.id}
           onSelect={setChosen}
           onChanged={refresh}

@@ -7,7 +7,11 @@ import { formatTime } from "../ui/time";
 
 const REFRESH_MS = 2000;
 
-/** Every status a revision went through, oldest first, with the reason the control plane gave. */
+/**
+ * Every status a revision went through, oldest first, with the reason the
+ * control plane gave, and what happened to it meanwhile (a server restarted):
+ * those keep the status and say why in their reason.
+ */
 export function RevisionEvents({
   deploymentId,
   revisionId,
@@ -30,9 +34,9 @@ export function RevisionEvents({
       <ErrorNote error={error} />
       <ol className="events">
         {data?.resources.map((event) => (
-          <li key={`${event.at}-${event.status}`}>
+          <li key={`${event.at}-${event.status}-${event.reason}`} className={event.type === "Warning" ? "warning" : undefined}>
             <time dateTime={event.at}>{formatTime(event.at)}</time> <StatusBadge status={event.status} />{" "}
-            <span className="reason">{event.message}</span>
+            <span className="tag">{event.reason}</span> <span className="reason">{event.message}</span>
           </li>
         ))}
       </ol>

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { useSession } from "../api/context";
-import { isFinal, neverHadSource, type Revision } from "../api/types";
+import { holds, isFinal, neverHadSource, type Revision } from "../api/types";
 import { useAction } from "../hooks/useAction";
 import { ErrorNote } from "../ui/ErrorNote";
 import { StatusBadge } from "../ui/StatusBadge";
@@ -9,7 +9,6 @@ import { formatTime } from "../ui/time";
 interface RevisionTimelineProps {
   deploymentId: string;
   revisions: Revision[];
-  activeRevisionId: string | null;
   selectedId: string | undefined;
   onSelect: (revisionId: string) => void;
   /** After a redeploy or an interrupt: the page reads the deployment again. */
@@ -17,20 +16,14 @@ interface RevisionTimelineProps {
 }
 
 /**
- * The revisions, newest first, each with its status and the reason for it.
- * An earlier DEPLOYED revision can be deployed again (a rollback: no build);
- * one still in progress can be interrupted. Revisions that never had source
+ * The revisions, newest first, each with its status and the reason for it,
+ * tagged "serving" or "replaced" as their conditions say. An earlier DEPLOYED
+ * revision can be deployed again (a rollback: no build); one still in
+ * progress can be interrupted. Revisions that never had source
  * (a new deployment's first one, which waited for the upload the next one
  * brought) are hidden until asked for, then shown greyed.
  */
-export function RevisionTimeline({
-  deploymentId,
-  revisions,
-  activeRevisionId,
-  selectedId,
-  onSelect,
-  onChanged,
-}: RevisionTimelineProps) {
+export function RevisionTimeline({ deploymentId, revisions, selectedId, onSelect, onChanged }: RevisionTimelineProps) {
   const { api } = useSession();
   const { run, busy, error } = useAction();
   const [showAll, setShowAll] = useState(false);
@@ -54,7 +47,7 @@ export function RevisionTimeline({
       <ol className="timeline">
         {shown.map((revision) => {
           const short = revision.id.slice(0, 8);
-          const active = revision.id === activeRevisionId;
+          const serving = holds(revision, "Serving");
           return (
             <li
               key={revision.id}
@@ -67,7 +60,8 @@ export function RevisionTimeline({
                 <strong>
                   Revision <code title={revision.id}>{short}</code>
                 </strong>
-                {active && <span className="tag">active</span>}
+                {serving && <span className="tag">serving</span>}
+                {holds(revision, "Replaced") && <span className="tag">replaced</span>}
                 <time dateTime={revision.created_at}>{formatTime(revision.created_at)}</time>
               </div>
               {revision.status_message && <p className="reason">{revision.status_message}</p>}
@@ -80,7 +74,7 @@ export function RevisionTimeline({
                 >
                   Show logs
                 </button>
-                {revision.status === "DEPLOYED" && !active && (
+                {revision.status === "DEPLOYED" && !serving && (
                   <button
                     type="button"
                     aria-label={`Redeploy revision ${short}`}
