@@ -1,13 +1,6 @@
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { once } from "node:events";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { join } from "node:path";
 import { test } from "node:test";
-import { fileURLToPath } from "node:url";
-
-const BERTH_BIN = fileURLToPath(new URL("../../cli/bin/berth.mjs", import.meta.url));
+import { newDataDir, runBerth } from "@berth/test-support";
 
 test("a setting with a value its variable does not accept stops the control plane with the variable named", async () => {
   const cases: [string, string, RegExp][] = [
@@ -23,17 +16,10 @@ test("a setting with a value its variable does not accept stops the control plan
     ],
   ];
   for (const [name, value, message] of cases) {
-    const dataDir = mkdtempSync(join(tmpdir(), "berth-env-"));
-    const child = spawn(process.execPath, [BERTH_BIN, "control-plane", "--port", "0", "--data-dir", dataDir], {
+    const dataDir = newDataDir("berth-env-");
+    const { code, stderr } = await runBerth(["control-plane", "--port", "0", "--data-dir", dataDir], {
       env: { ...process.env, [name]: value },
-      stdio: ["ignore", "pipe", "pipe"],
     });
-    let stderr = "";
-    child.stderr.on("data", (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    child.stdout.resume();
-    const [code] = (await once(child, "exit")) as [number];
     assert.equal(code, 2, stderr);
     assert.match(stderr, message);
     assert.doesNotMatch(stderr, /\n\s+at /, "no stack trace");
