@@ -73,11 +73,13 @@ ${CONNECTION_USAGE}`;
 
 export const REVISIONS_USAGE = `Usage: berth revisions <list|get|redeploy|interrupt> <deployment> [revision] [options]
 
-  list <deployment> [--limit <n>] [--all]       The deployment's revisions, newest first (default limit 20, at most 100).
+  list <deployment> [--limit <n>] [--all]       The deployment's revisions, newest first (default limit 20, at most 100),
+                                                the one serving and those replaced marked so beside their status.
                                                 A revision that never had source (a new deployment's first one, which
                                                 waited for the upload that came with the next) is left out; --all
                                                 shows it. --json prints the API's page unchanged
-  get <deployment> [revision]                   One revision (default the latest), with its status and reason
+  get <deployment> [revision]                   One revision (default the latest), with its status, reason and
+                                                conditions (built, serving, healthy, replaced)
   redeploy <deployment> [revision] [--no-follow]
                                                 A new revision deploying that DEPLOYED revision's build again, without a
                                                 build (default the latest; an earlier one: a rollback). Follows it like

@@ -84,7 +84,7 @@ async function list(client: ControlPlaneClient, deployment: Deployment, { json, 
     process.stdout.write(
       table(
         ["ID", "STATUS", "CREATED", "MESSAGE"],
-        shown.map((r) => [r.id, r.status, r.created_at, r.status_message ?? ""]),
+        shown.map((r) => [r.id, statusWithRole(r), r.created_at, r.status_message ?? ""]),
       ),
     );
   if (hidden > 0)
@@ -127,14 +127,27 @@ async function single(
   return followToOutcome("revisions", client, updated, newRevisionId, json);
 }
 
+/** A control plane of an earlier release answers no conditions. */
+const conditionsOf = (revision: Revision) => revision.conditions ?? [];
+
+/** The status, and whether the revision serves or was replaced, as its conditions say: `DEPLOYED (serving)`. */
+function statusWithRole(revision: Revision): string {
+  const holds = (type: string) => conditionsOf(revision).some((c) => c.type === type && c.status === "True");
+  if (holds("Serving")) return `${revision.status} (serving)`;
+  if (holds("Replaced")) return `${revision.status} (replaced)`;
+  return revision.status;
+}
+
 function details(deployment: Deployment, revision: Revision): string {
   return table(
     ["FIELD", "VALUE"],
     [
       ["id", revision.id],
       ["deployment", `${deployment.name} (${deployment.id})`],
-      ["status", revision.status],
+      ["status", statusWithRole(revision)],
       ["reason", revision.status_message ?? "-"],
+      // One row per condition: built, serving, healthy, replaced.
+      ...conditionsOf(revision).map((c) => [c.type.toLowerCase(), `${c.status} (${c.reason})`]),
       ["created", revision.created_at],
       ["updated", revision.updated_at],
     ],
