@@ -93,9 +93,10 @@ function clusterSpecOf(raw: Record<string, unknown>, keda: boolean): ClusterSpec
 function stringMapOf(raw: Record<string, unknown>, field: "labels" | "annotations"): Record<string, string> {
   const value = raw[field];
   if (value === undefined || value === null) return {};
-  if (typeof value !== "object" || Array.isArray(value) || !Object.values(value).every((item) => typeof item === "string"))
+  const entries = typeof value === "object" && !Array.isArray(value) ? Object.entries(value) : undefined;
+  if (!entries?.every((entry): entry is [string, string] => typeof entry[1] === "string"))
     throw new DeployError(`resource_spec.${field} must map names to strings`);
-  return { ...(value as Record<string, string>) };
+  return Object.fromEntries(entries);
 }
 
 /** CPU cores as millicores ("500m"): exact for the one decimal the API keeps. */
