@@ -17,16 +17,14 @@ import {
 } from "@berth/listener-protocol";
 
 /**
- * A revision's conditions:
+ * The conditions, each of a revision; a deployment has Serving and Healthy:
  * - Built: its source was built (or its image pulled) and it can be deployed;
- * - Serving: it is the revision the deployment's traffic goes to;
+ * - Serving: it is the revision the deployment's traffic goes to (a
+ *   deployment's: some revision takes its traffic);
  * - Healthy: while it serves, its servers pass their health checks;
  * - Replaced: it served, and a later revision serves instead.
  */
-export const REVISION_CONDITION_TYPES = ["Built", "Serving", "Healthy", "Replaced"] as const;
-
-/** A deployment's conditions: Serving (some revision takes its traffic) and Healthy (that revision's servers are). */
-export const DEPLOYMENT_CONDITION_TYPES = ["Serving", "Healthy"] as const;
+export const CONDITION_TYPES = ["Built", "Serving", "Healthy", "Replaced"] as const;
 
 /** A condition before it is dated and numbered. */
 type Derived = Pick<Condition, "type" | "status" | "reason" | "message">;
@@ -49,7 +47,7 @@ export function moveEventOf(status: RevisionStatus): Pick<RevisionEventInput, "t
 }
 
 /** What a revision's conditions are derived from. */
-export interface RevisionFacts {
+export interface RevisionState {
   id: string;
   number: number;
   status: RevisionStatus;
@@ -57,7 +55,7 @@ export interface RevisionFacts {
 }
 
 /** Where a deployment's traffic goes, as the records and the listener tell it. */
-export interface ServingFacts {
+export interface ServingState {
   active_revision_id: string | null;
   /** The active revision's number, for messages. */
   active_number: number | null;
@@ -76,7 +74,7 @@ const HEALTHY_AT_DEPLOY: Derived = {
 const NOT_SERVING_HEALTH: Derived = { type: "Healthy", status: "Unknown", reason: "NotServing", message: "It does not serve" };
 
 /** Serving and Healthy of the active revision, which the listener may observe not serving or unhealthy. */
-function activeConditions(serving: ServingFacts, servesMessage: string): [Derived, Derived] {
+function activeConditions(serving: ServingState, servesMessage: string): [Derived, Derived] {
   const { observed } = serving;
   if (observed && observed.serving_revision_id !== serving.active_revision_id)
     return [{ type: "Serving", status: "False", reason: observed.reason, message: observed.message }, NOT_SERVING_HEALTH];
@@ -90,7 +88,7 @@ function revisionLabel(number: number | null, id: string): string {
   return number === null ? `revision ${id}` : `revision ${number} (${id})`;
 }
 
-function deriveRevision(revision: RevisionFacts, serving: ServingFacts, wasBuilt: boolean): Derived[] {
+function deriveRevision(revision: RevisionState, serving: ServingState, wasBuilt: boolean): Derived[] {
   const { status, status_message: statusMessage } = revision;
   const final = FINAL_REVISION_STATUSES.includes(status);
   const built: Derived =
@@ -145,8 +143,8 @@ function settle(derived: Derived[], recorded: readonly Condition[], generation: 
 
 /** A revision's conditions; `now` dates those whose status changed since `recorded`. */
 export function revisionConditions(
-  revision: RevisionFacts,
-  serving: ServingFacts,
+  revision: RevisionState,
+  serving: ServingState,
   recorded: readonly Condition[],
   now: string,
 ): Condition[] {
@@ -154,16 +152,16 @@ export function revisionConditions(
   return settle(deriveRevision(revision, serving, wasBuilt), recorded, revision.number, now);
 }
 
-/** What a deployment's conditions are derived from, beside ServingFacts. */
-export interface LatestFacts {
+/** What a deployment's conditions are derived from, beside ServingState. */
+export interface LatestRevisionState {
   number: number;
   status: RevisionStatus;
 }
 
 /** A deployment's conditions, numbered with its latest revision's number. */
 export function deploymentConditions(
-  latest: LatestFacts,
-  serving: ServingFacts,
+  latest: LatestRevisionState,
+  serving: ServingState,
   recorded: readonly Condition[],
   now: string,
 ): Condition[] {

@@ -4,7 +4,7 @@ import {
   deploymentStatusOf,
   moveEventOf,
   revisionConditions,
-  type ServingFacts,
+  type ServingState,
 } from "../domain/status-conditions.js";
 import type { ControlPlaneStorage, DeploymentRecord, RevisionRecord } from "../storage/types.js";
 import { presentRevision } from "./deployment-views.js";
@@ -19,12 +19,12 @@ export type Revision = ReturnType<typeof presentRevision>;
  * PATCH superseding revisions, an interrupt).
  */
 
-async function servingFacts(
+async function servingState(
   storage: ControlPlaneStorage,
   deployment: DeploymentRecord,
   known: readonly RevisionRecord[],
   observed?: ObservedDeployment | null,
-): Promise<ServingFacts> {
+): Promise<ServingState> {
   const activeId = deployment.active_revision_id;
   const active = activeId
     ? (known.find((revision) => revision.id === activeId) ?? (await storage.revisions.getAny(activeId)))
@@ -56,7 +56,7 @@ export async function recordConditions(
   const revisions = (await Promise.all(ids.map((id) => storage.revisions.getAny(id)))).filter(
     (revision): revision is RevisionRecord => revision?.deployment_id === deploymentId,
   );
-  const serving = await servingFacts(storage, deployment, revisions, observed);
+  const serving = await servingState(storage, deployment, revisions, observed);
   const recorded = await storage.conditions.conditionsOf([deploymentId, ...revisions.map((revision) => revision.id)]);
   const conditions = deploymentConditions(latest, serving, recorded.get(deploymentId) ?? [], now);
   await storage.conditions.record(deploymentId, {
@@ -76,7 +76,7 @@ async function conditionsOfRevisions(
   deployment: DeploymentRecord,
   revisions: readonly RevisionRecord[],
 ): Promise<Map<string, Condition[]>> {
-  const serving = await servingFacts(storage, deployment, revisions);
+  const serving = await servingState(storage, deployment, revisions);
   const recorded = await storage.conditions.conditionsOf(revisions.map((revision) => revision.id));
   return new Map(
     revisions.map((revision) => [
@@ -93,7 +93,7 @@ export async function conditionsOfDeployment(
   deployment: DeploymentRecord,
   latest: RevisionRecord,
 ): Promise<Condition[]> {
-  const serving = await servingFacts(storage, deployment, [latest]);
+  const serving = await servingState(storage, deployment, [latest]);
   const recorded = (await storage.conditions.conditionsOf([deployment.id])).get(deployment.id) ?? [];
   return deploymentConditions(latest, serving, recorded, deployment.updated_at);
 }

@@ -2,6 +2,7 @@ import { z } from "zod";
 import { DeploymentSource, DeploymentStatus, RevisionStatus, SecretReference } from "../../domain/inputs/deployment.js";
 import { CONDITION_STATUSES, DEPLOYMENT_TYPES } from "@berth/listener-protocol";
 import { toBerthLogLevel } from "../../domain/hosted-names.js";
+import { CONDITION_TYPES } from "../../domain/status-conditions.js";
 import { csvList, Page, PageQuery, QueryBoolean, Text, Timestamp, Uuid } from "./common.js";
 
 export * from "../../domain/inputs/deployment.js";
@@ -29,7 +30,7 @@ const SourceRevisionConfig = z.object({
 
 /** An extension of the spec: one aspect of a revision's or deployment's state, Kubernetes style. */
 export const Condition = z.object({
-  type: z.string().describe("Revisions: Built, Serving, Healthy, Replaced. Deployments: Serving, Healthy"),
+  type: z.enum(CONDITION_TYPES).describe("A revision has each; a deployment has Serving and Healthy"),
   status: z.enum(CONDITION_STATUSES),
   reason: z.string().describe("Why, as a CamelCase word (Serving, Replaced, BuildFailed, HealthCheckPassed, …)"),
   message: z.string(),
