@@ -142,7 +142,10 @@ export class PostgresChangeFeed implements ChangeFeed {
       // not JSON: dropped below
     }
     if (!parsed) {
-      this.logger?.warn({ payload: payload.slice(0, 200) }, "dropped a malformed change notice: someone else can NOTIFY on the channel");
+      this.logger?.warn(
+        { payload: payload.slice(0, 200) },
+        "dropped a malformed change notice: someone else can NOTIFY on the channel",
+      );
       return;
     }
     if (parsed.origin === this.origin) return;
