@@ -49,10 +49,7 @@ export async function startEmbeddedListener(options: EmbeddedListenerOptions): P
         : { type: "local" },
     secretsFile: settings.listenerSecretsFile,
   });
-  // A report is the listener's own news about a deployment, not work for it.
-  const stopWaking = options.changes.subscribe("deployment", (change) => {
-    if (change.change !== "reported") listener.wake();
-  });
+  const stopWaking = wakeOnNewWork(options.changes, () => listener.wake());
   return {
     ...listener,
     async close() {
@@ -60,6 +57,16 @@ export async function startEmbeddedListener(options: EmbeddedListenerOptions): P
       await listener.close();
     },
   };
+}
+
+/**
+ * Calls `wake` at every change of what a listener must run; a report is a
+ * listener's own news about a deployment, not work for it. Returns what stops it.
+ */
+export function wakeOnNewWork(changes: ChangeFeed, wake: () => void): () => void {
+  return changes.subscribe("deployment", (change) => {
+    if (change.change !== "reported") wake();
+  });
 }
 
 /** The embedded listener's link: direct calls, scoped to deployments that name no listener. */
