@@ -132,6 +132,30 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
   await step(() => s.revisions.transition("r-1-u2", ["BUILDING"], "DEPLOYED", "again", at()));
   await step(() => s.revisions.transition("r-1-u2", [], "DEPLOYED", "never", at()));
   await step(() => s.revisions.transition("missing", ["QUEUED"], "DEPLOYED", "never", at()));
+  const restarted = { type: "Warning" as const, reason: "ServerRestarted", message: "exited, restarted" };
+  await step(() => s.revisions.recordEvent("r-1-u2", restarted, at()));
+  await step(() => s.revisions.recordEvent("r-1-u2", { ...restarted, type: "Normal", reason: "Replaced" }, at(), "replaced"));
+  await step(() => s.revisions.recordEvent("missing", restarted, at()));
+  const condition = (type: string) => ({
+    type,
+    status: "True" as const,
+    reason: type,
+    message: `${type} é`,
+    last_transition_time: at(),
+    observed_generation: 3,
+  });
+  const observed = { serving_revision_id: "r-1-u2", healthy: true, reason: "Healthy", message: "ok" };
+  await step(() =>
+    s.conditions.record("d-1", {
+      status: "READY",
+      conditions: [condition("Serving"), condition("Healthy")],
+      observed,
+      revisions: [{ id: "r-1-u2", conditions: [condition("Built"), condition("Serving")] }],
+    }),
+  );
+  await step(() => s.conditions.conditionsOf(["d-1", "r-1-u2", "r-1-1", "missing"]));
+  await step(() => s.conditions.observedOf("d-1"));
+  await step(() => s.conditions.observedOf("d-0"));
   for (const id of ["r-1-1", "r-1-u0", "r-1-u2", "r-0-1", "missing"]) await step(() => s.revisions.events(id));
   await step(() => s.revisions.inStatuses("d-1", IN_PROGRESS_REVISION_STATUSES));
   await step(() => s.revisions.inStatuses("d-1", ["SKIPPED", "DEPLOYED"]));
