@@ -28,8 +28,6 @@ export interface Services {
   runWebhooks: RunWebhookService;
   logs: LogService;
   listenerApi: ListenerApi;
-  /** Deployments, revisions and logs as they change, for whoever follows them (the embedded listener, the CLI's terminal lines). */
-  changes: ChangeFeed;
   /** Tracing: LangSmith-compatible ingestion, feedback, reads. */
   tracing: TracingService;
   /** Push and pull credentials of the platform's image registry. */
@@ -73,7 +71,6 @@ export function createServices({ storage, box, changes, settings, uploadsDir, re
     runWebhooks: new RunWebhookService(storage, box),
     logs,
     listenerApi: new ListenerApi(storage, box, uploads.dir, registryTokens, integrations, changes, logs),
-    changes,
     tracing: createTracingService(storage.tracing, storage.deployments, { tokenTtlSeconds: settings.feedbackTokenTtlSeconds }),
     registry: registryTokens,
     auth: {

@@ -25,6 +25,7 @@ describe("what the services publish on the change feed", () => {
   let dir: string;
   let storage: ControlPlaneStorage;
   let services: Services;
+  const changes = new InProcessChangeFeed();
   let told: ChangeMessage[];
   const tenantId = randomUUID();
 
@@ -32,7 +33,6 @@ describe("what the services publish on the change feed", () => {
     dir = mkdtempSync(join(tmpdir(), "berth-cp-changes-"));
     storage = await createSqliteStorage(dir);
     await storage.tenants.create({ id: tenantId, name: "default", created_at: new Date().toISOString() });
-    const changes = new InProcessChangeFeed();
     told = [];
     for (const topic of ["deployment", "revision", "logs"] as const satisfies readonly ChangeTopic[])
       changes.subscribe(topic, (change) => told.push({ topic, change } as ChangeMessage));
@@ -122,7 +122,7 @@ describe("what the services publish on the change feed", () => {
     const body = repoHostBody("pushed", integrationId, REPO_URL, { build_on_push: true });
     const { id } = await services.deployments.create(tenantId, DeploymentCreateRequest.parse(body));
     const wakes: string[] = [];
-    const stop = wakeOnNewWork(services.changes, () => wakes.push("wake"));
+    const stop = wakeOnNewWork(changes, () => wakes.push("wake"));
     assert.deepEqual(await published(() => services.listenerApi.branchMoved(EMBEDDED, id, "a".repeat(40))), [
       "deployment updated",
       "revision created QUEUED",
