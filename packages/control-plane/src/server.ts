@@ -69,8 +69,9 @@ function secureDataDir(dataDir: string): void {
 /** Opens storage and a secrets key (both for the admin commands too). */
 export async function openControlPlaneState(dataDir: string, settings: ControlPlaneSettings) {
   secureDataDir(dataDir);
-  const storage = await openStorage(dataDir, settings.databaseUrl, settings.pgPoolSize);
+  // The key first: a wrong one must not leave storage open.
   const box = new SecretBox(loadSecretsKey(settings.secretsKey, join(dataDir, "secrets.key")));
+  const storage = await openStorage(dataDir, settings.databaseUrl, settings.pgPoolSize);
   return { storage, box };
 }
 
