@@ -1,10 +1,18 @@
 import { MemorySaver } from "@langchain/langgraph";
 import { pino } from "pino";
-import { applyProjectEnv, ConfigError, loadProjectConfig } from "./config/langgraph-config.js";
+import { ConfigError, loadProjectConfig } from "./config/langgraph-config.js";
+import {
+  applyProjectEnv,
+  environment,
+  logLevelFromEnv,
+  openAiSettingsFromEnv,
+  schemaSettingsFromEnv,
+} from "./config/settings.js";
 import { AuthLoadError, loadAuthHandlers } from "./graphs/auth-module.js";
 import { CustomAppLoadError, loadCustomApp } from "./graphs/custom-app-module.js";
 import { pinLangChainPackages, projectModuleDirs } from "./graphs/pin-packages.js";
 import { GraphRegistry } from "./graphs/registry.js";
+import { configureSchemaReading } from "./graphs/schemas.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
 import type { BerthCheckpointer } from "./storage/types.js";
 import { loadEmbedder } from "./memory/load-embedder.js";
@@ -26,14 +34,15 @@ export interface CheckResult {
  * server calls them per run too.
  */
 export async function checkProject(config: string): Promise<CheckResult> {
-  const project = loadProjectConfig(config);
+  const project = loadProjectConfig(config, environment());
   applyProjectEnv(project.env);
+  configureSchemaReading(schemaSettingsFromEnv());
   pinLangChainPackages(projectModuleDirs(project));
   // What graphs log while loading goes to stderr: stdout carries the check's answer.
-  const logger = pino({ level: process.env.LOG_LEVEL ?? "info", base: { service: "berth-check" } }, pino.destination(2));
+  const logger = pino({ level: logLevelFromEnv(), base: { service: "berth-check" } }, pino.destination(2));
   const registry = await GraphRegistry.load(project.graphs, new CheckCheckpointer(), logger);
   // The store's embedder module loads as the server would load it (a provider model is not called).
-  if (project.store.index) await loadEmbedder(project.store.index);
+  if (project.store.index) await loadEmbedder(project.store.index, openAiSettingsFromEnv());
   // So does the auth module: a build catches a broken auth.path, not the first start.
   if (project.auth.module) {
     try {

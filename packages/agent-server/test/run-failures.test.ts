@@ -1,12 +1,13 @@
 // A failure at any point of a run's life ends the run `error` (the error as the
 // stream's last event and in /wait's body), releases its thread and leaves it
 // usable. Failures a client cannot provoke (writing the event log, recording the
-// run's end) are injected with the test-only BERTH_TEST_FAULTS hook.
+// run's end) are injected by the test-only fault hooks (helpers/serve-with-faults.ts).
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { type BerthProcess, request, startBerth } from "@berth/test-support";
 import { type SseEvent, sseEvents } from "./helpers/sse.js";
 import { collect } from "./helpers/streams.js";
+import { startBerthWithFaults } from "./helpers/faulty-berth.js";
 import { streamRun } from "./helpers/tracing.js";
 
 const PROJECT = "run-lifecycle";
@@ -151,7 +152,7 @@ describe("a failure anywhere in a run ends it in error and leaves its thread usa
 
 describe("failures of Berth's own writes (test-only fault injection: BERTH_TEST_FAULTS)", () => {
   it("while writing the event log: the run ends in error, its log completed once writing works again", BOUND, async () => {
-    const berth = await startBerth({ project: PROJECT, env: { BERTH_TEST_FAULTS: "append:once" } });
+    const berth = await startBerthWithFaults({ project: PROJECT, env: { BERTH_TEST_FAULTS: "append:once" } });
     try {
       const thread = await berth.client.threads.create();
       const { runId, events } = await runStreamed(berth, thread.thread_id, "echo", {
@@ -178,7 +179,7 @@ describe("failures of Berth's own writes (test-only fault injection: BERTH_TEST_
 
   it("while recording the end: retried with backoff, the run ends in error", BOUND, async () => {
     // The run's own end fails, then two tries of ending it in error: the third one works.
-    const berth = await startBerth({ project: PROJECT, env: { BERTH_TEST_FAULTS: "finish:3" } });
+    const berth = await startBerthWithFaults({ project: PROJECT, env: { BERTH_TEST_FAULTS: "finish:3" } });
     try {
       const thread = await berth.client.threads.create();
       const { runId, events } = await runStreamed(berth, thread.thread_id, "echo", {

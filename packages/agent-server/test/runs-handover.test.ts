@@ -11,6 +11,7 @@ import { describe, it, type TestContext } from "node:test";
 import { TEST_BACKEND } from "@berth/test-support";
 import { type BerthProcess, newDataDir, request, startBerth } from "@berth/test-support";
 import type { SseEvent } from "./helpers/sse.js";
+import { startBerthWithFaults } from "./helpers/faulty-berth.js";
 import { collect } from "./helpers/streams.js";
 
 const postgres = TEST_BACKEND === "postgres";
@@ -19,14 +20,14 @@ const PROJECT = "run-lifecycle";
 const LONG_LEASE = { BERTH_LEASE_SECONDS: "300" };
 /** The default lease (the test backend's own setting removed). */
 const DEFAULT_LEASE = { BERTH_LEASE_SECONDS: "" };
-/** Test-only (see runs/test-faults.ts): this process cannot judge other processes by their pid, as if on another host. */
+/** Test-only (runs/execution/test-faults.ts): this process cannot judge other processes by their pid, as if on another host. */
 const OTHER_HOST = { BERTH_TEST_FAULTS: "pid-check:off" };
 
 /** A process that executes runs: a worker on PostgreSQL, a `berth dev` sharing the SQLite data directory otherwise. */
 function startExecutor(dataDir: string, env: Record<string, string>): Promise<BerthProcess> {
   return postgres
-    ? startBerth({ project: PROJECT, dataDir, role: "worker", env })
-    : startBerth({ project: PROJECT, dataDir, env: { BERTH_SQLITE_SHARED: "1", ...env } });
+    ? startBerthWithFaults({ project: PROJECT, dataDir, role: "worker", env })
+    : startBerthWithFaults({ project: PROJECT, dataDir, env: { BERTH_SQLITE_SHARED: "1", ...env } });
 }
 
 /**
@@ -36,8 +37,8 @@ function startExecutor(dataDir: string, env: Record<string, string>): Promise<Be
  */
 function startObserver(dataDir: string, env: Record<string, string>): Promise<BerthProcess> {
   return postgres
-    ? startBerth({ project: PROJECT, dataDir, role: "api", env })
-    : startBerth({ project: PROJECT, dataDir, env: { BERTH_SQLITE_SHARED: "1", ...OTHER_HOST, ...env } });
+    ? startBerthWithFaults({ project: PROJECT, dataDir, role: "api", env })
+    : startBerthWithFaults({ project: PROJECT, dataDir, env: { BERTH_SQLITE_SHARED: "1", ...OTHER_HOST, ...env } });
 }
 
 /** A `gated` run: under way until `open()` creates its gate file. */

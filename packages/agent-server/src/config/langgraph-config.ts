@@ -92,8 +92,9 @@ export function resolveConfigFile(pathArg: string): string {
   return file;
 }
 
-export function loadProjectConfig(pathArg: string): ProjectConfig {
-  const { configFile, projectDir, raw } = readConfigSource(pathArg);
+/** `env`: where the official images' variables are looked for (LANGSERVE_GRAPHS, in a folder without langgraph.json). */
+export function loadProjectConfig(pathArg: string, env: NodeJS.ProcessEnv): ProjectConfig {
+  const { configFile, projectDir, raw } = readConfigSource(pathArg, env);
   const parsed = LangGraphJson.safeParse(raw);
   if (!parsed.success) {
     const problems = parsed.error.issues.map((issue) => `${issue.path.join(".") || "(root)"}: ${issue.message}`);
@@ -112,12 +113,11 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
   const http = parsed.data.http ?? undefined;
   for (const key of unknownHttpKeys(http)) warnings.push(`${configFile}: unknown key "http.${key}" is ignored`);
   const graphs = Object.entries(parsed.data.graphs).map(([graphId, entry]) => parseGraphSpec(graphId, entry, projectDir));
-  const env = loadEnv(parsed.data.env, projectDir);
   return {
     configFile,
     projectDir,
     graphs,
-    env,
+    env: loadEnv(parsed.data.env, projectDir),
     store: storeSettings(parsed.data.store ?? undefined, projectDir),
     checkpointer: checkpointerSettings(parsed.data.checkpointer ?? undefined),
     webhooks: parsed.data.webhooks ?? undefined,
@@ -132,15 +132,15 @@ export function loadProjectConfig(pathArg: string): ProjectConfig {
  * langgraph.json, or, in a folder without one, the variables the official
  * CLI's images carry it in (its local `deploy` builds FROM an image of Berth's).
  */
-function readConfigSource(pathArg: string): { configFile: string; projectDir: string; raw: unknown } {
+function readConfigSource(pathArg: string, env: NodeJS.ProcessEnv): { configFile: string; projectDir: string; raw: unknown } {
   const target = resolve(pathArg);
   if (
-    hasImageEnvironment(process.env) &&
+    hasImageEnvironment(env) &&
     existsSync(target) &&
     statSync(target).isDirectory() &&
     !existsSync(join(target, "langgraph.json"))
   ) {
-    return { configFile: `${target} (LANGSERVE_GRAPHS)`, projectDir: target, raw: configFromImageEnvironment(process.env) };
+    return { configFile: `${target} (LANGSERVE_GRAPHS)`, projectDir: target, raw: configFromImageEnvironment(env) };
   }
   const configFile = resolveConfigFile(pathArg);
   try {
@@ -172,11 +172,4 @@ function loadEnv(env: Record<string, string> | string | undefined, projectDir: s
   const file = resolve(projectDir, env);
   if (!existsSync(file)) throw new ConfigError(`env file ${file} does not exist`);
   return parseDotenv(readFileSync(file));
-}
-
-/** Applies the project's env; variables already set in the environment win. */
-export function applyProjectEnv(env: Record<string, string>): void {
-  for (const [key, value] of Object.entries(env)) {
-    if (process.env[key] === undefined) process.env[key] = value;
-  }
 }

@@ -64,6 +64,26 @@ export interface ServerSettings {
   webhookTimeoutMs: number;
   /** BERTH_WEBHOOK_ALLOW_PRIVATE: webhooks may target private and loopback addresses; unset: only in `berth dev`. */
   webhookAllowPrivate?: boolean;
+  /** LANGGRAPH_CONFIG: the system assistants' default config and context (JSON), as the reference server reads it. */
+  langgraphConfig?: string;
+  /** LANGGRAPH_API_URL: the address runs name as theirs (`langgraph_api_url`); unset: the one this server listens on. */
+  langgraphApiUrl?: string;
+  /** OPENAI_API_KEY and OPENAI_BASE_URL, for `store.index.embed: "openai:<model>"`. */
+  openai: OpenAiSettings;
+  schemas: SchemaSettings;
+}
+
+export interface OpenAiSettings {
+  apiKey?: string;
+  baseUrl: string;
+}
+
+/** How graphs' schemas are read from their TypeScript types. */
+export interface SchemaSettings {
+  /** BERTH_SCHEMA_CACHE_DIR: where they are kept; unset: the server's data directory (`berth check`: beside langgraph.json). */
+  cacheDir?: string;
+  /** BERTH_SCHEMA_RESOLVE_TIMEOUT_MS: how long reading one graph's may take (default 30 s). */
+  timeoutMs: number;
 }
 
 /**
@@ -97,12 +117,50 @@ export function settingsFromEnv(): ServerSettings {
       ? envNumber("BERTH_STORE_SWEEP_SECONDS", 3600, { min: 0.01 }) * 1000
       : undefined,
     cronPollMs: envNumber("BERTH_CRON_POLL_SECONDS", 5, { min: 0.01 }) * 1000,
-    tracing: tracingSettingsFromEnv(),
+    tracing: tracingSettingsFromEnv(process.env),
     webhookSecret: process.env.BERTH_WEBHOOK_SECRET || undefined,
     webhookRetryMs: envNumber("BERTH_WEBHOOK_RETRY_SECONDS", 3600, { min: 0 }) * 1000,
     webhookTimeoutMs: envNumber("BERTH_WEBHOOK_TIMEOUT_SECONDS", 10, { min: 0.1 }) * 1000,
     webhookAllowPrivate: process.env.BERTH_WEBHOOK_ALLOW_PRIVATE?.trim()
       ? envBoolean("BERTH_WEBHOOK_ALLOW_PRIVATE", false)
       : undefined,
+    langgraphConfig: process.env.LANGGRAPH_CONFIG,
+    langgraphApiUrl: process.env.LANGGRAPH_API_URL || undefined,
+    openai: openAiSettingsFromEnv(),
+    schemas: schemaSettingsFromEnv(),
   };
+}
+
+export function openAiSettingsFromEnv(): OpenAiSettings {
+  return {
+    apiKey: process.env.OPENAI_API_KEY || undefined,
+    baseUrl: (process.env.OPENAI_BASE_URL || "https://api.openai.com/v1").replace(/\/+$/, ""),
+  };
+}
+
+export function schemaSettingsFromEnv(): SchemaSettings {
+  return {
+    cacheDir: process.env.BERTH_SCHEMA_CACHE_DIR || undefined,
+    timeoutMs: envNumber("BERTH_SCHEMA_RESOLVE_TIMEOUT_MS", 30_000, { min: 1 }),
+  };
+}
+
+/** LOG_LEVEL, for the loggers made outside the service kit's (`berth check` writes to stderr). */
+export function logLevelFromEnv(): string {
+  return process.env.LOG_LEVEL ?? "info";
+}
+
+/**
+ * The environment itself, for what reads variables the project names (webhook header templates, `BERTH_AUTH_*` of
+ * the built-in schemes, the official images' `LANGSERVE_GRAPHS`): read after `applyProjectEnv`.
+ */
+export function environment(): NodeJS.ProcessEnv {
+  return process.env;
+}
+
+/** Applies the project's env; variables already set in the environment win. */
+export function applyProjectEnv(env: Record<string, string>): void {
+  for (const [key, value] of Object.entries(env)) {
+    if (process.env[key] === undefined) process.env[key] = value;
+  }
 }

@@ -1,4 +1,5 @@
 import type { GraphSpec } from "../config/langgraph-config.js";
+import type { SchemaSettings } from "../config/settings.js";
 import { createLogger } from "../logger.js";
 import type { CompiledGraph } from "./compiled-graph.js";
 import { channelSchemas, isComplete, runtimeSchemas } from "./schema/runtime.js";
@@ -22,22 +23,20 @@ export interface GraphSchemas {
 export type SubgraphSchemas = GraphSchemas & TypedSchemas;
 
 let resolver: StaticSchemaResolver | undefined;
-let serverCacheDir: string | undefined;
+let reading: SchemaSettings = { timeoutMs: 30_000 };
 
 /**
- * Where the server keeps the schemas it read from TypeScript types: under its
- * data directory (a deployment's project directory is read-only). Without
- * it (`berth check`, tests), `.berth/schema-cache/` beside langgraph.json;
- * `BERTH_SCHEMA_CACHE_DIR` overrides both.
+ * How this process reads schemas from TypeScript types. The server keeps them under its data directory (a
+ * deployment's project directory is read-only); without a `cacheDir` (`berth check`, tests) they go to
+ * `.berth/schema-cache/` beside langgraph.json.
  */
-export function setSchemaCacheDir(dir: string): void {
-  serverCacheDir = dir;
+export function configureSchemaReading(settings: SchemaSettings): void {
+  reading = settings;
 }
 
 /** One per process: the static schemas are read once per graph module. */
 function staticResolver(): StaticSchemaResolver {
-  const env = { ...process.env, BERTH_SCHEMA_CACHE_DIR: process.env.BERTH_SCHEMA_CACHE_DIR || serverCacheDir };
-  resolver ??= StaticSchemaResolver.fromEnv(createLogger().child({ component: "schemas" }), env);
+  resolver ??= StaticSchemaResolver.create(createLogger().child({ component: "schemas" }), reading);
   return resolver;
 }
 

@@ -1,5 +1,6 @@
 import { ConfigError } from "../config/langgraph-config.js";
 import type { EmbedSpec, StoreIndexSettings } from "../config/memory-store-config.js";
+import type { OpenAiSettings } from "../config/settings.js";
 import { type Embedder, EmbeddingError } from "./embedding.js";
 import { openAiEmbedder } from "./openai-embeddings.js";
 import { importProjectModule } from "../graphs/project-module.js";
@@ -12,14 +13,14 @@ type EmbedFunction = (texts: string[]) => number[][] | Promise<number[][]>;
  * LangChain's Embeddings), or a provider's model (`openai:<model>`).
  * Every vector it returns is checked against `dims`.
  */
-export async function loadEmbedder(index: StoreIndexSettings): Promise<Embedder> {
-  const raw = await resolveEmbedder(index.embed, index.dims);
+export async function loadEmbedder(index: StoreIndexSettings, openai: OpenAiSettings): Promise<Embedder> {
+  const raw = await resolveEmbedder(index.embed, index.dims, openai);
   return checked(raw, index.dims);
 }
 
-async function resolveEmbedder(spec: EmbedSpec, dims: number): Promise<Embedder> {
+async function resolveEmbedder(spec: EmbedSpec, dims: number, openai: OpenAiSettings): Promise<Embedder> {
   if (spec.kind === "provider") {
-    if (spec.provider === "openai") return openAiEmbedder(spec.model, dims);
+    if (spec.provider === "openai") return openAiEmbedder(spec.model, dims, openai);
     throw new ConfigError(
       `store.index.embed "${spec.spec}": provider "${spec.provider}" is not supported (use "openai:<model>", or a module of the project such as "./embeddings.ts:embed")`,
     );

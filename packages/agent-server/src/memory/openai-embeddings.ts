@@ -1,3 +1,4 @@
+import type { OpenAiSettings } from "../config/settings.js";
 import type { Embedder } from "./embedding.js";
 
 /** OpenAI takes up to 2048 inputs per request; smaller batches keep each request's body and latency moderate. */
@@ -13,11 +14,11 @@ interface EmbeddingsResponse {
  * and `OPENAI_BASE_URL` for a compatible server. The text-embedding-3 models
  * are asked for `dims` dimensions; older models must have that many natively.
  */
-export function openAiEmbedder(model: string, dims: number): Embedder {
+export function openAiEmbedder(model: string, dims: number, openai: OpenAiSettings): Embedder {
   const embed = async (texts: string[]): Promise<number[][]> => {
     const vectors: number[][] = [];
     for (let start = 0; start < texts.length; start += BATCH) {
-      vectors.push(...(await request(model, dims, texts.slice(start, start + BATCH))));
+      vectors.push(...(await request(openai, model, dims, texts.slice(start, start + BATCH))));
     }
     return vectors;
   };
@@ -27,11 +28,9 @@ export function openAiEmbedder(model: string, dims: number): Embedder {
   };
 }
 
-async function request(model: string, dims: number, input: string[]): Promise<number[][]> {
-  const apiKey = process.env.OPENAI_API_KEY;
+async function request({ apiKey, baseUrl }: OpenAiSettings, model: string, dims: number, input: string[]): Promise<number[][]> {
   if (!apiKey) throw new Error("OPENAI_API_KEY is not set (store.index.embed uses OpenAI)");
-  const base = (process.env.OPENAI_BASE_URL || "https://api.openai.com/v1").replace(/\/+$/, "");
-  const response = await fetch(`${base}/embeddings`, {
+  const response = await fetch(`${baseUrl}/embeddings`, {
     method: "POST",
     headers: { "content-type": "application/json", authorization: `Bearer ${apiKey}` },
     body: JSON.stringify({ model, input, ...(model.startsWith("text-embedding-3") ? { dimensions: dims } : {}) }),

@@ -31,22 +31,25 @@ export interface LocalWorker {
   reserveSlot(): SlotReservation | undefined;
 }
 
-export function createServices(
-  storage: Storage,
-  graphs: GraphRegistry,
-  broker: RunBroker,
-  items: ItemStore,
-  threadOptions?: ThreadServiceOptions,
-  webhookOptions?: WebhookServiceOptions,
+/** What the services are made of. */
+export interface ServiceDeps {
+  storage: Storage;
+  graphs: GraphRegistry;
+  broker: RunBroker;
+  items: ItemStore;
+  threads?: ThreadServiceOptions;
+  webhooks?: WebhookServiceOptions;
   /** This process's worker, when it executes runs: its slots (GET /metrics), and a slot for a run being created. */
-  worker?: LocalWorker,
-): Services {
+  worker?: LocalWorker;
+}
+
+export function createServices({ storage, graphs, broker, items, worker, ...options }: ServiceDeps): Services {
   const assistants = new AssistantService(storage, graphs);
-  const webhooks = new WebhookService(storage, webhookOptions);
+  const webhooks = new WebhookService(storage, options.webhooks);
   const runs = new RunService(storage, graphs, assistants, broker, webhooks, worker && (() => worker.reserveSlot()));
   return {
     assistants,
-    threads: new ThreadService(storage, graphs, threadOptions),
+    threads: new ThreadService(storage, graphs, options.threads),
     graphState: new GraphStateService(storage, graphs),
     runs,
     crons: new CronService(storage, runs),

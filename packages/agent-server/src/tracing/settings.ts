@@ -36,7 +36,7 @@ function tracingSwitchedOn(env: Env): boolean {
 }
 
 /** Tracing settings, or undefined when tracing is off. */
-export function tracingSettingsFromEnv(env: Env = process.env): TracingSettings | undefined {
+export function tracingSettingsFromEnv(env: Env): TracingSettings | undefined {
   if (!tracingSwitchedOn(env)) return undefined;
   const ttlSeconds = envNumber("BERTH_FEEDBACK_URL_TTL_SECONDS", DEFAULT_FEEDBACK_URL_TTL_SECONDS, { min: 1 }, env);
   return {

@@ -47,7 +47,8 @@ describe("store: loading the embedder langgraph.json names", () => {
       "export const notOne = 42;",
     ].join("\n"),
   );
-  const load = (embed: string) => loadEmbedder(storeSettings({ index: { dims: 2, embed } }, project).index!);
+  const load = (embed: string) =>
+    loadEmbedder(storeSettings({ index: { dims: 2, embed } }, project).index!, { baseUrl: "https://api.openai.com/v1" });
 
   it("takes a function of texts, or an object with embedDocuments and embedQuery", async () => {
     const fn = await load("./embed.mjs:fn");

@@ -4,9 +4,6 @@ import type { Logger } from "../../logger.js";
 import { SchemaDiskCache } from "./disk-cache.js";
 import { analyzeInWorker } from "./static-worker.js";
 import type { StaticGraphSchemas } from "./types.js";
-import { envNumber } from "@berth/service-kit";
-
-const DEFAULT_TIMEOUT_MS = 30_000;
 
 /** Modules with types to read; plain JavaScript has none. */
 const TYPED_MODULE = /\.[cm]?tsx?$/;
@@ -30,11 +27,11 @@ export class StaticSchemaResolver {
 
   constructor(private readonly options: StaticResolverOptions) {}
 
-  /** `BERTH_SCHEMA_RESOLVE_TIMEOUT_MS` (default 30 s); `BERTH_SCHEMA_CACHE_DIR`, else `.berth/schema-cache/` beside langgraph.json. */
-  static fromEnv(logger: Logger, env: NodeJS.ProcessEnv = process.env): StaticSchemaResolver {
-    const cacheDir = env.BERTH_SCHEMA_CACHE_DIR;
+  /** `cacheDir`, else `.berth/schema-cache/` beside langgraph.json. */
+  static create(logger: Logger, options: { cacheDir?: string; timeoutMs: number }): StaticSchemaResolver {
+    const { cacheDir, timeoutMs } = options;
     return new StaticSchemaResolver({
-      timeoutMs: envNumber("BERTH_SCHEMA_RESOLVE_TIMEOUT_MS", DEFAULT_TIMEOUT_MS, { min: 1 }, env),
+      timeoutMs,
       cacheDirFor: (file) => cacheDir || join(projectDir(file), ".berth", "schema-cache"),
       logger,
     });

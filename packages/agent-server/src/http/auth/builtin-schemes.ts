@@ -153,7 +153,7 @@ class VerifiedTokens {
 }
 
 /** The built-in schemes the environment turns on (none: undefined). Each reads its own credential; the first that finds one decides. */
-export function builtinAuthenticator(env: NodeJS.ProcessEnv = process.env): BuiltinAuthenticator | undefined {
+export function builtinAuthenticator(env: NodeJS.ProcessEnv): BuiltinAuthenticator | undefined {
   const schemes: { kind: "api-key" | "jwt"; authenticate: BuiltinAuthenticator }[] = [];
   if (env.BERTH_AUTH_API_KEYS?.trim()) schemes.push({ kind: "api-key", authenticate: apiKeyScheme(env.BERTH_AUTH_API_KEYS) });
   if (env.BERTH_AUTH_JWT_JWKS_URL?.trim() || env.BERTH_AUTH_JWT_SECRET)

@@ -29,6 +29,6 @@ export interface ExecutorDeps {
   tracing?: Tracing;
   /** Runs with a webhook get their delivery written with their end (the outbox); without it, none. */
   webhooks?: WebhookQueue;
-  /** The server's address, given to runs as `langgraph_api_url`; undefined while unknown (before it listens, or a worker). */
+  /** The address runs name as their server's (`langgraph_api_url`): LANGGRAPH_API_URL, else this server's once it listens (a worker has none). */
   apiUrl?: () => string | undefined;
 }

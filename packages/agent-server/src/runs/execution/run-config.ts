@@ -76,11 +76,10 @@ const LANGGRAPH_VERSION = (createRequire(import.meta.url)("@langchain/langgraph/
 
 /**
  * What the reference server adds to every run's metadata (and so to its checkpoints and streamed metadata). Its
- * `langgraph_api_url` is LANGGRAPH_API_URL, which its dev server sets to its own address: here that variable when the
- * operator sets it (a public address, say), else the address this server listens on.
+ * `langgraph_api_url` is LANGGRAPH_API_URL, which its dev server sets to its own address: `url` is that variable
+ * when the operator sets it (a public address, say), else the address this server listens on.
  */
-function platformMetadata(attempt: number, apiUrl: string | undefined): JsonObject {
-  const url = process.env.LANGGRAPH_API_URL || apiUrl;
+function platformMetadata(attempt: number, url: string | undefined): JsonObject {
   return {
     run_attempt: attempt,
     langgraph_version: LANGGRAPH_VERSION,

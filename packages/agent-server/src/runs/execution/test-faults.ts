@@ -2,10 +2,11 @@ import type { RunRepository } from "../../storage/types.js";
 
 /**
  * TEST-ONLY fault injection, for the black-box tests of failures a client
- * cannot provoke. Off unless the environment variable BERTH_TEST_FAULTS is
- * set, which nothing but the test suite does; never set it in production.
+ * cannot provoke. Only the test suite makes one and passes it to
+ * `startServer({ faults })` (test/helpers/serve-with-faults.ts); a production
+ * server has none.
  *
- * BERTH_TEST_FAULTS is a comma-separated list of `<point>:<times>`:
+ * The spec is a comma-separated list of `<point>:<times>`:
  * - `finish:<n>`: the first n times this process's worker ends a run in the
  *   database (`finish`), the call fails as a database error would;
  * - `append:<n>`: the same for writing a batch of a run's event log;
@@ -13,17 +14,17 @@ import type { RunRepository } from "../../storage/types.js";
  *   other process ran on another host (only lapsed leases are requeued).
  * `<n>` is a count, `once` or `always`.
  */
-class TestFaults {
+export class TestFaults {
   private readonly remaining = new Map<string, number>();
 
-  constructor(spec: string | undefined) {
-    for (const item of (spec ?? "")
+  constructor(spec: string) {
+    for (const item of spec
       .split(",")
       .map((part) => part.trim())
       .filter(Boolean)) {
       const [point, times = "once"] = item.split(":");
       const count = times === "always" || times === "off" ? Infinity : times === "once" ? 1 : Number(times);
-      if (!Number.isFinite(count) && count !== Infinity) throw new Error(`BERTH_TEST_FAULTS: bad count in "${item}"`);
+      if (!Number.isFinite(count) && count !== Infinity) throw new Error(`test faults: bad count in "${item}"`);
       this.remaining.set(point, count);
     }
   }
@@ -37,7 +38,7 @@ class TestFaults {
     const left = this.remaining.get(point) ?? 0;
     if (left <= 0) return;
     this.remaining.set(point, left - 1);
-    throw Object.assign(new Error(`test fault injected at ${point} (BERTH_TEST_FAULTS)`), { name: "TestFaultError" });
+    throw Object.assign(new Error(`test fault injected at ${point}`), { name: "TestFaultError" });
   }
 
   /** The repository a worker uses, with `finish` and `append` faults applied; the repository itself when none is set. */
@@ -56,5 +57,3 @@ class TestFaults {
     });
   }
 }
-
-export const testFaults = new TestFaults(process.env.BERTH_TEST_FAULTS);

@@ -4,7 +4,7 @@ import { type ExecutorDeps, executeRun, type RunEnding } from "./executor.js";
 import { deadOwnersOnThisHost, newLeaseOwner } from "./lease-owner.js";
 import { mainThreadLeases } from "./main-thread-leases.js";
 import { endInError, runError } from "./run-salvage.js";
-import { testFaults } from "./test-faults.js";
+import type { TestFaults } from "./test-faults.js";
 
 export interface WorkerOptions {
   /** Runs executing at once in this process. */
@@ -18,6 +18,8 @@ export interface WorkerOptions {
   exclusiveDatabase: boolean;
   /** Also looks for claimable runs this often, for brokers whose wake-ups may be lost (LISTEN/NOTIFY); default: never. */
   pollMs?: number;
+  /** Test-only faults to inject (test-faults.ts); none in production. */
+  faults?: TestFaults;
 }
 
 /** A slot held for a run being created: its creation claims the run for `claimant`, or the slot is released (once, either). */
@@ -73,7 +75,8 @@ export class RunWorker {
     deps: ExecutorDeps,
     private readonly options: WorkerOptions,
   ) {
-    this.deps = { ...deps, storage: { ...deps.storage, runs: testFaults.wrapRuns(deps.storage.runs) } };
+    const runs = options.faults ? options.faults.wrapRuns(deps.storage.runs) : deps.storage.runs;
+    this.deps = { ...deps, storage: { ...deps.storage, runs } };
   }
 
   private get runs(): RunRepository {
@@ -87,7 +90,7 @@ export class RunWorker {
   async start(): Promise<void> {
     // A restart of the only process requeues everything; otherwise the runs of this host's dead processes (an
     // earlier incarnation of this one, say) are requeued at once, and other processes' runs once their lease lapses.
-    const deadOwners = this.options.exclusiveDatabase ? [] : deadOwnersOnThisHost(await this.runs.leaseOwners());
+    const deadOwners = this.options.exclusiveDatabase ? [] : await this.deadLocalOwners();
     const requeued = await this.runs.requeueExpired({ all: this.options.exclusiveDatabase, deadOwners });
     if (requeued > 0) this.log.warn({ requeued, dead_owners: deadOwners }, "requeued runs left running by a stopped process");
     const { leaseMs } = this.options;
@@ -175,6 +178,12 @@ export class RunWorker {
       this.log.error({ err }, "releasing runs failed: their leases will lapse");
     }
     await this.leases?.stop();
+  }
+
+  /** The lease owners that are dead processes of this host; none when the `pid-check` fault makes every owner look remote. */
+  private async deadLocalOwners(): Promise<string[]> {
+    if (this.options.faults?.has("pid-check")) return [];
+    return deadOwnersOnThisHost(await this.runs.leaseOwners());
   }
 
   private async drained(waitMs: number): Promise<void> {
@@ -273,7 +282,7 @@ export class RunWorker {
    */
   private async sweep(): Promise<void> {
     try {
-      const deadOwners = deadOwnersOnThisHost(await this.runs.leaseOwners());
+      const deadOwners = await this.deadLocalOwners();
       const requeued = await this.runs.requeueExpired({ all: false, deadOwners, except: [...this.executing.keys()] });
       if (requeued === 0) return;
       this.log.warn({ requeued, dead_owners: deadOwners }, "requeued runs nobody executes any more");

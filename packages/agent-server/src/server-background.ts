@@ -1,0 +1,142 @@
+import type { Lifecycle } from "@berth/service-kit";
+import { randomUUID } from "node:crypto";
+import type { GraphRegistry } from "./graphs/registry.js";
+import { customAppWebhooks } from "./http/custom-app.js";
+import type { Logger } from "./logger.js";
+import { GraphStore } from "./memory/graph-store.js";
+import type { ItemStore } from "./memory/item-store.js";
+import { startBatchSweeper, startStoreSweeper } from "./memory/sweeper.js";
+import { RunControl } from "./runs/execution/run-control.js";
+import type { TestFaults } from "./runs/execution/test-faults.js";
+import { RunWorker } from "./runs/execution/worker.js";
+import { WebhookDeliverer } from "./runs/webhooks/deliverer.js";
+import type { Backends } from "./runtime.js";
+import type { ServerSetup } from "./server-setup.js";
+import { startCronScheduler } from "./services/cron-scheduler.js";
+import type { Services } from "./services/index.js";
+import type { Tracing } from "./tracing/tracing.js";
+
+/** A stopping process sends the traces still pending for at most this long (the tracing service may be down). */
+const TRACE_FLUSH_TIMEOUT_MS = 5_000;
+
+/** What executes runs in a process: its worker, and the deliverer of the webhooks runs write (unless `http.disable_webhooks`). */
+export interface Execution {
+  worker: RunWorker;
+  deliverer?: WebhookDeliverer;
+}
+
+export interface ExecutionDeps {
+  setup: ServerSetup;
+  backends: Backends;
+  graphs: GraphRegistry;
+  items: ItemStore;
+  tracing?: Tracing;
+  logger: Logger;
+  /** The address runs name as their server's, once it is known. */
+  apiUrl: () => string | undefined;
+  /** Test-only faults for the worker (test-faults.ts). */
+  faults?: TestFaults;
+}
+
+/** The worker and the webhook deliverer, wired to the broker's cancellations and wake-ups, not started. */
+export function createExecution({ setup, backends, graphs, items, tracing, logger, apiUrl, faults }: ExecutionDeps): Execution {
+  const { settings, project, customApp } = setup;
+  const { storage, broker } = backends;
+  const control = new RunControl();
+  broker.onCancel((runId, action) => control.abort(runId, action));
+  // Delivers whichever process's runs wrote them.
+  const deliverer = project.http.disabled.has("webhooks")
+    ? undefined
+    : new WebhookDeliverer(
+        storage.webhooks,
+        {
+          owner: `webhooks-${randomUUID()}`,
+          secret: settings.webhookSecret,
+          timeoutMs: settings.webhookTimeoutMs,
+          allowPrivate: setup.webhookAllowPrivate,
+          headers: setup.webhooks.headers,
+          ownRoutes: customApp && customAppWebhooks(customApp),
+        },
+        logger,
+      );
+  const worker = new RunWorker(
+    {
+      storage,
+      graphs,
+      broker,
+      control,
+      logger,
+      maxAttempts: settings.maxAttempts,
+      runTimeoutMs: settings.runTimeoutMs,
+      // Other processes read runs from the database: keep stateless runs there for a minute.
+      statelessKeepMs: backends.readsRunsFromDatabase ? 60_000 : undefined,
+      tracing,
+      store: new GraphStore(items),
+      webhooks: deliverer && { retryMs: settings.webhookRetryMs, queued: () => deliverer.wake() },
+      apiUrl: () => settings.langgraphApiUrl || apiUrl(),
+    },
+    {
+      concurrency: settings.workers,
+      leaseMs: settings.leaseMs,
+      exclusiveDatabase: backends.exclusive,
+      pollMs: backends.workerPollMs,
+      faults,
+    },
+  );
+  broker.onWake((availableAt) => worker.wake(availableAt));
+  return { worker, deliverer };
+}
+
+/**
+ * Starts the worker, the webhook deliverer and the cron scheduler (every process that executes runs fires due crons;
+ * the database lets one of them claim each tick). At close the crons stop first, so no run is created while the worker
+ * stops; the worker lets executing runs finish within the grace period and hands the rest back to the queue.
+ */
+export async function startExecution(
+  lifecycle: Lifecycle,
+  { worker, deliverer }: Execution,
+  services: Services,
+  { setup, backends, logger }: ExecutionDeps,
+): Promise<void> {
+  if (deliverer) lifecycle.defer(() => deliverer.stop());
+  await worker.start();
+  lifecycle.defer(() => worker.stop(setup.settings.shutdownGraceMs));
+  deliverer?.start();
+  const crons = startCronScheduler(backends.storage, services.runs, logger, setup.settings.cronPollMs);
+  services.crons.scheduleChanged = () => crons.wake();
+  lifecycle.defer(() => crons.stop());
+}
+
+/** The clean-ups every process runs: expired threads and store items swept, ended runs' event logs pruned. */
+export function startMaintenance(
+  lifecycle: Lifecycle,
+  { settings, project }: ServerSetup,
+  backends: Backends,
+  logger: Logger,
+): void {
+  const { storage } = backends;
+  // Search and count hide expired threads already; PostgreSQL's SKIP LOCKED splits the work between processes.
+  const threadSweeper = startBatchSweeper(
+    (limit) => storage.threads.sweepExpired(limit),
+    project.checkpointer.sweepIntervalMinutes * 60_000,
+    logger,
+    "expired threads",
+  );
+  lifecycle.defer(() => threadSweeper.stop());
+  const storeSweepMs = settings.storeSweepMs ?? project.store.sweepIntervalMinutes * 60_000;
+  const storeSweeper = startStoreSweeper(storage.store, storeSweepMs, logger);
+  lifecycle.defer(() => storeSweeper.stop());
+  const pruning = setInterval(() => {
+    const cutoff = new Date(Date.now() - settings.runLogRetentionMs).toISOString();
+    storage.runs.pruneEvents(cutoff).catch((err) => logger.error({ err }, "pruning run event logs failed"));
+  }, Math.min(settings.runLogRetentionMs, 60_000) || 60_000);
+  pruning.unref();
+  lifecycle.defer(() => clearInterval(pruning));
+}
+
+/** Sends the traces still pending, waiting at most TRACE_FLUSH_TIMEOUT_MS. */
+export async function flushTraces(tracing: Tracing | undefined, logger: Logger): Promise<void> {
+  const sent = await tracing?.flush(TRACE_FLUSH_TIMEOUT_MS);
+  if (sent === false)
+    logger.warn({ waited_ms: TRACE_FLUSH_TIMEOUT_MS }, "pending traces not sent before shutdown: they are lost");
+}
