@@ -33,7 +33,7 @@ type Derived = Pick<Condition, "type" | "status" | "reason" | "message">;
 const BUILT_STATUSES: readonly RevisionStatus[] = ["AWAITING_DEPLOY", "DEPLOYING", "DEPLOYED", "DEPLOY_FAILED"];
 
 /** A status as a CamelCase reason: BUILD_FAILED → BuildFailed. */
-export function reasonOf(status: RevisionStatus): string {
+function reasonOf(status: RevisionStatus): string {
   return status
     .toLowerCase()
     .split("_")
