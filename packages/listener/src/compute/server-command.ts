@@ -1,6 +1,6 @@
 import { dirname } from "node:path";
 import type { SpawnPlan } from "../process/spawn-plan.js";
-import type { ServerSpec } from "./types.js";
+import { configFileOf, type ServerSpec } from "./types.js";
 
 /**
  * The listener's own variables a child may see (CA bundles: a graph calling
@@ -57,7 +57,7 @@ export function serverArgs(berthBin: string, spec: ServerSpec, port = 0): string
     ...nodeFlags,
     berthBin,
     "serve",
-    spec.configFile,
+    configFileOf(spec),
     "--port",
     String(port),
     "--host",
@@ -73,7 +73,7 @@ export function plainServerPlan(spec: ServerSpec, berthBin: string): SpawnPlan {
     file: process.execPath,
     args: serverArgs(berthBin, spec),
     env: serverEnv(spec),
-    cwd: dirname(spec.configFile),
+    cwd: dirname(configFileOf(spec)),
     sandboxed: false,
   };
 }

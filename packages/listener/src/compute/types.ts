@@ -10,13 +10,13 @@ import type { SpawnPlan } from "../process/spawn-plan.js";
  */
 export const PLATFORM_WORKER_SLOTS = 10;
 
-/** What a revision needs to run as a local agent-server process. */
+/** What a revision needs to run as an agent server: a local process of a built project, or a container of an image. */
 export interface ServerSpec {
   deploymentId: string;
   revisionId: string;
-  /** Absolute path of langgraph.json in the built artifact (inside the image, for a container). */
-  configFile: string;
-  /** The image to run, on container compute (its command serves configFile). */
+  /** On local compute: the absolute path of langgraph.json in the built project (see configFileOf). */
+  configFile?: string;
+  /** On container compute: the image to run (its command serves its own langgraph.json). */
   image?: string;
   /**
    * The image is the user's (external_image): it keeps its own user and a
@@ -99,4 +99,10 @@ export interface ServerSandbox {
 /** A revision could not be started; the message is the reason, with the process's last log lines. */
 export class DeployError extends Error {
   override name = "DeployError";
+}
+
+/** The built project a local server runs; a spec without one (an image's) cannot run as a local process. */
+export function configFileOf(spec: ServerSpec): string {
+  if (!spec.configFile) throw new DeployError("The revision has no build to run");
+  return spec.configFile;
 }

@@ -3,7 +3,7 @@ import { dirname, isAbsolute, join, relative, sep } from "node:path";
 import type { BuildSandbox } from "../build/build-sandbox.js";
 import { commandEnv } from "../build/command-env.js";
 import { serverArgs, serverEnv } from "../compute/server-command.js";
-import { DeployError, type ServerSandbox, type ServerSpec } from "../compute/types.js";
+import { configFileOf, DeployError, type ServerSandbox, type ServerSpec } from "../compute/types.js";
 import { bwrapArgs, type MountOp, type SandboxTools, type SandboxUser } from "./bwrap-args.js";
 import { etcFiles, INSIDE, INSIDE_BERTH_BIN, insidePath, systemMounts } from "./host-view.js";
 import { handOver, privateDir, seal } from "./ownership.js";
@@ -83,7 +83,7 @@ export class BwrapSandbox {
       { kind: "bind", source: artifact, target: INSIDE.app, writable: false },
       { kind: "bind", source: spec.dataDir, target: INSIDE.data, writable: true },
     ];
-    const configFile = translate(artifact, INSIDE.app, spec.configFile);
+    const configFile = translate(artifact, INSIDE.app, configFileOf(spec));
     const inside = { ...spec, configFile, dataDir: INSIDE.data };
     const env = serverEnv(spec, { ...process.env, PATH: insidePath(), HOME: INSIDE.tmp, TMPDIR: INSIDE.tmp });
     const cwd = dirname(configFile);
@@ -186,7 +186,7 @@ export class BwrapSandbox {
 
   /** The build `spec.configFile` lies in, which must be one of the deployment's (`<artifacts>/<deployment id>/<key>/...`). */
   private artifactOf(spec: ServerSpec): string {
-    const [owner, key, ...rest] = relative(this.dirs.artifacts, spec.configFile).split(sep);
+    const [owner, key, ...rest] = relative(this.dirs.artifacts, configFileOf(spec)).split(sep);
     if (owner !== spec.deploymentId || !key || rest.length === 0) {
       throw new DeployError(`The build to run (${spec.configFile}) is not one of deployment ${spec.deploymentId}'s builds`);
     }
