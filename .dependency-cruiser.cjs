@@ -12,7 +12,7 @@ const LAYERS = {
 };
 
 /** Root files every layer of a package may import (leaf utilities that import nothing of their package). */
-const LEAVES = { "agent-server": ["logger.ts"], cli: ["process.ts", "usage.ts"] };
+const LEAVES = { "agent-server": ["logger.ts"], cli: ["process.ts", "settings.ts", "usage.ts"] };
 
 const escape = (text) => text.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { BASE_IMAGE_USAGE } from "../usage.js";
 import { parsedOrError } from "../process.js";
+import { containerEngineFromEnv } from "../settings.js";
 
 /**
  * `berth base-image`: builds, in a container engine, the image the official
@@ -16,7 +17,7 @@ export async function baseImageCommand(argv: string[]): Promise<number> {
   const { buildLangGraphJsApiImage, connectEngine } = await import("@berth/listener");
   let engine: Awaited<ReturnType<typeof connectEngine>>;
   try {
-    engine = await connectEngine(parsed.values.engine ?? (process.env.BERTH_CONTAINER_ENGINE || undefined));
+    engine = await connectEngine(parsed.values.engine ?? containerEngineFromEnv());
   } catch (error) {
     process.stderr.write(`berth base-image: ${(error as Error).message}\n`);
     return 1;

@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Deployment, LogLine, Page } from "@berth/control-plane/wire";
+import { connectionFromEnv } from "../settings.js";
 import { readSavedLogin } from "./config-file.js";
 
 /** The control plane's answers, typed by its own schemas. */
@@ -69,14 +70,15 @@ export interface Connection {
 
 /** Each setting from the flags, else the environment, else `berth login`'s file, else the defaults. */
 function resolveConnection(flags: ConnectionFlags): Connection {
-  const asked = flags.url ?? (process.env.BERTH_URL || undefined);
+  const fromEnv = connectionFromEnv();
+  const asked = flags.url ?? fromEnv.url;
   const saved = readSavedLogin();
   // The saved key goes only to the control plane it was saved for, never to another URL given by flag or environment.
   const login = saved && (asked === undefined || withoutSlash(asked) === withoutSlash(saved.url)) ? saved : undefined;
   return {
     url: withoutSlash(asked ?? login?.url ?? DEFAULT_URL),
-    apiKey: flags["api-key"] ?? (process.env.BERTH_API_KEY || login?.api_key || localAdminKey()),
-    tenant: flags.tenant ?? (process.env.BERTH_TENANT_ID || login?.tenant_id || undefined),
+    apiKey: flags["api-key"] ?? fromEnv.apiKey ?? (login?.api_key || localAdminKey()),
+    tenant: flags.tenant ?? fromEnv.tenantId ?? (login?.tenant_id || undefined),
   };
 }
 

@@ -1,6 +1,7 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, isAbsolute, join } from "node:path";
+import { configHomeFromEnv } from "../settings.js";
 
 /** What `berth login` saves: a control plane, a key of it and, optionally, the workspace to act in. */
 export interface SavedLogin {
@@ -19,7 +20,7 @@ export class ConfigFileError extends Error {
 
 /** `$XDG_CONFIG_HOME/berth/config.json`, else `~/.config/berth/config.json` (a relative XDG_CONFIG_HOME is ignored, as the spec says). */
 export function configFilePath(): string {
-  const xdg = process.env.XDG_CONFIG_HOME;
+  const xdg = configHomeFromEnv();
   const base = xdg && isAbsolute(xdg) ? xdg : join(homedir(), ".config");
   return join(base, "berth", "config.json");
 }

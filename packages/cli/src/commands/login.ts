@@ -1,5 +1,6 @@
 import { parseArgs } from "node:util";
 import { parsedOrError } from "../process.js";
+import { connectionFromEnv } from "../settings.js";
 import { LOGIN_USAGE, LOGOUT_USAGE } from "../usage.js";
 import { ApiError, CONNECTION_OPTIONS, ControlPlaneClient, DEFAULT_URL, withoutSlash } from "./client.js";
 import { configFilePath, removeSavedLogin, writeSavedLogin } from "./config-file.js";
@@ -18,8 +19,9 @@ export async function loginCommand(argv: string[]): Promise<number> {
     process.stdout.write(LOGIN_USAGE);
     return 0;
   }
-  const url = withoutSlash(values.url ?? (process.env.BERTH_URL || DEFAULT_URL));
-  const tenant = values.tenant ?? (process.env.BERTH_TENANT_ID || undefined);
+  const fromEnv = connectionFromEnv();
+  const url = withoutSlash(values.url ?? fromEnv.url ?? DEFAULT_URL);
+  const tenant = values.tenant ?? fromEnv.tenantId;
   let apiKey = values["api-key"];
   if (apiKey === undefined) {
     try {

@@ -1,6 +1,7 @@
 import { parseArgs } from "node:util";
 import { loadAgentServer } from "./load-agent-server.js";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
+import { serveFromEnv } from "../settings.js";
 import { DEV_USAGE, SERVE_USAGE } from "./serve-usage.js";
 import { followSupervisor, tellSupervisor } from "./dev-child.js";
 
@@ -59,7 +60,8 @@ function parseOptions(command: "dev" | "serve", argv: string[]): ServeOptions | 
   const values = parsed.values as Record<string, string | boolean | undefined>;
   const text = (name: string) => values[name] as string | undefined;
   // `serve` also takes PORT, as container platforms set it (a Berth image's Deployment sets it per pod).
-  const portText = text("port") ?? (command === "serve" ? process.env.PORT || undefined : undefined);
+  const fromEnv = serveFromEnv();
+  const portText = text("port") ?? (command === "serve" ? fromEnv.port : undefined);
   const port = parsePort(portText ?? "2024");
   if (port === undefined) {
     return usageError(command, `${text("port") === undefined ? "PORT" : "--port"} must be a port number, got "${portText}"`);
@@ -72,7 +74,7 @@ function parseOptions(command: "dev" | "serve", argv: string[]): ServeOptions | 
     );
   }
   // BERTH_ROLE lets one image run as api or worker containers without another command.
-  const askedRole = text("role") ?? (command === "serve" ? process.env.BERTH_ROLE || undefined : undefined) ?? "all";
+  const askedRole = text("role") ?? (command === "serve" ? fromEnv.role : undefined) ?? "all";
   const role = askedRole as (typeof ROLES)[number];
   if (!ROLES.includes(role)) return usageError(command, `--role must be one of ${ROLES.join(", ")}, got "${askedRole}"`);
   const workers = text("workers") === undefined ? undefined : Number(text("workers"));
@@ -108,7 +110,7 @@ async function serveInProcess(command: "dev" | "serve", options: ServeOptions): 
       settings: workers === undefined ? undefined : { workers },
     });
     // The runs' grace (BERTH_SHUTDOWN_GRACE_SECONDS) and 20 s more: a shutdown stuck beyond that ends the process anyway.
-    closeOnSignals(server, (Number(process.env.BERTH_SHUTDOWN_GRACE_SECONDS ?? 10) || 0) * 1000 + 20_000);
+    closeOnSignals(server, serveFromEnv().shutdownGraceMs + 20_000);
     if (command === "dev") tellSupervisor(server.url);
     return 0;
   } catch (error) {

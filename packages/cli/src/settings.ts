@@ -1,0 +1,35 @@
+import { type Env, envNumber } from "@berth/service-kit";
+
+/*
+ * The environment variables the berth command reads itself. The programs it
+ * starts read theirs in their own settings modules: the agent server's
+ * (config/settings.ts), the control plane's (config/settings.ts) and the
+ * listener's (settings.ts).
+ */
+
+const given = (value: string | undefined) => (value === undefined || value.trim() === "" ? undefined : value.trim());
+
+/** Where the client commands (deploy, deployments, revisions, logs, login) talk, and as whom; flags win over these. */
+export function connectionFromEnv(env: Env = process.env): { url?: string; apiKey?: string; tenantId?: string } {
+  return { url: given(env.BERTH_URL), apiKey: given(env.BERTH_API_KEY), tenantId: given(env.BERTH_TENANT_ID) };
+}
+
+/** `berth serve`'s port and role from the environment, as container platforms set them (flags win). */
+export function serveFromEnv(env: Env = process.env): { port?: string; role?: string; shutdownGraceMs: number } {
+  return {
+    port: given(env.PORT),
+    role: given(env.BERTH_ROLE),
+    // The agent server reads the same variable for its runs' grace; the command adds its own margin to it.
+    shutdownGraceMs: envNumber("BERTH_SHUTDOWN_GRACE_SECONDS", 10, { min: 0 }, env) * 1000,
+  };
+}
+
+/** The Docker Engine API `berth base-image` builds with, unless --engine names one. */
+export function containerEngineFromEnv(env: Env = process.env): string | undefined {
+  return given(env.BERTH_CONTAINER_ENGINE);
+}
+
+/** XDG_CONFIG_HOME when absolute (a relative one is ignored, as the XDG spec says). */
+export function configHomeFromEnv(env: Env = process.env): string | undefined {
+  return given(env.XDG_CONFIG_HOME);
+}
