@@ -1,6 +1,7 @@
-import { envNumber, type Logger } from "@berth/service-kit";
+import type { Logger } from "@berth/service-kit";
 import type { QueueDepth } from "./queue-metrics.js";
 
+/** How the autoscaler works (from BERTH_AUTOSCALE_*, settings.ts). */
 export interface AutoscaleSettings {
   /** How often each deployment's load is read. */
   intervalMs: number;
@@ -8,14 +9,6 @@ export interface AutoscaleSettings {
   targetOpenRequests: number;
   /** How long the load must stay low before one replica (or worker) is removed (a burst does not make containers come and go). */
   scaleDownAfterMs: number;
-}
-
-export function autoscaleSettings(env: NodeJS.ProcessEnv = process.env): AutoscaleSettings {
-  return {
-    intervalMs: envNumber("BERTH_AUTOSCALE_INTERVAL_SECONDS", 5, { min: 0.1 }, env) * 1000,
-    targetOpenRequests: envNumber("BERTH_AUTOSCALE_TARGET_REQUESTS", 10, { min: 1, integer: true }, env),
-    scaleDownAfterMs: envNumber("BERTH_AUTOSCALE_SCALE_DOWN_SECONDS", 60, { min: 0 }, env) * 1000,
-  };
 }
 
 export interface ScaleBounds {

@@ -1,14 +1,9 @@
-import { envNumber, type Logger } from "@berth/service-kit";
+import type { Logger } from "@berth/service-kit";
 import { remoteHead } from "../build/git/fetch.js";
 import type { Assignment } from "@berth/listener-protocol";
 import { IN_PROGRESS_REVISION_STATUSES } from "@berth/listener-protocol";
 import type { ControlPlaneLink } from "./link.js";
 import { repositoryOf } from "./revision-spec.js";
-
-/** BERTH_REPO_POLL_SECONDS: how often tracked branches are polled; 0 (the default) leaves it to push webhooks. */
-export function branchPollMs(env: NodeJS.ProcessEnv = process.env): number {
-  return envNumber("BERTH_REPO_POLL_SECONDS", 0, { min: 0 }, env) * 1000;
-}
 
 /**
  * For git hosts that cannot reach the control plane with webhooks: the

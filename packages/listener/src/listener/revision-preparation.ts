@@ -1,77 +1,97 @@
+import type { AssignedRevision } from "@berth/listener-protocol";
 import { mkdir, rm } from "node:fs/promises";
 import { join } from "node:path";
-import { BuildError, type GraphChecker } from "../build/build.js";
+import { BuildError } from "../build/build.js";
 import { type FetchedCommit, fetchRepository, GitFetchError } from "../build/git/fetch.js";
-import type { AssignedRevision } from "@berth/listener-protocol";
+import type { ArtifactStore } from "./artifacts.js";
+import type { ControlPlaneLink } from "./link.js";
 import { repositoryOf } from "./revision-spec.js";
-import { Abandoned, type LogWriter, type Move, type Prepared, type RunnerContext } from "./revision-work.js";
+import { Abandoned, type LogWriter, type RevisionWork } from "./revision-work.js";
+
+/** Where a placement's builds are found and made: built projects, or images. */
+export interface Builds<Build> {
+  /** What the BUILDING move says for `what` (a commit, the uploaded source). */
+  building(what: string): string;
+  /** A finished build of the key, when there is one. */
+  find(key: string, log: LogWriter): Promise<Build | undefined>;
+  build(key: string, revision: AssignedRevision, tarball: string, log: LogWriter, signal: AbortSignal): Promise<Build>;
+}
+
+/** How building a revision's source ended. */
+export type BuildOutcome<Build> =
+  | { kind: "built"; build: Build; key: string; reused: boolean }
+  /** BUILD_FAILED, with the reason logged. */
+  | { kind: "failed" }
+  /** BUILD_FAILED: the revision has no uploaded source tarball. */
+  | { kind: "no-source" };
+
+export interface RevisionPreparationOptions {
+  link: ControlPlaneLink;
+  /** Build keys (and whose build it is). */
+  artifacts: ArtifactStore;
+  dirs: { sources: string; gitCache: string };
+}
 
 /**
- * What a revision needs before it can start: its source fetched (an upload,
- * or a repository at a ref) and built into a project or an image, or found
- * built already; an external image pulled.
+ * What a built revision needs before it can start: its source fetched (an
+ * upload, or a repository at a ref) and built, or found built already.
  */
 export class RevisionPreparation {
-  constructor(
-    private readonly deploymentId: string,
-    private readonly context: RunnerContext,
-  ) {}
+  constructor(private readonly options: RevisionPreparationOptions) {}
 
   /**
-   * Builds the revision's uploaded source (or finds its build), moving it
-   * through AWAITING_BUILD and BUILDING to AWAITING_DEPLOY. Undefined: it
-   * failed without a tarball; null: the build failed (BUILD_FAILED, logged).
-   * `checkGraphs` replaces the build's `berth check` (local compute: see server-graph-check.ts).
+   * Builds the revision's source (or finds its build) with `builds`, moving it
+   * through AWAITING_BUILD and BUILDING to AWAITING_DEPLOY.
    */
-  async buildSource(
-    revision: AssignedRevision,
-    buildLog: LogWriter,
-    move: Move,
-    signal: AbortSignal,
-    checkGraphs?: GraphChecker,
-  ): Promise<Prepared | null | undefined> {
-    const { link, artifacts, dirs } = this.context;
+  async buildSource<Build>(work: RevisionWork, builds: Builds<Build>): Promise<BuildOutcome<Build>> {
+    const { revision, buildLog, move, signal } = work;
+    const { link, artifacts, dirs } = this.options;
     const tarball = join(dirs.sources, `${revision.id}.tar.gz`);
     await mkdir(dirs.sources, { recursive: true });
     // A rollback serves its commit: the build of that commit when it is still here, else that commit fetched and built.
     const pinned = pinnedCommitOf(revision);
     const pinnedKey = pinned && artifacts.keyOf({ ...revision, tarball_sha256: `git:${pinned}` });
-    let prepared = pinnedKey ? await this.findBuild(pinnedKey, buildLog) : undefined;
+    let found = pinnedKey ? await builds.find(pinnedKey, buildLog) : undefined;
     // A repository is fetched first: its commit, not a tarball's hash, says which build it is.
-    let fetched: FetchedCommit | undefined = prepared && pinned ? { sha: pinned } : undefined;
+    let fetched: FetchedCommit | undefined = found && pinned ? { sha: pinned } : undefined;
     if (revision.source === "repo_host" && !fetched) {
-      const commit = await this.fetchRepository(revision, tarball, buildLog, move, signal, pinned);
-      if (!commit) return null;
+      const commit = await this.fetchRepository(work, tarball, pinned);
+      if (!commit) return { kind: "failed" };
       fetched = commit;
     }
     const facts = fetched && { repo_commit_sha: fetched.sha };
     const key = artifacts.keyOf(fetched ? { ...revision, tarball_sha256: `git:${fetched.sha}` } : revision);
-    if (!key) return void (await move("BUILD_FAILED", "The revision has no uploaded source tarball"));
-    prepared ??= await this.findBuild(key, buildLog);
-    if (prepared) {
+    if (!key) {
+      await move("BUILD_FAILED", "The revision has no uploaded source tarball");
+      return { kind: "no-source" };
+    }
+    found ??= await builds.find(key, buildLog);
+    let build: Build;
+    if (found) {
+      build = found;
       buildLog({ level: "info", message: `Reusing the existing build ${key}: no build needed` });
     } else {
       if (!fetched) await move("AWAITING_BUILD", "Waiting for the build to start");
       const what = fetched ? `commit ${fetched.sha.slice(0, 12)}` : "the uploaded source";
-      await move("BUILDING", this.context.images ? `Building ${what} into an image` : `Building ${what}`, undefined, facts);
+      await move("BUILDING", builds.building(what), undefined, facts);
       const started = Date.now();
       try {
         if (!fetched) await link.fetchSource(revision.id, tarball);
-        prepared = await this.build(key, revision, tarball, buildLog, signal, checkGraphs);
+        build = await builds.build(key, revision, tarball, buildLog, signal);
       } catch (error) {
         await rm(tarball, { force: true });
         if (signal.aborted) throw new Abandoned();
         const reason = error instanceof BuildError ? error.message : `Build failed: ${(error as Error).message}`;
         buildLog({ level: "error", message: reason });
         await move("BUILD_FAILED", reason);
-        return null;
+        return { kind: "failed" };
       }
       buildLog({ level: "info", message: `Built in ${((Date.now() - started) / 1000).toFixed(1)} s` });
     }
     await rm(tarball, { force: true });
-    const message = prepared.reused ? "Reusing an existing build of the same source: no build" : "Built";
-    await move("AWAITING_DEPLOY", message, undefined, facts);
-    return { ...prepared, key };
+    const reused = found !== undefined;
+    await move("AWAITING_DEPLOY", reused ? "Reusing an existing build of the same source: no build" : "Built", undefined, facts);
+    return { kind: "built", build, key, reused };
   }
 
   /**
@@ -80,11 +100,8 @@ export class RevisionPreparation {
    * AWAITING_BUILD meanwhile. Null after BUILD_FAILED with the reason.
    */
   private async fetchRepository(
-    revision: AssignedRevision,
+    { revision, buildLog, move, signal }: RevisionWork,
     tarball: string,
-    buildLog: LogWriter,
-    move: Move,
-    signal: AbortSignal,
     pinned: string | undefined,
   ): Promise<FetchedCommit | null> {
     const repository = revision.spec.repository;
@@ -99,7 +116,7 @@ export class RevisionPreparation {
       const commit = await fetchRepository({
         ...repositoryOf(repository),
         commit: pinned,
-        cacheDir: this.context.dirs.gitCache,
+        cacheDir: this.options.dirs.gitCache,
         tarball,
         signal,
         log: (line) => buildLog({ level: "info", message: line }),
@@ -114,49 +131,6 @@ export class RevisionPreparation {
       await move("BUILD_FAILED", reason);
       return null;
     }
-  }
-
-  /** Pulls an external image (with its image_pull_secrets) and resolves its secret_references, from the listener's secret source. */
-  async pullExternal(prepared: Prepared, revision: AssignedRevision): Promise<Record<string, string>> {
-    const { images, secrets } = this.context;
-    const image = prepared.image!;
-    const log = this.context.logs.writer(this.deploymentId, revision.id, "deploy");
-    const environment = await secrets.environment(revision.spec.secret_references);
-    log({ level: "info", message: `Pulling ${image}` });
-    // An internal_image comes from the platform's registry, with a pull token scoped to this deployment.
-    const auth = revision.registry_auth ?? (await secrets.registryCredentials(revision.spec.resources.image_pull_secrets, image));
-    await images!.pull(image, auth, log);
-    return environment;
-  }
-
-  /** A finished build of the key: a built project, or an image on a container listener (or in a cluster listener's registry). */
-  private async findBuild(key: string, log: LogWriter): Promise<Prepared | undefined> {
-    const { images, artifacts, clusterImages } = this.context;
-    const pushed = await clusterImages?.findPushed(this.deploymentId, key, log);
-    if (pushed) return { configFile: "", image: pushed.ref, reused: true, pushed };
-    if (images) {
-      const image = await images.find(this.deploymentId, key);
-      return image ? { configFile: "", image, reused: true } : undefined;
-    }
-    const artifact = await artifacts.find(key);
-    return artifact && { configFile: artifact.configFile, reused: true };
-  }
-
-  private async build(
-    key: string,
-    revision: AssignedRevision,
-    tarball: string,
-    log: LogWriter,
-    signal: AbortSignal,
-    checkGraphs?: GraphChecker,
-  ): Promise<Prepared> {
-    const { images, artifacts, dirs } = this.context;
-    if (images) {
-      const image = await images.build(this.deploymentId, key, revision, tarball, log, signal);
-      return { configFile: "", image, reused: false };
-    }
-    const artifact = await artifacts.build(key, revision, tarball, dirs.installCache, log, signal, checkGraphs);
-    return { configFile: artifact.configFile, reused: false };
   }
 }
 

@@ -35,6 +35,8 @@ export interface IsolationOptions extends SandboxDirs {
   egressAllow?: string;
   /** The workspace of a deployment the listener was assigned. */
   tenantOf(deploymentId: string): string | undefined;
+  /** For tests: no sandbox can be had, so the refusal paths run on a machine that has one (see probe.ts). */
+  forceUnavailable?: boolean;
   logger: Logger;
 }
 
@@ -47,7 +49,7 @@ export async function startIsolation(options: IsolationOptions): Promise<Isolati
   const { logger } = options;
   const stateDir = join(options.dataDir, "sandbox");
   const users = await SandboxUsers.open(stateDir, options.deployments);
-  const support = await probeSandbox(users.probeUid);
+  const support = await probeSandbox(users.probeUid, { forceUnavailable: options.forceUnavailable });
   if (support.available) {
     const network = await startNetworks(options);
     if (typeof network === "string") {

@@ -1,16 +1,18 @@
 import { execFile } from "node:child_process";
-import { envBoolean } from "@berth/service-kit";
 import { bwrapArgs, type SandboxTools } from "./bwrap-args.js";
 import { INSIDE, systemMounts } from "./host-view.js";
 import { findProgram } from "./programs.js";
 
 export type SandboxSupport = { available: true; tools: SandboxTools } | { available: false; reason: string };
 
-/**
- * For tests only: set to 1, the probe reports that no sandbox can be had, so
- * that the refusal path can be tested on a machine that has one.
- */
+/** The test switch that makes the probe report no sandbox (read with the listener's settings, settings.ts). */
 export const FORCE_UNAVAILABLE = "BERTH_TEST_SANDBOX_UNAVAILABLE";
+
+export interface ProbeOptions {
+  /** For tests only: report that no sandbox can be had, so that the refusal path can be tested on a machine that has one. */
+  forceUnavailable?: boolean;
+  env?: NodeJS.ProcessEnv;
+}
 
 const PROBE_TIMEOUT_MS = 30_000;
 
@@ -19,9 +21,12 @@ const PROBE_TIMEOUT_MS = 30_000;
  * run each deployment as a user of its own), bwrap and setpriv exist, and a
  * real sandbox of the same shape as a deployment's runs Node as `probeUid`.
  */
-export async function probeSandbox(probeUid: number, env: NodeJS.ProcessEnv = process.env): Promise<SandboxSupport> {
+export async function probeSandbox(
+  probeUid: number,
+  { forceUnavailable = false, env = process.env }: ProbeOptions = {},
+): Promise<SandboxSupport> {
   const unavailable = (reason: string): SandboxSupport => ({ available: false, reason });
-  if (envBoolean(FORCE_UNAVAILABLE, false, env)) {
+  if (forceUnavailable) {
     return unavailable(`${FORCE_UNAVAILABLE} is set, a switch for tests`);
   }
   if (process.platform !== "linux") return unavailable("sandboxes need Linux");

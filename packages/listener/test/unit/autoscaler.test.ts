@@ -3,7 +3,6 @@ import { test } from "node:test";
 import type { Logger } from "@berth/service-kit";
 import {
   Autoscaler,
-  autoscaleSettings,
   type DimensionState,
   nextSize,
   type Scalable,
@@ -12,6 +11,7 @@ import {
   wantedWorkers,
 } from "../../src/listener/autoscaler.js";
 import type { QueueDepth } from "../../src/listener/queue-metrics.js";
+import { autoscaleSettings } from "../../src/listener/settings.js";
 
 test("the replicas the load asks for: one per `target` requests in flight, within min_scale and max_scale", () => {
   const bounds = { min: 2, max: 5 };

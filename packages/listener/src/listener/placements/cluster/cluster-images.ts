@@ -1,11 +1,12 @@
 import type { Logger } from "@berth/service-kit";
-import { pushImage } from "../build/image/push-image.js";
-import { RegistryApi } from "../build/image/registry-api.js";
-import { DeployError } from "../compute/types.js";
-import { type ContainerEngine, connectEngine, type EngineLog } from "../engine/docker-engine.js";
-import { ImageBuilds } from "./image-builds.js";
-import { type ImageRegistry, pushedRefOf, registryRepositoryOf } from "./image-registry.js";
-import type { SecretSource } from "./secret-source.js";
+import { pushImage } from "../../../build/image/push-image.js";
+import { RegistryApi } from "../../../build/image/registry-api.js";
+import { DeployError } from "../../../compute/types.js";
+import { type ContainerEngine, connectEngine, type EngineLog } from "../../../engine/docker-engine.js";
+import { ImageBuilds } from "../../image-builds.js";
+import type { Builds } from "../../revision-preparation.js";
+import { type ImageRegistry, pushedRefOf, registryRepositoryOf } from "../../image-registry.js";
+import type { SecretSource } from "../../secret-source.js";
 
 /** The secret of the listener's secret source holding the registry's login (docs/cluster.md). */
 export const REGISTRY_SECRET = "berth-image-registry";
@@ -17,12 +18,17 @@ export interface PushedImage {
   imageId?: string;
 }
 
+/** A cluster listener's build of a revision: in the registry already, or in the engine, to push. */
+export type ClusterBuild = { kind: "pushed"; pushed: PushedImage } | { kind: "local"; image: string };
+
 export interface ClusterImagesOptions {
   /** --image-registry: none, and built sources cannot be deployed. */
   registry?: ImageRegistry;
   /** The engine that builds and pushes; none when it did not answer (engineProblem says why). */
   engine?: ContainerEngine;
   engineProblem?: string;
+  /** Where the engine's builds are prepared. */
+  workDir: string;
   secrets: SecretSource;
   logger: Logger;
 }
@@ -33,7 +39,12 @@ export interface ClusterImagesOptions {
  * there again by a revision of the same source, deleted with the deployment.
  */
 export class ClusterImages {
-  constructor(private readonly options: ClusterImagesOptions) {}
+  /** Builds as a docker listener makes them (the same Dockerfile, build key and reuse). */
+  private readonly local: ImageBuilds | undefined;
+
+  constructor(private readonly options: ClusterImagesOptions) {
+    this.local = options.engine && new ImageBuilds(options.engine, options.workDir);
+  }
 
   /** Why this listener cannot deploy a built revision of `source` (undefined: it can). */
   unavailable(source: string): string | undefined {
@@ -44,8 +55,25 @@ export class ClusterImages {
     return undefined;
   }
 
+  /** The deployment's builds: found in the registry, else in the engine, else built there (once unavailable() says none is missing). */
+  builds(deploymentId: string): Builds<ClusterBuild> {
+    return {
+      building: (what) => `Building ${what} into an image`,
+      find: async (key, log) => {
+        const pushed = await this.findPushed(deploymentId, key, log);
+        if (pushed) return { kind: "pushed", pushed };
+        const image = await this.engineBuilds().find(deploymentId, key);
+        return image ? { kind: "local", image } : undefined;
+      },
+      build: async (key, revision, tarball, log, signal) => {
+        const image = await this.engineBuilds().build(deploymentId, key, revision, tarball, log, signal);
+        return { kind: "local", image };
+      },
+    };
+  }
+
   /** The key's image, when the registry has it already (a failed look-up is logged, and the image built). */
-  async findPushed(deploymentId: string, key: string, log: EngineLog): Promise<PushedImage | undefined> {
+  private async findPushed(deploymentId: string, key: string, log: EngineLog): Promise<PushedImage | undefined> {
     const registry = this.registry();
     const ref = pushedRefOf(registry, deploymentId, key);
     try {
@@ -108,6 +136,11 @@ export class ClusterImages {
     }
   }
 
+  private engineBuilds(): ImageBuilds {
+    if (!this.local) throw new DeployError(this.unavailable("built")!);
+    return this.local;
+  }
+
   private registry(): ImageRegistry {
     if (!this.options.registry) throw new DeployError(this.unavailable("built")!);
     return this.options.registry;
@@ -133,22 +166,22 @@ function tagOf(ref: string): string {
  * engine that does not answer does not stop the listener (external images
  * need none): each built revision fails with the reason instead.
  */
-export async function connectClusterBuilds(
+export async function connectClusterImages(
   registry: ImageRegistry | undefined,
   engineAddress: string | undefined,
   workDir: string,
   secrets: SecretSource,
   logger: Logger,
-): Promise<{ images?: ImageBuilds; clusterImages: ClusterImages }> {
-  if (!registry) return { clusterImages: new ClusterImages({ secrets, logger }) };
+): Promise<ClusterImages> {
+  if (!registry) return new ClusterImages({ workDir, secrets, logger });
   try {
     const engine = await connectEngine(engineAddress);
     const where = `${registry.host}/${registry.path}`;
     logger.info({ engine: engine.address, registry: where }, "building revision images for the cluster");
-    return { images: new ImageBuilds(engine, workDir), clusterImages: new ClusterImages({ registry, engine, secrets, logger }) };
+    return new ClusterImages({ registry, engine, workDir, secrets, logger });
   } catch (error) {
     const engineProblem = (error as Error).message;
     logger.warn({ err: error }, "no container engine: internal_source and repo_host revisions will fail");
-    return { clusterImages: new ClusterImages({ registry, engineProblem, secrets, logger }) };
+    return new ClusterImages({ registry, engineProblem, workDir, secrets, logger });
   }
 }

@@ -1,25 +1,20 @@
 import type { KubernetesObject } from "@kubernetes/client-node";
-import { readFileSync } from "node:fs";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
-import { SERVICES_USERS } from "../build/image/scale-out-image.js";
-import { applyObjects } from "../compute/cluster/apply-objects.js";
-import type { ClusterConnection } from "../compute/cluster/cluster-connection.js";
-import {
-  type ClusterNetworkSettings,
-  type ClusterRevision,
-  DEFAULT_NETWORK_SETTINGS,
-} from "../compute/cluster/cluster-revision.js";
-import { deleteDeploymentObjects } from "../compute/cluster/delete-objects.js";
-import { renderRevision, toYaml } from "../compute/cluster/render.js";
-import { waitForRollout } from "../compute/cluster/rollout-status.js";
-import { DeployError } from "../compute/types.js";
+import { SERVICES_USERS } from "../../../build/image/scale-out-image.js";
+import { applyObjects } from "../../../compute/cluster/apply-objects.js";
+import type { ClusterConnection } from "../../../compute/cluster/cluster-connection.js";
+import type { ClusterNetworkSettings, ClusterRevision } from "../../../compute/cluster/cluster-revision.js";
+import { deleteDeploymentObjects } from "../../../compute/cluster/delete-objects.js";
+import { renderRevision, toYaml } from "../../../compute/cluster/render.js";
+import { waitForRollout } from "../../../compute/cluster/rollout-status.js";
+import { DeployError } from "../../../compute/types.js";
 import type { AssignedRevision, Assignment } from "@berth/listener-protocol";
 import type { ClusterLogs } from "./cluster-logs.js";
-import { parseImageRegistry, plannedRefOf } from "./image-registry.js";
-import type { ControlPlaneLink } from "./link.js";
-import { DEPLOYMENT_TYPE_LIMITS, runWebhookEnvOf, tracingEnvOf } from "./revision-spec.js";
-import { deploymentSecretOf } from "./upstream-key.js";
+import { parseImageRegistry, plannedRefOf } from "../../image-registry.js";
+import type { ControlPlaneLink } from "../../link.js";
+import { DEPLOYMENT_TYPE_LIMITS, runWebhookEnvOf, tracingEnvOf } from "../../revision-spec.js";
+import { deploymentSecretOf } from "../../upstream-key.js";
 
 /** How a cluster listener places deployments (docs/cluster.md). */
 export interface ClusterSettings {
@@ -33,38 +28,8 @@ export interface ClusterSettings {
   servicesImage?: string;
   /** `HOST[:PORT]/PATH`: where built sources' images are pushed for the cluster to pull (none: they are not deployed). */
   imageRegistry?: string;
-  /** What the deployments' NetworkPolicy lets in and out (default: from the environment, clusterNetworkFromEnv). */
-  network?: ClusterNetworkSettings;
-}
-
-/**
- * The NetworkPolicy settings (docs/cluster.md#network-policy):
- * BERTH_CLUSTER_PLATFORM_NAMESPACE (else the namespace of the listener's pod,
- * else `berth`), BERTH_CLUSTER_INGRESS_NAMESPACES, BERTH_CLUSTER_KEDA_NAMESPACE
- * (`keda`) and BERTH_CLUSTER_BLOCKED_CIDRS (comma-separated).
- */
-export function clusterNetworkFromEnv(env: NodeJS.ProcessEnv = process.env): ClusterNetworkSettings {
-  const list = (value: string | undefined) =>
-    (value ?? "")
-      .split(",")
-      .map((item) => item.trim())
-      .filter(Boolean);
-  const blockedCidrs = list(env.BERTH_CLUSTER_BLOCKED_CIDRS);
-  for (const cidr of blockedCidrs)
-    if (!/^(\d+\.\d+\.\d+\.\d+\/\d{1,2}|[0-9a-f:]+\/\d{1,3})$/i.test(cidr))
-      throw new Error(`BERTH_CLUSTER_BLOCKED_CIDRS: ${cidr} is not a CIDR (10.96.0.0/12, fd00::/8)`);
-  let podNamespace: string | undefined;
-  try {
-    podNamespace = readFileSync("/var/run/secrets/kubernetes.io/serviceaccount/namespace", "utf8").trim() || undefined;
-  } catch {
-    // Not in a pod.
-  }
-  return {
-    platformNamespace: env.BERTH_CLUSTER_PLATFORM_NAMESPACE || podNamespace || DEFAULT_NETWORK_SETTINGS.platformNamespace,
-    ingressNamespaces: list(env.BERTH_CLUSTER_INGRESS_NAMESPACES),
-    kedaNamespace: env.BERTH_CLUSTER_KEDA_NAMESPACE || DEFAULT_NETWORK_SETTINGS.kedaNamespace,
-    blockedCidrs,
-  };
+  /** What the deployments' NetworkPolicy lets in and out (docs/cluster.md#network-policy). */
+  network: ClusterNetworkSettings;
 }
 
 /**
@@ -72,17 +37,13 @@ export function clusterNetworkFromEnv(env: NodeJS.ProcessEnv = process.env): Clu
  * applied by server-side apply, followed until the rollout completes or fails with the pod's reason.
  */
 export class ClusterRollouts {
-  private readonly network: ClusterNetworkSettings;
-
   constructor(
     readonly connection: ClusterConnection | undefined,
     private readonly settings: ClusterSettings,
     private readonly deploymentsDir: string,
     /** Where the pods' output goes: the deployments' deploy logs (none when only rendering). */
     readonly podLogs?: ClusterLogs,
-  ) {
-    this.network = settings.network ?? clusterNetworkFromEnv();
-  }
+  ) {}
 
   namespaceOf(revision: AssignedRevision): string {
     const config = revision.source_config.listener_config as { cluster_namespace?: string | null } | null | undefined;
@@ -111,7 +72,7 @@ export class ClusterRollouts {
       secretReferences: revision.secret_references ?? [],
       resourceSpec: (revision.source_config.resource_spec as Record<string, unknown> | null | undefined) ?? null,
       sizePreset: DEPLOYMENT_TYPE_LIMITS[String(revision.source_config.deployment_type)],
-      network: this.network,
+      network: this.settings.network,
       keda: this.settings.keda,
       passwords: {
         db: await deploymentSecretOf(dir, "postgres.password"),

@@ -1,12 +1,7 @@
-import { envNumber, type Logger } from "@berth/service-kit";
-import type { ClusterConnection } from "../compute/cluster/cluster-connection.js";
-import { compareTimestamps, readPodLogs } from "../compute/cluster/pod-logs.js";
-import type { LogShipper } from "./log-shipper.js";
-
-/** BERTH_CLUSTER_LOG_SECONDS: how often a cluster listener reads its deployments' pod logs into their deploy logs. */
-export function clusterLogPollMs(env: NodeJS.ProcessEnv = process.env): number {
-  return envNumber("BERTH_CLUSTER_LOG_SECONDS", 5, { min: 0.1 }, env) * 1000;
-}
+import type { Logger } from "@berth/service-kit";
+import type { ClusterConnection } from "../../../compute/cluster/cluster-connection.js";
+import { compareTimestamps, readPodLogs } from "../../../compute/cluster/pod-logs.js";
+import type { LogShipper } from "../../log-shipper.js";
 
 interface Followed {
   revisionId: string;

@@ -1,12 +1,12 @@
-import { checkGraphs, type GraphCheckOptions } from "../build/graph-check.js";
-import type { ServerInstance } from "../compute/types.js";
+import { checkGraphs, type GraphCheckOptions } from "../../../build/graph-check.js";
+import type { ServerInstance } from "../../../compute/types.js";
 
 /** Starts the revision's agent server on the build at `configFile`; resolves once it is healthy. */
 export type StartServer = (configFile: string) => Promise<ServerInstance>;
 
 /**
- * The build's graph check on local compute, folded into the start of the
- * revision's agent server. The server loads the project exactly as `berth
+ * On local compute the build starts the revision's serving agent server: its
+ * graph check is that server's start. The server loads the project exactly as `berth
  * check` does (every graph, the auth module, http.app, the store's embedder,
  * the ui components), so a server that starts passes the check, and goes on
  * to serve the revision instead of a second process loading it all again.
@@ -18,7 +18,7 @@ export type StartServer = (configFile: string) => Promise<ServerInstance>;
  * with the check's reason and log; one that loads keeps the start's error,
  * and the deploy fails with it (`startFailure`).
  */
-export class ServerGraphCheck {
+export class BuildStartsServer {
   private started: ServerInstance | undefined;
   /** Why the server did not start although every graph loads: the deploy's reason to fail. */
   startFailure: unknown;

@@ -1,13 +1,13 @@
 import { join } from "node:path";
-import { ensureScaleOutImage, POSTGRES_DATA } from "../build/image/scale-out-image.js";
+import { ensureScaleOutImage, POSTGRES_DATA } from "../../../build/image/scale-out-image.js";
 import {
   ensureScaleOutServices,
   removeScaleOutServices,
   type ScaleOutEndpoints,
-} from "../compute/container/scale-out-services.js";
-import type { ContainerEngine, EngineLog } from "../engine/docker-engine.js";
-import type { ScaleOutPlan } from "./revision-spec.js";
-import { deploymentSecretOf } from "./upstream-key.js";
+} from "../../../compute/container/scale-out-services.js";
+import type { ContainerEngine, EngineLog } from "../../../engine/docker-engine.js";
+import type { ScaleOutPlan } from "../../revision-spec.js";
+import { deploymentSecretOf } from "../../upstream-key.js";
 
 /**
  * The PostgreSQL and Redis of scale-out deployments on a container listener:

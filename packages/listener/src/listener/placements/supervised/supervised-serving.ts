@@ -1,0 +1,158 @@
+import { workerConcurrencyOf } from "../../../compute/cluster/render-scaling.js";
+import type { ServerInstance, ServerSpec } from "../../../compute/types.js";
+import type { ScaleBounds, ScaleDimension } from "../../autoscaler.js";
+import { type QueueDepth, readQueueDepth } from "../../queue-metrics.js";
+import { Abandoned } from "../../revision-work.js";
+import type { ScalingState, Serving } from "../placement.js";
+import type { RoutedRevision, SupervisedServers } from "./supervised-servers.js";
+import type { RevisionWork } from "../../revision-work.js";
+
+/** A revision's started servers: API replicas (the router's targets), workers (scale-out), and the specs of more of each. */
+export interface ServerSet {
+  instances: ServerInstance[];
+  workers: ServerInstance[];
+  spec: ServerSpec;
+  /** Scale-out mode: the workers' spec, and how far they may grow (queue_min_scale to queue_max_scale). */
+  workerPool?: { spec: ServerSpec; bounds: ScaleBounds };
+}
+
+export interface SupervisedServingOptions {
+  deploymentId: string;
+  revisionId: string;
+  summary: string;
+  url: string;
+  imageDigest: string | undefined;
+  servers: ServerSet;
+  /** How many API replicas it may have (one on local compute; min_scale to max_scale of a container deployment). */
+  bounds: ScaleBounds;
+  /** The key its servers require, sent by the router. */
+  upstreamKey: string;
+}
+
+/** A revision served by supervised agent servers behind the router; the autoscaler resizes it. */
+export class SupervisedServing implements Serving, RoutedRevision {
+  readonly deploymentId: string;
+  readonly revisionId: string;
+  readonly summary: string;
+  readonly url: string;
+  readonly imageDigest: string | undefined;
+  readonly upstreamKey: string;
+  private readonly servers: ServerSet;
+  private readonly bounds: ScaleBounds;
+  /** Aborts replicas the autoscaler is starting when it is stopped. */
+  private readonly stopping = new AbortController();
+
+  constructor(
+    private readonly supervised: SupervisedServers,
+    options: SupervisedServingOptions,
+  ) {
+    this.deploymentId = options.deploymentId;
+    this.revisionId = options.revisionId;
+    this.summary = options.summary;
+    this.url = options.url;
+    this.imageDigest = options.imageDigest;
+    this.upstreamKey = options.upstreamKey;
+    this.servers = options.servers;
+    this.bounds = options.bounds;
+  }
+
+  /** Its API replicas now. */
+  apiReplicas(): ServerInstance[] {
+    return this.servers.instances;
+  }
+
+  activate(): void {
+    this.supervised.route(this);
+  }
+
+  healthy(): boolean {
+    return this.servers.instances.length > 0 && this.servers.instances.every((instance) => instance.healthy());
+  }
+
+  /** Its replicas finish their open requests first; its workers get SIGTERM and finish their runs (or hand them back to the queue). */
+  async retire(): Promise<void> {
+    await Promise.all([
+      ...this.servers.instances.map((instance) => this.supervised.retire(this.deploymentId, instance)),
+      ...this.servers.workers.map((instance) => this.supervised.stopInstance(this.deploymentId, instance)),
+    ]);
+  }
+
+  async stop(): Promise<void> {
+    this.stopping.abort(new Abandoned());
+    const all = [...this.servers.instances, ...this.servers.workers];
+    await Promise.all(all.map((instance) => this.supervised.stopInstance(this.deploymentId, instance)));
+  }
+
+  scaling(): ScalingState {
+    const replicas = { count: this.servers.instances.length, bounds: this.bounds };
+    const pool = this.servers.workerPool;
+    if (!pool) return { replicas };
+    // The runs one worker executes at once: the BERTH_WORKERS its spec sets (the platform's; deployments cannot set BERTH_*).
+    const slotsPerWorker = workerConcurrencyOf(pool.spec.env);
+    return { replicas, workers: { count: this.servers.workers.length, bounds: pool.bounds, slotsPerWorker } };
+  }
+
+  openRequests(): number {
+    return this.supervised.openRequests(this.deploymentId);
+  }
+
+  /** The runs on the deployment's database, from one healthy API replica's GET /metrics. */
+  queueDepth(): Promise<QueueDepth> {
+    const replica = this.servers.instances.find((instance) => instance.healthy());
+    if (!replica) return Promise.reject(new Error("no healthy API replica to read the queue from"));
+    return readQueueDepth(replica.url, this.upstreamKey);
+  }
+
+  /**
+   * Starts replicas or workers, or stops some: replicas finish their open
+   * requests first; workers get SIGTERM and finish their runs or hand them
+   * back to the queue.
+   */
+  async scaleTo(dimension: ScaleDimension, count: number, reason: string): Promise<void> {
+    const spec = dimension === "replicas" ? this.servers.spec : this.servers.workerPool?.spec;
+    if (!spec) return;
+    const pool = dimension === "replicas" ? this.servers.instances : this.servers.workers;
+    const from = pool.length;
+    if (count === from) return;
+    const log = this.supervised.deployLog(this.deploymentId, this.revisionId);
+    log({ level: "info", message: `Scaling from ${from} to ${count} ${dimension}: ${reason}` });
+    if (count > from) {
+      const added = await this.supervised.startReplicas(spec, count - from, this.stopping.signal);
+      // A switch to another revision (or a stop) while they started: they serve nothing.
+      if (this.stopping.signal.aborted || !this.supervised.routes(this))
+        return void (await Promise.all(added.map((instance) => this.supervised.stopInstance(this.deploymentId, instance))));
+      pool.push(...added);
+      await this.supervised.recordPids(this.deploymentId, added);
+      if (dimension === "replicas") this.activate();
+    } else if (dimension === "replicas") {
+      const retired = pool.splice(count);
+      this.activate();
+      await Promise.all(retired.map((instance) => this.supervised.retire(this.deploymentId, instance)));
+    } else {
+      await Promise.all(pool.splice(count).map((instance) => this.supervised.stopInstance(this.deploymentId, instance)));
+    }
+    const serve = dimension === "replicas" ? "serve" : "run for";
+    log({ level: "info", message: `${pool.length} ${dimension} ${serve} revision ${this.revisionId}` });
+  }
+}
+
+/** The started servers of a revision, as what serves it once routed to (their pids recorded). */
+export async function servingOf(
+  supervised: SupervisedServers,
+  { assignment, revision }: RevisionWork,
+  servers: ServerSet,
+  how: { upstreamKey: string; bounds: ScaleBounds; imageDigest: string | undefined },
+): Promise<SupervisedServing> {
+  const { instances, workers } = servers;
+  await supervised.recordPids(assignment.id, [...instances, ...workers]);
+  const replicas = instances.length > 1 ? `, ${instances.length} replicas` : "";
+  const scaleOut = workers.length > 0 ? `, ${workers.length} workers, PostgreSQL and Redis` : "";
+  return new SupervisedServing(supervised, {
+    deploymentId: assignment.id,
+    revisionId: revision.id,
+    summary: `Serving (revision ${revision.number}${replicas}${scaleOut})`,
+    url: supervised.urlOf(assignment.id),
+    servers,
+    ...how,
+  });
+}
