@@ -2,12 +2,43 @@
 // row locks held by other transactions, JSON that JSONB refuses.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
 import pg from "pg";
 import { createPostgresStorage } from "../../../src/storage/postgres/index.js";
 import { type Backend, databasePerTest } from "./backends.js";
 import { newRun, newThread } from "./fixtures.js";
 import { freshSchema } from "./postgres-schema.js";
+
+const MIGRATIONS_DIR = fileURLToPath(new URL("../../../src/storage/postgres/migrations", import.meta.url));
+
+/** PostgreSQL's migrations as a database records them. */
+const ALL_MIGRATIONS = [
+  { version: 1, name: "001_core.sql" },
+  { version: 2, name: "002_runs.sql" },
+  { version: 4, name: "004_run_leases.sql" },
+  { version: 5, name: "005_store.sql" },
+  { version: 6, name: "006_thread_ttl.sql" },
+  { version: 7, name: "007_crons.sql" },
+  { version: 8, name: "008_webhook_outbox.sql" },
+  { version: 9, name: "009_run_functions.sql" },
+  { version: 10, name: "010_pending_runs_index.sql" },
+];
+
+/** How databases migrated before the numbers matched SQLite's recorded them. */
+const OLD_NUMBERS: [number, string][] = [
+  [1, "001_core.sql"],
+  [2, "002_runs.sql"],
+  [3, "003_run_leases.sql"],
+  [4, "004_store.sql"],
+  [5, "005_thread_ttl.sql"],
+  [6, "006_crons.sql"],
+  [7, "007_webhook_outbox.sql"],
+  [8, "008_run_functions.sql"],
+  [9, "009_pending_runs_index.sql"],
+];
 
 export function postgresOnlyContract(backend: Backend): void {
   describe("PostgreSQL only", () => {
@@ -24,19 +55,36 @@ export function postgresOnlyContract(backend: Backend): void {
         await client.connect();
         const { rows } = await client.query("SELECT version, name FROM schema_migrations ORDER BY version");
         await client.end();
-        assert.deepEqual(rows, [
-          { version: 1, name: "001_core.sql" },
-          { version: 2, name: "002_runs.sql" },
-          { version: 3, name: "003_run_leases.sql" },
-          { version: 4, name: "004_store.sql" },
-          { version: 5, name: "005_thread_ttl.sql" },
-          { version: 6, name: "006_crons.sql" },
-          { version: 7, name: "007_webhook_outbox.sql" },
-          { version: 8, name: "008_run_functions.sql" },
-          { version: 9, name: "009_pending_runs_index.sql" },
-        ]);
+        assert.deepEqual(rows, ALL_MIGRATIONS);
         await Promise.all(storages.map((storage) => storage.close()));
       } finally {
+        await schema.drop();
+      }
+    });
+
+    it("opens a database migrated under the old numbers: renumbered, the rest applied, nothing run twice", async () => {
+      const schema = await freshSchema();
+      const client = new pg.Client({ connectionString: schema.url });
+      await client.connect();
+      try {
+        // As a server before the renumbering left it: 001 to 007 applied and recorded under their old numbers.
+        await client.query(
+          "CREATE TABLE schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)",
+        );
+        for (const [version, file] of OLD_NUMBERS.slice(0, 7)) {
+          const current = ALL_MIGRATIONS.find(({ name }) => name.slice(4) === file.slice(4));
+          await client.query(readFileSync(join(MIGRATIONS_DIR, current!.name), "utf8"));
+          await client.query("INSERT INTO schema_migrations VALUES ($1, $2, now())", [version, file]);
+        }
+        // Opened twice at once: one renumbers, then the runner applies what 008 and 009 were (now 009 and 010) once.
+        const storages = await Promise.all([0, 1].map(() => createPostgresStorage(schema.url, { poolSize: 2 })));
+        const { rows } = await client.query("SELECT version, name FROM schema_migrations ORDER BY version");
+        assert.deepEqual(rows, ALL_MIGRATIONS);
+        const threadId = await newThread(storages[1]);
+        assert.equal((await storages[0].runs.create(newRun(threadId))).kind, "created");
+        await Promise.all(storages.map((storage) => storage.close()));
+      } finally {
+        await client.end();
         await schema.drop();
       }
     });
