@@ -1,3 +1,4 @@
+import type { RevisionEventInput } from "@berth/listener-protocol";
 import { mkdir } from "node:fs/promises";
 import { join } from "node:path";
 import type { SupervisedCompute, SupervisedComputeOptions } from "../../../compute/supervised-compute.js";
@@ -10,6 +11,13 @@ import type { PlacementContext } from "../placement-context.js";
 
 /** The compute that runs the servers (local processes, containers), told where their output and events go. */
 export type ComputeOf<Compute extends SupervisedCompute> = (events: Pick<SupervisedComputeOptions, "log" | "onEvent">) => Compute;
+
+/** A supervised server's crash, restart or give-up, as its revision's event and the health of what serves. */
+const SERVER_EVENTS: Record<ComputeEvent["kind"], Pick<RevisionEventInput, "type" | "reason"> & { healthy: boolean }> = {
+  crashed: { type: "Warning", reason: "ServerExited", healthy: false },
+  restarted: { type: "Normal", reason: "ServerRestarted", healthy: true },
+  gave_up: { type: "Warning", reason: "RestartLimitReached", healthy: false },
+};
 
 /** A revision the router sends its deployment's requests to. */
 export interface RoutedRevision {
@@ -166,10 +174,13 @@ export class SupervisedServers<Compute extends SupervisedCompute = SupervisedCom
       serving.activate();
       void this.recordPids(event.deploymentId, serving.apiReplicas());
     }
-    // The serving revision stays DEPLOYED; the step goes into its timeline with the reason.
+    // The serving revision stays DEPLOYED: the step goes into its timeline, and what runs to its conditions.
+    const { type, reason, healthy } = SERVER_EVENTS[event.kind];
+    const { message } = event;
+    const observed = { serving_revision_id: event.revisionId, healthy, reason, message };
     void link
-      .transition(event.revisionId, ["DEPLOYED"], "DEPLOYED", event.message)
-      .then(() => link.report(event.deploymentId, { status: event.kind === "restarted" ? "READY" : "UNKNOWN" }))
+      .recordEvent(event.revisionId, { type, reason, message })
+      .then(() => link.report(event.deploymentId, { status: healthy ? "READY" : "UNKNOWN", observed }))
       .catch((err: unknown) => logger.warn({ err }, "reporting a deployment's status failed"));
   }
 }
