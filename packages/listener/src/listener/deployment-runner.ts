@@ -6,6 +6,7 @@ import {
   type Assignment,
   type DeploymentReport,
   FINAL_REVISION_STATUSES,
+  type ObservedDeployment,
   type RevisionStatus,
 } from "@berth/listener-protocol";
 import type { Scalable, ScaleDimension } from "./autoscaler.js";
@@ -53,6 +54,8 @@ interface JobOptions {
  */
 export class DeploymentRunner implements Scalable {
   private serving: Serving | undefined;
+  /** What the control plane was last told runs (keyOf); undefined: nothing yet since the listener started. */
+  private observed: string | undefined;
   private job: Job | undefined;
   private tearingDown: Promise<void> | undefined;
 
@@ -87,6 +90,8 @@ export class DeploymentRunner implements Scalable {
     } else if (!this.serving && assignment.active?.status === "DEPLOYED") {
       this.startJob(assignment, assignment.active, { restore: true });
     }
+    // Nothing to do: what runs (nothing, after a listener start) is reported once.
+    if (!this.job && !this.tearingDown) void this.reportObserved();
   }
 
   scaling(): ScalingState | undefined {
@@ -127,7 +132,9 @@ export class DeploymentRunner implements Scalable {
         );
       })
       .finally(() => {
-        if (this.job === job) this.job = undefined;
+        if (this.job !== job) return;
+        this.job = undefined;
+        void this.reportObserved();
       });
   }
 
@@ -173,26 +180,33 @@ export class DeploymentRunner implements Scalable {
   }
 
   /**
-   * Records the revision DEPLOYED (with the deployment READY at its URL),
-   * then sends it the deployment's requests and retires the revision before it.
+   * Sends the deployment's requests to the revision, then records it DEPLOYED
+   * (with the deployment READY at its URL), so a client told it is deployed
+   * reaches it; then retires the revision before it.
    */
   private async switchTo(serving: Serving, { assignment, revision, move }: RevisionWork, restore: boolean): Promise<void> {
+    const observed = observationOf(serving);
     const report: DeploymentReport = {
       status: "READY",
       active_revision_id: revision.id,
       // An external image's custom_url is where its users reach it (their own ingress); else the placement's URL.
       custom_url: customUrlOf(revision) ?? serving.url,
       image_version: this.context.serverVersion,
+      observed,
     };
+    const previous = this.serving;
+    serving.activate();
     try {
       await move("DEPLOYED", serving.summary, report, { image_digest: serving.imageDigest });
     } catch (error) {
+      // The move lost (the revision was superseded or interrupted meanwhile): what served before serves again.
+      if (previous) previous.activate();
+      else serving.deactivate();
       await serving.stop();
       throw error;
     }
-    const previous = this.serving;
     this.serving = serving;
-    serving.activate();
+    this.observed = keyOf(observed);
     if (restore) await this.context.link.report(assignment.id, report);
     await previous?.retire();
   }
@@ -205,7 +219,24 @@ export class DeploymentRunner implements Scalable {
 
   /** Nothing new serves: the deployment is UNUSED unless an older revision still does. */
   private async reportIdle(assignment: Assignment): Promise<void> {
-    if (!this.serving && !assignment.active_revision_id) await this.context.link.report(this.deploymentId, { status: "UNUSED" });
+    if (this.serving || assignment.active_revision_id) return;
+    const observed = observationOf(undefined);
+    await this.context.link.report(this.deploymentId, { status: "UNUSED", observed });
+    this.observed = keyOf(observed);
+  }
+
+  /**
+   * Tells the control plane what runs when that changed since it was last
+   * told (first after a listener start): it recomputes the conditions from it.
+   */
+  private async reportObserved(): Promise<void> {
+    const observed = observationOf(this.serving);
+    if (keyOf(observed) === this.observed) return;
+    this.observed = keyOf(observed);
+    await this.context.link.report(this.deploymentId, { observed }).catch((err: unknown) => {
+      this.observed = undefined; // told again at the next pass
+      this.context.logger.warn({ err, deployment_id: this.deploymentId }, "reporting what runs failed");
+    });
   }
 
   private async teardown(assignment: Assignment): Promise<void> {
@@ -214,4 +245,17 @@ export class DeploymentRunner implements Scalable {
     await rm(join(this.context.deploymentsDir, this.deploymentId), { recursive: true, force: true });
     await this.context.link.purge(this.deploymentId);
   }
+}
+
+/** What serves the deployment, as its conditions read it. */
+function observationOf(serving: Serving | undefined): ObservedDeployment {
+  if (!serving) return { serving_revision_id: null, healthy: false, reason: "NotServing", message: "No revision runs" };
+  const healthy = serving.healthy();
+  const message = healthy ? serving.summary : "Its servers do not pass their health checks";
+  return { serving_revision_id: serving.revisionId, healthy, reason: healthy ? "Healthy" : "Unhealthy", message };
+}
+
+/** Which revision serves: what the runner reports on its own (its servers' health comes with their events, supervised-servers.ts). */
+function keyOf(observed: ObservedDeployment): string {
+  return String(observed.serving_revision_id);
 }

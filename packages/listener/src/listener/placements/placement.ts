@@ -65,6 +65,8 @@ export interface Serving {
    * on its own, and its pods' output is followed.
    */
   activate(): void;
+  /** It no longer serves, and none took its place (its DEPLOYED move lost): the deployment's URL answers as before. */
+  deactivate(): void;
   /** Whether its servers pass their health checks now. */
   healthy(): boolean;
   /** Lets it finish its open requests (another revision serves now), then stops it. */

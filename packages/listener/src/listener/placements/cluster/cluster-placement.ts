@@ -129,6 +129,7 @@ export class ClusterPlacement implements Placement {
       url,
       imageDigest,
       activate: () => podLogs.follow(deploymentId, revision.id, rollouts.namespaceOf(revision)),
+      deactivate: () => podLogs.forget(deploymentId),
       // The cluster's own rollout replaced or keeps the pods: nothing here runs them.
       healthy: () => true,
       retire: async () => {},

@@ -116,6 +116,13 @@ export class SupervisedServers<Compute extends SupervisedCompute = SupervisedCom
     this.context.router.setTargets(serving.deploymentId, urls, serving.upstreamKey);
   }
 
+  /** The deployment's URL answers as before `serving` was routed to, when none took its place. */
+  unroute(serving: RoutedRevision): void {
+    if (!this.routes(serving)) return;
+    this.routed.delete(serving.deploymentId);
+    this.context.router.remove(serving.deploymentId);
+  }
+
   /** Whether the deployment's requests go to `serving`. */
   routes(serving: RoutedRevision): boolean {
     return this.routed.get(serving.deploymentId) === serving;

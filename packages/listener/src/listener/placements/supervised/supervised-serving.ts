@@ -65,6 +65,10 @@ export class SupervisedServing implements Serving, RoutedRevision {
     this.supervised.route(this);
   }
 
+  deactivate(): void {
+    this.supervised.unroute(this);
+  }
+
   healthy(): boolean {
     return this.servers.instances.length > 0 && this.servers.instances.every((instance) => instance.healthy());
   }
