@@ -125,8 +125,18 @@ export class ListenerApi {
 
   /** Adds an event to a revision's timeline; its status does not move. */
   async recordEvent(scope: ListenerScope, revisionId: string, event: RevisionEventInput): Promise<void> {
-    await this.revisionInScope(scope, revisionId);
+    const { revision, deployment } = await this.revisionAndDeployment(scope, revisionId);
     await this.storage.revisions.recordEvent(revisionId, event, new Date().toISOString());
+    // Told as a move to the status it keeps: the terminal's `serving: <reason>` line of a crash or restart.
+    this.changes.publish("revision", {
+      kind: "status",
+      deployment: { id: deployment.id, name: deployment.name },
+      revision: { id: revision.id, number: revision.number },
+      status: revision.status,
+      previous: revision.status,
+      message: event.message,
+      url: null,
+    });
   }
 
   /** A listener saw the tracked branch of a build_on_push deployment move: a revision of the new head (none if it has it). */

@@ -97,6 +97,12 @@ describe("what the services publish on the change feed", () => {
     );
     assert.deepEqual(await published(() => api.transition(EMBEDDED, latest_revision_id!, ["QUEUED"], "DEPLOYED", "late")), []);
     assert.deepEqual(await published(() => api.report(EMBEDDED, id, { status: "READY" })), ["deployment reported"]);
+    const exited = { type: "Warning" as const, reason: "ServerExited", message: "The agent server exited with code 1" };
+    assert.deepEqual(
+      await published(() => api.recordEvent(EMBEDDED, latest_revision_id!, exited)),
+      ["revision status AWAITING_DEPLOY"],
+      "an event is told as a move to the status the revision keeps (the terminal's serving line)",
+    );
     const line = { deployment_id: id, revision_id: latest_revision_id!, kind: "build" as const, level: "info" };
     assert.deepEqual(
       await published(() => api.appendLogs(EMBEDDED, [{ ...line, timestamp: new Date().toISOString(), message: "one" }])),
