@@ -2,10 +2,5 @@ export { apiKeyRecord, describeApiKey, generateApiKey } from "./api-keys/api-key
 export { readSettings, type ControlPlaneSettings } from "./config/settings.js";
 export { defaultDataDir, openControlPlaneState, startControlPlane, type RunningControlPlane } from "./server.js";
 export type { ControlPlaneStorage, IntegrationRecord, RepositoryRecord } from "./storage/types.js";
-export { HttpLink } from "@berth/listener";
 export { integrationAdmin } from "./services/integration-admin.js";
 export type { RevisionCause, RevisionEvent, RevisionEventListener } from "./services/change-feed.js";
-export { startListener, type RunningListener } from "@berth/listener";
-export { renderForReview } from "@berth/listener";
-export { connectEngine } from "@berth/listener";
-export { buildLangGraphJsApiImage, langGraphJsApiImageTag } from "@berth/listener";
