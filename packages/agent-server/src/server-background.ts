@@ -102,7 +102,7 @@ export async function startExecution(
   await worker.start();
   lifecycle.defer(() => worker.stop(setup.settings.shutdownGraceMs));
   deliverer?.start();
-  const crons = startCronScheduler(backends.storage, services.runs, logger, setup.settings.cronPollMs);
+  const crons = startCronScheduler({ storage: backends.storage, runs: services.runs, logger, pollMs: setup.settings.cronPollMs });
   services.crons.scheduleChanged = () => crons.wake();
   lifecycle.defer(() => crons.stop());
 }
@@ -116,12 +116,12 @@ export function startMaintenance(
 ): void {
   const { storage } = backends;
   // Search and count hide expired threads already; PostgreSQL's SKIP LOCKED splits the work between processes.
-  const threadSweeper = startBatchSweeper(
-    (limit) => storage.threads.sweepExpired(limit),
-    project.checkpointer.sweepIntervalMinutes * 60_000,
+  const threadSweeper = startBatchSweeper({
+    sweepBatch: (limit) => storage.threads.sweepExpired(limit),
+    intervalMs: project.checkpointer.sweepIntervalMinutes * 60_000,
     logger,
-    "expired threads",
-  );
+    what: "expired threads",
+  });
   lifecycle.defer(() => threadSweeper.stop());
   const storeSweepMs = settings.storeSweepMs ?? project.store.sweepIntervalMinutes * 60_000;
   const storeSweeper = startStoreSweeper(storage.store, storeSweepMs, logger);

@@ -19,20 +19,28 @@ export interface StoreSweeper {
  * invisible to reads, so sweeping only reclaims space.
  */
 export function startStoreSweeper(repository: StoreRepository, intervalMs: number, logger: Logger): StoreSweeper {
-  return startBatchSweeper((limit) => repository.sweepExpired(limit), intervalMs, logger, "expired store items");
+  return startBatchSweeper({
+    sweepBatch: (limit) => repository.sweepExpired(limit),
+    intervalMs,
+    logger,
+    what: "expired store items",
+  });
+}
+
+export interface BatchSweep {
+  sweepBatch: (limit: number) => Promise<number>;
+  intervalMs: number;
+  logger: Logger;
+  /** The deleted things, as logs name them. */
+  what: string;
 }
 
 /**
  * Calls `sweepBatch(500)` every `intervalMs` until it deletes fewer (at most
  * 200 batches a sweep), yielding between batches; `what` names the deleted
- * things in logs. Also sweeps expired threads (server.ts).
+ * things in logs. Also sweeps expired threads (server-background.ts).
  */
-export function startBatchSweeper(
-  sweepBatch: (limit: number) => Promise<number>,
-  intervalMs: number,
-  logger: Logger,
-  what: string,
-): StoreSweeper {
+export function startBatchSweeper({ sweepBatch, intervalMs, logger, what }: BatchSweep): StoreSweeper {
   let current: Promise<void> | undefined;
   let stopped = false;
   const sweep = async () => {

@@ -30,7 +30,14 @@ const WAKE_SLACK_MS = 2;
  * It sleeps until the earliest scheduled tick, or `pollMs` at most (crons
  * other processes create or change), so ticks fire close to their time.
  */
-export function startCronScheduler(storage: Storage, runs: RunService, logger: Logger, pollMs: number): CronScheduler {
+export interface CronSchedulerDeps {
+  storage: Storage;
+  runs: RunService;
+  logger: Logger;
+  pollMs: number;
+}
+
+export function startCronScheduler({ storage, runs, logger, pollMs }: CronSchedulerDeps): CronScheduler {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let pass: Promise<void> | undefined;
