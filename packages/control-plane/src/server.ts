@@ -12,7 +12,7 @@ import type { RevisionEventListener } from "./services/change-feed.js";
 import { createServices, openChangeFeed } from "./services/index.js";
 import type { RegistrySettings } from "./services/registry-tokens.js";
 import { openStorage } from "./storage/open.js";
-import { loadRegistryKeys } from "./api-keys/registry-signing-keys.js";
+import { loadRegistryKeys } from "./services/registry-signing-keys.js";
 import { registryStorageOf, startRegistryProcess } from "@berth/listener";
 import type { ControlPlaneStorage } from "./storage/types.js";
 

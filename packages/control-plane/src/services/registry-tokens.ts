@@ -3,7 +3,7 @@ import { join } from "node:path";
 import { BadRequestError, NotFoundError, UnauthorizedError } from "@berth/service-kit";
 import { randomUUID } from "node:crypto";
 import { type JWTPayload, jwtVerify, SignJWT } from "jose";
-import type { RegistryKeys } from "../api-keys/registry-signing-keys.js";
+import type { RegistryKeys } from "./registry-signing-keys.js";
 import type { ControlPlaneStorage } from "../storage/types.js";
 
 export interface RegistrySettings {
