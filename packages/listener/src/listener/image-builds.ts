@@ -6,6 +6,7 @@ import { buildRevisionImage } from "../build/image/revision-image.js";
 import { type ContainerEngine, imageExists, imageIdOf, listImages, pullImage, removeImage } from "../engine/docker-engine.js";
 import type { RegistryCredentials } from "./secret-source.js";
 import type { AssignedRevision } from "@berth/listener-protocol";
+import type { Logger } from "@berth/service-kit";
 
 /** The engine's errors when a layer it was using as cache was removed under it. */
 const LOST_LAYER = /failed to get digest|No such image|no such file or directory.*image\/|unknown parent image ID/;
@@ -98,6 +99,16 @@ export class ImageBuilds {
       if (!(await imageExists(this.engine, image))) throw new DeployError(`Pulling ${image} failed: ${(error as Error).message}`);
       log({ level: "error", message: `Pulling ${image} failed (${(error as Error).message}): running the engine's copy` });
     }
+  }
+
+  /** Removes the deleted deployment's images (removeAll); those that stay are logged. */
+  async removeDeployment(deploymentId: string, logger: Logger): Promise<void> {
+    const kept = await this.removeAll(deploymentId);
+    if (kept.length > 0)
+      logger.warn(
+        { deployment_id: deploymentId, images: kept },
+        "the deleted deployment's images stay: other containers use them",
+      );
   }
 
   /**

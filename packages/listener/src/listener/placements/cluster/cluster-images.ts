@@ -106,6 +106,11 @@ export class ClusterImages {
     return { ref, imageId: manifest?.configDigest };
   }
 
+  /** The local builds of the deleted deployment (as removeDeployment of ImageBuilds), once its tags are gone from the registry. */
+  async removeLocal(deploymentId: string): Promise<void> {
+    await this.local?.removeDeployment(deploymentId, this.options.logger);
+  }
+
   /**
    * Deletes the deployment's tags from the registry (it was deleted). Best
    * effort: a registry that refuses deletes, or cannot be reached, keeps

@@ -75,6 +75,7 @@ export class ClusterPlacement implements Placement {
     const placed = assignment.active ?? assignment.latest;
     if (placed) await this.parts.rollouts.remove(assignment.id, this.parts.rollouts.namespaceOf(placed));
     await this.parts.images.removeAll(assignment.id);
+    await this.parts.images.removeLocal(assignment.id);
   }
 
   forget(deploymentId: string): Promise<void> {

@@ -96,12 +96,7 @@ export class ContainerPlacement implements Placement {
   async remove(assignment: Assignment): Promise<void> {
     this.servers.remove(assignment.id);
     await this.scaleOut.remove(assignment.id);
-    const kept = await this.images.removeAll(assignment.id);
-    if (kept.length > 0)
-      this.context.logger.warn(
-        { deployment_id: assignment.id, images: kept },
-        "the deleted deployment's images stay: other containers use them",
-      );
+    await this.images.removeDeployment(assignment.id, this.context.logger);
   }
 
   forget(deploymentId: string): Promise<void> {
