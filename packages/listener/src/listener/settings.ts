@@ -5,9 +5,12 @@ import { FORCE_UNAVAILABLE } from "../sandbox/probe.js";
 import type { AutoscaleSettings } from "./autoscaler.js";
 
 /*
- * Every environment variable a listener reads, in one place. Each group is
+ * The environment variables a listener reads, in one place. Each group is
  * read where it applies (a cluster's settings by a cluster listener), so a
- * bad value of a setting a listener does not use stops nothing.
+ * bad value of a setting a listener does not use stops nothing. Three are
+ * read by the lower layers that use them, and listed here all the same:
+ * DOCKER_HOST (engine/docker-engine.ts), BERTH_CONTAINER_FIREWALL
+ * (engine/host-firewall.ts) and BERTH_NODE_BASE_IMAGE (build/image).
  */
 
 type Env = NodeJS.ProcessEnv;
@@ -33,6 +36,21 @@ export const LISTENER_SETTINGS: readonly ListenerSetting[] = [
     name: "BERTH_CONTAINER_ENGINE",
     default: "DOCKER_HOST, else the standard socket",
     description: "`--engine`: the Docker Engine API of a docker listener, and the one a cluster listener builds on.",
+  },
+  {
+    name: "DOCKER_HOST",
+    default: "unix:///var/run/docker.sock",
+    description: "The Docker Engine API when BERTH_CONTAINER_ENGINE names none.",
+  },
+  {
+    name: "BERTH_CONTAINER_FIREWALL",
+    default: "iptables when it can",
+    description: "iptables: the host firewall rules of containers' networks are required; off: none are installed.",
+  },
+  {
+    name: "BERTH_NODE_BASE_IMAGE",
+    default: "berth/node-base:<node major>",
+    description: "The base of every image a docker or cluster listener builds.",
   },
   {
     name: "BERTH_CONTAINER_BIND_ALLOW",
