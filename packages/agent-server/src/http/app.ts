@@ -19,19 +19,19 @@ import { installMountPrefix, mountPrefixRewriter } from "./mount-prefix.js";
 import { configurableHeaderSelector } from "./request-headers.js";
 import { installRequestLog } from "./request-log.js";
 import type { RouteContext } from "./routes/context.js";
-import { registerHealthRoute } from "./routes/health.js";
+import { healthRoute } from "./routes/health.js";
 import { assistantRoutes } from "./routes/assistants.js";
-import { registerInternalRoutes } from "./routes/internal.js";
-import { registerMetaRoutes, type ServerInfo } from "./routes/meta.js";
-import { registerMetricsRoutes } from "./routes/metrics.js";
+import { internalRoutes } from "./routes/internal.js";
+import { metaRoutes, type ServerInfo } from "./routes/meta.js";
+import { metricsRoutes } from "./routes/metrics.js";
 import { cronRoutes } from "./routes/crons.js";
 import { registerRoutes } from "./routes/route-table.js";
 import { runRoutes, type StreamTimings } from "./routes/runs.js";
 import { stateRoutes } from "./routes/state.js";
 import { storeRoutes } from "./routes/memory-store.js";
 import { threadRoutes } from "./routes/threads.js";
-import { registerWebhookRoutes } from "./routes/webhooks.js";
-import { registerUiRoutes } from "./routes/ui.js";
+import { webhookRoutes } from "./routes/webhooks.js";
+import { uiRoutes } from "./routes/ui.js";
 import type { UiBundles } from "../graphs/ui-bundle.js";
 
 export interface AppOptions {
@@ -101,12 +101,11 @@ function registerRouteFamilies(
   options: AppOptions,
   enabled: (family: RouteFamily) => boolean,
 ): void {
-  if (enabled("meta")) {
-    registerMetaRoutes(context, options.info, services.maintenance);
-    registerMetricsRoutes(context, services.metrics);
-  } else {
-    registerHealthRoute(context);
-  }
+  registerRoutes(
+    context,
+    "meta",
+    enabled("meta") ? [...metaRoutes(options.info, services.maintenance), ...metricsRoutes(services.metrics)] : [healthRoute],
+  );
   if (enabled("assistants")) registerRoutes(context, "assistants", assistantRoutes(services.assistants));
   // As in the reference server: a thread's state and history belong to threads; its runs and every cron to runs.
   if (enabled("threads")) {
@@ -117,12 +116,13 @@ function registerRouteFamilies(
     const forwardHeaders = configurableHeaderSelector(options.http?.configurableHeaders);
     registerRoutes(context, "runs", runRoutes({ runs: services.runs, timings: options.timings, forwardHeaders }));
     registerRoutes(context, "crons", cronRoutes(services.crons));
-    if (enabled("webhooks")) registerWebhookRoutes(context, services.webhooks);
+    if (enabled("webhooks")) registerRoutes(context, "runs", webhookRoutes(services.webhooks));
   }
   if (enabled("store")) registerRoutes(context, "store", storeRoutes(services.store));
-  if (options.internalTruncate) registerInternalRoutes(context, services.maintenance);
-  if (options.ui?.size && enabled("ui"))
-    registerUiRoutes(context, options.ui, services.assistants, { mountPrefix: options.http?.mountPrefix });
+  if (options.internalTruncate) registerRoutes(context, "internal", internalRoutes(services.maintenance));
+  if (options.ui?.size && enabled("ui")) {
+    registerRoutes(context, "ui", uiRoutes(options.ui, services.assistants, { mountPrefix: options.http?.mountPrefix }));
+  }
 }
 
 /** The document's security: the project's `auth.openapi` when it has one, else the server key's when it needs one. */

@@ -1,19 +1,13 @@
 import { z } from "zod";
-import { defineRoute } from "@berth/service-kit";
-import type { RouteContext } from "./context.js";
+import { type RouteDef, route } from "./route-table.js";
 
 /** `GET /ok`: with the meta routes, or alone when they are switched off (`http.disable_meta`): health checks still need it. */
-export function registerHealthRoute({ app, catalog }: RouteContext): void {
-  defineRoute(
-    app,
-    catalog,
-    {
-      method: "GET",
-      path: "/ok",
-      summary: "Liveness",
-      tag: "meta",
-      responses: { 200: { description: "Always ok", schema: z.object({ ok: z.boolean() }) } },
-    },
-    async () => ({ ok: true }),
-  );
-}
+export const healthRoute: RouteDef = route(
+  {
+    method: "GET",
+    path: "/ok",
+    summary: "Liveness",
+    responses: { 200: { description: "Always ok", schema: z.object({ ok: z.boolean() }) } },
+  },
+  async () => ({ ok: true }),
+);

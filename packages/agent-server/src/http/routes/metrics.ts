@@ -1,7 +1,6 @@
-import { defineRoute } from "@berth/service-kit";
 import { z } from "zod";
 import type { MetricsService, ServerMetrics } from "../../services/metrics.js";
-import type { RouteContext } from "./context.js";
+import { type RouteDef, route } from "./route-table.js";
 
 const metricsQuery = z.object({ format: z.enum(["json", "prometheus"]).default("json") });
 
@@ -31,29 +30,28 @@ function prometheusText(metrics: ServerMetrics): string {
   return `${lines.join("\n")}\n`;
 }
 
-export function registerMetricsRoutes({ app, catalog }: RouteContext, metrics: MetricsService): void {
-  defineRoute(
-    app,
-    catalog,
-    {
-      method: "GET",
-      path: "/metrics",
-      summary: "Queue depth and worker slots (JSON, or Prometheus text with format=prometheus)",
-      tag: "meta",
-      query: metricsQuery,
-      responses: {
-        200: {
-          description:
-            "`queue`: runs pending (available now) and running, every process of the database counted; " +
-            "`workers`: this process's run slots (absent on a process that executes no runs)",
-          schema: metricsSchema,
+export function metricsRoutes(metrics: MetricsService): RouteDef[] {
+  return [
+    route(
+      {
+        method: "GET",
+        path: "/metrics",
+        summary: "Queue depth and worker slots (JSON, or Prometheus text with format=prometheus)",
+        query: metricsQuery,
+        responses: {
+          200: {
+            description:
+              "`queue`: runs pending (available now) and running, every process of the database counted; " +
+              "`workers`: this process's run slots (absent on a process that executes no runs)",
+            schema: metricsSchema,
+          },
         },
       },
-    },
-    async ({ query, reply }) => {
-      const current = await metrics.read();
-      if (query.format === "prometheus") return reply.type(PROMETHEUS_CONTENT_TYPE).send(prometheusText(current));
-      return current;
-    },
-  );
+      async ({ query, reply }) => {
+        const current = await metrics.read();
+        if (query.format === "prometheus") return reply.type(PROMETHEUS_CONTENT_TYPE).send(prometheusText(current));
+        return current;
+      },
+    ),
+  ];
 }

@@ -1,12 +1,10 @@
-import { defineRoute, NotFoundError } from "@berth/service-kit";
+import { NotFoundError } from "@berth/service-kit";
 import type { FastifyRequest } from "fastify";
 import { z } from "zod";
 import type { UiBundle, UiBundles } from "../../graphs/ui-bundle.js";
 import type { AssistantService } from "../../services/assistants.js";
 import { accessOf } from "../auth/access.js";
-import type { RouteContext } from "./context.js";
-
-const tag = "ui";
+import { type RouteDef, route } from "./route-table.js";
 
 const UiParams = z.object({ assistant_id: z.string().min(1) });
 const UiBody = z.looseObject({
@@ -32,51 +30,42 @@ export interface UiRouteOptions {
  * fragment it inserts in a shadow root (its `{{shadowRootId}}` replaced by the client), whose script
  * renders the component; `GET /ui/{agent}/{file}` serves the bundle's files.
  */
-export function registerUiRoutes(
-  { app, catalog }: RouteContext,
-  bundles: UiBundles,
-  assistants: AssistantService,
-  options: UiRouteOptions = {},
-): void {
-  defineRoute(
-    app,
-    catalog,
-    {
-      method: "POST",
-      path: "/ui/:assistant_id",
-      summary: "The HTML fragment that loads a `ui` bundle's component (by `ui` name, assistant id or graph id)",
-      tag,
-      params: UiParams,
-      body: UiBody,
-      responses: {
-        200: { description: "text/html: the bundle's stylesheets and its script, which renders the component once loaded" },
-        404: { description: "No `ui` entry for this assistant" },
+export function uiRoutes(bundles: UiBundles, assistants: AssistantService, options: UiRouteOptions = {}): RouteDef[] {
+  return [
+    route(
+      {
+        method: "POST",
+        path: "/ui/:assistant_id",
+        summary: "The HTML fragment that loads a `ui` bundle's component (by `ui` name, assistant id or graph id)",
+        params: UiParams,
+        body: UiBody,
+        responses: {
+          200: { description: "text/html: the bundle's stylesheets and its script, which renders the component once loaded" },
+          404: { description: "No `ui` entry for this assistant" },
+        },
       },
-    },
-    async ({ params, body, request, reply }) => {
-      const bundle = await bundleFor(params.assistant_id, bundles, assistants, request);
-      return reply.type("text/html; charset=utf-8").send(fragment(bundle, body.name, baseUrl(request, options.mountPrefix)));
-    },
-  );
+      async ({ params, body, request, reply }) => {
+        const bundle = await bundleFor(params.assistant_id, bundles, assistants, request);
+        return reply.type("text/html; charset=utf-8").send(fragment(bundle, body.name, baseUrl(request, options.mountPrefix)));
+      },
+    ),
 
-  defineRoute(
-    app,
-    catalog,
-    {
-      method: "GET",
-      path: "/ui/:agent/:file",
-      summary: "A file of a `ui` bundle (served without authentication, as the reference server does)",
-      tag,
-      params: UiAssetParams,
-      responses: { 200: { description: "The file (JavaScript or CSS)" }, 404: { description: "No such bundle or file" } },
-    },
-    async ({ params, reply }) => {
-      const asset = bundles.get(params.agent)?.assets.find((item) => item.basename === params.file);
-      if (!asset) throw new NotFoundError(`UI file "${params.file}" not found for "${params.agent}"`);
-      const extension = asset.basename.slice(asset.basename.lastIndexOf(".") + 1);
-      return reply.type(CONTENT_TYPES[extension] ?? "application/octet-stream").send(Buffer.from(asset.contents));
-    },
-  );
+    route(
+      {
+        method: "GET",
+        path: "/ui/:agent/:file",
+        summary: "A file of a `ui` bundle (served without authentication, as the reference server does)",
+        params: UiAssetParams,
+        responses: { 200: { description: "The file (JavaScript or CSS)" }, 404: { description: "No such bundle or file" } },
+      },
+      async ({ params, reply }) => {
+        const asset = bundles.get(params.agent)?.assets.find((item) => item.basename === params.file);
+        if (!asset) throw new NotFoundError(`UI file "${params.file}" not found for "${params.agent}"`);
+        const extension = asset.basename.slice(asset.basename.lastIndexOf(".") + 1);
+        return reply.type(CONTENT_TYPES[extension] ?? "application/octet-stream").send(Buffer.from(asset.contents));
+      },
+    ),
+  ];
 }
 
 /** The `ui` name itself, else the assistant's graph id, as the reference names bundles by graph. */
