@@ -1,7 +1,7 @@
 /**
  * The long-term memory store (LangGraph's BaseStore, and the API's /store
- * routes) as the storage backends keep it: sqlite/store.ts and
- * postgres/store.ts, behind the same contract.
+ * routes) as the storage backends keep it: sqlite/memory-store.ts and
+ * postgres/memory-store.ts, behind the same contract.
  *
  * A namespace is a list of labels (non-empty, no "."); backends keep it joined
  * with "." so a prefix is a string prefix at a label boundary.

@@ -252,7 +252,7 @@ export interface Storage {
   readonly threads: ThreadRepository;
   readonly runs: RunRepository;
   readonly checkpointer: BerthCheckpointer;
-  /** LangGraph's long-term memory store (store-types.ts). */
+  /** LangGraph's long-term memory store (memory-store-types.ts). */
   readonly store: StoreRepository;
   /** Scheduled runs (cron-types.ts). */
   readonly crons: CronRepository;

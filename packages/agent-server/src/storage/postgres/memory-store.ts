@@ -62,7 +62,7 @@ const refreshedExpiry = (nowMsParam: string) =>
 
 const COMPARISONS = { $gt: ">", $gte: ">=", $lt: "<", $lte: "<=" } as const;
 
-/** One filter condition as SQL on the items aliased `i`, with the semantics of matchesConditions (shared/store-filter.ts). */
+/** One filter condition as SQL on the items aliased `i`, with the semantics of matchesConditions (shared/memory-store-filter.ts). */
 function conditionSql({ field, op, value }: StoreCondition, param: (value: unknown) => string): string {
   const type = orderedType(value);
   // Before any parameter: one the statement does not use would have no type.

@@ -1,6 +1,6 @@
 // A store search's filter on the top-level fields of item values. SQLite
 // evaluates it here (a SQL function, see sqlite/database.ts); PostgreSQL
-// translates the same conditions to JSONB SQL (postgres/store.ts). The rules
+// translates the same conditions to JSONB SQL (postgres/memory-store.ts). The rules
 // below are what both implement.
 import type { JsonObject } from "../types.js";
 import { compareCodePoints } from "./memory-store-namespaces.js";

@@ -8,7 +8,7 @@ export const LATEST_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /**
  * `minutes` after `nowMs`, in whole milliseconds (floored, as PostgreSQL's
- * refresh computes it: postgres/store.ts), kept between the epoch and LATEST_MS.
+ * refresh computes it: postgres/memory-store.ts), kept between the epoch and LATEST_MS.
  */
 export function msAfterMinutes(nowMs: number, minutes: number): number {
   return Math.max(0, Math.min(Math.floor(nowMs + minutes * 60_000), LATEST_MS));

@@ -1,4 +1,4 @@
-// The long-term memory store (src/storage/store-types.ts): every method of
+// The long-term memory store (src/storage/memory-store-types.ts): every method of
 // StoreRepository and the rules its comments state, on each backend; and with
 // PostgreSQL, the same script of calls must give what SQLite gives.
 import assert from "node:assert/strict";
