@@ -1,3 +1,6 @@
+// Terminology: "storage" is everything the server keeps (this folder: the Storage interface, its SQLite and PostgreSQL
+// backends); the "store" is one part of it, LangGraph's long-term memory store (memory-store-types.ts here, its rules
+// in src/memory/), named as the API and LangGraph name it (/store routes, StoreRepository, ItemStore).
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { JsonObject } from "./json.js";
 import type { Cron, CronFilter, CronQuery, CronTick, CronUpdate, NewCron } from "./cron-types.js";
