@@ -85,24 +85,18 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     parts.defer(() => logs.close());
     const owners = new DeploymentOwners();
     const runners = new Map<string, DeploymentRunner>();
-    const context: PlacementContext = {
-      ...{ link, router, logs, logger, dirs, ownerOf: owners.ownerOf },
-      secrets: new SecretSource(options.secretsFile),
-      sandbox: {
-        trustAllCode: options.trustAllCode ?? false,
-        egressAllow: options.sandboxEgressAllow,
-        tenantOf: owners.tenantOf,
-        forceUnavailable: options.sandboxUnavailable ?? sandboxForcedUnavailable(),
-      },
-      drainTimeoutMs: options.drainTimeoutMs ?? 60_000,
-    };
+    const context = placementContextOf(options, { dirs, router, logs, owners });
     const placement = await startPlacement(options, context, () => runners.values());
     parts.defer(() => placement.close());
-    const runner = { link, logs, logger, placement, deploymentsDir: dirs.deployments, serverVersion: SERVER_VERSION };
-    const pollMs = options.pollMs ?? 1000;
+    const runnerContext = { link, logs, logger, placement, deploymentsDir: dirs.deployments, serverVersion: SERVER_VERSION };
     const loop = new ReconcileLoop({
-      ...{ link, logger, placement, owners, runners, pollMs },
-      runnerOf: (id) => new DeploymentRunner(id, runner),
+      link,
+      logger,
+      placement,
+      owners,
+      runners,
+      runnerOf: (id) => new DeploymentRunner(id, runnerContext),
+      pollMs: options.pollMs ?? 1000,
     });
     loop.wake();
     parts.defer(() => loop.stop());
@@ -112,6 +106,30 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     logger.info({ router_url: routerUrl }, "listener started");
     return { routerUrl, wake: loop.wake, close: () => parts.close() };
   });
+}
+
+/** What the listener gives its placement: its parts, and how code is sandboxed. */
+function placementContextOf(
+  options: ListenerOptions,
+  parts: { dirs: ListenerDirs; router: Router; logs: LogShipper; owners: DeploymentOwners },
+): PlacementContext {
+  const { dirs, router, logs, owners } = parts;
+  return {
+    link: options.link,
+    router,
+    logs,
+    logger: options.logger,
+    secrets: new SecretSource(options.secretsFile),
+    dirs,
+    sandbox: {
+      trustAllCode: options.trustAllCode ?? false,
+      egressAllow: options.sandboxEgressAllow,
+      tenantOf: owners.tenantOf,
+      forceUnavailable: options.sandboxUnavailable ?? sandboxForcedUnavailable(),
+    },
+    ownerOf: owners.ownerOf,
+    drainTimeoutMs: options.drainTimeoutMs ?? 60_000,
+  };
 }
 
 /** The placement `options.compute` names, chosen once: each kind is a folder of placements/. */
