@@ -45,7 +45,7 @@ export interface BuildRequest {
    * How the last step checks that every graph loads: by default `berth check`
    * in a process of its own; on local compute the listener starts the
    * revision's agent server instead, which loads them the same way and then
-   * serves (listener/server-graph-check.ts).
+   * serves (listener/placements/local/build-starts-server.ts).
    */
   checkGraphs?: GraphChecker;
 }
