@@ -2,7 +2,13 @@ import { join } from "node:path";
 import { type SystemAssistantDefaults, systemAssistantDefaults } from "./config/assistant-defaults.js";
 import type { CustomAppSpec } from "./config/http-config.js";
 import { ConfigError, loadProjectConfig, type ProjectConfig } from "./config/langgraph-config.js";
-import { applyProjectEnv, environment, type ServerSettings, settingsFromEnv } from "./config/settings.js";
+import {
+  applyProjectEnv,
+  builtinAuthSettingsFromEnv,
+  environment,
+  type ServerSettings,
+  settingsFromEnv,
+} from "./config/settings.js";
 import { type WebhookSettings, webhookSettings } from "./config/webhook-config.js";
 import { type CustomApp, CustomAppLoadError, loadCustomApp } from "./graphs/custom-app-module.js";
 import { pinLangChainPackages, projectModuleDirs } from "./graphs/pin-packages.js";
@@ -59,7 +65,7 @@ export async function prepareServer(options: ServerOptions, logger: Logger): Pro
   for (const warning of project.warnings) logger.warn(warning);
   applyProjectEnv(project.env);
   // After the project's env, which may set BERTH_AUTH_* (and the module may read its variables).
-  const authentication = await loadAuthentication(project.auth, environment(), logger);
+  const authentication = await loadAuthentication(project.auth, builtinAuthSettingsFromEnv(), logger);
   const settings = { ...settingsFromEnv(), ...options.settings };
   const assistantDefaults = systemAssistantDefaults(settings.langgraphConfig);
   pinLangChainPackages(projectModuleDirs(project));

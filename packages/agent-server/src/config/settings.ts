@@ -1,5 +1,5 @@
 import { envBoolean, envNumber, envOneOf } from "@berth/service-kit";
-import { type TracingSettings, tracingSettingsFromEnv } from "../tracing/settings.js";
+import type { TracingSettings } from "../tracing/settings.js";
 
 /** Server settings from the environment, with their defaults (documented in the README). */
 export interface ServerSettings {
@@ -163,4 +163,72 @@ export function applyProjectEnv(env: Record<string, string>): void {
   for (const [key, value] of Object.entries(env)) {
     if (process.env[key] === undefined) process.env[key] = value;
   }
+}
+
+type Env = Record<string, string | undefined>;
+
+/** LangSmith's own default when no endpoint is set. */
+const DEFAULT_ENDPOINT = "https://api.smith.langchain.com";
+/** The langsmith client's default token lifetime (3 hours). */
+const DEFAULT_FEEDBACK_URL_TTL_SECONDS = 3 * 60 * 60;
+
+/** `LANGSMITH_X`, else its older name `LANGCHAIN_X` (as the langsmith client reads them). */
+function langsmithVar(env: Env, name: string): string | undefined {
+  return env[`LANGSMITH_${name}`]?.trim() || env[`LANGCHAIN_${name}`]?.trim() || undefined;
+}
+
+/** The same switches `@langchain/core` honours (`isTracingEnabled`). */
+function tracingSwitchedOn(env: Env): boolean {
+  return ["LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING", "LANGCHAIN_TRACING"].some(
+    (name) => env[name] === "true",
+  );
+}
+
+/** Tracing settings from LangChain's variables (tracing/settings.ts), or undefined when tracing is off. */
+export function tracingSettingsFromEnv(env: Env): TracingSettings | undefined {
+  if (!tracingSwitchedOn(env)) return undefined;
+  const ttlSeconds = envNumber("BERTH_FEEDBACK_URL_TTL_SECONDS", DEFAULT_FEEDBACK_URL_TTL_SECONDS, { min: 1 }, env);
+  return {
+    endpoint: (langsmithVar(env, "ENDPOINT") ?? DEFAULT_ENDPOINT).replace(/\/+$/, ""),
+    apiKey: langsmithVar(env, "API_KEY"),
+    project: langsmithVar(env, "PROJECT") ?? "default",
+    feedbackUrlTtlMs: ttlSeconds * 1000,
+  };
+}
+
+/** The built-in auth schemes' variables (BERTH_AUTH_*), as the schemes check them (http/auth/builtin-schemes.ts). */
+export interface BuiltinAuthSettings {
+  /** BERTH_AUTH_API_KEYS: a JSON object of API keys and their users. */
+  apiKeys?: string;
+  /** Set when BERTH_AUTH_JWT_JWKS_URL or BERTH_AUTH_JWT_SECRET is. */
+  jwt?: JwtAuthSettings;
+}
+
+export interface JwtAuthSettings {
+  jwksUrl?: string;
+  secret?: string;
+  issuer?: string;
+  audience?: string;
+  clockSkewSeconds: number;
+  identityClaim: string;
+}
+
+/** Read after the project's env is applied (it may set them). */
+export function builtinAuthSettingsFromEnv(env: Env = process.env): BuiltinAuthSettings {
+  const jwksUrl = env.BERTH_AUTH_JWT_JWKS_URL?.trim() || undefined;
+  const secret = env.BERTH_AUTH_JWT_SECRET || undefined;
+  return {
+    apiKeys: env.BERTH_AUTH_API_KEYS?.trim() ? env.BERTH_AUTH_API_KEYS : undefined,
+    jwt:
+      jwksUrl || secret
+        ? {
+            jwksUrl,
+            secret,
+            issuer: env.BERTH_AUTH_JWT_ISSUER?.trim() || undefined,
+            audience: env.BERTH_AUTH_JWT_AUDIENCE?.trim() || undefined,
+            clockSkewSeconds: envNumber("BERTH_AUTH_JWT_CLOCK_SKEW_SECONDS", 30, { min: 0 }, env),
+            identityClaim: env.BERTH_AUTH_JWT_IDENTITY_CLAIM?.trim() || "sub",
+          }
+        : undefined,
+  };
 }

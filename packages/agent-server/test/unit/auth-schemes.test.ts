@@ -2,7 +2,11 @@ import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import { after, before, describe, test } from "node:test";
 import { exportJWK, generateKeyPair, SignJWT } from "jose";
+import { builtinAuthSettingsFromEnv } from "../../src/config/settings.js";
 import { builtinAuthenticator } from "../../src/http/auth/builtin-schemes.js";
+
+/** The schemes the variables turn on, as the server reads them. */
+const schemesOf = (env: Record<string, string>) => builtinAuthenticator(builtinAuthSettingsFromEnv(env));
 import { toRequestUser } from "../../src/http/auth/request-user.js";
 
 const SECRET = "a-shared-secret-of-at-least-32-characters";
@@ -16,11 +20,11 @@ const hs = (claims: Record<string, unknown>, options: { exp?: string | number; i
 
 describe("built-in authentication schemes", () => {
   test("no scheme configured: none", () => {
-    assert.equal(builtinAuthenticator({}), undefined);
+    assert.equal(schemesOf({}), undefined);
   });
 
   test("API keys: a listed key (bearer or X-Api-Key) names its user; another key is refused; none is no credential", async () => {
-    const authenticate = builtinAuthenticator({
+    const authenticate = schemesOf({
       BERTH_AUTH_API_KEYS: JSON.stringify({
         "alice-key-0123456789": "alice",
         "bob-key-0123456789ab": { identity: "bob", permissions: ["admin"] },
@@ -33,12 +37,12 @@ describe("built-in authentication schemes", () => {
   });
 
   test("API keys: a malformed list stops the start with a message", () => {
-    assert.throws(() => builtinAuthenticator({ BERTH_AUTH_API_KEYS: "not json" }), /JSON object/);
-    assert.throws(() => builtinAuthenticator({ BERTH_AUTH_API_KEYS: JSON.stringify({ short: "x" }) }), /16 characters/);
+    assert.throws(() => schemesOf({ BERTH_AUTH_API_KEYS: "not json" }), /JSON object/);
+    assert.throws(() => schemesOf({ BERTH_AUTH_API_KEYS: JSON.stringify({ short: "x" }) }), /16 characters/);
   });
 
   test("JWT with a shared secret: issuer, audience and expiry checked; identity and permissions from the claims", async () => {
-    const authenticate = builtinAuthenticator({
+    const authenticate = schemesOf({
       BERTH_AUTH_JWT_SECRET: SECRET,
       BERTH_AUTH_JWT_ISSUER: "https://issuer.example",
       BERTH_AUTH_JWT_AUDIENCE: "berth",
@@ -60,7 +64,7 @@ describe("built-in authentication schemes", () => {
   });
 
   test("JWT: a verified token taken again on trust stops working when it expires", async () => {
-    const authenticate = builtinAuthenticator({ BERTH_AUTH_JWT_SECRET: SECRET, BERTH_AUTH_JWT_CLOCK_SKEW_SECONDS: "0" })!;
+    const authenticate = schemesOf({ BERTH_AUTH_JWT_SECRET: SECRET, BERTH_AUTH_JWT_CLOCK_SKEW_SECONDS: "0" })!;
     const expiresAt = Math.floor(Date.now() / 1000) + 1;
     const token = await hs({ sub: "dave" }, { exp: expiresAt });
     for (let i = 0; i < 2; i++) {
@@ -88,7 +92,7 @@ describe("built-in authentication schemes", () => {
     after(() => server.close());
 
     test("a token signed by a published key is accepted; one signed by another key is refused", async () => {
-      const authenticate = builtinAuthenticator({ BERTH_AUTH_JWT_JWKS_URL: url })!;
+      const authenticate = schemesOf({ BERTH_AUTH_JWT_JWKS_URL: url })!;
       const token = await new SignJWT({ sub: "dave", permissions: ["p1"] })
         .setProtectedHeader({ alg: "RS256", kid: "k1" })
         .setExpirationTime("5m")

@@ -1,6 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { tracingSettingsFromEnv } from "../../src/tracing/settings.js";
+import { tracingSettingsFromEnv } from "../../src/config/settings.js";
 
 describe("tracing settings from the environment", () => {
   it("are off unless one of LangChain's switches says true", () => {

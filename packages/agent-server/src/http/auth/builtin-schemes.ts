@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from "node:crypto";
-import { EnvError, envNumber } from "@berth/service-kit";
+import { EnvError } from "@berth/service-kit";
 import type { JWTPayload, JWTVerifyGetKey } from "jose";
+import type { BuiltinAuthSettings, JwtAuthSettings } from "../../config/settings.js";
 import type { AuthenticateResult } from "../../graphs/auth-module.js";
 
 /** A refused credential: answered 401 with this detail. */
@@ -70,9 +71,14 @@ function apiKeyScheme(text: string): BuiltinAuthenticator {
  * expiry and clock skew checked; the identity is a claim (`sub` by default),
  * the permissions `permissions` or the space-separated `scope`.
  */
-function jwtScheme(env: NodeJS.ProcessEnv): BuiltinAuthenticator {
-  const jwksUrl = env.BERTH_AUTH_JWT_JWKS_URL?.trim();
-  const secret = env.BERTH_AUTH_JWT_SECRET;
+function jwtScheme({
+  jwksUrl,
+  secret,
+  issuer,
+  audience,
+  clockSkewSeconds: clockTolerance,
+  identityClaim,
+}: JwtAuthSettings): BuiltinAuthenticator {
   if (jwksUrl && secret) throw new EnvError("Set BERTH_AUTH_JWT_JWKS_URL or BERTH_AUTH_JWT_SECRET, not both");
   // jose loads only where JWTs are configured (it starts loading now, before the first request).
   const jose = import("jose");
@@ -91,10 +97,6 @@ function jwtScheme(env: NodeJS.ProcessEnv): BuiltinAuthenticator {
     key = new TextEncoder().encode(secret);
     algorithms = ["HS256", "HS384", "HS512"];
   }
-  const issuer = env.BERTH_AUTH_JWT_ISSUER?.trim() || undefined;
-  const audience = env.BERTH_AUTH_JWT_AUDIENCE?.trim() || undefined;
-  const clockTolerance = envNumber("BERTH_AUTH_JWT_CLOCK_SKEW_SECONDS", 30, { min: 0 }, env);
-  const identityClaim = env.BERTH_AUTH_JWT_IDENTITY_CLAIM?.trim() || "sub";
   const verified = new VerifiedTokens();
   return async (headers) => {
     const token = bearer(headers);
@@ -152,12 +154,11 @@ class VerifiedTokens {
   }
 }
 
-/** The built-in schemes the environment turns on (none: undefined). Each reads its own credential; the first that finds one decides. */
-export function builtinAuthenticator(env: NodeJS.ProcessEnv): BuiltinAuthenticator | undefined {
+/** The built-in schemes the settings turn on (none: undefined). Each reads its own credential; the first that finds one decides. */
+export function builtinAuthenticator(settings: BuiltinAuthSettings): BuiltinAuthenticator | undefined {
   const schemes: { kind: "api-key" | "jwt"; authenticate: BuiltinAuthenticator }[] = [];
-  if (env.BERTH_AUTH_API_KEYS?.trim()) schemes.push({ kind: "api-key", authenticate: apiKeyScheme(env.BERTH_AUTH_API_KEYS) });
-  if (env.BERTH_AUTH_JWT_JWKS_URL?.trim() || env.BERTH_AUTH_JWT_SECRET)
-    schemes.push({ kind: "jwt", authenticate: jwtScheme(env) });
+  if (settings.apiKeys) schemes.push({ kind: "api-key", authenticate: apiKeyScheme(settings.apiKeys) });
+  if (settings.jwt) schemes.push({ kind: "jwt", authenticate: jwtScheme(settings.jwt) });
   if (schemes.length === 0) return undefined;
   return async (headers) => {
     const refused = new Map<string, CredentialError>();

@@ -3,6 +3,7 @@ import { ConfigError } from "../../config/config-error.js";
 import { type AuthHandlers, AuthLoadError, loadAuthHandlers } from "../../graphs/auth-module.js";
 import type { Logger } from "../../logger.js";
 import { Authorizer } from "../../services/authorization.js";
+import type { BuiltinAuthSettings } from "../../config/settings.js";
 import { type BuiltinAuthenticator, builtinAuthenticator } from "./builtin-schemes.js";
 
 /** How the server authenticates users (the project's handler, or the built-in schemes) and authorizes what they do. */
@@ -16,7 +17,7 @@ export interface AuthenticationSetup {
 /** Loads `auth.path` and the built-in schemes the environment turns on; undefined when the server authenticates nobody. */
 export async function loadAuthentication(
   settings: AuthSettings,
-  env: NodeJS.ProcessEnv,
+  builtinSettings: BuiltinAuthSettings,
   logger: Logger,
 ): Promise<AuthenticationSetup | undefined> {
   let handlers: AuthHandlers | undefined;
@@ -28,8 +29,8 @@ export async function loadAuthentication(
       throw error;
     }
   }
-  const builtin = handlers?.authenticate ? undefined : builtinAuthenticator(env);
-  if (handlers?.authenticate && builtinAuthenticator(env)) {
+  const builtin = handlers?.authenticate ? undefined : builtinAuthenticator(builtinSettings);
+  if (handlers?.authenticate && builtinAuthenticator(builtinSettings)) {
     logger.warn("the project's authenticate handler is used: the built-in schemes (BERTH_AUTH_*) are ignored");
   }
   const authorizer = new Authorizer(handlers?.callbacks ?? {});
