@@ -46,8 +46,7 @@ export class ClusterRollouts {
   ) {}
 
   namespaceOf(revision: AssignedRevision): string {
-    const config = revision.source_config.listener_config as { cluster_namespace?: string | null } | null | undefined;
-    return config?.cluster_namespace || this.settings.namespace;
+    return revision.spec.cluster_namespace || this.settings.namespace;
   }
 
   /** Every object the revision needs, as applied (also what `berth listener --render` prints). */
@@ -69,9 +68,9 @@ export class ClusterRollouts {
       image,
       berthImage: revision.source === "internal_source" || revision.source === "repo_host",
       env,
-      secretReferences: revision.secret_references ?? [],
-      resourceSpec: (revision.source_config.resource_spec as Record<string, unknown> | null | undefined) ?? null,
-      sizePreset: DEPLOYMENT_TYPE_LIMITS[String(revision.source_config.deployment_type)],
+      secretReferences: revision.spec.secret_references,
+      resourceSpec: revision.spec.resources,
+      sizePreset: DEPLOYMENT_TYPE_LIMITS[revision.spec.deployment_type ?? ""],
       network: this.settings.network,
       keda: this.settings.keda,
       passwords: {
@@ -138,7 +137,7 @@ export async function renderForReview(
   if (!assignment || !revision) throw new Error(`Deployment ${deploymentId} is not one of this listener's, or has no revision`);
   let image: string;
   if (revision.source === "external_image") {
-    image = String(revision.source_revision_config.image_uri);
+    image = String(revision.spec.image_uri);
   } else if (revision.source === "internal_source" || revision.source === "repo_host") {
     if (!settings.imageRegistry)
       throw new Error(
