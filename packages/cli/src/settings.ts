@@ -24,9 +24,9 @@ export function serveFromEnv(env: Env = process.env): { port?: string; role?: st
   };
 }
 
-/** The Docker Engine API `berth base-image` builds with, unless --engine names one. */
-export function containerEngineFromEnv(env: Env = process.env): string | undefined {
-  return given(env.BERTH_CONTAINER_ENGINE);
+/** The Docker Engine API `berth base-image` builds with (unless --engine names one), and the Node base image it builds on. */
+export function containerEngineFromEnv(env: Env = process.env): { address?: string; baseImage?: string } {
+  return { address: given(env.BERTH_CONTAINER_ENGINE), baseImage: given(env.BERTH_NODE_BASE_IMAGE) };
 }
 
 /** XDG_CONFIG_HOME when absolute (a relative one is ignored, as the XDG spec says). */

@@ -17,7 +17,8 @@ export async function baseImageCommand(argv: string[]): Promise<number> {
   const { buildLangGraphJsApiImage, connectEngine } = await import("@berth/listener");
   let engine: Awaited<ReturnType<typeof connectEngine>>;
   try {
-    engine = await connectEngine(parsed.values.engine ?? containerEngineFromEnv());
+    const fromEnv = containerEngineFromEnv();
+    engine = await connectEngine(parsed.values.engine ?? fromEnv.address, { baseImage: fromEnv.baseImage });
   } catch (error) {
     process.stderr.write(`berth base-image: ${(error as Error).message}\n`);
     return 1;

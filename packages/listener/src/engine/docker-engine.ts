@@ -15,6 +15,16 @@ export interface ContainerEngine {
   /** Keeps containers of Berth's networks off the host and private ranges (none: the reason is in firewallOff). */
   readonly firewall?: HostFirewall;
   readonly firewallOff?: string;
+  /** The Node base image every image built on this engine starts from (scripts/node-base-image.sh makes the default). */
+  readonly baseImage: string;
+}
+
+/** How a listener uses an engine (read by its settings module). */
+export interface EngineOptions {
+  /** BERTH_CONTAINER_FIREWALL: `iptables`, `off`, or empty (iptables when it can). */
+  firewall?: string;
+  /** BERTH_NODE_BASE_IMAGE; default `berth/node-base:<node major>`. */
+  baseImage?: string;
 }
 
 /**
@@ -24,6 +34,7 @@ export interface ContainerEngine {
  */
 export async function connectEngine(
   address = process.env.DOCKER_HOST || "unix:///var/run/docker.sock",
+  options: EngineOptions = {},
 ): Promise<ContainerEngine> {
   const docker = new Docker(connectionOf(address));
   try {
@@ -31,8 +42,9 @@ export async function connectEngine(
   } catch (error) {
     throw new Error(`The container engine at ${address} does not answer: ${(error as Error).message}`);
   }
-  const { firewall, reason } = await hostFirewallFor(address);
-  return { docker, address, firewall, firewallOff: reason };
+  const { firewall, reason } = await hostFirewallFor(address, options.firewall ?? "");
+  const baseImage = options.baseImage || `berth/node-base:${process.versions.node.split(".")[0]}`;
+  return { docker, address, firewall, firewallOff: reason, baseImage };
 }
 
 function connectionOf(address: string): Docker.DockerOptions {

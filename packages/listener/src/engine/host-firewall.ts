@@ -133,10 +133,7 @@ export function chainsOf(bridge: string): { forward: string; input: string } {
  * this machine (a Unix socket), run as root, with iptables. Returns the
  * reason when there is none.
  */
-export async function hostFirewallFor(
-  address: string,
-  setting = process.env.BERTH_CONTAINER_FIREWALL ?? "",
-): Promise<{ firewall?: HostFirewall; reason?: string }> {
+export async function hostFirewallFor(address: string, setting: string): Promise<{ firewall?: HostFirewall; reason?: string }> {
   if (setting === "off") return { reason: "BERTH_CONTAINER_FIREWALL=off" };
   if (setting !== "" && setting !== "iptables")
     throw new Error(`BERTH_CONTAINER_FIREWALL must be iptables or off, not ${JSON.stringify(setting)}`);

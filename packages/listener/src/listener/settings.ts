@@ -2,15 +2,14 @@ import { envBoolean, envNumber, envOneOf } from "@berth/service-kit";
 import { readFileSync } from "node:fs";
 import { type ClusterNetworkSettings, DEFAULT_NETWORK_SETTINGS } from "../compute/cluster/cluster-revision.js";
 import { FORCE_UNAVAILABLE } from "../sandbox/probe.js";
+import type { EngineOptions } from "../engine/docker-engine.js";
 import type { AutoscaleSettings } from "./autoscaler.js";
 
 /*
  * The environment variables a listener reads, in one place. Each group is
  * read where it applies (a cluster's settings by a cluster listener), so a
- * bad value of a setting a listener does not use stops nothing. Three are
- * read by the lower layers that use them, and listed here all the same:
- * DOCKER_HOST (engine/docker-engine.ts), BERTH_CONTAINER_FIREWALL
- * (engine/host-firewall.ts) and BERTH_NODE_BASE_IMAGE (build/image).
+ * bad value of a setting a listener does not use stops nothing. DOCKER_HOST,
+ * Docker's own convention, is the engine client's default (engine/docker-engine.ts).
  */
 
 type Env = NodeJS.ProcessEnv;
@@ -176,6 +175,11 @@ export function commandSettings(env: Env = process.env): CommandSettings {
     secretsFile: env.BERTH_LISTENER_SECRETS_FILE || undefined,
     kubeconfig: env.KUBECONFIG || undefined,
   };
+}
+
+/** How a docker or cluster listener uses its container engine. */
+export function engineSettings(env: Env = process.env): EngineOptions {
+  return { firewall: env.BERTH_CONTAINER_FIREWALL?.trim() ?? "", baseImage: env.BERTH_NODE_BASE_IMAGE?.trim() || undefined };
 }
 
 /** A cluster listener's settings from the environment (docs/cluster.md); the command's flags go over them. */

@@ -12,18 +12,13 @@ const PACKAGES = ["agent-server", "graph-auth", "service-kit", "cli", "control-p
 /** Where Berth lives inside every image the container compute runs. */
 export const BERTH_IN_IMAGE = "/opt/berth";
 
-/** The Node base image (scripts/node-base-image.sh makes it): Debian with this machine's Node. */
-export function baseImageOf(): string {
-  return process.env.BERTH_NODE_BASE_IMAGE || `berth/node-base:${process.versions.node.split(".")[0]}`;
-}
-
 /**
  * The image every revision image starts from: the Node base image with this
  * Berth (its agent server is the entry point) at /opt/berth. Tagged by a hash
  * of Berth's sources and lockfile, so it is built once per Berth version and engine.
  */
 export async function ensureRuntimeImage(engine: ContainerEngine, log: EngineLog): Promise<string> {
-  const base = baseImageOf();
+  const base = engine.baseImage;
   if (!(await imageExists(engine, base))) {
     throw new Error(
       `The Node base image ${base} is missing from the engine at ${engine.address}: make it once with scripts/node-base-image.sh (docs/containers.md)`,

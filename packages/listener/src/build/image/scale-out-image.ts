@@ -5,7 +5,6 @@ import { join } from "node:path";
 import { buildImage, type ContainerEngine, type EngineLog, imageExists } from "../../engine/docker-engine.js";
 import { packWithDockerfile } from "./build-context.js";
 import { sharedBuild } from "./shared-builds.js";
-import { baseImageOf } from "./runtime-image.js";
 
 /*
  * The image of a scale-out deployment's PostgreSQL and Redis containers:
@@ -59,7 +58,7 @@ function dockerfileOf(base: string): string {
 
 /** The scale-out services image on this engine: built on first use (Debian's postgresql and redis-server), then reused. */
 export function ensureScaleOutImage(engine: ContainerEngine, log: EngineLog): Promise<string> {
-  const base = baseImageOf();
+  const base = engine.baseImage;
   const dockerfile = dockerfileOf(base);
   const hash = createHash("sha256").update(dockerfile).update(POSTGRES_ENTRYPOINT).update(REDIS_ENTRYPOINT);
   const tag = `berth/scale-out-services:${hash.digest("hex").slice(0, 16)}`;
@@ -68,8 +67,8 @@ export function ensureScaleOutImage(engine: ContainerEngine, log: EngineLog): Pr
 
 async function buildOnce(engine: ContainerEngine, tag: string, dockerfile: string, log: EngineLog): Promise<string> {
   if (await imageExists(engine, tag)) return tag;
-  if (!(await imageExists(engine, baseImageOf()))) {
-    throw new Error(`The Node base image ${baseImageOf()} is missing: make it once with scripts/node-base-image.sh`);
+  if (!(await imageExists(engine, engine.baseImage))) {
+    throw new Error(`The Node base image ${engine.baseImage} is missing: make it once with scripts/node-base-image.sh`);
   }
   log({ level: "info", message: `Building the PostgreSQL and Redis image ${tag} (once per engine)` });
   const dir = await mkdtemp(join(tmpdir(), "berth-scale-out-"));

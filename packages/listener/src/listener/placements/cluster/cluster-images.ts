@@ -3,6 +3,7 @@ import { pushImage } from "../../../build/image/push-image.js";
 import { RegistryApi } from "../../../build/image/registry-api.js";
 import { DeployError } from "../../../compute/types.js";
 import { type ContainerEngine, connectEngine, type EngineLog } from "../../../engine/docker-engine.js";
+import { engineSettings } from "../../settings.js";
 import { ImageBuilds } from "../../image-builds.js";
 import type { Builds } from "../../revision-preparation.js";
 import { type ImageRegistry, pushedRefOf, registryRepositoryOf } from "../../image-registry.js";
@@ -180,7 +181,7 @@ export async function connectClusterImages(
 ): Promise<ClusterImages> {
   if (!registry) return new ClusterImages({ workDir, secrets, logger });
   try {
-    const engine = await connectEngine(engineAddress);
+    const engine = await connectEngine(engineAddress, engineSettings());
     const where = `${registry.host}/${registry.path}`;
     logger.info({ engine: engine.address, registry: where }, "building revision images for the cluster");
     return new ClusterImages({ registry, engine, workDir, secrets, logger });

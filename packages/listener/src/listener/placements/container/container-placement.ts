@@ -2,6 +2,7 @@ import type { Assignment } from "@berth/listener-protocol";
 import { DockerCompute } from "../../../compute/docker-compute.js";
 import { PLATFORM_WORKER_SLOTS, type ServerSpec } from "../../../compute/types.js";
 import { type ContainerEngine, connectEngine } from "../../../engine/docker-engine.js";
+import { engineSettings } from "../../settings.js";
 import type { Isolation } from "../../../sandbox/isolation.js";
 import type { ArtifactStore } from "../../artifacts.js";
 import { type AutoscaleSettings, Autoscaler, type Scalable } from "../../autoscaler.js";
@@ -197,7 +198,7 @@ export async function startContainerPlacement(
   options: ContainerPlacementOptions,
 ): Promise<ContainerPlacement> {
   const { logger } = context;
-  const engine = await connectEngine(options.engine);
+  const engine = await connectEngine(options.engine, engineSettings());
   const sandbox = await startSandbox(context);
   const placement = new ContainerPlacement(context, engine, sandbox, options);
   await placement.open().catch(async (error: unknown) => {
