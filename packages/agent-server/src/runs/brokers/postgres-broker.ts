@@ -1,6 +1,6 @@
+import { notifyChannelName, PostgresNotifyChannel } from "@berth/service-kit";
 import type { Logger } from "../../logger.js";
 import type { RunRepository } from "../../storage/types.js";
-import { channelName, PgNotifyTransport } from "./pg-notify-transport.js";
 import { SignalBroker } from "./signal-broker.js";
 
 /**
@@ -15,7 +15,8 @@ export class PostgresBroker extends SignalBroker {
     channelPrefix: string,
     logger?: Logger,
   ): Promise<PostgresBroker> {
-    const broker = new PostgresBroker(new PgNotifyTransport(databaseUrl, channelName(channelPrefix), logger), runs, logger);
+    const channel = new PostgresNotifyChannel(databaseUrl, notifyChannelName(`${channelPrefix}_runs`), logger);
+    const broker = new PostgresBroker(channel, runs, logger);
     await broker.listen();
     return broker;
   }
