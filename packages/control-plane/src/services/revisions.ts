@@ -44,10 +44,11 @@ export class RevisionService {
     const moves = wakeups(this.changes, { revision: (event) => event.revision.id === revisionId });
     try {
       for (;;) {
-        const revision = await this.get(tenantId, deploymentId, revisionId);
+        // Each recheck reads the status only; the conditions are derived once, for the answer.
+        const { deployment, revision } = await this.records(tenantId, deploymentId, revisionId);
         const left = deadline - Date.now();
         const changed = whileStatus ? revision.status !== whileStatus : FINAL_REVISION_STATUSES.includes(revision.status);
-        if (left <= 0 || changed) return revision;
+        if (left <= 0 || changed) return presentRevisionWithConditions(this.storage, deployment, revision);
         await moves.next(Math.min(left, recheckMs(this.changes, RECHECK_MS)));
       }
     } finally {
@@ -56,11 +57,16 @@ export class RevisionService {
   }
 
   async get(tenantId: string, deploymentId: string, revisionId: string): Promise<Revision> {
+    const { deployment, revision } = await this.records(tenantId, deploymentId, revisionId);
+    return presentRevisionWithConditions(this.storage, deployment, revision);
+  }
+
+  private async records(tenantId: string, deploymentId: string, revisionId: string) {
     const deployment = await this.storage.deployments.get(tenantId, deploymentId);
     if (!deployment) throw notFound(deploymentId);
     const revision = await this.storage.revisions.get(tenantId, deploymentId, revisionId);
     if (!revision) throw new NotFoundError(`Revision ${revisionId} not found`);
-    return presentRevisionWithConditions(this.storage, deployment, revision);
+    return { deployment, revision };
   }
 
   /** Stops a revision in progress: it ends INTERRUPTED and its listener abandons the work. */
