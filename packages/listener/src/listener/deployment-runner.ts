@@ -37,6 +37,8 @@ const STOPPED: readonly RevisionStatus[] = ["SKIPPED", "INTERRUPTED"];
 interface Job {
   revisionId: string;
   abort: AbortController;
+  /** Settles once the job has ended, whichever way. */
+  ended?: Promise<void>;
 }
 
 interface JobOptions {
@@ -67,6 +69,11 @@ export class DeploymentRunner implements Scalable {
   /** The revision that serves now. */
   servingRevisionId(): string | undefined {
     return this.serving?.revisionId;
+  }
+
+  /** Resolves once no revision's work is under way (a job started meanwhile is awaited too). */
+  async idle(): Promise<void> {
+    while (this.job) await this.job.ended;
   }
 
   reconcile(assignment: Assignment): void {
@@ -123,7 +130,7 @@ export class DeploymentRunner implements Scalable {
   private startJob(assignment: Assignment, revision: AssignedRevision, options: JobOptions): void {
     const job: Job = { revisionId: revision.id, abort: new AbortController() };
     this.job = job;
-    void this.run(assignment, revision, options, job.abort.signal)
+    job.ended = this.run(assignment, revision, options, job.abort.signal)
       .catch((error: unknown) => {
         if (error instanceof Abandoned || job.abort.signal.aborted) return;
         this.context.logger.error(

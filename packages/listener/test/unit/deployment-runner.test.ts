@@ -144,12 +144,6 @@ function runnerWith(link: RecordingLink, placement: FakePlacement): DeploymentRu
   return new DeploymentRunner("d-1", context);
 }
 
-/** Waits until `done` holds (the runner works in the background). */
-async function until(done: () => boolean): Promise<void> {
-  for (let i = 0; i < 500 && !done(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  assert.ok(done(), "timed out");
-}
-
 test("a revision is recorded DEPLOYED only once its servers have the deployment's traffic", async () => {
   const link = new RecordingLink();
   const placement = new FakePlacement();
@@ -159,7 +153,8 @@ test("a revision is recorded DEPLOYED only once its servers have the deployment'
   };
   const runner = runnerWith(link, placement);
   runner.reconcile(assignment(revision("r-1", "QUEUED")));
-  await until(() => runner.servingRevisionId() === "r-1");
+  await runner.idle();
+  assert.equal(runner.servingRevisionId(), "r-1");
   assert.ok(servedAtDeployed, "the router served r-1 before DEPLOYED was recorded");
   assert.deepEqual(link.calls, ["move AWAITING_DEPLOY", "move DEPLOYING", "move DEPLOYED"]);
   const deployed = link.reports.at(-1);
@@ -178,10 +173,10 @@ test("a DEPLOYED move that loses puts the previous revision back and stops the n
   const runner = runnerWith(link, placement);
   const first = revision("r-1", "QUEUED");
   runner.reconcile(assignment(first));
-  await until(() => runner.servingRevisionId() === "r-1");
+  await runner.idle();
   link.loseMovesTo = "DEPLOYED";
   runner.reconcile(assignment(revision("r-2", "QUEUED"), { ...first, status: "DEPLOYED" }));
-  await until(() => placement.steps.includes("stop r-2"));
+  await runner.idle();
   assert.deepEqual(placement.steps, ["activate r-1", "activate r-2", "activate r-1", "stop r-2"]);
   assert.equal(runner.servingRevisionId(), "r-1");
 });
@@ -192,7 +187,7 @@ test("a first DEPLOYED move that loses leaves the deployment's URL as it was", a
   const placement = new FakePlacement();
   const runner = runnerWith(link, placement);
   runner.reconcile(assignment(revision("r-1", "QUEUED")));
-  await until(() => placement.steps.includes("stop r-1"));
+  await runner.idle();
   assert.deepEqual(placement.steps, ["activate r-1", "deactivate r-1", "stop r-1"]);
   assert.equal(runner.servingRevisionId(), undefined);
 });
@@ -201,9 +196,9 @@ test("after a listener start, a deployment with nothing to run reports once that
   const link = new RecordingLink();
   const runner = runnerWith(link, new FakePlacement());
   const failed = assignment(revision("r-1", "BUILD_FAILED"));
+  // With no work to do, the runner tells at once (the report is sent before reconcile returns).
   runner.reconcile(failed);
   runner.reconcile(failed);
-  await until(() => link.calls.includes("report"));
   assert.deepEqual(link.calls, ["report"]);
   assert.equal(link.reports[0]?.observed?.serving_revision_id, null);
 });
