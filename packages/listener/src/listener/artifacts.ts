@@ -5,7 +5,7 @@ import { dirname, join, relative } from "node:path";
 import { buildSource, type GraphChecker } from "../build/build.js";
 import type { Isolation, Owner } from "../sandbox/isolation.js";
 import type { AssignedRevision } from "@berth/listener-protocol";
-import { resourcesOf } from "./revision-spec.js";
+import { resourcesOf, secretEnvOf } from "./revision-spec.js";
 
 export interface Artifact {
   key: string;
@@ -96,7 +96,7 @@ export class ArtifactStore {
         log,
         signal,
         // Graph modules may read their API keys at import: the check sees the revision's secrets.
-        checkEnv: Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
+        checkEnv: secretEnvOf(revision),
         checkGraphs,
       });
       await writeFile(join(workDir, MARKER), JSON.stringify({ configFile: relative(workDir, result.configFile) }));

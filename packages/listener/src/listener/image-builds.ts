@@ -7,6 +7,7 @@ import { type ContainerEngine, imageExists, imageIdOf, listImages, pullImage, re
 import type { RegistryCredentials } from "./secret-source.js";
 import type { AssignedRevision } from "@berth/listener-protocol";
 import type { Logger } from "@berth/service-kit";
+import { secretEnvOf } from "./revision-spec.js";
 
 /** The engine's errors when a layer it was using as cache was removed under it. */
 const LOST_LAYER = /failed to get digest|No such image|no such file or directory.*image\/|unknown parent image ID/;
@@ -58,7 +59,7 @@ export class ImageBuilds {
         workDir,
         tag: this.tagOf(deploymentId, key),
         labels: { "berth.managed": "image", "berth.deployment": deploymentId, "berth.revision": revision.id },
-        checkEnv: Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
+        checkEnv: secretEnvOf(revision),
         log,
         signal,
       });

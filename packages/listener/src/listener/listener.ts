@@ -81,13 +81,13 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     const router = new Router({ host, port, authorize, cacheTtlMs: authCacheMs, publicUrl, logger });
     const routerUrl = await router.listen();
     parts.defer(() => router.close());
-    const logs = new LogShipper(link, (err) => logger.warn({ err }, "shipping logs to the control plane failed; retrying"));
-    parts.defer(() => logs.close());
+    const logs = parts.own(
+      new LogShipper(link, (err) => logger.warn({ err }, "shipping logs to the control plane failed; retrying")),
+    );
     const owners = new DeploymentOwners();
     const runners = new Map<string, DeploymentRunner>();
     const context = placementContextOf(options, { dirs, router, logs, owners });
-    const placement = await startPlacement(options, context, () => runners.values());
-    parts.defer(() => placement.close());
+    const placement = parts.own(await startPlacement(options, context, () => runners.values()));
     const runnerContext = { link, logs, logger, placement, deploymentsDir: dirs.deployments, serverVersion: SERVER_VERSION };
     const loop = new ReconcileLoop({
       link,

@@ -120,6 +120,11 @@ export function tracingEnvOf(assignment: Assignment, endpoint: string | undefine
   };
 }
 
+/** The revision's secrets as environment variables (what its build's graph check and its servers see). */
+export function secretEnvOf(revision: AssignedRevision): Record<string, string> {
+  return Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value]));
+}
+
 /** The key the deployment's servers sign run webhooks with; set by the platform, so no project or secret can choose it. */
 export function runWebhookEnvOf(assignment: Assignment): Record<string, string> {
   return assignment.run_webhooks ? { BERTH_WEBHOOK_SECRET: assignment.run_webhooks.secret } : {};

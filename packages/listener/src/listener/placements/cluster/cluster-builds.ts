@@ -1,4 +1,4 @@
-import { DeployError } from "../../../compute/types.js";
+import { deployErrorOf } from "../placement.js";
 import type { RevisionPreparation } from "../../revision-preparation.js";
 import { Abandoned, type RevisionWork } from "../../revision-work.js";
 import type { ClusterImages, PushedImage } from "./cluster-images.js";
@@ -36,7 +36,7 @@ export async function pushedBuildOf(
     pushed = await images.push(assignment.id, outcome.key, built.image, buildLog, signal);
   } catch (error) {
     if (signal.aborted) throw new Abandoned();
-    const reason = error instanceof DeployError ? error.message : `Pushing the image failed: ${(error as Error).message}`;
+    const reason = deployErrorOf(error, "Pushing the image failed").message;
     buildLog({ level: "error", message: reason });
     await move("DEPLOY_FAILED", reason);
     return { kind: "failed" };

@@ -13,7 +13,7 @@ import type { AssignedRevision, Assignment } from "@berth/listener-protocol";
 import type { ClusterLogs } from "./cluster-logs.js";
 import { parseImageRegistry, plannedRefOf } from "../../image-registry.js";
 import type { ControlPlaneLink } from "../../link.js";
-import { DEPLOYMENT_TYPE_LIMITS, runWebhookEnvOf, tracingEnvOf } from "../../revision-spec.js";
+import { DEPLOYMENT_TYPE_LIMITS, runWebhookEnvOf, tracingEnvOf, secretEnvOf } from "../../revision-spec.js";
 import { deploymentSecretOf } from "../../upstream-key.js";
 
 /** How a cluster listener places deployments (docs/cluster.md). */
@@ -52,7 +52,7 @@ export class ClusterRollouts {
   /** Every object the revision needs, as applied (also what `berth listener --render` prints). */
   async render(assignment: Assignment, revision: AssignedRevision, image: string, tracingEndpoint: string | undefined) {
     const env = {
-      ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
+      ...secretEnvOf(revision),
       ...tracingEnvOf(assignment, tracingEndpoint),
       ...runWebhookEnvOf(assignment),
     };

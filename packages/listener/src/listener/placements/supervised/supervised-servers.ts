@@ -4,7 +4,15 @@ import { join } from "node:path";
 import type { SupervisedCompute, SupervisedComputeOptions } from "../../../compute/supervised-compute.js";
 import type { ComputeEvent, ServerInstance, ServerSpec } from "../../../compute/types.js";
 import { forgetPid, recordPid } from "../../orphans.js";
-import { companionContainersOf, labelsOf, resourcesOf, runWebhookEnvOf, tracingEnvOf, volumesOf } from "../../revision-spec.js";
+import {
+  companionContainersOf,
+  labelsOf,
+  resourcesOf,
+  runWebhookEnvOf,
+  tracingEnvOf,
+  volumesOf,
+  secretEnvOf,
+} from "../../revision-spec.js";
 import type { RevisionWork } from "../../revision-work.js";
 import { upstreamKeyOf } from "../../upstream-key.js";
 import type { PlacementContext } from "../placement-context.js";
@@ -79,7 +87,7 @@ export class SupervisedServers<Compute extends SupervisedCompute = SupervisedCom
       dataDir,
       env: {
         ...referenced,
-        ...Object.fromEntries(revision.secrets.map(({ name, value }) => [name, value])),
+        ...secretEnvOf(revision),
         // Every run is traced into the deployment's project on the control plane (the standard LangChain variables).
         ...tracingEnvOf(assignment, this.context.link.tracingEndpoint()),
         ...runWebhookEnvOf(assignment),
