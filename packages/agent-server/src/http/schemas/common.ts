@@ -18,8 +18,6 @@ export const Limit = (max: number, fallback: number) => z.int().min(1).max(max).
 
 export const OffsetSchema = z.int().min(0).default(0);
 
-export const DetailSchema = z.object({ detail: z.unknown() });
-
 export const ThreadStatusSchema = z.enum(["idle", "busy", "interrupted", "error"]);
 
 /** null counts as absent: clients echo back checkpoints as the server sent them. */
