@@ -31,7 +31,7 @@ import type {
   RevisionRecord,
 } from "../storage/types.js";
 import { presentDeployment, revisionSecrets } from "./deployment-views.js";
-import { conditionsOfDeployment, presentRevisionWithConditions, type Revision } from "./status-conditions.js";
+import { conditionsOfDeployments, presentRevisionWithConditions, type Revision } from "./status-conditions.js";
 import type { ChangeFeed, RevisionCause } from "./change-feed.js";
 
 export type Deployment = ReturnType<typeof presentDeployment>;
@@ -112,7 +112,7 @@ export class DeploymentService {
 
   async list(tenantId: string, filter: DeploymentFilter): Promise<{ resources: Deployment[]; offset: number }> {
     const deployments = await this.storage.deployments.list(tenantId, filter);
-    const resources = await Promise.all(deployments.map((deployment) => this.present(deployment)));
+    const resources = await this.presentAll(deployments);
     return { resources, offset: filter.offset + resources.length };
   }
 
@@ -315,9 +315,26 @@ export class DeploymentService {
 
   /** `latest`: the revision to show the configuration of, when not the latest as read now. */
   private async present(deployment: DeploymentRecord, latest?: RevisionRecord): Promise<Deployment> {
-    const shown = latest ?? (await this.storage.revisions.latest(deployment.id));
-    if (!shown) throw new Error(`deployment ${deployment.id} has no revision`);
-    return presentDeployment(deployment, shown, this.box, await conditionsOfDeployment(this.storage, deployment, shown));
+    const [presented] = await this.presentShown([{ deployment, latest: latest ?? (await this.latestOf(deployment)) }]);
+    return presented!;
+  }
+
+  /** Deployments with their latest revisions, their conditions read for all of them at once. */
+  private async presentAll(deployments: readonly DeploymentRecord[]): Promise<Deployment[]> {
+    return this.presentShown(
+      await Promise.all(deployments.map(async (deployment) => ({ deployment, latest: await this.latestOf(deployment) }))),
+    );
+  }
+
+  private async presentShown(shown: { deployment: DeploymentRecord; latest: RevisionRecord }[]): Promise<Deployment[]> {
+    const conditions = await conditionsOfDeployments(this.storage, shown);
+    return shown.map(({ deployment, latest }, index) => presentDeployment(deployment, latest, this.box, conditions[index]!));
+  }
+
+  private async latestOf(deployment: DeploymentRecord): Promise<RevisionRecord> {
+    const latest = await this.storage.revisions.latest(deployment.id);
+    if (!latest) throw new Error(`deployment ${deployment.id} has no revision`);
+    return latest;
   }
 }
 

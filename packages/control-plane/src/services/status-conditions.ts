@@ -32,7 +32,8 @@ async function servingState(
   return {
     active_revision_id: activeId,
     active_number: active?.number ?? null,
-    observed: observed === undefined ? await storage.conditions.observedOf(deployment.id) : observed,
+    observed:
+      observed === undefined ? ((await storage.conditions.observedOf([deployment.id])).get(deployment.id) ?? null) : observed,
   };
 }
 
@@ -87,15 +88,23 @@ async function conditionsOfRevisions(
   );
 }
 
-/** A deployment's conditions as the API shows them. */
-export async function conditionsOfDeployment(
+/**
+ * Deployments' conditions as the API shows them, each beside the revision it
+ * is shown with: the recorded conditions and observations of all of them in
+ * two reads, however many there are.
+ */
+export async function conditionsOfDeployments(
   storage: ControlPlaneStorage,
-  deployment: DeploymentRecord,
-  latest: RevisionRecord,
-): Promise<Condition[]> {
-  const serving = await servingState(storage, deployment, [latest]);
-  const recorded = (await storage.conditions.conditionsOf([deployment.id])).get(deployment.id) ?? [];
-  return deploymentConditions(latest, serving, recorded, deployment.updated_at);
+  shown: readonly { deployment: DeploymentRecord; latest: RevisionRecord }[],
+): Promise<Condition[][]> {
+  const ids = shown.map(({ deployment }) => deployment.id);
+  const [recorded, observed] = await Promise.all([storage.conditions.conditionsOf(ids), storage.conditions.observedOf(ids)]);
+  return Promise.all(
+    shown.map(async ({ deployment, latest }) => {
+      const serving = await servingState(storage, deployment, [latest], observed.get(deployment.id) ?? null);
+      return deploymentConditions(latest, serving, recorded.get(deployment.id) ?? [], deployment.updated_at);
+    }),
+  );
 }
 
 /** Revisions of a deployment as the API shows them, with their conditions. */

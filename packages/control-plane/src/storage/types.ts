@@ -302,8 +302,8 @@ export interface ConditionChange {
 export interface ConditionStore {
   /** The recorded conditions of these deployments and revisions, by id; an id with none recorded is absent. */
   conditionsOf(ids: readonly string[]): Promise<Map<string, Condition[]>>;
-  /** The listener's last observation of the deployment; null when none was recorded. */
-  observedOf(deploymentId: string): Promise<ObservedDeployment | null>;
+  /** The listeners' last observations of these deployments, by id; a deployment with none recorded is absent. */
+  observedOf(deploymentIds: readonly string[]): Promise<Map<string, ObservedDeployment>>;
   /** Records the deployment's status and conditions and those of some of its revisions, in one transaction. */
   record(deploymentId: string, change: ConditionChange): Promise<void>;
 }

@@ -20,12 +20,13 @@ export class PostgresConditionStore implements ConditionStore {
     return new Map(rows.map((row) => [row.subject_id, orderedConditions(row.conditions)]));
   }
 
-  async observedOf(deploymentId: string): Promise<ObservedDeployment | null> {
-    const { rows } = await this.pool.query<{ observed: ObservedDeployment | null }>(
-      "SELECT observed FROM status_conditions WHERE subject_id = $1",
-      [deploymentId],
+  async observedOf(deploymentIds: readonly string[]): Promise<Map<string, ObservedDeployment>> {
+    if (deploymentIds.length === 0) return new Map();
+    const { rows } = await this.pool.query<{ subject_id: string; observed: ObservedDeployment }>(
+      "SELECT subject_id, observed FROM status_conditions WHERE subject_id = ANY($1::text[]) AND observed IS NOT NULL",
+      [deploymentIds],
     );
-    return orderedObserved(rows[0]?.observed ?? null);
+    return new Map(rows.map((row) => [row.subject_id, orderedObserved(row.observed)!]));
   }
 
   async record(deploymentId: string, change: ConditionChange): Promise<void> {

@@ -15,11 +15,15 @@ export class SqliteConditionStore implements ConditionStore {
     return new Map(rows.map((row) => [row.subject_id, orderedConditions(JSON.parse(row.conditions) as Condition[])]));
   }
 
-  async observedOf(deploymentId: string): Promise<ObservedDeployment | null> {
-    const row = this.db.prepare("SELECT observed FROM status_conditions WHERE subject_id = ?").get(deploymentId) as
-      | { observed: string | null }
-      | undefined;
-    return orderedObserved(row?.observed ? (JSON.parse(row.observed) as ObservedDeployment) : null);
+  async observedOf(deploymentIds: readonly string[]): Promise<Map<string, ObservedDeployment>> {
+    if (deploymentIds.length === 0) return new Map();
+    const rows = this.db
+      .prepare(
+        `SELECT subject_id, observed FROM status_conditions
+         WHERE subject_id IN (${deploymentIds.map(() => "?").join(", ")}) AND observed IS NOT NULL`,
+      )
+      .all(...deploymentIds) as { subject_id: string; observed: string }[];
+    return new Map(rows.map((row) => [row.subject_id, orderedObserved(JSON.parse(row.observed) as ObservedDeployment)!]));
   }
 
   async record(deploymentId: string, change: ConditionChange): Promise<void> {

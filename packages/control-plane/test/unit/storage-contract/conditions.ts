@@ -31,7 +31,7 @@ export function conditionsContract(backend: Backend): void {
       const revisionId = made.revision.id;
       assert.deepEqual(await b.conditions.conditionsOf([deploymentId, revisionId]), new Map());
       assert.deepEqual(await b.conditions.conditionsOf([]), new Map());
-      assert.equal(await b.conditions.observedOf(deploymentId), null);
+      assert.equal((await b.conditions.observedOf([deploymentId])).get(deploymentId) ?? null, null);
 
       const ofDeployment = [condition("Serving", "True", "Serving"), condition("Healthy", "False", "HealthCheckFailed")];
       const ofRevision = [condition("Built", "True", "Built"), condition("Serving", "True", "Serving")];
@@ -52,19 +52,22 @@ export function conditionsContract(backend: Backend): void {
       );
       // Keys in the documented order, whatever order the backend keeps.
       assert.deepEqual(Object.keys(stored.get(revisionId)![0]!), Object.keys(ofRevision[0]!));
-      assert.deepEqual(await b.conditions.observedOf(deploymentId), observed);
-      assert.deepEqual(Object.keys((await b.conditions.observedOf(deploymentId))!), Object.keys(observed));
+      assert.deepEqual((await b.conditions.observedOf([deploymentId])).get(deploymentId) ?? null, observed);
+      assert.deepEqual(
+        Object.keys(((await b.conditions.observedOf([deploymentId])).get(deploymentId) ?? null)!),
+        Object.keys(observed),
+      );
       assert.equal((await b.deployments.getAny(deploymentId))?.status, "UNKNOWN");
 
       // Without `observed`, the last observation stays; null clears it. Recorded conditions are replaced whole.
       const ready = [condition("Serving", "True", "Serving", 2)];
       await b.conditions.record(deploymentId, { status: "READY", conditions: ready, revisions: [] });
-      assert.deepEqual(await a.conditions.observedOf(deploymentId), observed);
+      assert.deepEqual((await a.conditions.observedOf([deploymentId])).get(deploymentId) ?? null, observed);
       assert.deepEqual((await a.conditions.conditionsOf([deploymentId])).get(deploymentId), ready);
       assert.deepEqual((await a.conditions.conditionsOf([revisionId])).get(revisionId), ofRevision);
       assert.equal((await a.deployments.getAny(deploymentId))?.status, "READY");
       await b.conditions.record(deploymentId, { status: "READY", conditions: ready, observed: null, revisions: [] });
-      assert.equal(await a.conditions.observedOf(deploymentId), null);
+      assert.equal((await a.conditions.observedOf([deploymentId])).get(deploymentId) ?? null, null);
 
       // A deleted deployment keeps AWAITING_DELETE; its conditions go with its purge.
       await a.deployments.markDeleted(t, [deploymentId], false, tick());
@@ -72,7 +75,7 @@ export function conditionsContract(backend: Backend): void {
       assert.equal((await a.deployments.getAny(deploymentId))?.status, "AWAITING_DELETE");
       await a.deployments.purge(deploymentId);
       assert.deepEqual(await b.conditions.conditionsOf([deploymentId, revisionId]), new Map());
-      assert.equal(await b.conditions.observedOf(deploymentId), null);
+      assert.equal((await b.conditions.observedOf([deploymentId])).get(deploymentId) ?? null, null);
     });
 
     it("records an event in a revision's timeline with its status unmoved; moves have no type or reason", async () => {

@@ -154,8 +154,8 @@ async function script(s: ControlPlaneStorage): Promise<unknown[]> {
     }),
   );
   await step(() => s.conditions.conditionsOf(["d-1", "r-1-u2", "r-1-1", "missing"]));
-  await step(() => s.conditions.observedOf("d-1"));
-  await step(() => s.conditions.observedOf("d-0"));
+  await step(() => s.conditions.observedOf(["d-1", "d-0", "missing"]));
+  await step(() => s.conditions.observedOf([]));
   for (const id of ["r-1-1", "r-1-u0", "r-1-u2", "r-0-1", "missing"]) await step(() => s.revisions.events(id));
   await step(() => s.revisions.inStatuses("d-1", IN_PROGRESS_REVISION_STATUSES));
   await step(() => s.revisions.inStatuses("d-1", ["SKIPPED", "DEPLOYED"]));
