@@ -56,7 +56,7 @@ export const HttpJson = z.looseObject({
 export type HttpJsonSection = z.infer<typeof HttpJson>;
 
 /** Families of routes a project may switch off (`http.disable_*`). */
-export type RouteFamily = "assistants" | "threads" | "runs" | "store" | "meta" | "webhooks" | "ui";
+export type RouteFamily = "assistants" | "threads" | "runs" | "store" | "meta" | "webhooks" | "ui" | "mcp" | "a2a";
 
 export interface HeaderPatterns {
   /** Lower-case patterns; undefined: the key's default. */
@@ -120,6 +120,8 @@ export function httpSettings(json: HttpJsonSection | undefined, projectDir: stri
     [json?.disable_meta, "meta"],
     [json?.disable_webhooks, "webhooks"],
     [json?.disable_ui, "ui"],
+    [json?.disable_mcp, "mcp"],
+    [json?.disable_a2a, "a2a"],
   ];
   for (const [off, family] of switches) if (off) disabled.add(family);
   return {

@@ -32,6 +32,8 @@ import { storeRoutes } from "./routes/memory-store.js";
 import { threadRoutes } from "./routes/threads.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import { uiRoutes } from "./routes/ui.js";
+import { mcpRoutes } from "./routes/mcp.js";
+import { a2aRoutes } from "./routes/a2a.js";
 import type { UiBundles } from "../graphs/ui-bundle.js";
 
 export interface AppOptions {
@@ -119,6 +121,9 @@ function registerRouteFamilies(
     if (enabled("webhooks")) registerRoutes(context, "runs", webhookRoutes(services.webhooks));
   }
   if (enabled("store")) registerRoutes(context, "store", storeRoutes(services.store));
+  if (enabled("mcp")) registerRoutes(context, "mcp", mcpRoutes(services, { info: options.info }));
+  if (enabled("a2a"))
+    registerRoutes(context, "a2a", a2aRoutes(services, { info: options.info, mountPrefix: options.http?.mountPrefix }));
   if (options.internalTruncate) registerRoutes(context, "internal", internalRoutes(services.maintenance));
   if (options.ui?.size && enabled("ui")) {
     registerRoutes(context, "ui", uiRoutes(options.ui, services.assistants, { mountPrefix: options.http?.mountPrefix }));
