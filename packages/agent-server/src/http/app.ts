@@ -121,7 +121,14 @@ function registerRouteFamilies(
     if (enabled("webhooks")) registerRoutes(context, "runs", webhookRoutes(services.webhooks));
   }
   if (enabled("store")) registerRoutes(context, "store", storeRoutes(services.store));
-  if (enabled("mcp")) registerRoutes(context, "mcp", mcpRoutes(services, { info: options.info }));
+  if (enabled("mcp")) {
+    const forwardHeaders = configurableHeaderSelector(options.http?.configurableHeaders);
+    registerRoutes(
+      context,
+      "mcp",
+      mcpRoutes(services, { info: options.info, keepAliveMs: options.timings.keepAliveMs, forwardHeaders }),
+    );
+  }
   if (enabled("a2a"))
     registerRoutes(context, "a2a", a2aRoutes(services, { info: options.info, mountPrefix: options.http?.mountPrefix }));
   if (options.internalTruncate) registerRoutes(context, "internal", internalRoutes(services.maintenance));
