@@ -20,7 +20,7 @@ export interface Forwarding {
 }
 
 /** Failures where the upstream never produced a response: the request may go elsewhere. */
-const CONNECTION_ERRORS = new Set([
+export const CONNECTION_ERRORS = new Set([
   "ECONNREFUSED",
   "ECONNRESET",
   "EPIPE",
@@ -50,14 +50,11 @@ export function forward(forwarding: Forwarding, target: string): void {
 
   const attempt = (to: string, retried: boolean) => {
     const release = forwarding.open.acquire(to);
-    const url = new URL(to);
+    const { host, ...where } = targetOptions(to, forwarding.path);
     const outgoing = http.request({
-      protocol: url.protocol,
-      hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"), // an IPv6 literal without its URL brackets
-      port: url.port,
-      path: `${url.pathname.replace(/\/+$/, "")}${forwarding.path}`,
+      ...where,
       method: client.method,
-      headers: { ...forwarding.headers, host: url.host },
+      headers: { ...forwarding.headers, host },
       agent: forwarding.agent,
     });
     upstream = outgoing;
@@ -97,6 +94,21 @@ export function forward(forwarding: Forwarding, target: string): void {
     body.sendTo(outgoing);
   };
   attempt(target, false);
+}
+
+/** Where a request to `target` goes: its address, `path` under the target's own path, and the Host to send. */
+export function targetOptions(
+  target: string,
+  path: string,
+): { protocol: string; hostname: string; port: string; path: string; host: string } {
+  const url = new URL(target);
+  return {
+    protocol: url.protocol,
+    hostname: url.hostname.replace(/^\[(.*)\]$/, "$1"), // an IPv6 literal without its URL brackets
+    port: url.port,
+    path: `${url.pathname.replace(/\/+$/, "")}${path}`,
+    host: url.host,
+  };
 }
 
 /** Streams the upstream answer: headers at once for streams (SSE), then every chunk as it comes. */

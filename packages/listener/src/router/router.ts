@@ -1,11 +1,13 @@
 import { type Logger, servedWithoutKey } from "@berth/service-kit";
-import http, { type IncomingMessage, type ServerResponse } from "node:http";
+import http, { type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from "node:http";
 import type { AddressInfo } from "node:net";
+import type { Duplex } from "node:stream";
 import { AuthCache, type Authorization, type Authorize } from "./auth-cache.js";
 import { forward } from "./forward.js";
 import { apiKeyOf, type Credential, upstreamHeaders } from "./headers.js";
 import { OpenRequests } from "./open-requests.js";
-import { detail, replyJson } from "./replies.js";
+import { detail, refuseUpgrade, replyJson } from "./replies.js";
+import { tunnel } from "./tunnel.js";
 
 export type { Authorization, Authorize };
 
@@ -34,8 +36,9 @@ const DEPLOYMENT_PATH = /^\/d\/([^/]+)(\/.*)?$/;
  * Serves each deployment at a stable URL, `/d/<deployment id>/...`, by
  * forwarding to the process of its current revision. Checks the caller's API
  * key (through `authorize`, cached briefly), streams bodies both ways without
- * buffering, and counts what each target still serves so a switch can wait for
- * the old revision to drain: setTarget(new), await drained(old), stop old.
+ * buffering, tunnels WebSocket upgrades (admitted alike), and counts what each
+ * target still serves, open tunnels included, so a switch can wait for the old
+ * revision to drain: setTarget(new), await drained(old), stop old.
  */
 export class Router {
   private readonly deployments = new Map<string, Deployment>();
@@ -44,6 +47,8 @@ export class Router {
   /** Pooled upstream connections: no connect per request; Node drops a pooled socket before the server's keep-alive timeout. */
   private readonly agent = new http.Agent({ keepAlive: true, scheduling: "lifo" });
   private readonly server: http.Server;
+  /** How to cut each open WebSocket tunnel (at close, once the grace period is over). */
+  private readonly tunnels = new Set<() => void>();
   private base: string | undefined;
 
   constructor(private readonly options: RouterOptions) {
@@ -58,6 +63,12 @@ export class Router {
           replyJson(request, response, 500, detail("The router failed to handle this request"));
         }),
     );
+    this.server.on("upgrade", (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+      void this.upgrade(request, socket, head).catch((error: unknown) => {
+        this.options.logger?.error({ err: error, url: request.url }, "routing an upgrade failed");
+        refuseUpgrade(socket, 500, detail("The router failed to handle this request"));
+      });
+    });
   }
 
   /** Starts listening; resolves with the base URL. */
@@ -116,12 +127,16 @@ export class Router {
     return this.open.drained(normalize(target));
   }
 
-  /** Stops listening; open requests get `graceMs` (default 10 s) to finish, then their connections are cut. */
+  /** Stops listening; open requests and tunnels get `graceMs` (default 10 s) to finish, then their connections are cut. */
   async close(graceMs = 10_000): Promise<void> {
     if (!this.server.listening) return;
     const closed = new Promise<void>((resolve) => this.server.close(() => resolve()));
     this.server.closeIdleConnections();
-    const timer = setTimeout(() => this.server.closeAllConnections(), graceMs);
+    const timer = setTimeout(() => {
+      this.server.closeAllConnections();
+      // Upgraded sockets are no longer the HTTP server's connections: closeAllConnections does not see them.
+      for (const cut of [...this.tunnels]) cut();
+    }, graceMs);
     try {
       await closed;
     } finally {
@@ -133,70 +148,21 @@ export class Router {
   private async handle(request: IncomingMessage, response: ServerResponse): Promise<void> {
     let clientGone = false;
     response.once("close", () => (clientGone = !response.writableFinished));
-    const raw = request.url ?? "/";
-    const queryAt = raw.indexOf("?");
-    const pathname = queryAt >= 0 ? raw.slice(0, queryAt) : raw;
-    const query = queryAt >= 0 ? raw.slice(queryAt) : "";
-    const readOnly = request.method === "GET" || request.method === "HEAD";
-
-    if (pathname === "/ok" && readOnly) return replyJson(request, response, 200, { ok: true });
-    const match = DEPLOYMENT_PATH.exec(pathname);
-    if (!match) return replyJson(request, response, 404, detail("Not found: deployments are served at /d/<deployment id>/..."));
-    const deploymentId = decode(match[1]!);
-    const rest = match[2] ?? "/";
-    // Unknown ids are answered before any key check: no control-plane call for a made-up URL.
-    if (!this.deployments.has(deploymentId)) return this.notFound(request, response, deploymentId);
-
-    // CORS preflights, health checks and the API's docs (browsers send no key with them) go through without a key.
-    let credential: Credential | undefined;
-    if (request.method !== "OPTIONS" && !servedWithoutKey(request.method ?? "GET", rest)) {
-      const found = apiKeyOf(request.headers);
-      if (!found)
-        return replyJson(request, response, 401, detail("Missing API key: send X-Api-Key (or Authorization: Bearer <key>)"));
-      let answer: Authorization;
-      try {
-        answer = await this.auth.check(deploymentId, found.key);
-      } catch (error) {
-        this.options.logger?.error({ err: error, deployment_id: deploymentId }, "checking an API key failed");
-        return replyJson(request, response, 503, detail("The API key could not be checked right now; try again"), {
-          "retry-after": "1",
-        });
-      }
-      if (answer === "unknown_key") return replyJson(request, response, 401, detail("Invalid API key"));
-      if (answer !== "allowed") {
-        return replyJson(
-          request,
-          response,
-          403,
-          detail(`This API key is revoked or has no access to deployment ${deploymentId}`),
-        );
-      }
-      credential = found.from;
+    const admission = await this.admit(request);
+    if ("answer" in admission) {
+      const { status, body, headers } = admission.answer;
+      return replyJson(request, response, status, body, headers);
     }
     if (clientGone) return;
-
-    // Read after the key check: a switch during it already sends this request to the new revision.
-    const deployment = this.deployments.get(deploymentId);
-    if (!deployment) return this.notFound(request, response, deploymentId);
-    const target = nextTarget(deployment);
-    if (target === null) {
-      return replyJson(request, response, 503, detail(`Deployment ${deploymentId} is not serving yet`), { "retry-after": "5" });
-    }
+    const { deploymentId, target, path, headers } = admission;
     forward(
       {
         request,
         response,
         deploymentId,
-        path: `${rest}${query}`,
-        headers: {
-          ...upstreamHeaders(request, `/d/${match[1]}`, credential),
-          ...(deployment.upstreamKey ? { "x-api-key": deployment.upstreamKey } : {}),
-        },
-        // A retry after a refused connection goes to the next replica, or to the revision switched to meanwhile.
-        currentTarget: () => {
-          const now = this.deployments.get(deploymentId);
-          return now ? nextTarget(now) : null;
-        },
+        path,
+        headers,
+        currentTarget: () => this.currentTarget(deploymentId),
         open: this.open,
         agent: this.agent,
         logger: this.options.logger,
@@ -205,9 +171,118 @@ export class Router {
     );
   }
 
-  private notFound(request: IncomingMessage, response: ServerResponse, deploymentId: string): void {
-    replyJson(request, response, 404, detail(`Deployment ${deploymentId} not found`));
+  /** A WebSocket handshake: admitted as any request of the deployment is, then tunnelled to its serving revision. */
+  private async upgrade(request: IncomingMessage, socket: Duplex, head: Buffer): Promise<void> {
+    // Until the tunnel takes over, a failing client socket must not be an unhandled 'error'.
+    socket.on("error", () => socket.destroy());
+    if (!isWebSocketUpgrade(request)) {
+      return refuseUpgrade(socket, 400, detail("Only WebSocket upgrades are forwarded (Upgrade: websocket on a GET)"));
+    }
+    const admission = await this.admit(request);
+    if ("answer" in admission) {
+      const { status, body, headers } = admission.answer;
+      return refuseUpgrade(socket, status, body, headers);
+    }
+    if (socket.destroyed) return;
+    const { deploymentId, target, path, headers } = admission;
+    tunnel(
+      {
+        request,
+        socket,
+        head,
+        deploymentId,
+        path,
+        headers,
+        currentTarget: () => this.currentTarget(deploymentId),
+        open: this.open,
+        tunnels: this.tunnels,
+        logger: this.options.logger,
+      },
+      target,
+    );
   }
+
+  /**
+   * What every request of a deployment goes through, WebSocket handshakes
+   * included: the deployment is known, the caller's key is allowed on it, and
+   * one of its targets serves. Else the router's own answer.
+   */
+  private async admit(request: IncomingMessage): Promise<Admission> {
+    const raw = request.url ?? "/";
+    const queryAt = raw.indexOf("?");
+    const pathname = queryAt >= 0 ? raw.slice(0, queryAt) : raw;
+    const query = queryAt >= 0 ? raw.slice(queryAt) : "";
+    const readOnly = request.method === "GET" || request.method === "HEAD";
+
+    if (pathname === "/ok" && readOnly) return answer(200, { ok: true });
+    const match = DEPLOYMENT_PATH.exec(pathname);
+    if (!match) return answer(404, detail("Not found: deployments are served at /d/<deployment id>/..."));
+    const deploymentId = decode(match[1]!);
+    const rest = match[2] ?? "/";
+    // Unknown ids are answered before any key check: no control-plane call for a made-up URL.
+    if (!this.deployments.has(deploymentId)) return notFound(deploymentId);
+
+    // CORS preflights, health checks and the API's docs (browsers send no key with them) go through without a key.
+    let credential: Credential | undefined;
+    if (request.method !== "OPTIONS" && !servedWithoutKey(request.method ?? "GET", rest)) {
+      const found = apiKeyOf(request.headers);
+      if (!found) return answer(401, detail("Missing API key: send X-Api-Key (or Authorization: Bearer <key>)"));
+      let verdict: Authorization;
+      try {
+        verdict = await this.auth.check(deploymentId, found.key);
+      } catch (error) {
+        this.options.logger?.error({ err: error, deployment_id: deploymentId }, "checking an API key failed");
+        return answer(503, detail("The API key could not be checked right now; try again"), { "retry-after": "1" });
+      }
+      if (verdict === "unknown_key") return answer(401, detail("Invalid API key"));
+      if (verdict !== "allowed") {
+        return answer(403, detail(`This API key is revoked or has no access to deployment ${deploymentId}`));
+      }
+      credential = found.from;
+    }
+
+    // Read after the key check: a switch during it already sends this request to the new revision.
+    const deployment = this.deployments.get(deploymentId);
+    if (!deployment) return notFound(deploymentId);
+    const target = nextTarget(deployment);
+    if (target === null) {
+      return answer(503, detail(`Deployment ${deploymentId} is not serving yet`), { "retry-after": "5" });
+    }
+    return {
+      deploymentId,
+      target,
+      path: `${rest}${query}`,
+      headers: {
+        ...upstreamHeaders(request, `/d/${match[1]}`, credential),
+        ...(deployment.upstreamKey ? { "x-api-key": deployment.upstreamKey } : {}),
+      },
+    };
+  }
+
+  /** A retry after a refused connection goes to the next replica, or to the revision switched to meanwhile. */
+  private currentTarget(deploymentId: string): string | null {
+    const now = this.deployments.get(deploymentId);
+    return now ? nextTarget(now) : null;
+  }
+}
+
+/** Where an admitted request goes, or the router's own answer to it. */
+type Admission =
+  | { answer: { status: number; body: unknown; headers?: OutgoingHttpHeaders } }
+  | { deploymentId: string; target: string; path: string; headers: OutgoingHttpHeaders };
+
+function answer(status: number, body: unknown, headers?: OutgoingHttpHeaders): Admission {
+  return { answer: { status, body, ...(headers ? { headers } : {}) } };
+}
+
+function notFound(deploymentId: string): Admission {
+  return answer(404, detail(`Deployment ${deploymentId} not found`));
+}
+
+/** A WebSocket opening handshake (RFC 6455 §4.1): a GET whose Upgrade names websocket. */
+function isWebSocketUpgrade(request: IncomingMessage): boolean {
+  const protocols = (request.headers.upgrade ?? "").split(",").map((token) => token.trim().toLowerCase());
+  return request.method === "GET" && protocols.includes("websocket");
 }
 
 /** The deployment's next target in turn, or null while none serves. */
