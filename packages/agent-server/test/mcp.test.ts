@@ -49,7 +49,10 @@ const failsWithCode = (code: number, promise: Promise<unknown>, message?: RegExp
     return true;
   });
 
-const textOf = (result: { content?: unknown }): string => {
+type ToolCallResult = Awaited<ReturnType<McpClient["callTool"]>>;
+
+/** The text of a tool result's one content part. */
+const textOf = (result: ToolCallResult): string => {
   const [first] = result.content as { type: string; text: string }[];
   assert.equal(first?.type, "text");
   return first.text;
