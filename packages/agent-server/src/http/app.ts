@@ -6,6 +6,7 @@ import {
   serveApiDocs,
   lazySchemaCompilers,
 } from "@berth/service-kit";
+import websocket from "@fastify/websocket";
 import Fastify, { type FastifyInstance } from "fastify";
 import type { Logger } from "pino";
 import type { Services } from "../services/index.js";
@@ -33,6 +34,7 @@ import { threadRoutes } from "./routes/threads.js";
 import { webhookRoutes } from "./routes/webhooks.js";
 import { uiRoutes } from "./routes/ui.js";
 import { mcpRoutes } from "./routes/mcp.js";
+import { protocolRoutes } from "./routes/protocol.js";
 import { a2aRoutes } from "./routes/a2a.js";
 import type { UiBundles } from "../graphs/ui-bundle.js";
 
@@ -85,6 +87,8 @@ export async function buildApp(services: Services, options: AppOptions): Promise
     installAuthentication(app, { ...options.authentication, serverKeyInXApiKey: !!options.apiKey, logger: options.logger });
   }
 
+  // Protocol v2's WebSocket transport: upgrade requests pass the hooks above like any request.
+  if (!http.disabled.has("runs")) await app.register(websocket, { options: { maxPayload: options.bodyLimit } });
   const catalog: RouteCatalog = [];
   const context = { app, catalog };
   registerRouteFamilies(context, services, options, (family) => !http.disabled.has(family));
@@ -117,6 +121,7 @@ function registerRouteFamilies(
   if (enabled("runs")) {
     const forwardHeaders = configurableHeaderSelector(options.http?.configurableHeaders);
     registerRoutes(context, "runs", runRoutes({ runs: services.runs, timings: options.timings, forwardHeaders }));
+    registerRoutes(context, "runs", protocolRoutes({ protocol: services.protocol, heartbeatMs: options.timings.heartbeatMs }));
     registerRoutes(context, "crons", cronRoutes(services.crons));
     if (enabled("webhooks")) registerRoutes(context, "runs", webhookRoutes(services.webhooks));
   }

@@ -10,6 +10,7 @@ import { MaintenanceService } from "./maintenance.js";
 import { MetricsService } from "./metrics.js";
 import { RunService } from "./runs.js";
 import { StoreService } from "./memory-store.js";
+import { ThreadProtocolService } from "./thread-protocol.js";
 import { ThreadService, type ThreadServiceOptions } from "./threads.js";
 import { WebhookService, type WebhookServiceOptions } from "./webhooks.js";
 
@@ -23,6 +24,7 @@ export interface Services {
   metrics: MetricsService;
   store: StoreService;
   webhooks: WebhookService;
+  protocol: ThreadProtocolService;
 }
 
 /** What services use of the worker of their process. */
@@ -47,10 +49,12 @@ export function createServices({ storage, graphs, broker, items, worker, ...opti
   const assistants = new AssistantService(storage, graphs);
   const webhooks = new WebhookService(storage, options.webhooks);
   const runs = new RunService(storage, graphs, assistants, broker, webhooks, worker && (() => worker.reserveSlot()));
+  const graphState = new GraphStateService(storage, graphs);
   return {
     assistants,
     threads: new ThreadService(storage, graphs, options.threads),
-    graphState: new GraphStateService(storage, graphs),
+    graphState,
+    protocol: new ThreadProtocolService(storage, runs, graphState, broker),
     runs,
     crons: new CronService(storage, runs),
     maintenance: new MaintenanceService(storage, graphs, broker),

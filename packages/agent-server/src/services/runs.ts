@@ -47,6 +47,8 @@ export interface RunCreateInput {
   webhook?: string | null;
   durability?: string | null;
   feedback_keys?: string[] | null;
+  /** Started through protocol v2: its events are the thread's protocol events. */
+  stream_protocol?: "v2";
 }
 
 /** Rejects a watch that is cancelled (every run's, once its answer is out): one error, as capturing a stack per run costs. */
@@ -193,6 +195,7 @@ export class RunService {
       on_completion: input.on_completion ?? (stateless ? "delete" : "keep"),
       temporary: stateless,
       durability: input.durability ?? null,
+      ...(input.stream_protocol ? { stream_protocol: input.stream_protocol } : {}),
     };
     return {
       run_id: runId,

@@ -306,6 +306,8 @@ export interface RunKwargs {
   on_completion: "delete" | "keep";
   temporary: boolean;
   durability: string | null;
+  /** Set on runs started through protocol v2: their events are the thread's protocol events, numbered per thread. */
+  stream_protocol?: "v2";
 }
 
 /** The ids that name a run wherever it shows: configurable, metadata, checkpoints, traces. */
@@ -475,10 +477,19 @@ export interface RunRepository {
   requestCancel(runId: string, action: CancelAction): Promise<boolean>;
   /** Epoch ms of the earliest pending run that is not yet available, if any. */
   nextAvailableAt(): Promise<number | undefined>;
-  /** Logs events (an already logged seq is kept); with `lease`, only while that claim holds the run: false when it does not. */
-  appendEvents(runId: string, events: StoredEvent[], lease?: RunLease): Promise<boolean>;
+  /**
+   * Logs events (an already logged seq is kept); with `lease`, only while that
+   * claim holds the run: false when it does not. With `threadId` (a protocol
+   * v2 run), the thread's protocol sequence is raised to the batch's last seq
+   * in the same transaction.
+   */
+  appendEvents(runId: string, events: StoredEvent[], lease?: RunLease, threadId?: string): Promise<boolean>;
   readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]>;
   lastEventSeq(runId: string): Promise<number>;
+  /** The protocol events of the thread's runs after `afterSeq`, in order, at most `limit`. */
+  readThreadEvents(threadId: string, afterSeq: number, limit: number): Promise<StoredEvent[]>;
+  /** The highest protocol seq the thread's runs logged (0: none; it survives the events' pruning). */
+  threadEventSeq(threadId: string): Promise<number>;
   /** Deletes the event logs of runs that ended before `endedBefore` (ISO). */
   pruneEvents(endedBefore: string): Promise<number>;
 }

@@ -6,6 +6,7 @@ import type { QueuedRun, RunLease } from "../../storage/types.js";
 import { PendingFeedbackUrls } from "../../tracing/feedback.js";
 import type { RunEndNotice } from "../brokers/broker.js";
 import { RunEventWriter } from "../streaming/event-writer.js";
+import { ProtocolEncoder, type ProtocolRecord } from "../streaming/protocol-encoder.js";
 import { StreamEncoder } from "../streaming/stream-encoder.js";
 import { graphStreamModes, type StreamMode } from "../streaming/stream-modes.js";
 import { EventLoopPacer } from "./event-loop-pacer.js";
@@ -79,7 +80,8 @@ async function attempt(
   log: Logger,
 ): Promise<Conclusion> {
   const persistEvents = !(isEphemeral(run) && !deps.statelessKeepMs);
-  const writer = await RunEventWriter.open({ ...run, persistEvents, lease }, deps.storage.runs, deps.broker, {
+  const threadSequence = run.kwargs.stream_protocol === "v2";
+  const writer = await RunEventWriter.open({ ...run, persistEvents, lease, threadSequence }, deps.storage.runs, deps.broker, {
     failed: (err) => {
       log.error({ err }, "writing the run's event log failed: the run ends in error");
       controller.abort("failure");
@@ -89,7 +91,7 @@ async function attempt(
   attemptLog.writer = writer;
   // As the reference: `{run_id, attempt}`. A stateless run also names its thread, which its client could not know otherwise.
   const threadOfStateless = run.kwargs.temporary ? { thread_id: run.thread_id } : {};
-  writer.emit("metadata", { run_id: run.run_id, ...threadOfStateless, attempt: run.attempt });
+  if (!threadSequence) writer.emit("metadata", { run_id: run.run_id, ...threadOfStateless, attempt: run.attempt });
   const exhausted = run.attempt - run.handovers > deps.maxAttempts;
   const runsGraph = !exhausted && !run.cancel_action;
   const feedback = runsGraph ? PendingFeedbackUrls.start(run.run_id, run.kwargs.feedback_keys, deps.tracing, log) : undefined;
@@ -111,8 +113,11 @@ async function attempt(
   // Last but for the error, which stays the final event of a failed run.
   if (feedbackUrls) writer.emit("feedback", feedbackUrls);
   if (outcome.kind === "failed") {
-    writer.emit("error", outcome.error);
+    writer.emitError(outcome.error);
     attemptLog.errorEmitted = true;
+  } else if (outcome.kind === "aborted" && threadSequence) {
+    // A protocol client waits for the root's end: a cancelled graph stream never sends it.
+    writer.emitError({ error: "RunCancelled", message: `The run was cancelled (${outcome.reason})` });
   }
   await writer.flush();
   // The log lost its last events: the run cannot be followed to its end, so it does not succeed.
@@ -186,7 +191,19 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
     const input = await runInput(run, deps);
     const pacer = new EventLoopPacer();
     await pacer.yieldNow(); // let the first event (metadata) reach the client before the graph starts
-    if (modes.includes("events")) {
+    if (run.kwargs.stream_protocol === "v2") {
+      const encoder = new ProtocolEncoder(assistant.graph_id);
+      const { streamMode: _modes, subgraphs: _subgraphs, ...protocolOptions } = options as Record<string, unknown>;
+      const events = (await graph.streamEvents(input, {
+        ...protocolOptions,
+        version: "v3",
+      } as never)) as AsyncIterable<ProtocolRecord>;
+      for await (const event of events) {
+        for (const record of encoder.encode(event)) emitProtocol(writer, record);
+        lastValues = encoder.lastRootValues ?? lastValues;
+        await pacer.maybeYield();
+      }
+    } else if (modes.includes("events")) {
       const events = graph.streamEvents(input, { ...options, version: "v2" } as never) as unknown as AsyncIterable<StreamEvent>;
       for await (const event of events) {
         for (const encoded of encoder.encodeStreamEvent(event)) writer.emit(encoded.event, encoded.data);
@@ -210,6 +227,10 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
   } finally {
     await checkpointer?.settled();
   }
+}
+
+function emitProtocol(writer: RunEventWriter, record: ProtocolRecord): void {
+  writer.emitProtocol(record.method, record.params);
 }
 
 /** The run's callbacks: its tracer when it is traced (the run's config brings no callbacks of its own: it is JSON). */

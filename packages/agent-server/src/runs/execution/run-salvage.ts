@@ -58,7 +58,7 @@ export async function endInError(
   writer?: { instance: RunEventWriter; emitted: boolean },
 ): Promise<RunEndNotice | "lost" | undefined> {
   const log = deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
-  if (writer && !writer.emitted) writer.instance.emit("error", error);
+  if (writer && !writer.emitted) writer.instance.emitError(error);
   await writer?.instance.flush();
   const output = { __error__: error };
   const ephemeral = run.kwargs.temporary && run.kwargs.on_completion === "delete";

@@ -1,8 +1,19 @@
 import type { RunLease, RunRepository, StoredEvent } from "../../storage/types.js";
 import type { RunBroker } from "../brokers/broker.js";
 
+/** The stored name of protocol v2 events (their data is the whole wire event). */
+export const PROTOCOL_EVENT = "protocol";
+
 /** Event ids of one attempt stay below the next attempt's first id. */
 const ATTEMPT_SEQ_SPAN = 1_000_000_000;
+
+/**
+ * A retried attempt of a protocol v2 run numbers on from this far past what
+ * the thread logged: the crashed attempt may have published events live that
+ * never reached the log, and a seq a client has seen must never name another
+ * event.
+ */
+const RETRY_SEQ_SKIP = 100_000;
 
 /** How long events may wait before they are written to the log in one batch. */
 const FLUSH_INTERVAL_MS = 25;
@@ -22,6 +33,8 @@ export interface WriterRun {
   persistEvents: boolean;
   /** The claim the run's events are logged under (a worker that lost it logs nothing more). */
   lease?: RunLease;
+  /** A protocol v2 run: its events are numbered in its thread's sequence, which keeps rising across runs. */
+  threadSequence?: boolean;
 }
 
 /**
@@ -38,6 +51,8 @@ export class RunEventWriter {
   failure: Error | undefined;
   /** Another attempt holds the run: nothing is published or logged any more. */
   lost = false;
+  /** The graph named by a protocol v2 run's root lifecycle, for its failure. */
+  private rootGraph = "root";
 
   private constructor(
     private readonly run: WriterRun,
@@ -55,14 +70,48 @@ export class RunEventWriter {
    */
   static async open(run: WriterRun, runs: RunRepository, broker: RunBroker, hooks: EventLogHooks): Promise<RunEventWriter> {
     broker.begin(run.run_id, run.thread_id);
+    if (run.threadSequence) {
+      const logged = await runs.threadEventSeq(run.thread_id);
+      return new RunEventWriter(run, logged + 1 + (run.attempt > 1 ? RETRY_SEQ_SKIP : 0), runs, broker, hooks);
+    }
     const attemptBase = (run.attempt - 1) * ATTEMPT_SEQ_SPAN;
     const firstSeq = run.persistEvents ? Math.max(attemptBase, (await lastSeqOrNone(runs, run.run_id)) + 1) : attemptBase;
     return new RunEventWriter(run, firstSeq, runs, broker, hooks);
   }
 
+  /** Emits a protocol v2 event: the stored data is the whole wire event, its `seq` the thread's. */
+  emitProtocol(method: string, params: { namespace: string[]; timestamp: number; data: unknown }): void {
+    if (this.lost) return;
+    if (method === "lifecycle" && params.namespace.length === 0) {
+      this.rootGraph = (params.data as { graph_name?: string }).graph_name ?? this.rootGraph;
+    }
+    const seq = this.nextSeq;
+    this.emitSerialized(
+      PROTOCOL_EVENT,
+      `{"type":"event","event_id":"${seq}","seq":${seq},"method":${JSON.stringify(method)},"params":${JSON.stringify(params)}}`,
+    );
+  }
+
+  /**
+   * The run's failure as its stream's last event: `error`, or for a protocol
+   * v2 run its root's `failed` lifecycle.
+   */
+  emitError(error: { error: string; message: string }): void {
+    if (!this.run.threadSequence) {
+      this.emit("error", error);
+      return;
+    }
+    const data = { event: "failed", graph_name: this.rootGraph, error: error.message };
+    this.emitProtocol("lifecycle", { namespace: [], timestamp: Date.now(), data });
+  }
+
   emit(event: string, data: unknown): void {
     if (this.lost) return;
-    const stored = { seq: this.nextSeq++, event, data: JSON.stringify(data) };
+    this.emitSerialized(event, JSON.stringify(data));
+  }
+
+  private emitSerialized(event: string, data: string): void {
+    const stored = { seq: this.nextSeq++, event, data };
     this.broker.publish(this.run.run_id, stored);
     if (!this.run.persistEvents) return;
     this.pending.push(stored);
@@ -82,7 +131,8 @@ export class RunEventWriter {
     this.pending = [];
     if (batch.length === 0 || this.lost) return;
     try {
-      if (!(await this.runs.appendEvents(this.run.run_id, batch, this.run.lease))) {
+      const thread = this.run.threadSequence ? this.run.thread_id : undefined;
+      if (!(await this.runs.appendEvents(this.run.run_id, batch, this.run.lease, thread))) {
         this.lost = true;
         this.hooks.leaseLost();
         return;

@@ -4,29 +4,44 @@ import type { Queryable } from "./database.js";
 import { prepared } from "./prepared.js";
 import { leaseHeld } from "./run-rows.js";
 
+/** How a batch of events is logged. */
+export interface AppendOptions {
+  /** Only while this claim holds the run. */
+  lease?: RunLease;
+  /** A protocol v2 run's thread, whose protocol sequence the batch raises. */
+  threadId?: string;
+  /** The statement's transaction does not wait for the WAL flush. */
+  asyncCommit?: boolean;
+}
+
 /**
  * Appends events in one statement; an event already logged (same seq) is
- * kept, as SQLite's INSERT OR IGNORE. With `lease`, only while that claim
+ * kept, as SQLite's INSERT OR IGNORE. With a `lease`, only while that claim
  * holds the run (its row share-locked meanwhile, so a requeue cannot slip
  * between the check and the insert): false when it does not. With
  * `asyncCommit`, the statement's transaction does not wait for the WAL flush
  * (BERTH_PG_SYNCHRONOUS_COMMIT=events): the run's end, committed
- * synchronously, flushes these batches with it.
+ * synchronously, flushes these batches with it. With `threadId`, the
+ * thread's protocol sequence is raised to the batch's last seq in the same
+ * statement.
  */
 export async function appendEvents(
   q: Queryable,
   runId: string,
   events: StoredEvent[],
-  lease?: RunLease,
-  asyncCommit = false,
+  { lease, threadId, asyncCommit = false }: AppendOptions = {},
 ): Promise<boolean> {
   if (events.length === 0) return true;
   const params: unknown[] = [runId, events.map((e) => e.seq), events.map((e) => e.event), events.map((e) => e.data)];
   const held = leaseHeld(params, lease);
   const [commit, evaluated] = asyncCommit ? [ASYNC_COMMIT, " FROM async_commit"] : ["", ""];
-  const name = `berth_append_events_${lease ? "lease" : "any"}_${asyncCommit ? "async" : "sync"}`;
+  const raise = threadId
+    ? `, raised AS (UPDATE threads SET event_seq = GREATEST(event_seq, $${params.push(events.at(-1)!.seq)})
+         WHERE thread_id = $${params.push(threadId)}${lease ? " AND EXISTS (SELECT 1 FROM lease)" : ""})`
+    : "";
+  const name = `berth_append_events_${lease ? "lease" : "any"}_${asyncCommit ? "async" : "sync"}${threadId ? "_thread" : ""}`;
   if (!lease) {
-    await prepared(q, name, `WITH ${commit} logged AS (${INSERT_EVENTS}) SELECT 1${evaluated}`, params);
+    await prepared(q, name, `WITH ${commit} logged AS (${INSERT_EVENTS})${raise} SELECT 1${evaluated}`, params);
     return true;
   }
   const { rows } = await prepared<{ held: boolean }>(
@@ -37,7 +52,7 @@ export async function appendEvents(
      ), logged AS (
        INSERT INTO run_events (run_id, seq, event, data) ${EVENT_ROWS} WHERE EXISTS (SELECT 1 FROM lease)
        ON CONFLICT (run_id, seq) DO NOTHING
-     )
+     )${raise}
      SELECT EXISTS (SELECT 1 FROM lease) AS held${evaluated}`,
     params,
   );
@@ -68,6 +83,28 @@ export async function lastEventSeq(q: Queryable, runId: string): Promise<number>
     [runId],
   );
   return rows[0].seq ?? -1;
+}
+
+export async function readThreadEvents(q: Queryable, threadId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+  const { rows } = await prepared<StoredEvent>(
+    q,
+    "berth_read_thread_events",
+    `SELECT e.seq, e.event, e.data FROM runs r
+       JOIN run_events e ON e.run_id = r.run_id AND e.seq > $2 AND e.event = 'protocol'
+     WHERE r.thread_id = $1 ORDER BY e.seq LIMIT $3`,
+    [threadId, afterSeq, limit],
+  );
+  return rows;
+}
+
+export async function threadEventSeq(q: Queryable, threadId: string): Promise<number> {
+  const { rows } = await prepared<{ event_seq: number }>(
+    q,
+    "berth_thread_event_seq",
+    "SELECT event_seq FROM threads WHERE thread_id = $1",
+    [threadId],
+  );
+  return rows[0]?.event_seq ?? 0;
 }
 
 /** Deletes the event logs of runs that ended before `endedBefore` (ISO). */

@@ -183,8 +183,16 @@ export class PostgresRunRepository implements RunRepository {
     });
   }
 
-  appendEvents(runId: string, batch: StoredEvent[], lease?: RunLease): Promise<boolean> {
-    return events.appendEvents(this.pool, runId, batch, lease, this.asyncEventCommits);
+  appendEvents(runId: string, batch: StoredEvent[], lease?: RunLease, threadId?: string): Promise<boolean> {
+    return events.appendEvents(this.pool, runId, batch, { lease, threadId, asyncCommit: this.asyncEventCommits });
+  }
+
+  readThreadEvents(threadId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+    return events.readThreadEvents(this.pool, threadId, afterSeq, limit);
+  }
+
+  threadEventSeq(threadId: string): Promise<number> {
+    return events.threadEventSeq(this.pool, threadId);
   }
 
   readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]> {

@@ -188,8 +188,16 @@ export class SqliteRunRepository implements RunRepository {
       .immediate();
   }
 
-  async appendEvents(runId: string, batch: StoredEvent[], lease?: RunLease): Promise<boolean> {
-    return this.events.appendEvents(runId, batch, lease);
+  async appendEvents(runId: string, batch: StoredEvent[], lease?: RunLease, threadId?: string): Promise<boolean> {
+    return this.events.appendEvents(runId, batch, lease, threadId);
+  }
+
+  async readThreadEvents(threadId: string, afterSeq: number, limit: number): Promise<StoredEvent[]> {
+    return this.events.readThreadEvents(threadId, afterSeq, limit);
+  }
+
+  async threadEventSeq(threadId: string): Promise<number> {
+    return this.events.threadEventSeq(threadId);
   }
 
   async readEvents(runId: string, afterSeq: number): Promise<StoredEvent[]> {

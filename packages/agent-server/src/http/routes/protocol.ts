@@ -1,0 +1,86 @@
+import type { SseEvent } from "@berth/service-kit";
+import { writeEventStream } from "@berth/service-kit";
+import type { WebSocket } from "ws";
+import { protocolMethod, matchesFilter } from "../../services/protocol-events.js";
+import type { ThreadProtocolService } from "../../services/thread-protocol.js";
+import type { StoredEvent } from "../../storage/types.js";
+import { accessOf } from "../auth/access.js";
+import { ProtocolSocketSession } from "../protocol-socket.js";
+import {
+  EventStreamBodySchema,
+  ProtocolCommandSchema,
+  ProtocolErrorSchema,
+  ProtocolSuccessSchema,
+  type SubscriptionFilter,
+} from "../schemas/protocol.js";
+import { ThreadIdParamsSchema } from "../schemas/threads.js";
+import { disconnectSignal } from "../sse.js";
+import { type RouteDef, route } from "./route-table.js";
+
+export interface ProtocolRouteDeps {
+  protocol: ThreadProtocolService;
+  heartbeatMs: number;
+}
+
+const EVENTS_PATH = "/threads/:thread_id/stream/events";
+
+/**
+ * Protocol v2 on a thread: commands over HTTP, and the thread's events as
+ * SSE (one subscription per connection) or over a WebSocket (commands and
+ * subscriptions in band).
+ */
+export function protocolRoutes({ protocol, heartbeatMs }: ProtocolRouteDeps): RouteDef[] {
+  return [
+    route(
+      {
+        method: "POST",
+        path: "/threads/:thread_id/commands",
+        summary: "Send a protocol v2 command (run.start, input.respond, state.get, agent.getTree, ...)",
+        params: ThreadIdParamsSchema,
+        body: ProtocolCommandSchema,
+        responses: {
+          200: {
+            description: "The command's result, or a protocol error",
+            schema: ProtocolSuccessSchema.or(ProtocolErrorSchema),
+          },
+        },
+      },
+      ({ params, body, request }) => protocol.command(params.thread_id, body, accessOf(request)),
+    ),
+    route(
+      {
+        method: "POST",
+        path: EVENTS_PATH,
+        summary: "Follow the thread's protocol v2 events (SSE; `since` replays the events after that seq)",
+        params: ThreadIdParamsSchema,
+        body: EventStreamBodySchema,
+        responses: { 200: { description: "text/event-stream of protocol events" } },
+      },
+      async ({ params, body, request, reply }) => {
+        const events = await protocol.events(params.thread_id, body.since ?? 0, accessOf(request), disconnectSignal(reply));
+        await writeEventStream(reply, protocolFrames(events, body), { heartbeatMs });
+      },
+    ),
+    {
+      method: "GET",
+      path: EVENTS_PATH,
+      register: ({ app }) => {
+        app.get(EVENTS_PATH, { websocket: true }, (socket: WebSocket, request) => {
+          const parsed = ThreadIdParamsSchema.safeParse(request.params);
+          if (!parsed.success) {
+            socket.close(1008, "thread_id must be a UUID");
+            return;
+          }
+          new ProtocolSocketSession(socket, parsed.data.thread_id, protocol, accessOf(request));
+        });
+      },
+    },
+  ];
+}
+
+/** The events a subscriber wants, as SSE frames: `id` the seq, `event` the method, `data` the whole event. */
+async function* protocolFrames(events: AsyncIterable<StoredEvent>, filter: SubscriptionFilter): AsyncGenerator<SseEvent> {
+  for await (const event of events) {
+    if (matchesFilter(event, filter)) yield { id: event.seq, event: protocolMethod(event), data: event.data };
+  }
+}
