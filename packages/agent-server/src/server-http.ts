@@ -56,6 +56,7 @@ export class HttpSide {
       openapiSecurity: project.auth.openapi,
       http: project.http,
       ui: setup.ui,
+      apiUrl: settings.langgraphApiUrl,
     });
     if (customApp) {
       // The project's app takes the public address; the API listens where only it reaches (custom-app.ts says why).

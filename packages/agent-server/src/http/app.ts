@@ -56,6 +56,8 @@ export interface AppOptions {
   http?: HttpSettings;
   /** `ui` in langgraph.json, bundled: served at `/ui/...` for the SDK's `LoadExternalComponent`. */
   ui?: UiBundles;
+  /** LANGGRAPH_API_URL: where clients reach this server (the A2A cards' `url`); unset: as each request arrived. */
+  apiUrl?: string;
 }
 
 /** With BERTH_API_KEY, the docs page asks for the key and sends it with "Try it out". */
@@ -134,8 +136,17 @@ function registerRouteFamilies(
       mcpRoutes(services, { info: options.info, keepAliveMs: options.timings.keepAliveMs, forwardHeaders }),
     );
   }
-  if (enabled("a2a"))
-    registerRoutes(context, "a2a", a2aRoutes(services, { info: options.info, mountPrefix: options.http?.mountPrefix }));
+  if (enabled("a2a")) {
+    const a2a = a2aRoutes(services, {
+      info: options.info,
+      mountPrefix: options.http?.mountPrefix,
+      apiUrl: options.apiUrl,
+      heartbeatMs: options.timings.heartbeatMs,
+      forwardHeaders: configurableHeaderSelector(options.http?.configurableHeaders),
+      logger: options.logger,
+    });
+    registerRoutes(context, "a2a", a2a);
+  }
   if (options.internalTruncate) registerRoutes(context, "internal", internalRoutes(services.maintenance));
   if (options.ui?.size && enabled("ui")) {
     registerRoutes(context, "ui", uiRoutes(options.ui, services.assistants, { mountPrefix: options.http?.mountPrefix }));
