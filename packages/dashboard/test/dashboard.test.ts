@@ -124,6 +124,29 @@ describe("the dashboard in headless Chromium", () => {
     await revisions().nth(1).waitFor({ state: "detached" });
   });
 
+  test("the deployment page shows its MCP and A2A addresses under its URL, and the MCP one answers", async () => {
+    const url = (await cp.admin.get<Deployment>(`/v2/deployments/${deploymentId}`)).body.source_config.custom_url!;
+    const mcp = page.getByTestId("mcp-url");
+    assert.equal(await mcp.textContent(), `${url}/mcp`);
+    assert.equal(
+      await page.getByTestId("a2a-card-url").textContent(),
+      `${url}/.well-known/agent-card.json?assistant_id=assistant id`,
+    );
+    assert.equal(await page.getByTestId("a2a-url").textContent(), `${url}/a2a/assistant id`);
+    await screenshot(page, "04c-protocol-addresses");
+    const initialized = await fetch((await mcp.textContent())!, {
+      method: "POST",
+      headers: { "x-api-key": cp.adminKey, "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({
+        jsonrpc: "2.0",
+        id: 1,
+        method: "initialize",
+        params: { protocolVersion: "2024-11-05", capabilities: {}, clientInfo: { name: "dashboard-test", version: "1" } },
+      }),
+    });
+    assert.equal(initialized.status, 200);
+  });
+
   test("the list shows the deployment READY, its URL and its last revision DEPLOYED", async () => {
     await page.getByRole("navigation", { name: "Main" }).getByRole("link", { name: "Deployments" }).click();
     const row = page.getByRole("row").filter({ hasText: name });

@@ -9,6 +9,7 @@ import { StatusBadge } from "../ui/StatusBadge";
 import { formatTime } from "../ui/time";
 import { DeleteDeployment } from "./DeleteDeployment";
 import { LogViewer } from "./LogViewer";
+import { ProtocolAddresses } from "./ProtocolAddresses";
 import { RevisionEvents } from "./RevisionEvents";
 import { RevisionTimeline } from "./RevisionTimeline";
 import { SecretsEditor } from "./SecretsEditor";
@@ -75,6 +76,7 @@ export function DeploymentPage({ id }: { id: string }) {
             "none yet"
           )}
         </dd>
+        {url && <ProtocolAddresses url={url} />}
         <dt>Source</dt>
         <dd>
           {deployment.source}
