@@ -20,9 +20,12 @@ export interface ValidationDetail {
   type: string;
 }
 
-/** A 422 carrying the validation details of the request. */
+/** A 422 (or the route's own status) carrying the validation details of the request. */
 export class RequestValidationError extends Error {
-  constructor(readonly detail: ValidationDetail[]) {
+  constructor(
+    readonly detail: ValidationDetail[],
+    readonly status: 400 | 422 = 422,
+  ) {
     super("request validation failed");
   }
 }
@@ -48,7 +51,10 @@ const DOMAIN_STATUS: [new (...args: never[]) => Error, number][] = [
 /** Every error leaves as JSON; a client's mistake is never a 500. */
 export function installErrorHandlers(app: FastifyInstance, logger: Logger): void {
   app.setErrorHandler((error: FastifyError, request, reply) => {
-    if (error instanceof RequestValidationError) return reply.status(422).send({ detail: error.detail });
+    if (error instanceof RequestValidationError) {
+      const routeStatus = (request.routeOptions.config as { invalidStatus?: number } | undefined)?.invalidStatus;
+      return reply.status(routeStatus ?? error.status).send({ detail: error.detail });
+    }
     if (error instanceof UnprocessableError) {
       return reply.status(422).send({ detail: [{ loc: error.loc, msg: error.message, type: "value_error" }] });
     }

@@ -28,7 +28,7 @@ export function buildOpenApiDocument(catalog: RouteCatalog, info: { title: strin
         ...(response.schema ? { content: { "application/json": { schema: jsonSchema(response.schema, "output") } } } : {}),
       };
     }
-    responses["422"] ??= { description: "Validation error: `{detail: [{loc, msg, type}]}`" };
+    responses[String(route.invalidStatus ?? 422)] ??= { description: "Validation error: `{detail: [{loc, msg, type}]}`" };
     (paths[path] ??= {})[route.method.toLowerCase()] = {
       summary: route.summary,
       tags: [route.tag],

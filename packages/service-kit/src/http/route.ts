@@ -15,6 +15,8 @@ export interface RouteSpec<P extends z.ZodType, Q extends z.ZodType, B extends z
   body?: B;
   /** An absent body counts as `{}` (the SDK sends none for some POSTs). */
   bodyOptional?: boolean;
+  /** The status of a request its schemas refuse: 422 unless the protocol it serves says otherwise. */
+  invalidStatus?: 400 | 422;
   /** Response descriptions by status, with the schema of the success body. */
   responses: Record<number, { description: string; schema?: z.ZodType }>;
 }
@@ -30,10 +32,15 @@ export interface RouteInput<P, Q, B> {
 /** Routes as declared, for the OpenAPI document. */
 export type RouteCatalog = RouteSpec<z.ZodType, z.ZodType, z.ZodType>[];
 
-function parse<T extends z.ZodType>(schema: T | undefined, value: unknown, where: "path" | "query" | "body"): z.infer<T> {
+function parse<T extends z.ZodType>(
+  schema: T | undefined,
+  value: unknown,
+  where: "path" | "query" | "body",
+  status: 400 | 422 = 422,
+): z.infer<T> {
   if (!schema) return undefined as z.infer<T>;
   const result = schema.safeParse(value);
-  if (!result.success) throw new RequestValidationError(zodDetails(where, result.error));
+  if (!result.success) throw new RequestValidationError(zodDetails(where, result.error), status);
   return result.data;
 }
 
@@ -52,11 +59,13 @@ export function defineRoute<P extends z.ZodType, Q extends z.ZodType, B extends 
   app.route({
     method: spec.method,
     url: spec.path,
+    // Also for a body that is not JSON at all, refused before the handler runs.
+    config: { invalidStatus: spec.invalidStatus },
     handler: async (request, reply) => {
       const input = {
-        params: parse(spec.params, request.params, "path"),
-        query: parse(spec.query, request.query, "query"),
-        body: parse(spec.body, request.body === undefined && spec.bodyOptional ? {} : request.body, "body"),
+        params: parse(spec.params, request.params, "path", spec.invalidStatus),
+        query: parse(spec.query, request.query, "query", spec.invalidStatus),
+        body: parse(spec.body, request.body === undefined && spec.bodyOptional ? {} : request.body, "body", spec.invalidStatus),
         request,
         reply,
       };
