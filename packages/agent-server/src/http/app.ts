@@ -123,7 +123,8 @@ function registerRouteFamilies(
   if (enabled("runs")) {
     const forwardHeaders = configurableHeaderSelector(options.http?.configurableHeaders);
     registerRoutes(context, "runs", runRoutes({ runs: services.runs, timings: options.timings, forwardHeaders }));
-    registerRoutes(context, "runs", protocolRoutes({ protocol: services.protocol, heartbeatMs: options.timings.heartbeatMs }));
+    const protocol = { protocol: services.protocol, heartbeatMs: options.timings.heartbeatMs, forwardHeaders };
+    registerRoutes(context, "runs", protocolRoutes(protocol));
     registerRoutes(context, "crons", cronRoutes(services.crons));
     if (enabled("webhooks")) registerRoutes(context, "runs", webhookRoutes(services.webhooks));
   }

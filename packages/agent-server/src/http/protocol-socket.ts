@@ -2,7 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
 import type { Access } from "../services/authorization.js";
 import { matchesFilter } from "../services/protocol-events.js";
-import type { ProtocolReply, ThreadProtocolService } from "../services/thread-protocol.js";
+import type { ProtocolReply, RunDecorator, ThreadProtocolService } from "../services/thread-protocol.js";
 import type { StoredEvent } from "../storage/types.js";
 import { ProtocolCommandSchema, type SubscriptionFilter, SubscriptionFilterSchema } from "./schemas/protocol.js";
 
@@ -31,6 +31,7 @@ export class ProtocolSocketSession {
     private readonly threadId: string,
     private readonly protocol: ThreadProtocolService,
     private readonly access: Access,
+    private readonly decorate: RunDecorator,
   ) {
     socket.on("message", (data, isBinary) => {
       const text = isBinary ? undefined : data.toString();
@@ -62,7 +63,7 @@ export class ProtocolSocketSession {
     const { id, method, params } = command.data;
     if (method === "subscription.subscribe") return this.subscribe(id, params);
     if (method === "subscription.unsubscribe") return this.unsubscribe(id, params);
-    this.send(await this.protocol.command(this.threadId, command.data, this.access));
+    this.send(await this.protocol.command(this.threadId, command.data, this.access, this.decorate));
   }
 
   private async subscribe(id: number, params: unknown): Promise<void> {

@@ -44,6 +44,9 @@ export type ProtocolReply =
   | { type: "success"; id: number; result: unknown; meta: { thread_id: string; applied_through_seq: number } }
   | { type: "error"; id: number | null; error: ProtocolErrorCode; message: string };
 
+/** What a transport adds to each run a command creates: the request's user and headers in its config. */
+export type RunDecorator = (input: RunCreateInput) => RunCreateInput;
+
 /** The stream modes of a protocol run, as the reference runs them (the v3 event stream adds lifecycle and checkpoints). */
 const PROTOCOL_STREAM_MODES = ["values", "updates", "messages", "tools", "custom", "tasks"];
 
@@ -102,9 +105,9 @@ export class ThreadProtocolService {
   ) {}
 
   /** Answers a command; subscriptions are a transport's business (`subscription.*` arrive here only over HTTP). */
-  async command(threadId: string, command: ProtocolCommand, access: Access): Promise<ProtocolReply> {
+  async command(threadId: string, command: ProtocolCommand, access: Access, decorate: RunDecorator): Promise<ProtocolReply> {
     try {
-      const result = await this.execute(threadId, command, access);
+      const result = await this.execute(threadId, command, access, decorate);
       return {
         type: "success",
         id: command.id,
@@ -132,13 +135,13 @@ export class ThreadProtocolService {
     return this.storage.runs.readThreadEvents(threadId, since, limit);
   }
 
-  private async execute(threadId: string, command: ProtocolCommand, access: Access): Promise<unknown> {
+  private async execute(threadId: string, command: ProtocolCommand, access: Access, decorate: RunDecorator): Promise<unknown> {
     const params = command.params ?? {};
     switch (command.method) {
       case "run.start":
-        return this.startRun(threadId, parse(RunStartParams, params), access);
+        return this.startRun(threadId, parse(RunStartParams, params), access, decorate);
       case "input.respond":
-        return this.respond(threadId, parse(InputRespondParams, params), access);
+        return this.respond(threadId, parse(InputRespondParams, params), access, decorate);
       case "state.get":
         return this.state(threadId, parse(StateGetParams, params), access);
       case "agent.getTree":
@@ -157,7 +160,12 @@ export class ThreadProtocolService {
     }
   }
 
-  private async startRun(threadId: string, params: z.infer<typeof RunStartParams>, access: Access): Promise<unknown> {
+  private async startRun(
+    threadId: string,
+    params: z.infer<typeof RunStartParams>,
+    access: Access,
+    decorate: RunDecorator,
+  ): Promise<unknown> {
     const thread = await this.storage.threads.get(threadId);
     // A pending interrupt() takes the input as its answer; otherwise (after a cancel too) it is plain input.
     const resumes = thread?.status === "interrupted" && Object.keys(thread.interrupts).length > 0;
@@ -165,47 +173,59 @@ export class ThreadProtocolService {
     const checkpointId = typeof configurable.checkpoint_id === "string" ? configurable.checkpoint_id : undefined;
     const run = await this.runs.create(
       threadId,
-      protocolRun({
-        assistant_id: params.assistant_id,
-        ...(resumes ? { command: { resume: params.input ?? null } } : { input: params.input ?? null }),
-        config: (params.config ?? null) as JsonObject | null,
-        context: (params.context ?? null) as JsonObject | null,
-        metadata: (params.metadata ?? null) as JsonObject | null,
-        checkpoint_id: checkpointId ?? null,
-        multitask_strategy: params.multitask_strategy ?? params.multitaskStrategy ?? "enqueue",
-      }),
+      decorate(
+        protocolRun({
+          assistant_id: params.assistant_id,
+          ...(resumes ? { command: { resume: params.input ?? null } } : { input: params.input ?? null }),
+          config: (params.config ?? null) as JsonObject | null,
+          context: (params.context ?? null) as JsonObject | null,
+          metadata: (params.metadata ?? null) as JsonObject | null,
+          checkpoint_id: checkpointId ?? null,
+          multitask_strategy: params.multitask_strategy ?? params.multitaskStrategy ?? "enqueue",
+        }),
+      ),
       access,
     );
     return { run_id: run.run_id };
   }
 
-  private async respond(threadId: string, params: z.infer<typeof InputRespondParams>, access: Access): Promise<unknown> {
+  private async respond(
+    threadId: string,
+    params: z.infer<typeof InputRespondParams>,
+    access: Access,
+    decorate: RunDecorator,
+  ): Promise<unknown> {
     const [latest] = await this.runs.list(threadId, { limit: 1, offset: 0 }, access).catch(notFoundAs("no_such_run"));
     if (!latest) throw new ProtocolCommandError("no_such_run", "No run was started on this thread");
-    const thread = await this.storage.threads.get(threadId);
-    if (thread?.status !== "interrupted") throw new ProtocolCommandError("invalid_argument", "The thread is not interrupted");
-    const pending = new Set(
-      Object.values(thread.interrupts)
-        .flat()
-        .map((entry) => entry.id),
-    );
     const answers = params.responses ?? [{ interrupt_id: params.interrupt_id!, response: params.response }];
-    const unknown = answers.find((answer) => !pending.has(answer.interrupt_id));
-    if (unknown) throw new ProtocolCommandError("no_such_interrupt", `No pending interrupt ${unknown.interrupt_id}`);
+    // While a run is in flight (the one that is being interrupted, ending) the answer waits behind it, unchecked.
+    if ((await this.storage.runs.inflight(threadId)).length === 0) {
+      const thread = await this.storage.threads.get(threadId);
+      if (thread?.status !== "interrupted") throw new ProtocolCommandError("invalid_argument", "The thread is not interrupted");
+      const pending = new Set(
+        Object.values(thread.interrupts)
+          .flat()
+          .map((entry) => entry.id),
+      );
+      const unknown = answers.find((answer) => !pending.has(answer.interrupt_id));
+      if (unknown) throw new ProtocolCommandError("no_such_interrupt", `No pending interrupt ${unknown.interrupt_id}`);
+    }
     const resume = Object.fromEntries(answers.map((answer) => [answer.interrupt_id, answer.response ?? null]));
     await this.runs.create(
       threadId,
-      protocolRun({
-        assistant_id: latest.assistant_id,
-        command: {
-          resume,
-          ...(params.update !== undefined ? { update: params.update } : {}),
-          ...(params.goto !== undefined ? { goto: params.goto } : {}),
-        },
-        config: (params.config ?? null) as JsonObject | null,
-        metadata: (params.metadata ?? null) as JsonObject | null,
-        multitask_strategy: "enqueue",
-      }),
+      decorate(
+        protocolRun({
+          assistant_id: latest.assistant_id,
+          command: {
+            resume,
+            ...(params.update !== undefined ? { update: params.update } : {}),
+            ...(params.goto !== undefined ? { goto: params.goto } : {}),
+          },
+          config: (params.config ?? null) as JsonObject | null,
+          metadata: (params.metadata ?? null) as JsonObject | null,
+          multitask_strategy: "enqueue",
+        }),
+      ),
       access,
     );
     return {};

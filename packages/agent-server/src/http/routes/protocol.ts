@@ -2,7 +2,10 @@ import type { SseEvent } from "@berth/service-kit";
 import { writeEventStream } from "@berth/service-kit";
 import type { WebSocket } from "ws";
 import { protocolMethod, matchesFilter } from "../../services/protocol-events.js";
-import type { ThreadProtocolService } from "../../services/thread-protocol.js";
+import type { FastifyRequest } from "fastify";
+import type { RunDecorator, ThreadProtocolService } from "../../services/thread-protocol.js";
+import type { HeaderSelector } from "../header-patterns.js";
+import { withRequestHeaders } from "../request-headers.js";
 import type { StoredEvent } from "../../storage/types.js";
 import { accessOf } from "../auth/access.js";
 import { ProtocolSocketSession } from "../protocol-socket.js";
@@ -20,6 +23,8 @@ import { type RouteDef, route } from "./route-table.js";
 export interface ProtocolRouteDeps {
   protocol: ThreadProtocolService;
   heartbeatMs: number;
+  /** Which request headers reach the graph's `configurable` (`http.configurable_headers`). */
+  forwardHeaders: HeaderSelector;
 }
 
 const EVENTS_PATH = "/threads/:thread_id/stream/events";
@@ -29,7 +34,12 @@ const EVENTS_PATH = "/threads/:thread_id/stream/events";
  * SSE (one subscription per connection) or over a WebSocket (commands and
  * subscriptions in band).
  */
-export function protocolRoutes({ protocol, heartbeatMs }: ProtocolRouteDeps): RouteDef[] {
+export function protocolRoutes({ protocol, heartbeatMs, forwardHeaders }: ProtocolRouteDeps): RouteDef[] {
+  /** As for the classic run routes: the request's user and forwarded headers reach the run's config. */
+  const decorator =
+    (request: FastifyRequest): RunDecorator =>
+    (input) =>
+      withRequestHeaders(input, request.headers, request.user, forwardHeaders);
   return [
     route(
       {
@@ -38,6 +48,7 @@ export function protocolRoutes({ protocol, heartbeatMs }: ProtocolRouteDeps): Ro
         summary: "Send a protocol v2 command (run.start, input.respond, state.get, agent.getTree, ...)",
         params: ThreadIdParamsSchema,
         body: ProtocolCommandSchema,
+        invalidStatus: 400,
         responses: {
           200: {
             description: "The command's result, or a protocol error",
@@ -45,7 +56,7 @@ export function protocolRoutes({ protocol, heartbeatMs }: ProtocolRouteDeps): Ro
           },
         },
       },
-      ({ params, body, request }) => protocol.command(params.thread_id, body, accessOf(request)),
+      ({ params, body, request }) => protocol.command(params.thread_id, body, accessOf(request), decorator(request)),
     ),
     route(
       {
@@ -54,6 +65,7 @@ export function protocolRoutes({ protocol, heartbeatMs }: ProtocolRouteDeps): Ro
         summary: "Follow the thread's protocol v2 events (SSE; `since` replays the events after that seq)",
         params: ThreadIdParamsSchema,
         body: EventStreamBodySchema,
+        invalidStatus: 400,
         responses: { 200: { description: "text/event-stream of protocol events" } },
       },
       async ({ params, body, request, reply }) => {
@@ -71,7 +83,7 @@ export function protocolRoutes({ protocol, heartbeatMs }: ProtocolRouteDeps): Ro
             socket.close(1008, "thread_id must be a UUID");
             return;
           }
-          new ProtocolSocketSession(socket, parsed.data.thread_id, protocol, accessOf(request));
+          new ProtocolSocketSession(socket, parsed.data.thread_id, protocol, accessOf(request), decorator(request));
         });
       },
     },
