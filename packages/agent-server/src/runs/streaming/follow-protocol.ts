@@ -8,6 +8,26 @@ import { followRun } from "./follow-run.js";
 const REPLAY_PAGE = 500;
 
 /**
+ * Whether a run was started through the protocol, by run id: every follower
+ * of a thread asks when a run starts, and a run's kind never changes, so one
+ * lookup serves all the followers of a process.
+ */
+const protocolRuns = new Map<string, Promise<boolean>>();
+const PROTOCOL_RUNS_KEPT = 1_000;
+
+function isProtocolRun(runs: RunRepository, runId: string): Promise<boolean> {
+  let known = protocolRuns.get(runId);
+  if (!known) {
+    known = runs.get(runId).then((run) => run?.kwargs.stream_protocol === "v2");
+    // A failed lookup is not remembered: the next follower asks again.
+    known.catch(() => protocolRuns.delete(runId));
+    protocolRuns.set(runId, known);
+    if (protocolRuns.size > PROTOCOL_RUNS_KEPT) protocolRuns.delete(protocolRuns.keys().next().value as string);
+  }
+  return known;
+}
+
+/**
  * A thread's protocol v2 events after `since`, until the client leaves: what
  * its log holds, the run in progress, then each protocol run that starts
  * later. The seq keeps rising across the thread's runs, so one cursor (the
@@ -28,8 +48,7 @@ export async function* followProtocolThread(
   const followed = new Set<string>();
   async function* relay(runId: string) {
     followed.add(runId);
-    const run = await deps.runs.get(runId);
-    if (run?.kwargs.stream_protocol !== "v2") return;
+    if (!(await isProtocolRun(deps.runs, runId))) return;
     for await (const event of await followRun(runId, last, deps, signal)) {
       if (event.event !== PROTOCOL_EVENT || event.seq <= last) continue;
       last = event.seq;
