@@ -16,3 +16,5 @@ export * from "./terminal-text.js";
 export * from "./weak-auth.js";
 export * from "./postgres-notify.js";
 export * from "./lifecycle.js";
+export * from "./migrations.js";
+export * from "./version.js";

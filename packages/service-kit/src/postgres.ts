@@ -1,5 +1,6 @@
 import type pg from "pg";
-import { migrationFiles } from "./migrations.js";
+import { type AppliedMigration, migrationFiles, refuseUnknownMigrations } from "./migrations.js";
+import { BERTH_VERSION } from "./version.js";
 
 /** What both a pool and a client inside a transaction offer: enough for one statement. */
 export interface Queryable {
@@ -96,24 +97,46 @@ export function isUniqueViolation(err: unknown, constraint: string): boolean {
  * Applies every migration file not yet recorded in `table`, in one transaction
  * holding an advisory lock: processes starting together take turns, and the
  * later ones find the migrations applied. The lock is per schema and table, so
- * databases shared through separate schemas do not wait on each other.
+ * databases shared through separate schemas do not wait on each other. A
+ * database that records a migration these files do not have (a newer Berth
+ * wrote it) is refused before anything is written.
  */
 export async function applyPostgresMigrations(pool: pg.Pool, migrationsDir: string, table: string): Promise<void> {
   if (!/^[a-z_]+$/.test(table)) throw new Error(`invalid migrations table name: ${table}`);
+  const migrations = migrationFiles(migrationsDir);
   await withTransaction(pool, async (client) => {
     await client.query("SELECT pg_advisory_xact_lock(hashtext($1 || current_schema()))", [`berth.${table}:`]);
     await client.query(
-      `CREATE TABLE IF NOT EXISTS ${table} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL)`,
+      `CREATE TABLE IF NOT EXISTS ${table} (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL, berth_version text)`,
     );
-    const { rows } = await client.query<{ version: number }>(`SELECT version FROM ${table}`);
-    const applied = new Set(rows.map((row) => row.version));
-    for (const { version, name, sql } of migrationFiles(migrationsDir)) {
-      if (applied.has(version)) continue;
+    const { rows: columns } = await client.query<{ found: boolean }>(
+      `SELECT EXISTS (SELECT 1 FROM information_schema.columns WHERE table_schema = current_schema()
+         AND table_name = $1 AND column_name = 'berth_version') AS found`,
+      [table],
+    );
+    const recordsVersions = columns[0]?.found === true;
+    const { rows: applied } = await client.query<AppliedMigration>(
+      `SELECT version, name, applied_at, ${recordsVersions ? "berth_version" : "NULL AS berth_version"} FROM ${table}`,
+    );
+    const { rows: where } = await client.query<{ database: string; schema: string }>(
+      "SELECT current_database() AS database, current_schema() AS schema",
+    );
+    refuseUnknownMigrations(
+      applied,
+      migrations,
+      `The PostgreSQL database ${where[0]?.database} (table ${where[0]?.schema}.${table})`,
+    );
+    // Tables made before Berth recorded its version per migration gain the column.
+    if (!recordsVersions) await client.query(`ALTER TABLE ${table} ADD COLUMN berth_version text`);
+    const appliedVersions = new Set(applied.map((migration) => migration.version));
+    for (const { version, name, sql } of migrations) {
+      if (appliedVersions.has(version)) continue;
       await client.query(sql);
-      await client.query(`INSERT INTO ${table} (version, name, applied_at) VALUES ($1, $2, $3)`, [
+      await client.query(`INSERT INTO ${table} (version, name, applied_at, berth_version) VALUES ($1, $2, $3, $4)`, [
         version,
         name,
         new Date().toISOString(),
+        BERTH_VERSION,
       ]);
     }
   });

@@ -1,7 +1,8 @@
 import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
-import { migrationFiles } from "./migrations.js";
+import { type AppliedMigration, migrationFiles, refuseUnknownMigrations } from "./migrations.js";
+import { BERTH_VERSION } from "./version.js";
 
 export type SqliteDatabase = Database.Database;
 
@@ -55,27 +56,34 @@ function cachePreparedStatements(db: SqliteDatabase): SqliteDatabase {
  * Applies every migration file not yet recorded, in one transaction that
  * takes the write lock first: processes starting together on one file wait
  * for each other, and each reads which migrations are applied only once it
- * holds the lock, so none is applied twice.
+ * holds the lock, so none is applied twice. A database that records a
+ * migration these files do not have (a newer Berth wrote it) is refused
+ * before anything is written.
  */
 export function applySqliteMigrations(db: SqliteDatabase, migrationsDir: string): void {
   const migrations = migrationFiles(migrationsDir);
   db.transaction(() => {
     db.exec(
-      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
+      "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL, berth_version TEXT)",
     );
-    const applied = new Set(
-      db
-        .prepare("SELECT version FROM schema_migrations")
-        .all()
-        .map((row) => (row as { version: number }).version),
-    );
+    const columns = new Set((db.pragma("table_info(schema_migrations)") as { name: string }[]).map((column) => column.name));
+    const applied = db
+      .prepare(
+        `SELECT version, name, applied_at, ${columns.has("berth_version") ? "berth_version" : "NULL AS berth_version"} FROM schema_migrations`,
+      )
+      .all() as AppliedMigration[];
+    refuseUnknownMigrations(applied, migrations, `The SQLite database ${db.name}`);
+    // Tables made before Berth recorded its version per migration gain the column.
+    if (!columns.has("berth_version")) db.exec("ALTER TABLE schema_migrations ADD COLUMN berth_version TEXT");
+    const appliedVersions = new Set(applied.map((migration) => migration.version));
     for (const { version, name, sql } of migrations) {
-      if (applied.has(version)) continue;
+      if (appliedVersions.has(version)) continue;
       db.exec(sql);
-      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
+      db.prepare("INSERT INTO schema_migrations (version, name, applied_at, berth_version) VALUES (?, ?, ?, ?)").run(
         version,
         name,
         new Date().toISOString(),
+        BERTH_VERSION,
       );
     }
   }).immediate();
