@@ -42,6 +42,9 @@ function version(): string {
   return packageJson.version;
 }
 
+/** Errors that end a command with their message alone (exit 2): what the user must change is in it. */
+const STARTUP_REFUSALS = new Set(["EnvError", "ConfigFileError", "DatabaseTooNewError"]);
+
 /**
  * Runs a berth command; resolves to the process exit code (a server keeps
  * running). Each command's module loads only when it runs: `berth dev` does
@@ -51,9 +54,9 @@ export async function main(argv: string[]): Promise<number> {
   try {
     return await run(argv);
   } catch (error) {
-    // A setting the environment (service-kit's EnvError) or `berth login`'s file got wrong,
-    // matched by name so this file loads nothing more.
-    if (error instanceof Error && (error.name === "EnvError" || error.name === "ConfigFileError")) {
+    // A setting the environment (service-kit's EnvError) or `berth login`'s file got wrong, or a database a newer
+    // Berth wrote (DatabaseTooNewError), matched by name so this file loads nothing more.
+    if (error instanceof Error && STARTUP_REFUSALS.has(error.name)) {
       process.stderr.write(`berth ${argv[0]}: ${error.message}\n`);
       return 2;
     }
