@@ -15,6 +15,7 @@ import type {
   SourceRevisionConfigRequest,
   UploadUrl as UploadUrlSchema,
 } from "./http/schemas/deployments.js";
+import type { ServerInfo as ServerInfoSchema } from "./http/schemas/info.js";
 import type { Integration as IntegrationSchema, Repository as RepositorySchema } from "./http/schemas/integrations.js";
 import type { Listener as ListenerSchema } from "./http/schemas/listeners.js";
 
@@ -27,6 +28,8 @@ export type Page<T> = Omit<z.infer<typeof DeploymentPage>, "resources"> & { reso
 export type RevisionEvent = z.infer<typeof RevisionEventSchema>;
 /** An extension of the spec: one aspect of a revision's or deployment's state (Built, Serving, Healthy, Replaced). */
 export type Condition = z.infer<typeof ConditionSchema>;
+/** `GET /info`: the version of the Berth serving the API. */
+export type ServerInfo = z.infer<typeof ServerInfoSchema>;
 export type LogLine = z.infer<typeof LogPageSchema>["logs"][number];
 export type UploadUrl = z.infer<typeof UploadUrlSchema>;
 export type BulkDeleteResult = z.infer<typeof BulkDeleteResultSchema>;

@@ -19,6 +19,7 @@ import { registerAuthProviderRoutes } from "./routes/auth-providers.js";
 import { registerAuthTokenRoutes } from "./routes/auth-tokens.js";
 import { registerDashboardRoutes } from "./routes/dashboard.js";
 import { registerDeploymentRoutes } from "./routes/deployments.js";
+import { registerInfoRoute } from "./routes/info.js";
 import { registerIntegrationRoutes } from "./routes/integrations.js";
 import { registerListenerRoutes } from "./routes/listeners.js";
 import { registerListenerProtocolRoutes } from "./routes/listener-protocol.js";
@@ -47,7 +48,7 @@ export interface AppOptions {
 const PREFIX = "/api-host";
 
 /** Routes open without credentials (the upload PUT carries its own signature, the registry's token endpoint a push token). */
-const PUBLIC_PATHS = ["/ok", "/openapi.json", "/docs", "/v2/uploads/", "/v1/registry/token", ...TRACING_PUBLIC_PATHS];
+const PUBLIC_PATHS = ["/ok", "/info", "/openapi.json", "/docs", "/v2/uploads/", "/v1/registry/token", ...TRACING_PUBLIC_PATHS];
 /** A push webhook carries its host's signature instead of an API key. */
 const PUBLIC_PATTERNS = [/^\/v1\/integrations\/repo_host\/[^/]+\/webhook$/];
 /** A provider's redirect to the Auth Service carries its state instead of an API key (GET only). */
@@ -86,6 +87,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
     },
   };
   app.get("/ok", async () => ({ ok: true }));
+  registerInfoRoute(context, options.version);
   registerDashboardRoutes(app, { routerUrls: options.routerUrls ?? [], publicUrl: options.publicUrl });
   registerDeploymentRoutes(context, services.deployments);
   registerRegistryRoutes(context, services.registry);
