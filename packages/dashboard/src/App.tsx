@@ -8,6 +8,7 @@ import { DeploymentList } from "./deployments/DeploymentList";
 import { DeploymentPage } from "./deployments/DeploymentPage";
 import { NewDeployment } from "./new/NewDeployment";
 import { hrefOf, type Route, useRoute } from "./router";
+import { BerthVersion } from "./ui/BerthVersion";
 import { ErrorBoundary } from "./ui/ErrorBoundary";
 
 export function App() {
@@ -54,6 +55,7 @@ export function App() {
         <span className="who">
           {session.credentials.tenantId ? `Workspace ${session.credentials.tenantId}` : "Key's default workspace"}
         </span>
+        <BerthVersion />
         <button type="button" onClick={signOut}>
           Sign out
         </button>

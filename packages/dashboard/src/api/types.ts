@@ -11,6 +11,7 @@ export type {
   Revision,
   RevisionEvent,
   Secret,
+  ServerInfo,
   UploadUrl,
 } from "@berth/control-plane/wire";
 
