@@ -4,6 +4,7 @@ import { parsedOrError } from "../process.js";
 import { LOGS_USAGE } from "../usage.js";
 import { CONNECTION_OPTIONS, connect, type ControlPlaneClient, type Deployment, type LogLine } from "./client.js";
 import { followRevision } from "./follow.js";
+import { revisionIdOf } from "./ids.js";
 import { terminalJson } from "@berth/service-kit";
 import { fail, failWith, formatLogLine, printJson, revisionStatusLine } from "./output.js";
 
@@ -40,17 +41,17 @@ export async function logsCommand(argv: string[]): Promise<number> {
   process.once("SIGINT", onInterrupt);
   try {
     const deployment = await client.deployment(positionals[0] as string);
-    if (values.build)
-      return await buildLogs(client, deployment, values.revision, values.follow === true, json, print, abort.signal);
+    const revisionId = values.revision === undefined ? undefined : await revisionIdOf(client, deployment, values.revision);
+    if (values.build) return await buildLogs(client, deployment, revisionId, values.follow === true, json, print, abort.signal);
     if (!values.follow) {
-      const lines = await client.allLogs(deployment.id, values.revision, "deploy");
+      const lines = await client.allLogs(deployment.id, revisionId, "deploy");
       if (json) printJson(lines);
       else for (const line of lines) print(line);
       return 0;
     }
     let printed = 0;
     for (;;) {
-      const lines = await client.logs(deployment.id, values.revision, "deploy", printed, abort.signal);
+      const lines = await client.logs(deployment.id, revisionId, "deploy", printed, abort.signal);
       for (const line of lines) print(line);
       printed += lines.length;
       if (lines.length < 1000) await delay(SERVER_LOG_POLL_MS, undefined, { signal: abort.signal });

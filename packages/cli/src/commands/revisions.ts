@@ -3,6 +3,7 @@ import { parsedOrError } from "../process.js";
 import { REVISIONS_USAGE } from "../usage.js";
 import { CONNECTION_OPTIONS, type ControlPlaneClient, connect, type Deployment, type Page, type Revision } from "./client.js";
 import { followToOutcome } from "./follow.js";
+import { revisionIdOf } from "./ids.js";
 import { fail, failWith, printJson, revisionStatusLine, table } from "./output.js";
 
 const ACTIONS = ["list", "get", "redeploy", "interrupt"] as const;
@@ -50,7 +51,8 @@ export async function revisionsCommand(argv: string[]): Promise<number> {
   try {
     const deployment = await client.deployment(ref);
     if (action === "list") return await list(client, deployment, options);
-    const revisionId = revisionRef ?? deployment.latest_revision_id;
+    const revisionId =
+      revisionRef === undefined ? deployment.latest_revision_id : await revisionIdOf(client, deployment, revisionRef);
     if (!revisionId) return fail("revisions", `${deployment.name} has no revision`);
     return await single(action as Exclude<Action, "list">, client, deployment, revisionId, options);
   } catch (error) {
