@@ -91,6 +91,10 @@ async function run(argv: string[]): Promise<number> {
       return (await import("./commands/revisions.js")).revisionsCommand(rest);
     case "logs":
       return (await import("./commands/logs.js")).logsCommand(rest);
+    case "secrets":
+      return (await import("./commands/secrets.js")).secretsCommand(rest);
+    case "integrations":
+      return (await import("./commands/integrations.js")).integrationsCommand(rest);
     case "login":
       return (await import("./commands/login.js")).loginCommand(rest);
     case "logout":

@@ -53,13 +53,57 @@ const CONNECTION_USAGE = `Connection (every command below; each setting from the
   -h, --help         This help
 `;
 
-export const DEPLOY_USAGE = `Usage: berth deploy [dir] [--name <name>]
+export const DEPLOY_USAGE = `Usage: berth deploy [dir] [--name <name>] [--env-file <file>]
+       berth deploy --repo <url> [--branch <b> | --tag <t>] [--integration <name>] [--build-on-push] [options]
 
 Packs the project in dir (default .: its langgraph.json, honouring .gitignore, without node_modules, .git and .berth),
 uploads it, creates the internal_source deployment of that name (default: the folder's name) or updates it, and follows
 the new revision's status and build log on stderr. Prints the deployment's URL on stdout and exits 0 once it is DEPLOYED;
 on a failure prints the reason and the last 30 log lines on stderr and exits 1. Refuses .env files (not .env.example),
 private keys and symbolic links before uploading anything, and projects over 200 MB packed. Ctrl-C stops following only.
+
+  --name <name>          The deployment (default: the folder's name; with --repo, the repository's)
+  --env-file <file>      Send the file's variables (dotenv syntax) as the deployment's secrets: each one set, the
+                         deployment's other secrets kept. The file itself is never uploaded
+  --repo <url>           Deploy a git repository instead (a repo_host deployment; docs/git-deployments.md): created, or
+                         updated to a new revision of the ref when one of that name tracks the same repository
+  --branch <b>           The branch to track (default: the repository's default branch when the integration lists it,
+                         else main)
+  --tag <t>              A tag instead of a branch (no --build-on-push)
+  --integration <name>   The git integration (name or id; default: the workspace's only one, or the only one whose
+                         base URL holds the repository)
+  --config <path>        Where langgraph.json is in the repository (default langgraph.json)
+  --build-on-push        Deploy each push to the branch; --no-build-on-push turns it off
+
+${CONNECTION_USAGE}`;
+
+export const SECRETS_USAGE = `Usage: berth secrets <list|set|unset> <deployment> [NAME] [options]
+
+  list <deployment>                   The names of the deployment's secrets (values are never shown, nor answered)
+  set <deployment> NAME [--from-file <file>]
+                                      Set a secret: its value typed at a prompt that does not echo, piped on stdin
+                                      (less one trailing newline), or a file's content as it is
+  unset <deployment> NAME             Remove a secret
+  --no-follow                         Print the revision the change made and exit, instead of following it
+
+A change makes a new revision of the same source, followed like \`berth deploy\`: the URL on stdout once DEPLOYED.
+
+${CONNECTION_USAGE}`;
+
+export const INTEGRATIONS_USAGE = `Usage: berth integrations <add|list|hook> [options]
+
+  add --name <name> [--kind git|github|gitlab|gitea|local] [--base-url <url-or-folder>]
+      [--token-file <file> | --ssh-key-file <file> --known-hosts-file <file>] [--repo <url>[#<branch>]...]
+      [--webhook-secret-file <file>]
+                                      Connect a git host to the workspace (POST /v1/integrations/repo_host). Prints
+                                      it with its webhook URL and secret, shown this once. Credentials come from
+                                      files, never the command line. A local integration needs an operator's key
+  list                                The workspace's integrations
+  hook <integration> (--webhook-secret-file <file> | --rotate-secret)
+                                      Print a post-receive hook for a local integration's bare repositories: it
+                                      signs each push with the webhook secret and sends it to the control plane, so
+                                      --build-on-push deployments build it. --rotate-secret makes a new secret
+                                      (hooks installed before stop working)
 
 ${CONNECTION_USAGE}`;
 
@@ -103,6 +147,10 @@ export const REMOTE_USAGE = `  login [--url <url>]             Check an API key 
                                   ~/.config/berth/config.json)
   logout                          Delete that file
   deploy [dir] [--name <name>]    Pack, upload and deploy a project to a control plane; print its URL
+                                  (--env-file <file>: its variables as secrets; --repo <url>: deploy from git)
+  secrets list|set|unset <deployment> [NAME]
+                                  A deployment's secrets: names listed, values set from stdin or a file
+  integrations add|list|hook      The workspace's git integrations; a post-receive hook for a local one
   deployments list|get|delete     The workspace's deployments
   revisions list|get|redeploy|interrupt <deployment> [revision]
                                   A deployment's revisions; redeploy one (a rollback), or stop one in progress

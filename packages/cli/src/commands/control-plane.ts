@@ -13,9 +13,9 @@ import {
 } from "@berth/control-plane";
 import { BadRequestError } from "@berth/service-kit";
 import { randomUUID } from "node:crypto";
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
+import { credentialsFromFiles, UsageError } from "./integration-credentials.js";
 import { revisionLine } from "./revision-lines.js";
 
 const OPTIONS = {
@@ -35,8 +35,6 @@ const OPTIONS = {
   "no-listener": { type: "boolean" },
   "trust-all-code": { type: "boolean" },
 } as const;
-
-class UsageError extends Error {}
 
 /** `berth control-plane [admin command]`. */
 export async function controlPlaneCommand(argv: string[]): Promise<number> {
@@ -103,20 +101,6 @@ type Values = {
 
 const INTEGRATION_KINDS = ["git", "github", "gitlab", "gitea", "local"] as const;
 
-/** Credentials are read from files, never taken on the command line (where other users' `ps` would show them). */
-function credentialsFrom(values: Values) {
-  if (values["token-file"]) return { token: readFileSync(values["token-file"], "utf8").trim() };
-  if (values["ssh-key-file"] || values["known-hosts-file"]) {
-    if (!values["ssh-key-file"] || !values["known-hosts-file"])
-      throw new UsageError("SSH credentials need both --ssh-key-file and --known-hosts-file");
-    return {
-      ssh_private_key: readFileSync(values["ssh-key-file"], "utf8"),
-      known_hosts: readFileSync(values["known-hosts-file"], "utf8"),
-    };
-  }
-  return undefined;
-}
-
 async function admin(
   storage: ControlPlaneStorage,
   integrations: ReturnType<typeof integrationAdmin>,
@@ -166,7 +150,7 @@ async function admin(
         name: values.name,
         kind: kind as (typeof INTEGRATION_KINDS)[number],
         base_url: values["base-url"],
-        credentials: credentialsFrom(values),
+        credentials: credentialsFromFiles(values),
         repos: values.repo ?? [],
       });
       const repos = (await integrations.repos(tenantId, created.id)).map(({ host_integration_id: _, ...repo }) => repo);
