@@ -112,6 +112,8 @@ async function attempt(
   const feedbackUrls = outcome.kind === "aborted" && outcome.reason === "rollback" ? undefined : await feedback?.settle(log);
   // Last but for the error, which stays the final event of a failed run.
   if (feedbackUrls) writer.emit("feedback", feedbackUrls);
+  // As for a root end the graph streamed: the events before it are in the log first.
+  if (threadSequence && (outcome.kind === "failed" || outcome.kind === "aborted")) await writer.flush();
   if (outcome.kind === "failed") {
     writer.emitError(outcome.error);
     attemptLog.errorEmitted = true;
@@ -199,7 +201,11 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
         version: "v3",
       } as never)) as AsyncIterable<ProtocolRecord>;
       for await (const event of events) {
-        for (const record of encoder.encode(event)) emitProtocol(writer, record);
+        for (const record of encoder.encode(event)) {
+          // A client that sees the root's end finds every earlier event in the log (agent.getTree, a replay).
+          if (isRootEnd(record)) await writer.flush();
+          emitProtocol(writer, record);
+        }
         lastValues = encoder.lastRootValues ?? lastValues;
         await pacer.maybeYield();
       }
@@ -227,6 +233,15 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
   } finally {
     await checkpointer?.settled();
   }
+}
+
+function isRootEnd(record: ProtocolRecord): boolean {
+  return (
+    record.method === "lifecycle" &&
+    record.params.namespace.length === 0 &&
+    record.params.data !== null &&
+    ["completed", "interrupted", "failed"].includes(String((record.params.data as { event?: unknown }).event))
+  );
 }
 
 function emitProtocol(writer: RunEventWriter, record: ProtocolRecord): void {
