@@ -1,5 +1,5 @@
 import { existsSync, lstatSync, readlinkSync, realpathSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { MountOp } from "./bwrap-args.js";
 import { CA_VARIABLES } from "../compute/server-command.js";
@@ -12,15 +12,37 @@ export const INSIDE = {
   data: "/data",
   /** The deployment's private temporary directory, also HOME. */
   tmp: "/tmp",
-  /** Berth's own install (packages/ and node_modules/), read-only. */
+  /** Berth's own install (a checkout's packages/ and node_modules/, or an installed node_modules/), read-only. */
   berth: "/opt/berth",
 } as const;
 
-/** This checkout (packages/listener/src/sandbox → the repository root). */
-const BERTH_ROOT = fileURLToPath(new URL("../../../../", import.meta.url));
+/** This package's folder (src/sandbox or dist/sandbox → the package). */
+const LISTENER_PACKAGE = fileURLToPath(new URL("../../", import.meta.url));
+
+/**
+ * What of Berth's install a sandbox sees at /opt/berth, and where the CLI is
+ * there. Installed with npm, the packages are siblings under a node_modules/
+ * (`node_modules/@berth/listener`) holding their dependencies too: that folder
+ * is bound. In a checkout (`packages/listener`), the repository's packages/
+ * and node_modules/ are.
+ */
+function berthInstall(): { binds: [source: string, target: string][]; bin: string } {
+  const scope = dirname(LISTENER_PACKAGE);
+  if (basename(scope) === "@berth" && basename(dirname(scope)) === "node_modules") {
+    const nodeModules = join(INSIDE.berth, "node_modules");
+    return { binds: [[dirname(scope), nodeModules]], bin: join(nodeModules, "@berth", "cli", "bin", "berth.mjs") };
+  }
+  const root = dirname(scope);
+  return {
+    binds: ["packages", "node_modules"].map((name): [string, string] => [join(root, name), join(INSIDE.berth, name)]),
+    bin: join(INSIDE.berth, "packages", "cli", "bin", "berth.mjs"),
+  };
+}
+
+const BERTH_INSTALL = berthInstall();
 
 /** The berth CLI as a sandboxed process sees it. */
-export const INSIDE_BERTH_BIN = join(INSIDE.berth, "packages", "cli", "bin", "berth.mjs");
+export const INSIDE_BERTH_BIN = BERTH_INSTALL.bin;
 
 /** Top-level entries that merged-/usr systems make symlinks into /usr (and older ones keep as directories). */
 const ROOT_LINKS = ["bin", "sbin", "lib", "lib32", "lib64", "libx32"];
@@ -74,8 +96,7 @@ export function systemMounts(env: NodeJS.ProcessEnv = process.env): MountOp[] {
     const covered = path !== undefined && ["/usr/", "/etc/ssl/certs/"].some((dir) => `${path}/`.startsWith(dir));
     if (path?.startsWith("/") && !covered && existsSync(path)) ops.push({ ...readOnly(path), optional: true });
   }
-  ops.push(readOnly(join(BERTH_ROOT, "packages"), join(INSIDE.berth, "packages")));
-  ops.push(readOnly(join(BERTH_ROOT, "node_modules"), join(INSIDE.berth, "node_modules")));
+  for (const [source, target] of BERTH_INSTALL.binds) ops.push(readOnly(source, target));
   return ops;
 }
 
