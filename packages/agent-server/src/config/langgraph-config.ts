@@ -58,6 +58,8 @@ export interface GraphSpec {
   graphId: string;
   /** Absolute path of the module. */
   file: string;
+  /** The folder of langgraph.json: a graph that fails to load is told with paths relative to it. */
+  projectDir?: string;
   /** Export name; "default" when the spec names none. */
   exportName: string;
   description?: string;
@@ -161,6 +163,7 @@ function parseGraphSpec(graphId: string, entry: z.infer<typeof GraphEntry>, proj
   return {
     graphId,
     file,
+    projectDir,
     exportName: exportName || "default",
     description: typeof entry === "string" ? undefined : entry.description,
   };

@@ -6,6 +6,7 @@ import { type CompiledGraph, toCompiledGraph } from "./compiled-graph.js";
 import { provideGraphLogger } from "./sdk-logger.js";
 import { importProjectModule } from "./project-module.js";
 import { drainStoreQueuesOnArrival } from "./memory-store-queue.js";
+import { throwSite, withinProject } from "./throw-site.js";
 
 type GraphFactory = (config: RunnableConfig) => unknown;
 
@@ -16,10 +17,15 @@ export class GraphLoadError extends Error {
     readonly spec: GraphSpec,
     cause: unknown,
   ) {
+    // Paths as the project knows them: the same wherever it runs (a build's sandbox, an image, the developer's folder).
+    const shown = (text: string) => (spec.projectDir === undefined ? text : withinProject(text, spec.projectDir));
+    const site = throwSite(cause);
     super(
-      `failed to load graph "${spec.graphId}" from ${spec.file} (export "${spec.exportName}"): ${
-        cause instanceof Error ? cause.message : String(cause)
-      }`,
+      shown(
+        `failed to load graph "${spec.graphId}" from ${spec.file} (export "${spec.exportName}"): ${
+          cause instanceof Error ? cause.message : String(cause)
+        }${site === undefined ? "" : ` (at ${site})`}`,
+      ),
       { cause },
     );
   }
