@@ -37,6 +37,8 @@ export async function checkGraphs(options: GraphCheckOptions): Promise<void> {
   const berthBin = sandbox?.berthBin ?? BERTH_BIN;
   const command = `${shellQuote(process.execPath)} ${shellQuote(berthBin)} check ${shellQuote(sandbox?.inside(configFile) ?? configFile)}`;
   let failure: string | undefined;
+  // The user knows their tarball, not the build's directories (nor where the sandbox mounts them).
+  const shown = (message: string) => withoutPrefix(withoutPrefix(message, workDir), sandbox?.inside(workDir));
   try {
     await runCommand({
       command,
@@ -48,16 +50,17 @@ export async function checkGraphs(options: GraphCheckOptions): Promise<void> {
       spawnPlan: sandbox?.plan,
       log: (entry) => {
         if (entry.level === "error" && entry.message.startsWith(FAILURE_PREFIX) && !entry.message.startsWith(WARNING_PREFIX)) {
+          // Not logged here: it becomes the build's reason, which the build logs once.
           failure = entry.message.slice(FAILURE_PREFIX.length);
+          return;
         }
-        log(entry);
+        log({ ...entry, message: shown(entry.message) });
       },
     });
   } catch (error) {
     if (!(error instanceof BuildError)) throw error;
     const reason = failure !== undefined ? `A graph failed to load: ${failure}` : error.message;
-    const shown = withoutPrefix(withoutPrefix(reason, workDir), sandbox?.inside(workDir));
-    throw new BuildError(shown, { cause: error });
+    throw new BuildError(shown(reason), { cause: error });
   }
 }
 

@@ -1,3 +1,4 @@
+import { posix } from "node:path";
 import { type ContainerEngine, runToCompletion } from "../../engine/docker-engine.js";
 import { BuildError, type BuildLog } from "../errors.js";
 
@@ -26,10 +27,13 @@ export async function checkImageGraphs(
     timeoutMs: CHECK_TIMEOUT_MS,
   });
   let failure: string | undefined;
+  // Paths as the user knows them, relative to their project, not to where the image keeps it.
+  const projectDir = `${posix.dirname(options.configFile)}/`;
   for (const line of result.output.split("\n").filter((text) => text.trim() !== "")) {
-    const isFailure = line.startsWith(FAILURE_PREFIX) && !line.startsWith(WARNING_PREFIX);
-    if (isFailure) failure = line.slice(FAILURE_PREFIX.length);
-    log({ level: isFailure ? "error" : "info", message: line });
+    const shown = line.split(projectDir).join("");
+    // The failure becomes the build's reason, which the build logs once.
+    if (line.startsWith(FAILURE_PREFIX) && !line.startsWith(WARNING_PREFIX)) failure = shown.slice(FAILURE_PREFIX.length);
+    else log({ level: "info", message: shown });
   }
   if (result.timedOut) throw new BuildError("The graph check did not finish within 10 minutes");
   if (result.code !== 0)
