@@ -2,6 +2,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import type { Deployment, LogLine, Page } from "@berth/control-plane/wire";
 import { connectionFromEnv } from "../settings.js";
+import { fieldErrorLines, type SettingSource, unauthorizedMessage, unreachableMessage } from "./api-errors.js";
 import { readSavedLogin } from "./config-file.js";
 
 /** The control plane's answers, typed by its own schemas. */
@@ -44,15 +45,18 @@ export class ApiError extends Error {
   }
 }
 
-function detailOf(text: string): string {
+/** The answer's `detail` as text, and a 422's field errors one sentence each. */
+function detailOf(text: string): { detail: string; fields?: string[] } {
   try {
     const body = JSON.parse(text) as { detail?: unknown };
-    if (typeof body.detail === "string") return body.detail;
-    if (body.detail !== undefined) return JSON.stringify(body.detail);
+    if (typeof body.detail === "string") return { detail: body.detail };
+    const fields = fieldErrorLines(body.detail);
+    if (fields) return { detail: fields.join(" "), fields };
+    if (body.detail !== undefined) return { detail: JSON.stringify(body.detail) };
   } catch {
     // not JSON: the text itself says what went wrong
   }
-  return text;
+  return { detail: text };
 }
 
 export function withoutSlash(url: string): string {
@@ -66,6 +70,9 @@ export interface Connection {
   url: string;
   apiKey?: string;
   tenant?: string;
+  /** Where the URL and the key came from, for the messages of a refused key or an unreachable URL. */
+  urlSource?: SettingSource;
+  keySource?: SettingSource;
 }
 
 /** Each setting from the flags, else the environment, else `berth login`'s file, else the defaults. */
@@ -75,10 +82,22 @@ function resolveConnection(flags: ConnectionFlags): Connection {
   const saved = readSavedLogin();
   // The saved key goes only to the control plane it was saved for, never to another URL given by flag or environment.
   const login = saved && (asked === undefined || withoutSlash(asked) === withoutSlash(saved.url)) ? saved : undefined;
+  const keys: [SettingSource, string | undefined][] = [
+    ["flag", flags["api-key"]],
+    ["environment", fromEnv.apiKey],
+    ["login", login?.api_key || undefined],
+  ];
+  let key = keys.find(([, value]) => value !== undefined);
+  if (!key) {
+    const adminKey = localAdminKey();
+    if (adminKey) key = ["admin-key-file", adminKey];
+  }
   return {
     url: withoutSlash(asked ?? login?.url ?? DEFAULT_URL),
-    apiKey: flags["api-key"] ?? fromEnv.apiKey ?? (login?.api_key || localAdminKey()),
+    apiKey: key?.[1],
     tenant: flags.tenant ?? fromEnv.tenantId ?? (login?.tenant_id || undefined),
+    urlSource: flags.url !== undefined ? "flag" : fromEnv.url !== undefined ? "environment" : login ? "login" : "default",
+    keySource: key?.[0],
   };
 }
 
@@ -91,9 +110,13 @@ export function connect(flags: ConnectionFlags): ControlPlaneClient {
 export class ControlPlaneClient {
   readonly url: string;
   private readonly headers: Record<string, string>;
+  private readonly urlSource: SettingSource;
+  private readonly keySource: SettingSource | undefined;
 
-  constructor({ url, apiKey, tenant }: Connection) {
+  constructor({ url, apiKey, tenant, urlSource, keySource }: Connection) {
     this.url = withoutSlash(url);
+    this.urlSource = urlSource ?? "flag";
+    this.keySource = apiKey ? (keySource ?? "flag") : undefined;
     this.headers = { accept: "application/json" };
     if (apiKey) this.headers["x-api-key"] = apiKey;
     if (tenant) this.headers["x-tenant-id"] = tenant;
@@ -111,12 +134,18 @@ export class ControlPlaneClient {
       });
     } catch (error) {
       if (signal?.aborted) throw error;
-      throw new Error(`cannot reach the control plane at ${this.url}: ${(error as Error).cause ?? error}`);
+      throw new Error(unreachableMessage(this.url, (error as Error).cause ?? error, this.urlSource));
     }
     const text = await response.text();
     if (!response.ok) {
-      const detail = detailOf(text);
-      throw new ApiError(response.status, detail, `${method} ${path}: ${response.status} ${detail}`);
+      const { detail, fields } = detailOf(text);
+      const { status } = response;
+      if (status === 401) throw new ApiError(status, detail, unauthorizedMessage(this.url, detail, this.keySource));
+      if (fields) {
+        const lines = fields.map((line) => `\n  ${line}`).join("");
+        throw new ApiError(status, detail, `${method} ${path}: the control plane refused the request (${status}):${lines}`);
+      }
+      throw new ApiError(status, detail, `${method} ${path}: ${status} ${detail}`);
     }
     return (text ? JSON.parse(text) : undefined) as T;
   }
