@@ -10,6 +10,7 @@ import { followToOutcome } from "./follow.js";
 import { UsageError } from "./integration-credentials.js";
 import { fail, failWith } from "./output.js";
 import { listProject, MAX_BYTES, packTarball, WARN_BYTES } from "./pack.js";
+import { projectWarnings } from "./project-warnings.js";
 import { uploadTarball } from "./upload.js";
 
 const CONFIG = "langgraph.json";
@@ -61,6 +62,11 @@ export async function deployCommand(argv: string[]): Promise<number> {
   if (!existsSync(root) || !statSync(root).isDirectory()) return fail("deploy", `${root} is not a folder`, 2);
   if (!existsSync(join(root, CONFIG))) return fail("deploy", `${root} has no ${CONFIG}`, 2);
   const name = values.name ?? basename(root);
+
+  // What the deployment's server would warn about (or refuse) in langgraph.json is said before anything leaves the machine.
+  const config = projectWarnings(root, join(root, CONFIG));
+  if ("invalid" in config) return fail("deploy", config.invalid);
+  for (const warning of config.warnings) process.stderr.write(`berth deploy: warning: ${warning}\n`);
 
   // Everything that can be refused is, before anything leaves the machine.
   const { files, refused } = listProject(root);
