@@ -5,7 +5,8 @@ import { failWith, formatLogLine, printJson, revisionStatusLine } from "./output
 
 export interface FollowHandlers {
   onStatus(revision: Revision): void;
-  onLog(line: LogLine): void;
+  /** `revision`: the revision as last read, final once the last lines are read (a line may repeat its reason). */
+  onLog(line: LogLine, revision: Revision): void;
   signal?: AbortSignal;
 }
 
@@ -25,10 +26,10 @@ export async function followRevision(
 ): Promise<Revision> {
   const path = `/v2/deployments/${deploymentId}/revisions/${revisionId}`;
   let printed = 0;
-  const drainLogs = async () => {
+  const drainLogs = async (current: Revision) => {
     for (;;) {
       const lines = await client.logs(deploymentId, revisionId, "build", printed, signal);
-      for (const line of lines) onLog(line);
+      for (const line of lines) onLog(line, current);
       printed += lines.length;
       if (lines.length < 1000) return;
     }
@@ -42,15 +43,25 @@ export async function followRevision(
       undefined,
       signal,
     );
-    await drainLogs();
+    await drainLogs(next);
     if (next.status !== revision.status) onStatus(next);
     revision = next;
   }
-  await drainLogs();
+  await drainLogs(revision);
   return revision;
 }
 
 const FAILURE_LOG_LINES = 30;
+
+const FAILED_STATUSES = new Set(["CREATE_FAILED", "BUILD_FAILED", "DEPLOY_FAILED"]);
+
+/** A log line the failed revision's reason already quotes (`berth serve: ` aside): printed once, in the reason. */
+function quotedByReason(line: LogLine, revision: Revision): boolean {
+  const reason = revision.status_message;
+  if (!reason || !FAILED_STATUSES.has(revision.status)) return false;
+  const text = line.message.replace(/^berth (?:serve|dev|check): /, "").trim();
+  return text !== "" && reason.includes(text);
+}
 
 /**
  * Follows a new revision to its end, as `berth deploy` and `berth revisions
@@ -73,10 +84,11 @@ export async function followToOutcome(
     revision = await followRevision(client, deployment.id, revisionId, {
       signal: abort.signal,
       onStatus: (next) => {
-        if (!json) process.stderr.write(revisionStatusLine(next));
+        // A failure is told once, by the last line (failed()), with its reason.
+        if (!json && !FAILED_STATUSES.has(next.status)) process.stderr.write(revisionStatusLine(next));
       },
-      onLog: (line) => {
-        if (!json) process.stderr.write(`  ${terminalText(line.message)}\n`);
+      onLog: (line, current) => {
+        if (!json && !quotedByReason(line, current)) process.stderr.write(`  ${terminalText(line.message)}\n`);
       },
     });
   } catch (error) {
@@ -124,8 +136,10 @@ async function failed(
   process.stderr.write(
     `${terminalText(`berth ${command}: revision ${revision.id} ended ${revision.status}: ${revision.status_message ?? ""}`)}\n`,
   );
-  if (lines.length > 0) {
-    process.stderr.write(`last ${lines.length} ${kind} log lines:\n${lines.map(formatLogLine).join("")}`);
+  // The build log was printed as it came; the deploy log was not: its last lines, but those the reason quotes.
+  const unseen = kind === "build" ? [] : lines.filter((line) => !quotedByReason(line, revision));
+  if (unseen.length > 0) {
+    process.stderr.write(`last ${unseen.length} ${kind} log lines:\n${unseen.map(formatLogLine).join("")}`);
   }
   return 1;
 }
