@@ -20,7 +20,9 @@ import {
 const MISSING = "Missing API key: send X-Api-Key (or Authorization: Bearer <key>)";
 const INVALID = "Invalid API key";
 const REVOKED = "API key has been revoked";
-const SEVERAL = "This API key is valid for several workspaces and requires workspace specification: send X-Tenant-Id";
+/** The refusal names the workspaces the key may choose from. */
+const SEVERAL =
+  /^This API key is valid for several workspaces and requires workspace specification: send X-Tenant-Id \(one of: [0-9a-f-]{36} "[^"]*"(, [0-9a-f-]{36} "[^"]*")+\)$/;
 const noAccess = (id: string) => `API key has no access to workspace ${id}`;
 
 describe("authentication and workspaces", () => {

@@ -58,5 +58,17 @@ export async function authenticate(storage: ControlPlaneStorage, request: Fastif
   }
   if (reachable.length === 1) return { tenantId: reachable[0]!, apiKeyId: record.id, ...scope };
   if (reachable.length === 0) throw new ForbiddenError("API key has no access to any workspace");
-  throw new ForbiddenError("This API key is valid for several workspaces and requires workspace specification: send X-Tenant-Id");
+  throw new ForbiddenError(
+    `This API key is valid for several workspaces and requires workspace specification: send X-Tenant-Id (${choices(await storage.tenants.list(), reachable)})`,
+  );
+}
+
+const LISTED_WORKSPACES = 20;
+
+/** The workspaces a key may choose from, so that a client can say which exist: only ones the key reaches anyway. */
+function choices(workspaces: { id: string; name: string }[], reachable: string[]): string {
+  const listed = workspaces.filter((tenant) => reachable.includes(tenant.id));
+  const shown = listed.slice(0, LISTED_WORKSPACES).map((tenant) => `${tenant.id} "${tenant.name}"`);
+  const more = listed.length > LISTED_WORKSPACES ? `, and ${listed.length - LISTED_WORKSPACES} more` : "";
+  return `one of: ${shown.join(", ")}${more}`;
 }
