@@ -62,10 +62,20 @@ describe("berth dev reloads the project when it changes", () => {
     assert.equal(await reply(), "v2 bonjour");
   });
 
-  it("a graph that does not load keeps berth dev waiting, and the next good edit reloads", async () => {
+  it("a graph that does not load keeps berth dev waiting, answering 503 with why, and the next good edit reloads", async () => {
     writeFileSync(join(project, "src", "agent.ts"), "export const graph = (;\n");
     await outputWhere(berth, (output) => /berth dev: the server did not start \(exit code \d+\)/.test(output), RELOAD_MS);
     assert.ok(berth.alive(), "the supervisor waits for the next change");
+    // Its port answers meanwhile, every path, with the load error as the API's errors are written.
+    for (const path of ["/ok", "/assistants/search"]) {
+      const response = await fetch(`${berth.url}${path}`, {
+        method: path === "/ok" ? "GET" : "POST",
+        body: path === "/ok" ? undefined : "{}",
+      });
+      assert.equal(response.status, 503, path);
+      const { detail } = (await response.json()) as { detail: string };
+      assert.match(detail, /failed to load graph "agent" from src\/agent\.ts \(export "graph"\)/);
+    }
     writeFileSync(join(project, "src", "agent.ts"), graphSource("v3"));
     await reloads(3);
     assert.equal(await reply(), "v3 bonjour");

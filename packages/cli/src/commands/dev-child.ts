@@ -12,6 +12,17 @@ export function isListeningMessage(message: unknown): message is ListeningMessag
   return candidate?.berthDev === "listening" && typeof candidate.url === "string";
 }
 
+/** What the server process sends its supervisor when the project does not load: the supervisor answers with it. */
+export interface FailedMessage {
+  berthDev: "failed";
+  reason: string;
+}
+
+export function isFailedMessage(message: unknown): message is FailedMessage {
+  const candidate = message as Partial<FailedMessage> | null;
+  return candidate?.berthDev === "failed" && typeof candidate.reason === "string";
+}
+
 const supervised = () => process.env[SUPERVISED_ENV] === "1" && process.send !== undefined;
 
 /**
@@ -28,4 +39,17 @@ export function followSupervisor(): void {
 /** Tells the supervisor where the server listens (it keeps that port across reloads). */
 export function tellSupervisor(url: string | undefined): void {
   if (supervised() && url) process.send!({ berthDev: "listening", url } satisfies ListeningMessage);
+}
+
+/** Tells the supervisor why the server did not start; resolves once sent (the process exits next). */
+export function tellSupervisorFailed(reason: string): Promise<void> {
+  if (!supervised()) return Promise.resolve();
+  return new Promise((resolve) => {
+    process.send!({ berthDev: "failed", reason } satisfies FailedMessage, undefined, {}, () => resolve());
+  });
+}
+
+/** Whether the supervisor prints the start banner (else this process does, once it listens). */
+export function hasSupervisor(): boolean {
+  return supervised();
 }

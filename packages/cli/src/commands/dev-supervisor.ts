@@ -2,7 +2,9 @@ import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
-import { isListeningMessage, SUPERVISED_ENV } from "./dev-child.js";
+import { devBanner } from "./dev-banner.js";
+import { isFailedMessage, isListeningMessage, SUPERVISED_ENV } from "./dev-child.js";
+import { type StandIn, serveUnavailable } from "./dev-stand-in.js";
 import { type ProjectWatcher, watchProject } from "./project-watcher.js";
 
 export interface DevOptions {
@@ -10,6 +12,7 @@ export interface DevOptions {
   host: string;
   port: number;
   dataDir?: string;
+  logFormat: "json" | "pretty";
 }
 
 interface ServerProcess {
@@ -51,6 +54,10 @@ class DevSupervisor {
   private reloading = false;
   private stopping = false;
   private watcher: ProjectWatcher | undefined;
+  /** What answers on the port while no server does (dev-stand-in.ts). */
+  private standIn: Promise<StandIn | undefined> | undefined;
+  /** Why the last server launched did not start, as it told the supervisor (dev-child.ts). */
+  private failure: string | undefined;
 
   constructor(private readonly options: DevOptions) {
     this.port = options.port;
@@ -67,6 +74,7 @@ class DevSupervisor {
       return result;
     }
     this.started = true;
+    process.stderr.write(devBanner(result));
     say(`reloads when a source file, langgraph.json or .env under ${folder} changes (--no-reload: never)`);
     if (this.pending.size > 0) void this.reloadWhilePending();
     return undefined;
@@ -81,6 +89,7 @@ class DevSupervisor {
     }
     this.stopping = true;
     this.watcher?.close();
+    await this.closeStandIn();
     if (!server) return 0;
     // A server already stopping for a reload is not signalled again: a second SIGTERM would end it abruptly.
     if (!server.stopping) {
@@ -115,9 +124,14 @@ class DevSupervisor {
       await old.exited;
     }
     if (this.stopping) return;
+    await this.closeStandIn();
     const result = await this.launch();
     if (this.stopping) return;
     if (typeof result === "number") {
+      // Said once the port answers with why: a client told so finds the 503.
+      await this.answerUnavailable(
+        this.failure ?? `the server did not start (exit code ${result}); it starts again at the next change`,
+      );
       say(`the server did not start (exit code ${result}); waiting for the next change`);
       return;
     }
@@ -129,7 +143,7 @@ class DevSupervisor {
   /** A server process: resolves with its URL once it listens, or with its exit code when it exits first. */
   private async launch(): Promise<string | number> {
     const { config, host, dataDir } = this.options;
-    const args = ["dev", config, "--host", host, "--port", String(this.port), "--no-reload"];
+    const args = ["dev", config, "--host", host, "--port", String(this.port), "--no-reload", `--${this.options.logFormat}-logs`];
     if (dataDir !== undefined) args.push("--data-dir", dataDir);
     // Its own process group: a terminal's Ctrl-C reaches the supervisor only, which stops the server once.
     const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...args], {
@@ -146,12 +160,14 @@ class DevSupervisor {
     });
     const server: ServerProcess = { child, exited, stopping: false };
     this.server = server;
-    void exited.then((code) => this.exited(server, code));
+    this.failure = undefined;
     const listening = new Promise<string>((resolve) => {
       child.on("message", (message) => {
         if (isListeningMessage(message)) resolve(message.url);
+        if (isFailedMessage(message)) this.failure = message.reason;
       });
     });
+    void exited.then((code) => this.exited(server, code));
     const result = await Promise.race([listening, exited]);
     if (typeof result === "string") {
       server.url = result;
@@ -164,7 +180,26 @@ class DevSupervisor {
   private exited(server: ServerProcess, code: number): void {
     if (this.server !== server) return;
     this.server = undefined;
-    if (!server.stopping && server.url !== undefined) say(`the server exited (code ${code}); it starts again at the next change`);
+    if (!server.stopping && server.url !== undefined) {
+      const reason = `the server exited (code ${code}); it starts again at the next change`;
+      void this.answerUnavailable(reason).then(() => say(reason));
+    }
+  }
+
+  /** Answers on the port with 503 and `reason` until the next server starts (closeStandIn); resolves once it listens. */
+  private async answerUnavailable(reason: string): Promise<void> {
+    if (this.stopping || this.standIn) return;
+    this.standIn = serveUnavailable(this.options.host, this.port, reason).then((standIn) => {
+      if (!standIn) say(`port ${this.port} is taken: requests are refused until the next change`);
+      return standIn;
+    });
+    await this.standIn;
+  }
+
+  private async closeStandIn(): Promise<void> {
+    const standIn = this.standIn;
+    this.standIn = undefined;
+    await (await standIn)?.close();
   }
 }
 

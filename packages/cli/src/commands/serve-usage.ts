@@ -11,7 +11,12 @@ finish, then resumes from its last checkpoint in the new server.
   --host <addr>       127.0.0.1 (default), ::1 or localhost
   --data-dir <dir>    SQLite directory (default .berth/ beside langgraph.json)
   --no-reload         One process, no watching
+  --json-logs         Log JSON lines (the default when stdout is not a terminal)
+  --pretty-logs       Log lines formatted to read (the default on a terminal)
   -h, --help          This help
+
+Prints where the API, its docs (/docs) and LangGraph Studio are once it serves. While the project does not load, its port
+answers 503 with the load error until the next change.
 
 DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-out backends.
 `;

@@ -1,9 +1,11 @@
 import { parseArgs } from "node:util";
+import { createServiceLogger } from "@berth/service-kit";
 import { loadAgentServer } from "./load-agent-server.js";
 import { closeOnSignals, parsedOrError, parsePort } from "../process.js";
 import { serveFromEnv } from "../settings.js";
 import { DEV_USAGE, SERVE_USAGE } from "./serve-usage.js";
-import { followSupervisor, tellSupervisor } from "./dev-child.js";
+import { followSupervisor, hasSupervisor, tellSupervisor, tellSupervisorFailed } from "./dev-child.js";
+import { devBanner } from "./dev-banner.js";
 
 const ROLES = ["api", "worker", "all"] as const;
 const LOOPBACK = ["127.0.0.1", "::1", "localhost"];
@@ -19,6 +21,8 @@ interface ServeOptions {
   workers?: number;
   /** dev: restart the server when the project changes. */
   reload: boolean;
+  /** dev: logs as JSON lines, or formatted to read (default: formatted on a terminal, JSON otherwise). */
+  logFormat: "json" | "pretty";
 }
 
 /**
@@ -52,7 +56,7 @@ function parseOptions(command: "dev" | "serve", argv: string[]): ServeOptions | 
         "data-dir": { type: "string" },
         ...(command === "serve"
           ? { role: { type: "string" }, workers: { type: "string" } }
-          : { "no-reload": { type: "boolean" } }),
+          : { "no-reload": { type: "boolean" }, "json-logs": { type: "boolean" }, "pretty-logs": { type: "boolean" } }),
       },
     }),
   );
@@ -81,6 +85,10 @@ function parseOptions(command: "dev" | "serve", argv: string[]): ServeOptions | 
   if (workers !== undefined && (!Number.isInteger(workers) || workers < 1)) {
     return usageError(command, `--workers must be a positive integer, got "${text("workers")}"`);
   }
+  if (values["json-logs"] === true && values["pretty-logs"] === true) {
+    return usageError(command, "--json-logs and --pretty-logs: one or the other");
+  }
+  const pretty = values["pretty-logs"] === true || (values["json-logs"] !== true && process.stdout.isTTY === true);
   return {
     config: parsed.positionals[0] ?? ".",
     host,
@@ -90,6 +98,7 @@ function parseOptions(command: "dev" | "serve", argv: string[]): ServeOptions | 
     role,
     workers,
     reload: values["no-reload"] !== true,
+    logFormat: command === "dev" && pretty ? "pretty" : "json",
   };
 }
 
@@ -108,21 +117,27 @@ async function serveInProcess(command: "dev" | "serve", options: ServeOptions): 
       dataDir: options.dataDir,
       dev: command === "dev",
       settings: workers === undefined ? undefined : { workers },
+      logger: options.logFormat === "pretty" ? createServiceLogger("agent-server", { pretty: true }) : undefined,
     });
     // The runs' grace (BERTH_SHUTDOWN_GRACE_SECONDS) and 20 s more: a shutdown stuck beyond that ends the process anyway.
     closeOnSignals(server, serveFromEnv().shutdownGraceMs + 20_000);
-    if (command === "dev") tellSupervisor(server.url);
+    if (command === "dev") {
+      tellSupervisor(server.url);
+      if (!hasSupervisor() && server.url) process.stderr.write(devBanner(server.url));
+    }
     return 0;
   } catch (error) {
-    if (error instanceof ConfigError || error instanceof GraphLoadError) {
-      process.stderr.write(`berth ${command}: ${error.message}\n`);
-      return 1;
-    }
-    if ((error as NodeJS.ErrnoException).code === "EADDRINUSE") {
-      process.stderr.write(`berth ${command}: ${host}:${port} is already in use; choose another with --port\n`);
-      return 1;
-    }
-    throw error;
+    const reason =
+      error instanceof ConfigError || error instanceof GraphLoadError
+        ? error.message
+        : (error as NodeJS.ErrnoException).code === "EADDRINUSE"
+          ? `${host}:${port} is already in use; choose another with --port`
+          : undefined;
+    if (reason === undefined) throw error;
+    process.stderr.write(`berth ${command}: ${reason}\n`);
+    // Under `berth dev`'s supervisor, which answers requests with it until the next change.
+    if (command === "dev") await tellSupervisorFailed(reason);
+    return 1;
   }
 }
 
