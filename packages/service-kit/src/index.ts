@@ -18,3 +18,4 @@ export * from "./postgres-notify.js";
 export * from "./lifecycle.js";
 export * from "./migrations.js";
 export * from "./version.js";
+export * from "./sqlite-backup.js";
