@@ -1,4 +1,5 @@
 import { readFileSync } from "node:fs";
+import { BACKUP_USAGE } from "./commands/backup-usage.js";
 import {
   BASE_IMAGE_HELP,
   BASE_IMAGE_USAGE,
@@ -22,7 +23,7 @@ Commands:
   serve [dir-or-langgraph.json]   Serve a project in production: the options of dev, and
       --role api|worker|all       What this process does (default BERTH_ROLE, else all; a worker given --port answers GET /ok there)
       --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 100)
-${CHECK_USAGE}${CONTROL_PLANE_USAGE}${LISTENER_USAGE}${BASE_IMAGE_USAGE}${REMOTE_USAGE}  -v, --version                   The CLI's version
+${CHECK_USAGE}${CONTROL_PLANE_USAGE}${LISTENER_USAGE}${BASE_IMAGE_USAGE}${BACKUP_USAGE}${REMOTE_USAGE}  -v, --version                   The CLI's version
   -h, --help                      This help; \`berth <command> --help\` prints a command's own
 
 DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-out backends.
@@ -99,6 +100,10 @@ async function run(argv: string[]): Promise<number> {
       return (await import("./commands/login.js")).loginCommand(rest);
     case "logout":
       return (await import("./commands/login.js")).logoutCommand(rest);
+    case "backup":
+      return (await import("./commands/backup.js")).backupCommand(rest);
+    case "restore":
+      return (await import("./commands/restore.js")).restoreCommand(rest);
     case "--version":
     case "-v":
       process.stdout.write(`${version()}\n`);
