@@ -7,7 +7,7 @@ import { Deployment, StatefulSet } from "kubernetes-models/apps/v1";
 import { HorizontalPodAutoscaler } from "kubernetes-models/autoscaling/v2";
 import { NetworkPolicy } from "kubernetes-models/networking.k8s.io/v1";
 import { Role, RoleBinding } from "kubernetes-models/rbac.authorization.k8s.io/v1";
-import { Namespace, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
+import { Namespace, PersistentVolumeClaim, Secret, Service, ServiceAccount } from "kubernetes-models/v1";
 
 /** The objects that have Kubernetes models, validated against the OpenAPI schemas; KEDA's, by hand. */
 type Validator = new (data: never) => { validate(): void };
@@ -18,6 +18,7 @@ const MODELS: Record<string, Validator> = {
   "rbac.authorization.k8s.io/v1/RoleBinding": RoleBinding,
   "v1/Secret": Secret,
   "v1/Service": Service,
+  "v1/PersistentVolumeClaim": PersistentVolumeClaim,
   "apps/v1/Deployment": Deployment,
   "apps/v1/StatefulSet": StatefulSet,
   "autoscaling/v2/HorizontalPodAutoscaler": HorizontalPodAutoscaler,
