@@ -1,7 +1,8 @@
 // Helpers the benchmark scripts share.
-import { spawnSync } from "node:child_process";
-import { existsSync, statSync } from "node:fs";
+import { spawn, spawnSync } from "node:child_process";
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer } from "node:net";
+import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 
@@ -91,5 +92,85 @@ export async function* sseEvents(body) {
       const name = /^event: (.*)$/m.exec(frame)?.[1];
       if (name) yield { name, frame };
     }
+  }
+}
+
+/** The pids of a process and all its descendants (the reference server runs in a child process), from /proc. */
+function processTree(pid) {
+  const children = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
+      if (!children.has(ppid)) children.set(ppid, []);
+      children.get(ppid).push(Number(entry));
+    } catch {}
+  }
+  const tree = [];
+  const stack = [pid];
+  while (stack.length) {
+    const current = stack.pop();
+    tree.push(current);
+    stack.push(...(children.get(current) ?? []));
+  }
+  return tree;
+}
+
+/** RSS in MB of a process and all its descendants. */
+export function treeRss(pid) {
+  let kb = 0;
+  for (const current of processTree(pid)) {
+    try {
+      kb += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${current}/status`, "utf8"))?.[1] ?? 0);
+    } catch {}
+  }
+  return kb / 1024;
+}
+
+/** CPU time (user + system, ms) of a process and all its descendants. */
+export function treeCpuMs(pid) {
+  let ms = 0;
+  for (const current of processTree(pid)) {
+    try {
+      const stat = readFileSync(`/proc/${current}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      // After the command: state, ppid, ... utime is field 14 of stat, stime 15 (11 and 12 here); clock ticks of 10 ms.
+      ms += (Number(fields[11]) + Number(fields[12])) * 10;
+    } catch {}
+  }
+  return ms;
+}
+
+/** The environment without its `BERTH_*` variables: a server started with it runs on its defaults. */
+export function withoutBerthVariables(env) {
+  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith("BERTH_")));
+}
+
+/**
+ * Starts a server fresh on a free loopback port (`server.command(port, dataDir)` gives `[command, args, options]`; the
+ * data directory is a new temp one, and the reference's `.langgraph_api` state is removed around it), awaits `/ok`, runs
+ * `measure(url, pid)` and stops it. Resolves to `{label, ...measured}`, or `{label, error}` with the server's last stderr.
+ */
+export async function withFreshServer(name, server, measure) {
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const dataDir = mkdtempSync(join(tmpdir(), `berth-bench-${name}-`));
+  const referenceState = join(benchDir, ".langgraph_api");
+  if (name === "reference") rmSync(referenceState, { recursive: true, force: true });
+  const [command, args, options] = server.command(port, dataDir);
+  // A group of its own: the reference runs its server in a child process, which must go with it.
+  const child = spawn(command, args, { ...options, detached: true, stdio: ["ignore", "ignore", "pipe"] });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => (stderr += chunk));
+  try {
+    await waitForOk(url, child, 120);
+    return { label: server.label, ...(await measure(url, child.pid)) };
+  } catch (error) {
+    return { label: server.label, error: `${error.message}\n${stderr.slice(-2000)}`.trim() };
+  } finally {
+    await stopGroup(child);
+    rmSync(dataDir, { recursive: true, force: true });
+    if (name === "reference") rmSync(referenceState, { recursive: true, force: true });
   }
 }

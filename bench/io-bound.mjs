@@ -12,12 +12,21 @@
 // reference (`langgraphjs dev` of @langchain/langgraph-api 1.5.1, `--n-jobs-per-worker BENCH_REFERENCE_JOBS`, default 200
 // so its queue does not cap the levels either). BENCH_SERVERS=berth (or reference) runs one. Prints a markdown table, a JSON
 // line, and writes bench/results/io-bound-<time>.json. Not a test: the figures depend on the machine.
-import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { spawnSync } from "node:child_process";
+import { mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
-import { benchDir, berthDevArgs, ensureInstalled, freePort, median, root, sseEvents, stopGroup, waitForOk } from "./common.mjs";
+import {
+  benchDir,
+  berthDevArgs,
+  ensureInstalled,
+  median,
+  root,
+  sseEvents,
+  treeCpuMs,
+  withFreshServer,
+  withoutBerthVariables,
+} from "./common.mjs";
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const LEVELS = (process.env.BENCH_LEVELS ?? "100,200").split(",").map(Number);
@@ -132,32 +141,6 @@ const SERVERS = {
   },
 };
 
-function withoutBerthVariables(env) {
-  return Object.fromEntries(Object.entries(env).filter(([name]) => !name.startsWith("BERTH_")));
-}
-
-/** CPU time (user + system, ms) of a process and all its descendants (the reference runs its server in a child). */
-function treeCpuMs(pid) {
-  const stats = new Map();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      // After the command: state, ppid, ... utime is field 14 of stat, stime 15 (11 and 12 here); clock ticks of 10 ms.
-      stats.set(Number(entry), { ppid: Number(fields[1]), ms: (Number(fields[11]) + Number(fields[12])) * 10 });
-    } catch {}
-  }
-  let total = 0;
-  const stack = [pid];
-  while (stack.length) {
-    const current = stack.pop();
-    total += stats.get(current)?.ms ?? 0;
-    for (const [child, stat] of stats) if (stat.ppid === current) stack.push(child);
-  }
-  return total;
-}
-
 function loadProcess(url, streams, seconds = SECONDS, serverPid = undefined) {
   const cpuBefore = serverPid && treeCpuMs(serverPid);
   const result = spawnSync(process.execPath, [fileURLToPath(import.meta.url), "--load", url, String(streams), String(seconds)], {
@@ -179,35 +162,17 @@ function repeated(url, streams, serverPid) {
   return Object.fromEntries(Object.keys(runs[0]).map((key) => [key, median(runs.map((r) => r[key]))]));
 }
 
-async function measure(name) {
-  const server = SERVERS[name];
-  const port = await freePort();
-  const url = `http://127.0.0.1:${port}`;
-  const dataDir = mkdtempSync(join(tmpdir(), "berth-bench-io-"));
-  const referenceState = join(benchDir, ".langgraph_api");
-  if (name === "reference") rmSync(referenceState, { recursive: true, force: true });
-  const [command, args, options] = server.command(port, dataDir);
-  // A group of its own: the reference runs its server in a child process, which must go with it.
-  const child = spawn(command, args, { ...options, detached: true, stdio: ["ignore", "ignore", "pipe"] });
-  let stderr = "";
-  child.stderr.on("data", (chunk) => (stderr += chunk));
-  try {
-    await waitForOk(url, child, 120);
+function measure(name) {
+  return withFreshServer(name, SERVERS[name], async (url, pid) => {
     // Warm-up: the graph loaded and the paths JIT-compiled before measuring.
     loadProcess(url, 20, 3);
-    const result = { label: server.label };
+    const result = {};
     for (const level of LEVELS) {
       log(`${name}: ${level} concurrent streams`);
-      result[level] = repeated(url, level, child.pid);
+      result[level] = repeated(url, level, pid);
     }
     return result;
-  } catch (error) {
-    return { label: server.label, error: `${error.message}\n${stderr.slice(-2000)}`.trim() };
-  } finally {
-    await stopGroup(child);
-    rmSync(dataDir, { recursive: true, force: true });
-    if (name === "reference") rmSync(referenceState, { recursive: true, force: true });
-  }
+  });
 }
 
 ensureInstalled(root);

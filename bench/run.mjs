@@ -3,38 +3,13 @@
 // langgraph.json, measures it with a separate load-generator process, stops it,
 // and prints a markdown table (plus bench/results/<time>.json).
 import { spawn, spawnSync } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { benchDir, berthDevArgs, ensureInstalled, freePort, median, root, waitForOk } from "./common.mjs";
+import { benchDir, berthDevArgs, ensureInstalled, freePort, median, root, treeRss, waitForOk } from "./common.mjs";
 
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 3);
 const QUICK = process.env.BENCH_QUICK === "1";
-
-/** RSS in MB of a process and all its descendants (the reference server runs in a child process). */
-function treeRss(pid) {
-  const children = new Map();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const ppid = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[1]);
-      if (!children.has(ppid)) children.set(ppid, []);
-      children.get(ppid).push(Number(entry));
-    } catch {}
-  }
-  let total = 0;
-  const stack = [pid];
-  while (stack.length) {
-    const current = stack.pop();
-    try {
-      const kb = /VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${current}/status`, "utf8"))?.[1];
-      total += Number(kb ?? 0);
-    } catch {}
-    stack.push(...(children.get(current) ?? []));
-  }
-  return total / 1024;
-}
 
 const SERVERS = [
   {
