@@ -25,6 +25,7 @@ const ALL_MIGRATIONS = [
   { version: 8, name: "008_webhook_outbox.sql" },
   { version: 9, name: "009_run_functions.sql" },
   { version: 10, name: "010_pending_runs_index.sql" },
+  { version: 11, name: "011_thread_event_seq.sql" },
 ];
 
 /** How databases migrated before the numbers matched SQLite's recorded them. */
