@@ -27,8 +27,13 @@ export interface BerthOptions {
   /** Fixture directory name under test/fixtures, or an absolute path. */
   project?: string;
   dataDir?: string;
-  env?: Record<string, string>;
+  /** Extra environment; `undefined` removes a variable. */
+  env?: Record<string, string | undefined>;
   extraArgs?: string[];
+  /** The `berth` script to run (default: this checkout's), e.g. one installed from the packed tarballs. */
+  bin?: string;
+  /** Working directory (default: the test's). */
+  cwd?: string;
   /** `serve` with a role, for scale-out tests (default: `dev`). */
   role?: "api" | "worker" | "all";
   /** `berth dev` as a developer runs it, supervising a server it restarts on change (default: `--no-reload`, one process). */
@@ -58,8 +63,8 @@ async function spawnBerth(options: BerthOptions): Promise<{ child: ChildProcess;
   for (const [key, value] of Object.entries(env)) if (value === undefined) delete env[key];
   const child = spawn(
     process.execPath,
-    [BERTH_BIN, ...command, project, "--port", "0", "--data-dir", dataDir, ...(options.extraArgs ?? [])],
-    { env, stdio: ["ignore", "pipe", "pipe"] },
+    [options.bin ?? BERTH_BIN, ...command, project, "--port", "0", "--data-dir", dataDir, ...(options.extraArgs ?? [])],
+    { env, cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] },
   );
   let text = "";
   child.stdout!.on("data", (chunk: Buffer) => (text += chunk.toString()));

@@ -35,7 +35,8 @@ export async function runCommand(command: string, args: string[], options: Comma
   return { code, stdout, stderr };
 }
 
-/** `berth <args>` of this checkout, run to its end. */
-export function runBerth(args: string[], options: CommandOptions = {}): Promise<CommandRun> {
-  return runCommand(process.execPath, [BERTH_BIN, ...args], options);
+/** `berth <args>` of this checkout (or the `berth` script `bin`), run to its end. */
+export function runBerth(args: string[], options: CommandOptions & { bin?: string } = {}): Promise<CommandRun> {
+  const { bin = BERTH_BIN, ...rest } = options;
+  return runCommand(process.execPath, [bin, ...args], rest);
 }

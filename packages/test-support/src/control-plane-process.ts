@@ -42,6 +42,10 @@ export interface ControlPlaneOptions {
   /** Reuse these on a restart (they are generated otherwise). */
   adminKey?: string;
   defaultTenantId?: string;
+  /** The `berth` script to run (default: this checkout's), e.g. one installed from the packed tarballs. */
+  bin?: string;
+  /** Working directory (default: the test's). */
+  cwd?: string;
 }
 
 /** The URLs of the pino line `{"msg":"control plane listening","url":...,"router_url":...}`, once printed. */
@@ -79,8 +83,8 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
 
   const child: ChildProcess = spawn(
     process.execPath,
-    [BERTH_BIN, "control-plane", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir],
-    { env, stdio: ["ignore", "pipe", "pipe"] },
+    [options.bin ?? BERTH_BIN, "control-plane", "--port", "0", "--host", "127.0.0.1", "--data-dir", dataDir],
+    { env, cwd: options.cwd, stdio: ["ignore", "pipe", "pipe"] },
   );
   let text = "";
   const printed = new EventEmitter().setMaxListeners(0);
@@ -132,7 +136,11 @@ export async function startControlPlane(options: ControlPlaneOptions = {}): Prom
   };
 
   const cli = async <T>(args: string[]): Promise<T> => {
-    const { code, stdout, stderr } = await runBerth(["control-plane", ...args, "--data-dir", dataDir], { env });
+    const { code, stdout, stderr } = await runBerth(["control-plane", ...args, "--data-dir", dataDir], {
+      env,
+      cwd: options.cwd,
+      bin: options.bin,
+    });
     if (code !== 0) throw new Error(`berth control-plane ${args.join(" ")} exited ${code}:\n${stdout}\n${stderr}`);
     // One JSON object (or array) on stdout; tolerate log lines around it.
     const start = stdout.search(/^[[{]/m);
