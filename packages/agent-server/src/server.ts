@@ -19,6 +19,8 @@ export type { ServerOptions, ServerRole } from "./server-setup.js";
 export interface RunningServer {
   /** The HTTP address (undefined for a worker-only process). */
   url?: string;
+  /** `http.mount_prefix`, under which the API answers at `url` (`/ok` answers at the root too). */
+  mountPrefix?: string;
   app?: FastifyInstance;
   storage: Storage;
   /** Stops taking work, lets executing runs and open responses finish within the grace period, and closes. */
@@ -72,7 +74,7 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       await http.serveApi(setup, services, where, details);
     }
     logger.flush();
-    return { url: http.url, app: http.app, storage, close: () => lifecycle.close() };
+    return { url: http.url, mountPrefix: project.http.mountPrefix, app: http.app, storage, close: () => lifecycle.close() };
   });
 }
 

@@ -1,7 +1,10 @@
 import { createServer } from "node:http";
+import type { AddressInfo } from "node:net";
 
 /** A server answering every request with 503 and why; closed to give the port back. */
 export interface StandIn {
+  /** The port it listens on (the one asked for, or the one a `--port 0` got). */
+  port: number;
   close(): Promise<void>;
 }
 
@@ -21,6 +24,7 @@ export function serveUnavailable(host: string, port: number, reason: string): Pr
     server.once("error", () => resolve(undefined));
     server.listen({ host, port }, () =>
       resolve({
+        port: (server.address() as AddressInfo).port,
         close: () =>
           new Promise<void>((closed) => {
             server.close(() => closed());

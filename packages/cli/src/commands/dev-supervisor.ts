@@ -1,6 +1,6 @@
 import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, statSync } from "node:fs";
-import { dirname, resolve } from "node:path";
+import { dirname, join, resolve } from "node:path";
 import { performance } from "node:perf_hooks";
 import { devBanner } from "./dev-banner.js";
 import { isFailedMessage, isListeningMessage, SUPERVISED_ENV } from "./dev-child.js";
@@ -33,6 +33,18 @@ function listed(paths: string[]): string {
   return paths.length > 3 ? `${shown} and ${paths.length - 3} more` : shown;
 }
 
+/** Whether the path given names a langgraph.json (a file, or a folder holding one): without one there is nothing to fix. */
+function hasLangGraphJson(config: string): boolean {
+  const path = resolve(config);
+  if (!existsSync(path)) return false;
+  return !statSync(path).isDirectory() || existsSync(join(path, "langgraph.json"));
+}
+
+/** A host as a URL writes it (an IPv6 address in brackets). */
+function hostInUrl(host: string): string {
+  return host.includes(":") ? `[${host}]` : host;
+}
+
 /** The folder of the project's langgraph.json. */
 function projectFolder(config: string): string {
   const path = resolve(config);
@@ -51,6 +63,8 @@ class DevSupervisor {
   private port: number;
   private readonly pending = new Set<string>();
   private started = false;
+  /** The start banner was printed. */
+  private announced = false;
   private reloading = false;
   private stopping = false;
   private watcher: ProjectWatcher | undefined;
@@ -63,21 +77,54 @@ class DevSupervisor {
     this.port = options.port;
   }
 
-  /** Watches the project and starts the first server; its exit code when that does not start. */
+  /**
+   * Watches the project and starts the first server; its exit code when that does not start for a reason no change
+   * of the project fixes (a port in use, a bad setting, no langgraph.json at the path given).
+   */
   async start(): Promise<number | undefined> {
     const folder = projectFolder(this.options.config);
     const ignored = this.options.dataDir === undefined ? [] : [this.options.dataDir];
     this.watcher = watchProject(folder, ignored, (paths) => this.changed(paths));
     const result = await this.launch();
     if (typeof result === "number") {
-      this.watcher.close();
-      return result;
+      const waiting = await this.waitForFix(result, folder);
+      if (!waiting) {
+        this.watcher.close();
+        return result;
+      }
+    } else {
+      this.announce(result);
     }
     this.started = true;
-    process.stderr.write(devBanner(result));
     say(`reloads when a source file, langgraph.json or .env under ${folder} changes (--no-reload: never)`);
     if (this.pending.size > 0) void this.reloadWhilePending();
     return undefined;
+  }
+
+  /**
+   * The first server did not start: when the project's own code or langgraph.json is why (the server said so, and
+   * printed it), answers on the port with it and resolves true; false when exiting is the answer.
+   */
+  private async waitForFix(code: number, folder: string): Promise<boolean> {
+    const failure = this.failure;
+    if (failure === undefined || !hasLangGraphJson(this.options.config)) return false;
+    if (!(await this.answerUnavailable(failure))) {
+      if (this.stopping) return true; // Ctrl-C meanwhile: stop() resolves the exit code
+      say(`${this.options.host}:${this.port} is already in use; choose another with --port`);
+      return false;
+    }
+    const url = `http://${hostInUrl(this.options.host)}:${this.port}`;
+    say(
+      `the project does not load (exit code ${code}); waiting for a fix: ${url} answers 503 with the error above until a change under ${folder} fixes it`,
+    );
+    return true;
+  }
+
+  /** The start banner, once: when the first server listens (at start, or at the change that fixed a broken project). */
+  private announce(url: string): void {
+    if (this.announced) return;
+    this.announced = true;
+    process.stderr.write(devBanner(url));
   }
 
   /** Stops the server and watching; resolves with the server's exit code. A second call kills the server at once. */
@@ -138,6 +185,7 @@ class DevSupervisor {
     const problem = await healthProblem(result);
     const ms = Math.round(performance.now() - began);
     say(problem === undefined ? `reloaded in ${ms} ms` : `restarted in ${ms} ms, but ${result}/ok ${problem}`);
+    this.announce(result);
   }
 
   /** A server process: resolves with its URL once it listens, or with its exit code when it exits first. */
@@ -186,14 +234,20 @@ class DevSupervisor {
     }
   }
 
-  /** Answers on the port with 503 and `reason` until the next server starts (closeStandIn); resolves once it listens. */
-  private async answerUnavailable(reason: string): Promise<void> {
-    if (this.stopping || this.standIn) return;
+  /**
+   * Answers on the port with 503 and `reason` until the next server starts (closeStandIn); resolves once it listens,
+   * with it, or undefined when the port is taken (said here once a server has served; the first start exits on it).
+   */
+  private async answerUnavailable(reason: string): Promise<StandIn | undefined> {
+    if (this.stopping) return undefined;
+    if (this.standIn) return this.standIn;
     this.standIn = serveUnavailable(this.options.host, this.port, reason).then((standIn) => {
-      if (!standIn) say(`port ${this.port} is taken: requests are refused until the next change`);
+      if (!standIn && this.started) say(`port ${this.port} is taken: requests are refused until the next change`);
+      // A free port (--port 0) a stand-in got at the first start is kept by the servers after it.
+      if (standIn) this.port = standIn.port;
       return standIn;
     });
-    await this.standIn;
+    return this.standIn;
   }
 
   private async closeStandIn(): Promise<void> {
@@ -216,9 +270,10 @@ async function healthProblem(url: string): Promise<string | undefined> {
 
 /**
  * Runs `berth dev` with reload until SIGINT or SIGTERM; resolves with the
- * exit code. When the first server does not start, exits as `--no-reload`
- * would (a script learns its project is broken); once one served, a failed
- * reload waits for the next change.
+ * exit code. A project that does not load, at the first start or at a reload,
+ * is answered for with 503 until a change fixes it; what no change of the
+ * project fixes (a port in use, a bad setting, no langgraph.json) exits as
+ * `--no-reload` would.
  */
 export async function superviseDev(options: DevOptions): Promise<number> {
   const supervisor = new DevSupervisor(options);

@@ -121,22 +121,25 @@ async function serveInProcess(command: "dev" | "serve", options: ServeOptions): 
     });
     // The runs' grace (BERTH_SHUTDOWN_GRACE_SECONDS) and 20 s more: a shutdown stuck beyond that ends the process anyway.
     closeOnSignals(server, serveFromEnv().shutdownGraceMs + 20_000);
-    if (command === "dev") {
-      tellSupervisor(server.url);
-      if (!hasSupervisor() && server.url) process.stderr.write(devBanner(server.url));
+    if (command === "dev" && server.url) {
+      // Where the API answers, with langgraph.json's http.mount_prefix: what the banner and the supervisor show.
+      const apiUrl = `${server.url}${server.mountPrefix ?? ""}`;
+      tellSupervisor(apiUrl);
+      if (!hasSupervisor()) process.stderr.write(devBanner(apiUrl));
     }
     return 0;
   } catch (error) {
-    const reason =
-      error instanceof ConfigError || error instanceof GraphLoadError
-        ? error.message
-        : (error as NodeJS.ErrnoException).code === "EADDRINUSE"
-          ? `${host}:${port} is already in use; choose another with --port`
-          : undefined;
+    const projectFailure = error instanceof ConfigError || error instanceof GraphLoadError;
+    const reason = projectFailure
+      ? error.message
+      : (error as NodeJS.ErrnoException).code === "EADDRINUSE"
+        ? `${host}:${port} is already in use; choose another with --port`
+        : undefined;
     if (reason === undefined) throw error;
     process.stderr.write(`berth ${command}: ${reason}\n`);
-    // Under `berth dev`'s supervisor, which answers requests with it until the next change.
-    if (command === "dev") await tellSupervisorFailed(reason);
+    // The project's own failure, under `berth dev`'s supervisor: it answers requests with it until a change fixes it.
+    // A port in use is not the project's: the supervisor exits on it at the first start.
+    if (command === "dev" && projectFailure) await tellSupervisorFailed(reason);
     return 1;
   }
 }
