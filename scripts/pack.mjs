@@ -130,7 +130,8 @@ function stage(dir, manifest, { stageRoot, declarations, engines }) {
 export function pack(outDir) {
   const manifests = PUBLISHED.map((dir) => ({ dir, manifest: readJson(join(root, dir, "package.json")) }));
   const version = checkVersions(manifests);
-  run(process.execPath, [join(root, "scripts", "build.mjs"), "--if-stale"], { cwd: root });
+  // On a fresh clone this installs first, as npm start does; then it builds what changed.
+  run(process.execPath, [join(root, "scripts", "ensure-install.mjs")], { cwd: root });
 
   const work = mkdtempSync(join(tmpdir(), "berth-pack-"));
   try {
