@@ -50,3 +50,4 @@ await import("./runs.test.js");
 await import("./state.test.js");
 await import("./store.test.js");
 await import("./crons.test.js");
+await import("./protocol-v2.test.js");

@@ -8,6 +8,7 @@ import { type CustomApp, isRoutable, type RoutedContext } from "../graphs/custom
 import { ApiForwarder, type ForwardBody, HOP_BY_HOP } from "./api-forward.js";
 import type { OwnRouteDelivery } from "../runs/webhooks/deliverer.js";
 import type { RequestGate } from "./custom-app-auth.js";
+import { UpgradeTunnels } from "./upgrade-tunnel.js";
 
 /**
  * `http.app`: the project's web app (a Hono app, or anything with `fetch(request)`) in front of the API.
@@ -17,7 +18,8 @@ import type { RequestGate } from "./custom-app-auth.js";
  * catch-all route, registered after everything the module registered, so the app's middleware wraps the API's
  * answers as it wraps its own routes (it may rewrite the request, its body included, and the response). A plain
  * fetch app's 404 hands the request to the API instead. Responses are written as they come: run streams stay streams.
- * `GET /ok` skips the app, so health checks do not depend on it.
+ * `GET /ok` skips the app, so health checks do not depend on it; so do upgrade requests (protocol v2's
+ * WebSocket), tunnelled to the API as they came.
  */
 export interface CustomAppServer {
   url: string;
@@ -40,6 +42,8 @@ export async function serveCustomApp(host: string, port: number, options: Custom
   const server = http.createServer((incoming, outgoing) => {
     void handle(incoming, outgoing, dispatch, forwarder, options);
   });
+  const tunnels = new UpgradeTunnels(options.apiPort);
+  server.on("upgrade", (request, socket, head) => tunnels.tunnel(request, socket, head));
   server.listen(port, host);
   await once(server, "listening");
   const address = server.address() as AddressInfo;
@@ -49,7 +53,10 @@ export async function serveCustomApp(host: string, port: number, options: Custom
     async close(graceMs) {
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       server.closeIdleConnections();
-      const timer = setTimeout(() => server.closeAllConnections(), graceMs);
+      const timer = setTimeout(() => {
+        server.closeAllConnections();
+        tunnels.closeAll();
+      }, graceMs);
       timer.unref();
       await closed;
       clearTimeout(timer);
