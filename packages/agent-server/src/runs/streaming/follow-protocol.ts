@@ -56,12 +56,14 @@ export async function* followProtocolThread(
     }
   }
   try {
+    // The run in progress is looked up before the log is read: should it end in between, the log holds all its
+    // events by then (a run's end is recorded after its last batch is written), else it is followed from there.
+    const [current] = (await deps.runs.inflight(threadId)).filter((run) => run.status === "running");
     for (let page = await deps.runs.readThreadEvents(threadId, last, REPLAY_PAGE); page.length > 0; ) {
       for (const event of page) yield event;
       last = page.at(-1)!.seq;
       page = page.length < REPLAY_PAGE ? [] : await deps.runs.readThreadEvents(threadId, last, REPLAY_PAGE);
     }
-    const [current] = (await deps.runs.inflight(threadId)).filter((run) => run.status === "running");
     if (current && !signal.aborted) yield* relay(current.run_id);
     for await (const runId of started.drain()) {
       if (!followed.has(runId)) yield* relay(runId);
