@@ -4,7 +4,15 @@ import { z } from "zod";
 import type { RunBroker } from "../runs/brokers/broker.js";
 import { PROTOCOL_EVENT } from "../runs/streaming/event-writer.js";
 import { followProtocolThread } from "../runs/streaming/follow-protocol.js";
-import type { JsonObject, MultitaskStrategy, Storage, StoredEvent } from "../storage/types.js";
+import { followRun } from "../runs/streaming/follow-run.js";
+import {
+  type JsonObject,
+  type MultitaskStrategy,
+  type RunStatus,
+  type Storage,
+  type StoredEvent,
+  TERMINAL_RUN_STATUSES,
+} from "../storage/types.js";
 import type { Access } from "./authorization.js";
 import type { GraphStateService } from "./graph-state.js";
 import type { RunCreateInput, RunService } from "./runs.js";
@@ -252,7 +260,7 @@ export class ThreadProtocolService {
     const nodes = new Map<string, AgentTreeNode>();
     const root: AgentTreeNode = { namespace: [], status: "running", graph_name: "root" };
     nodes.set("", root);
-    for (const event of await this.storage.runs.readEvents(latest.run_id, -1)) {
+    for (const event of await this.eventsSoFar(latest.run_id, latest.status)) {
       if (event.event !== PROTOCOL_EVENT) continue;
       const parsed = JSON.parse(event.data) as { method: string; params: { namespace: string[]; data: Record<string, unknown> } };
       if (parsed.method !== "lifecycle") continue;
@@ -261,6 +269,24 @@ export class ThreadProtocolService {
       if (typeof parsed.params.data.graph_name === "string") node.graph_name = parsed.params.data.graph_name;
     }
     return { tree: root };
+  }
+
+  /**
+   * Every event the run produced until now. The log of a run in progress lags
+   * live delivery by a batch, and a client may ask right after an event
+   * reached it: the run's events are followed up to the last one produced.
+   */
+  private async eventsSoFar(runId: string, status: RunStatus): Promise<StoredEvent[]> {
+    if (TERMINAL_RUN_STATUSES.has(status)) return this.storage.runs.readEvents(runId, -1);
+    const through = await this.broker.lastSeq(runId);
+    const events: StoredEvent[] = [];
+    if (through < 0) return events;
+    const followed = await followRun(runId, -1, { runs: this.storage.runs, broker: this.broker });
+    for await (const event of followed) {
+      events.push(event);
+      if (event.seq >= through) break;
+    }
+    return events;
   }
 
   private async checkReadable(threadId: string, access: Access): Promise<void> {
