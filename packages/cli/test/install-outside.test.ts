@@ -110,10 +110,17 @@ describe("berth installed from its tarballs outside the repository", () => {
   let bin: string;
   let version: string;
   const servers: (BerthProcess | ControlPlane)[] = [];
+  /** Folders this file made. */
+  const scratch: string[] = [];
+  const scratchDir = (prefix: string) => {
+    const dir = newDataDir(prefix);
+    scratch.push(dir);
+    return dir;
+  };
 
   before(
     async () => {
-      const home = newDataDir("berth-outside-home-");
+      const home = scratchDir("berth-outside-home-");
       env = outsideEnv(home);
       // Without the registry there is no install to test: say so, never skip.
       const ping = await runCommand("npm", ["view", "@langchain/langgraph", "version"], {
@@ -126,7 +133,7 @@ describe("berth installed from its tarballs outside the repository", () => {
         `the npm registry is unreachable, and this test installs Berth's dependencies from it:\n${ping.stderr}`,
       );
 
-      const packs = newDataDir("berth-packs-");
+      const packs = scratchDir("berth-packs-");
       const packed = await runCommand(process.execPath, [join(REPO_ROOT, "scripts", "pack.mjs"), "--out", packs], {
         cwd: REPO_ROOT,
       });
@@ -135,15 +142,15 @@ describe("berth installed from its tarballs outside the repository", () => {
         .filter((name) => name.endsWith(".tgz"))
         .map((name) => join(packs, name));
 
-      install = newDataDir("berth-outside-install-");
+      install = scratchDir("berth-outside-install-");
       writeFileSync(join(install, "package.json"), `${JSON.stringify({ name: "berth-install", private: true })}\n`);
       // The user's project: the echo-chat example with its own package.json and dependencies, in a folder of its own.
-      project = join(newDataDir("berth-outside-project-"), "echo-chat");
+      project = join(scratchDir("berth-outside-project-"), "echo-chat");
       cpSync(join(REPO_ROOT, "examples", "echo-chat"), project, {
         recursive: true,
         filter: (path) => !/\/(node_modules|\.berth)(\/|$)/.test(path),
       });
-      const prebuilds = await sqlitePrebuild(newDataDir("berth-sqlite-prebuild-"));
+      const prebuilds = await sqlitePrebuild(scratchDir("berth-sqlite-prebuild-"));
       await Promise.all([
         npm(["install", "--no-audit", "--no-fund", ...tarballs], install, { ...env, ...prebuilds }),
         npm(["install", "--no-audit", "--no-fund"], project, env),
@@ -155,7 +162,8 @@ describe("berth installed from its tarballs outside the repository", () => {
   );
   after(async () => {
     await Promise.all(servers.map((server) => server.stop()));
-    if (install) rmSync(install, { recursive: true, force: true });
+    // The install and the project's dependencies are hundreds of MB: not left behind in the temp dir.
+    for (const dir of scratch) rmSync(dir, { recursive: true, force: true });
   });
 
   test("every Berth package comes from its tarball, at one version, compiled with declarations", () => {
