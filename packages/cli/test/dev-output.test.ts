@@ -3,7 +3,7 @@ import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { BERTH_BIN, newDataDir, REPO_ROOT, runBerth } from "@berth/test-support";
+import { BERTH_BIN, FIXTURES, newDataDir, REPO_ROOT, runBerth } from "@berth/test-support";
 
 const PROJECT = join(REPO_ROOT, "examples", "echo-chat");
 
@@ -16,11 +16,11 @@ interface DevRun {
   docsStatus: number;
 }
 
-/** `berth dev <args>` on echo-chat (stdout and stderr pipes: not a terminal) until its banner, then stopped. */
-async function devUntilBanner(args: string[]): Promise<DevRun> {
+/** `berth dev <args>` on echo-chat or `project` (stdout and stderr pipes: not a terminal) until its banner, then stopped. */
+async function devUntilBanner(args: string[], project = PROJECT): Promise<DevRun> {
   const child = spawn(
     process.execPath,
-    [BERTH_BIN, "dev", PROJECT, "--port", "0", "--data-dir", newDataDir("berth-dev-output-"), ...args],
+    [BERTH_BIN, "dev", project, "--port", "0", "--data-dir", newDataDir("berth-dev-output-"), ...args],
     { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, LOG_LEVEL: "info" } },
   );
   let stdout = "";
@@ -61,6 +61,14 @@ describe("berth dev's output", () => {
       new RegExp(`^ {2}Studio: +https://smith\\.langchain\\.com/studio/\\?baseUrl=${encodeURIComponent(run.url)}$`, "m"),
     );
     assert.equal(run.docsStatus, 200);
+  });
+
+  test("the banner's URLs carry langgraph.json's http.mount_prefix", async () => {
+    const run = await devUntilBanner([], join(FIXTURES, "http-settings"));
+    assert.match(run.url, /^http:\/\/127\.0\.0\.1:\d+\/api$/);
+    assert.match(run.stderr, new RegExp(`^ {2}Docs: +${run.url}/docs$`, "m"));
+    assert.match(run.stderr, new RegExp(`baseUrl=${encodeURIComponent(run.url)}$`, "m"));
+    assert.equal(run.docsStatus, 200, "the docs answer where the banner says");
   });
 
   test("--pretty-logs (what a terminal gets): lines to read, no JSON; --no-reload prints the banner itself", async () => {
