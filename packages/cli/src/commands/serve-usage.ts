@@ -15,8 +15,9 @@ finish, then resumes from its last checkpoint in the new server.
   --pretty-logs       Log lines formatted to read (the default on a terminal)
   -h, --help          This help
 
-Prints where the API, its docs (/docs) and LangGraph Studio are once it serves. While the project does not load, its port
-answers 503 with the load error until the next change.
+Prints where the API, its docs (/docs) and LangGraph Studio are once it serves. While the project does not load (from the
+first start on), it keeps running and its port answers every request, /ok too, 503 with the load error until a change fixes
+it; --no-reload exits 1 instead. A port in use, or a path without langgraph.json, exits 1.
 
 DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-out backends.
 `;
