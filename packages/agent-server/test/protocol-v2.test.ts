@@ -87,7 +87,11 @@ class Socket {
     ws.on("message", (data) => {
       const frame = JSON.parse(data.toString()) as Frame;
       this.frames.push(frame);
-      this.waiters = this.waiters.filter((waiter) => !(waiter.match(frame) && (waiter.resolve(frame), true)));
+      this.waiters = this.waiters.filter((waiter) => {
+        if (!waiter.match(frame)) return true;
+        waiter.resolve(frame);
+        return false;
+      });
     });
   }
 

@@ -148,7 +148,10 @@ describe("berth deploy, deployments, revisions and logs against a control plane"
     const run = await berth(["deploy", broken]);
     assert.equal(run.code, 1, run.stderr);
     assert.equal(run.stdout, "");
-    assert.match(run.stderr, /==> Checking that every graph loads\n(.*\n)*.*ended BUILD_FAILED: .*agent.*the model key is missing/);
+    assert.match(
+      run.stderr,
+      /==> Checking that every graph loads\n(.*\n)*.*ended BUILD_FAILED: .*agent.*the model key is missing/,
+    );
     assert.equal(run.stderr.split("the model key is missing").length, 2, run.stderr);
   });
 

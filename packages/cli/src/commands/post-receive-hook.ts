@@ -31,8 +31,8 @@ const WEBHOOK_SECRET = ${JSON.stringify(webhookSecret)};
   const { createHmac, randomUUID } = await import("node:crypto");
   const { realpathSync } = await import("node:fs");
   const { resolve } = await import("node:path");
-  // git runs the hook in the repository (GIT_DIR, usually "."); a deployment may name it by either path.
-  const path = resolve(process.env.GIT_DIR || ".");
+  // git runs a bare repository's hook in the repository itself; a deployment may name it by either path.
+  const path = resolve(".");
   const real = realpathSync(path);
   let input = "";
   for await (const chunk of process.stdin) input += chunk;
