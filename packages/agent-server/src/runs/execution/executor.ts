@@ -167,6 +167,9 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
     const assistant = await deps.storage.assistants.get(run.assistant_id);
     const thread = await deps.storage.threads.get(run.thread_id);
     if (!assistant) throw new Error(`Assistant ${run.assistant_id} not found`);
+    // A protocol run announces itself before its graph loads, as a classic run's `metadata` does.
+    const protocol = run.kwargs.stream_protocol === "v2" ? new ProtocolEncoder(assistant.graph_id) : undefined;
+    if (protocol) emitProtocol(writer, protocol.running());
     if (!thread) throw new Error(`Thread ${run.thread_id} not found`);
     const scope = runScope(run, assistant, thread, run.attempt, deps.apiUrl?.());
     // A stateless run's thread is deleted at its end: its checkpoints need not outlive it in the database.
@@ -193,8 +196,8 @@ async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter
     const input = await runInput(run, deps);
     const pacer = new EventLoopPacer();
     await pacer.yieldNow(); // let the first event (metadata) reach the client before the graph starts
-    if (run.kwargs.stream_protocol === "v2") {
-      const encoder = new ProtocolEncoder(assistant.graph_id);
+    if (protocol) {
+      const encoder = protocol;
       const { streamMode: _modes, subgraphs: _subgraphs, ...protocolOptions } = options as Record<string, unknown>;
       const events = (await graph.streamEvents(input, {
         ...protocolOptions,

@@ -28,16 +28,31 @@ interface PendingInterrupt {
  */
 export class ProtocolEncoder {
   private readonly announced = new Set<string>();
+  /** The root's `running` went out before the graph's stream: the graph's first `running` is not sent again. */
+  private announcedRunning = false;
   /** The last root `values`, as LangGraph gave it: the run's result for `/wait` and `/join`. */
   lastRootValues: unknown = undefined;
 
   constructor(private readonly graphId: string) {}
+
+  /** The root's `running`, sent before the graph's stream starts: the graph's own is then dropped. */
+  running(): ProtocolRecord {
+    this.announcedRunning = true;
+    return {
+      method: "lifecycle",
+      params: { namespace: [], timestamp: Date.now(), data: { event: "running", graph_name: this.graphId } },
+    };
+  }
 
   encode(event: ProtocolRecord): ProtocolRecord[] {
     const { namespace, timestamp } = event.params;
     const root = namespace.length === 0;
     switch (event.method) {
       case "lifecycle":
+        if (root && this.announcedRunning && (event.params.data as Dict).event === "running") {
+          this.announcedRunning = false;
+          return [];
+        }
         return [{ method: "lifecycle", params: { ...event.params, data: this.lifecycle(event.params.data as Dict, root) } }];
       case "values": {
         if (root) this.lastRootValues = event.params.data;
