@@ -6,7 +6,9 @@
 #   BERTH_PACKS_DIR=DIR      the tarballs (default packs/ at the repository's root)
 #   BERTH_BASE_IMAGE=IMAGE   the base (default berth/node-base:<node major>, made here when missing)
 # Third-party dependencies come from the npm registry during the build (the base image trusts this machine's CA
-# bundle, so an intercepting proxy works too). Prints the image's tag on stdout.
+# bundle, so an intercepting proxy works too). better-sqlite3's native addon is this machine's compiled one when the
+# build finds it fits (same version, Node ABI, platform and architecture, a glibc new enough, and it loads); otherwise
+# the build compiles it. Prints the image's tag on stdout.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 packs="${BERTH_PACKS_DIR:-$root/packs}"
@@ -44,24 +46,82 @@ if [ -f "$headers/node_version.h" ]; then
   mkdir -p "$context/node-headers/include"
   cp -a "$headers" "$context/node-headers/include/node"
 fi
-# Install scripts run for the packages that need theirs (as in the repository's package.json): better-sqlite3 builds
-# its addon, esbuild checks its binary; the others' (ssh2's and cpu-features' optional addons, protobufjs) are skipped.
-install_manifest='{"name":"berth-image","private":true,"allowScripts":{"better-sqlite3":true,"esbuild":true,"@swc/core":false,"cpu-features":false,"protobufjs":false,"ssh2":false}}'
+# better-sqlite3's addon as this machine compiled it, and what it was built for: the build uses it instead of
+# compiling one (minutes) when it fits. The base image likely carries this machine's Node, but the version the
+# tarballs resolve to, the image's Node and its glibc are only known inside the build, so the check runs there.
+mkdir "$context/host-addon"
+host_sqlite="$(cd "$root" &&
+  node -p 'require("path").dirname(require.resolve("better-sqlite3/package.json"))' 2>/dev/null || true)"
+if [ -n "$host_sqlite" ] && [ -f "$host_sqlite/build/Release/better_sqlite3.node" ]; then
+  cp "$host_sqlite/build/Release/better_sqlite3.node" "$context/host-addon/"
+  node -e 'process.stdout.write(JSON.stringify({ version: require(process.argv[1] + "/package.json").version,
+    modules: process.versions.modules, platform: process.platform, arch: process.arch }))' "$host_sqlite" \
+    >"$context/host-addon/built-for.json"
+fi
+cat >"$context/reuse-addon.cjs" <<'SCRIPT'
+// Puts the host's better-sqlite3 addon in place when it fits this image, else exits 1 (the build then compiles one).
+const fs = require("node:fs");
+const { execFileSync } = require("node:child_process");
+const refuse = (why) => { console.log(`berth-image: compiling better-sqlite3's addon: ${why}`); process.exit(1); };
+const from = "/tmp/host-addon";
+if (!fs.existsSync(`${from}/built-for.json`)) refuse("this machine has no compiled addon");
+const host = JSON.parse(fs.readFileSync(`${from}/built-for.json`, "utf8"));
+const installed = require("/opt/berth/node_modules/better-sqlite3/package.json").version;
+if (host.version !== installed) refuse(`this machine's is for better-sqlite3 ${host.version}, the image has ${installed}`);
+const here = { modules: process.versions.modules, platform: process.platform, arch: process.arch };
+for (const [what, value] of Object.entries(here))
+  if (host[what] !== value) refuse(`this machine's is for ${what} ${host[what]}, the image's Node has ${value}`);
+// The newest glibc symbol version the addon links against, against the image's glibc.
+const addon = fs.readFileSync(`${from}/better_sqlite3.node`);
+const version = (text) => text.split(".").map(Number);
+const newer = (a, b) => {
+  for (let i = 0; i < Math.max(a.length, b.length); i++)
+    if ((a[i] ?? 0) !== (b[i] ?? 0)) return (a[i] ?? 0) > (b[i] ?? 0);
+  return false;
+};
+const needed = [...addon.toString("latin1").matchAll(/GLIBC_([0-9]+(?:\.[0-9]+)+)/g)].map((m) => version(m[1]))
+  .reduce((a, b) => (newer(b, a) ? b : a), [0]);
+const runtime = process.report.getReport().header.glibcVersionRuntime;
+if (!runtime) refuse("the image has no glibc");
+if (newer(needed, version(runtime))) refuse(`this machine's needs glibc ${needed.join(".")}, the image has ${runtime}`);
+const target = "/opt/berth/node_modules/better-sqlite3/build/Release";
+fs.mkdirSync(target, { recursive: true });
+fs.copyFileSync(`${from}/better_sqlite3.node`, `${target}/better_sqlite3.node`);
+try {
+  execFileSync(process.execPath, ["-e", "require('better-sqlite3')(':memory:').close()"],
+    { cwd: "/opt/berth", stdio: "pipe" });
+} catch (error) {
+  fs.rmSync("/opt/berth/node_modules/better-sqlite3/build", { recursive: true, force: true });
+  refuse(`this machine's does not load here: ${String(error.stderr).trim().split("\n")[0]}`);
+}
+console.log(`berth-image: reusing this machine's better-sqlite3 ${installed} addon (ABI ${host.modules}, ${host.arch})`);
+SCRIPT
+# Install scripts run for the packages that need theirs (as in the repository's package.json): esbuild checks its
+# binary, better-sqlite3 builds its addon only when this machine's does not fit (turned on below); the others' (ssh2's
+# and cpu-features' optional addons, protobufjs) are skipped.
+install_manifest='{"name":"berth-image","private":true,"allowScripts":{"better-sqlite3":false,"esbuild":true,"@swc/core":false,"cpu-features":false,"protobufjs":false,"ssh2":false}}'
 cat >"$context/Dockerfile" <<DOCKERFILE
-# Stage 1: the install. better-sqlite3 compiles its addon here (its prebuilt binaries come from GitHub, which an
-# image build may not reach), with Debian's compilers, which the final image does not carry, and the host's Node headers.
+# Stage 1: the install. better-sqlite3's addon is the host's when it fits (reuse-addon.cjs); otherwise it is compiled
+# here (its prebuilt binaries come from GitHub, which an image build may not reach), with Debian's compilers, which
+# the final image does not carry, and the host's Node headers.
 FROM $base AS install
-RUN apt-get update && apt-get install -y --no-install-recommends python3 make g++ \\
-  && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb
 # Every tarball in one install, so the packages' dependencies on each other resolve to these tarballs, not the registry.
 COPY packs/ /tmp/packs/
 COPY node-headers/ /tmp/node-headers/
+COPY host-addon/ /tmp/host-addon/
+COPY reuse-addon.cjs /tmp/reuse-addon.cjs
 WORKDIR /opt/berth
 RUN if [ -d /tmp/node-headers/include ]; then export npm_config_nodedir=/tmp/node-headers; fi \\
   && printf '%s\\n' '$install_manifest' >package.json \\
   && npm install --omit=dev --no-audit --no-fund --no-update-notifier /tmp/packs/*.tgz \\
+  && if ! node /tmp/reuse-addon.cjs; then \\
+       apt-get update && apt-get install -y --no-install-recommends python3 make g++ \\
+       && sed -i 's/"better-sqlite3":false/"better-sqlite3":true/' package.json \\
+       && npm rebuild better-sqlite3 --no-audit --no-fund --no-update-notifier; \\
+     fi \\
+  && node -e "require('better-sqlite3')(':memory:').close()" \\
   && rm -rf node_modules/better-sqlite3/build/Release/obj* node_modules/better-sqlite3/build/Release/*.a \\
-     node_modules/better-sqlite3/deps node_modules/better-sqlite3/src
+     node_modules/better-sqlite3/deps node_modules/better-sqlite3/src /tmp/host-addon
 
 # Stage 2: the image. git and ssh fetch repo_host deployments' sources (docs/git-deployments.md).
 FROM $base
@@ -69,7 +129,9 @@ RUN apt-get update && apt-get install -y --no-install-recommends git openssh-cli
   && rm -rf /var/lib/apt/lists/* /var/cache/apt/archives/*.deb \\
   && useradd --uid 10001 --user-group --create-home --home-dir /home/berth --shell /usr/sbin/nologin berth
 COPY --from=install /opt/berth /opt/berth
-RUN ln -s /opt/berth/node_modules/.bin/berth /usr/local/bin/berth && berth --help >/dev/null
+# The addon loads in the image as it ships, whether reused or compiled.
+RUN ln -s /opt/berth/node_modules/.bin/berth /usr/local/bin/berth && berth --help >/dev/null \\
+  && cd /opt/berth && node -e "require('better-sqlite3')(':memory:').close()"
 ENV NODE_ENV=production
 LABEL org.opencontainers.image.title="Berth" org.opencontainers.image.version="$version"
 EXPOSE 8000 8080
