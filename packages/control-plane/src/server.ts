@@ -112,6 +112,7 @@ export async function startControlPlane(options: ControlPlaneOptions): Promise<R
         publicUrl: settings.publicUrl,
         listenUrl: () => url,
         routerUrls: [...(listener ? [listener.routerUrl] : []), ...settings.listenerRouterUrls],
+        dashboardDir: settings.dashboardDir,
       }),
     );
     await app.listen({ host: options.host, port: options.port });

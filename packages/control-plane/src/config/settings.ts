@@ -10,6 +10,8 @@ export interface ControlPlaneSettings {
   defaultTenantId?: string;
   secretsKey?: string;
   publicUrl?: string;
+  /** A dashboard build to serve instead of packages/dashboard/dist (a build of one's own, or one under test). */
+  dashboardDir?: string;
   uploadTtlSeconds: number;
   uploadMaxBytes: number;
   /** Run the embedded listener (local compute) in this process. */
@@ -62,6 +64,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     defaultTenantId: env.BERTH_DEFAULT_TENANT_ID || undefined,
     secretsKey: env.BERTH_SECRETS_KEY || undefined,
     publicUrl: env.BERTH_CONTROL_PLANE_URL || undefined,
+    dashboardDir: env.BERTH_DASHBOARD_DIR || undefined,
     uploadTtlSeconds: envNumber("BERTH_UPLOAD_URL_TTL_SECONDS", 900, { min: 0, integer: true }, env),
     uploadMaxBytes: envNumber("BERTH_UPLOAD_MAX_BYTES", 200 * 1024 * 1024, { min: 1, integer: true }, env),
     embeddedListener: envBoolean("BERTH_EMBEDDED_LISTENER", true, env),

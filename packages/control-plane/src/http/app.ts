@@ -42,6 +42,8 @@ export interface AppOptions {
   listenUrl: () => string | undefined;
   /** The platform's routers (the embedded listener's, BERTH_LISTENER_ROUTER_URLS): the dashboard may call these. */
   routerUrls?: string[];
+  /** BERTH_DASHBOARD_DIR: another build of the dashboard to serve (default: packages/dashboard/dist). */
+  dashboardDir?: string;
 }
 
 /** The self-hosted prefix: every route is also served under it. */
@@ -88,7 +90,11 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
   };
   app.get("/ok", async () => ({ ok: true }));
   registerInfoRoute(context, options.version);
-  registerDashboardRoutes(app, { routerUrls: options.routerUrls ?? [], publicUrl: options.publicUrl });
+  registerDashboardRoutes(app, {
+    routerUrls: options.routerUrls ?? [],
+    publicUrl: options.publicUrl,
+    dist: options.dashboardDir,
+  });
   registerDeploymentRoutes(context, services.deployments);
   registerRegistryRoutes(context, services.registry);
   registerRevisionRoutes(context, services.revisions, services.deployments);
