@@ -5,7 +5,7 @@
 // vite.config.ts (the dashboard) is a web app instead: Vite bundles it into
 // dist/. `--if-stale` builds only when a source is newer than the last build
 // (scripts/ensure-install.mjs).
-import { cpSync, existsSync, mkdirSync, readdirSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { dirname, join, relative } from "node:path";
 import { fileURLToPath } from "node:url";
 import { build } from "esbuild";
@@ -52,12 +52,14 @@ async function buildPackage(dir) {
   if (isWebApp(dir)) return buildWebApp(dir);
   const src = join(dir, "src");
   const dist = join(dir, "dist");
-  rmSync(dist, { recursive: true, force: true });
+  // Built beside dist/ and swapped in: a process starting meanwhile finds the old build or the new one, never half of one.
+  const fresh = join(dir, `.dist-${process.pid}`);
+  rmSync(fresh, { recursive: true, force: true });
   const files = filesUnder(src);
   const sources = files.filter((file) => /\.(c|m)?ts$/.test(file) && !file.endsWith(".d.ts"));
   await build({
     entryPoints: sources,
-    outdir: dist,
+    outdir: fresh,
     outbase: src,
     format: "esm",
     platform: "node",
@@ -67,11 +69,15 @@ async function buildPackage(dir) {
     logLevel: "warning",
   });
   for (const file of files.filter((f) => !sources.includes(f))) {
-    const target = join(dist, relative(src, file));
+    const target = join(fresh, relative(src, file));
     mkdirSync(dirname(target), { recursive: true });
     cpSync(file, target);
   }
-  writeFileSync(join(dist, STAMP), `${new Date().toISOString()}\n`);
+  writeFileSync(join(fresh, STAMP), `${new Date().toISOString()}\n`);
+  const old = join(dir, `.dist-old-${process.pid}`);
+  if (existsSync(dist)) renameSync(dist, old);
+  renameSync(fresh, dist);
+  rmSync(old, { recursive: true, force: true });
 }
 
 if (process.argv[1] === fileURLToPath(import.meta.url)) {
