@@ -6,8 +6,12 @@ import { type Credentials, clearCredentials, loadCredentials, saveCredentials } 
 import { ConversationsPage } from "./deployments/ConversationsPage";
 import { DeploymentList } from "./deployments/DeploymentList";
 import { DeploymentPage } from "./deployments/DeploymentPage";
+import { MetricsPage } from "./metrics/MetricsPage";
 import { NewDeployment } from "./new/NewDeployment";
 import { hrefOf, type Route, useRoute } from "./router";
+import { StudioPage } from "./studio/StudioPage";
+import { TracePage } from "./traces/TracePage";
+import { TracesPage } from "./traces/TracesPage";
 import { BerthVersion } from "./ui/BerthVersion";
 import { ErrorBoundary } from "./ui/ErrorBoundary";
 
@@ -61,7 +65,7 @@ export function App() {
         </button>
       </header>
       <main>
-        <ErrorBoundary key={window.location.hash}>
+        <ErrorBoundary key={window.location.hash.split("?")[0]}>
           <Page route={route} />
         </ErrorBoundary>
       </main>
@@ -79,6 +83,14 @@ function Page({ route }: { route: Route }) {
       return <DeploymentPage key={route.id} id={route.id} />;
     case "conversations":
       return <ConversationsPage key={route.id} id={route.id} />;
+    case "studio":
+      return <StudioPage key={route.id} id={route.id} />;
+    case "traces":
+      return <TracesPage key={route.id} id={route.id} />;
+    case "trace":
+      return <TracePage key={`${route.id}/${route.runId}`} id={route.id} runId={route.runId} />;
+    case "metrics":
+      return <MetricsPage key={route.id} id={route.id} />;
     case "unknown":
       return (
         <>

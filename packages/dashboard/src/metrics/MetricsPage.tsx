@@ -1,0 +1,5 @@
+import { PageTitle } from "../ui/PageTitle";
+
+export function MetricsPage({ id }: { id: string }) {
+  return <PageTitle title={`Metrics of ${id}`} />;
+}

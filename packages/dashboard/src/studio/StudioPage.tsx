@@ -1,0 +1,5 @@
+import { PageTitle } from "../ui/PageTitle";
+
+export function StudioPage({ id }: { id: string }) {
+  return <PageTitle title={`Studio of ${id}`} />;
+}
