@@ -59,3 +59,17 @@ export const USAGE_SELECT = `
   CAST(COALESCE(SUM(CASE WHEN run_type = 'llm' THEN total_tokens END), 0) AS BIGINT) AS total_tokens,
   COUNT(CASE WHEN run_type = 'llm' AND total_tokens IS NOT NULL THEN 1 END) AS runs,
   COUNT(CASE WHEN parent_run_id IS NULL THEN 1 END) AS traces`;
+
+/** How much of a span's error the spans page carries (the whole run has it all). */
+export const SPAN_ERROR_CHARS = 500;
+
+/** The columns of a span (TraceSpanRecord), the error cut short. */
+export const SPAN = `id, parent_run_id, dotted_order, name, run_type, start_time, end_time,
+  substr(error, 1, ${SPAN_ERROR_CHARS}) AS error, extra, prompt_tokens, completion_tokens, total_tokens`;
+
+/** A run's status as presented (trace-views.ts), as SQL. */
+export const STATUS_SQL = {
+  error: "error IS NOT NULL",
+  success: "error IS NULL AND end_time IS NOT NULL",
+  pending: "error IS NULL AND end_time IS NULL",
+} as const;

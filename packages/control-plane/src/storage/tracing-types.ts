@@ -77,7 +77,44 @@ export interface RunFilter {
   thread_id?: string;
   trace_id?: string;
   root_only: boolean;
+  /** Any of these statuses: `error` when it has an error, `success` when ended, else `pending` (as presented). */
+  statuses?: RunStatus[];
+  /** Exact run name. */
+  name?: string;
+  /** Latency bounds (end_time − start_time, ms); a run not ended has none and is left out. */
+  min_latency_ms?: number;
+  max_latency_ms?: number;
   order: "asc" | "desc";
+  limit: number;
+  offset: number;
+}
+
+export type RunStatus = "success" | "error" | "pending";
+
+/** A run without its large fields (inputs, outputs, events), for reading a whole trace page by page. */
+export interface TraceSpanRecord {
+  id: string;
+  parent_run_id: string | null;
+  dotted_order: string | null;
+  name: string | null;
+  run_type: string | null;
+  start_time: string | null;
+  end_time: string | null;
+  /** At most SPAN_ERROR_CHARS characters of the error. */
+  error: string | null;
+  /** Only read for the costs it may carry (see trace-views.ts). */
+  extra: JsonObject | null;
+  prompt_tokens: number | null;
+  completion_tokens: number | null;
+  total_tokens: number | null;
+}
+
+/** The spans of a page: the runs of one project and trace under `root_dotted_order` (the whole trace when null). */
+export interface SpanFilter {
+  project_id: string;
+  trace_id: string;
+  /** The subtree's root: spans are it and the runs whose dotted order extends it. */
+  root_dotted_order: string | null;
   limit: number;
   offset: number;
 }
@@ -107,6 +144,8 @@ export interface TracingStore {
   /** Every run of a trace, in dotted order. */
   traceRuns(tenantId: string, traceId: string): Promise<TracedRunRecord[]>;
   listRuns(tenantId: string, filter: RunFilter): Promise<TracedRunRecord[]>;
+  /** A page of a trace's spans in dotted order, and how many there are in all. */
+  traceSpans(tenantId: string, filter: SpanFilter): Promise<{ spans: TraceSpanRecord[]; total: number }>;
   threadUsage(tenantId: string, projectId: string, threadId: string): Promise<ThreadUsage>;
   /** Inserts feedback; an id already stored for the workspace is left as it is (client retries). */
   addFeedback(records: FeedbackRecord[]): Promise<void>;

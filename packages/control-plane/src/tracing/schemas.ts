@@ -92,16 +92,50 @@ const QueryBoolean = z
 const limit = (max: number, fallback: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 const offset = z.coerce.number().int().min(0).default(0);
 
+const Milliseconds = z.coerce.number().finite().min(0);
+
 export const RunListQuery = z.strictObject({
   thread_id: z.string().min(1).optional(),
   trace_id: Uuid.optional(),
   root_only: QueryBoolean.default(false),
+  status: z.enum(["success", "error", "pending"]).optional(),
+  error: QueryBoolean.optional().describe("true: only runs with an error; false: only runs without"),
+  name: z.string().min(1).optional(),
+  min_latency_ms: Milliseconds.optional(),
+  max_latency_ms: Milliseconds.optional(),
   order: z.enum(["asc", "desc"]).default("desc"),
   limit: limit(1000, 100),
   offset,
 });
 
 export const PageQuery = z.strictObject({ limit: limit(1000, 100), offset });
+
+export const SpanPageQuery = z.strictObject({ limit: limit(5000, 1000), offset });
+
+export const Span = z.object({
+  id: z.string(),
+  parent_run_id: z.string().nullable(),
+  dotted_order: z.string().nullable(),
+  depth: z.int().describe("0 for the run asked for, 1 for its children…"),
+  name: z.string().nullable(),
+  run_type: z.string().nullable(),
+  status: z.enum(["pending", "success", "error"]),
+  start_time: Timestamp.nullable(),
+  end_time: Timestamp.nullable(),
+  error: z.string().nullable().describe("Its first 500 characters"),
+  prompt_tokens: z.number().nullable(),
+  completion_tokens: z.number().nullable(),
+  total_tokens: z.number().nullable(),
+  prompt_cost: z.number().nullable(),
+  completion_cost: z.number().nullable(),
+  total_cost: z.number().nullable(),
+});
+
+export const SpanPage = z.object({
+  resources: z.array(Span),
+  offset: z.int().describe("The next page's"),
+  total: z.int().describe("Spans of the trace in all"),
+});
 
 export const Project = z.object({
   id: z.string(),

@@ -1,4 +1,7 @@
-import type { FeedbackRecord, TracedRunRecord } from "../storage/tracing-types.js";
+import type { FeedbackRecord, JsonObject, RunStatus, TraceSpanRecord, TracedRunRecord } from "../storage/tracing-types.js";
+
+const statusOf = (run: { error: string | null; end_time: string | null }): RunStatus =>
+  run.error !== null ? "error" : run.end_time !== null ? "success" : "pending";
 
 /** A run as the read API answers it: `session_id` is LangSmith's name for its project id. */
 export function presentRun(run: TracedRunRecord) {
@@ -11,7 +14,7 @@ export function presentRun(run: TracedRunRecord) {
     session_id: run.project_id,
     name: run.name,
     run_type: run.run_type,
-    status: run.error !== null ? ("error" as const) : run.end_time !== null ? ("success" as const) : ("pending" as const),
+    status: statusOf(run),
     start_time: run.start_time,
     end_time: run.end_time,
     inputs: run.inputs,
@@ -76,5 +79,50 @@ export function presentFeedback(feedback: FeedbackRecord) {
     // LangSmith's shape of the same two fields, for its readers.
     feedback_source: { type: feedback.source, metadata: feedback.metadata },
     created_at: feedback.created_at,
+  };
+}
+
+const numberAt = (object: unknown, key: string): number | null => {
+  const value = object && typeof object === "object" ? (object as JsonObject)[key] : undefined;
+  return typeof value === "number" && Number.isFinite(value) ? value : null;
+};
+
+/**
+ * Costs a trace may carry (Berth computes none): `total_cost`, `prompt_cost`,
+ * `completion_cost` in `extra.metadata`, else LangSmith's names in
+ * `extra.metadata.usage_metadata` (`total_cost`, `input_cost`, `output_cost`).
+ */
+export function costsOf(extra: JsonObject | null) {
+  const metadata = extra?.metadata;
+  const usage = metadata && typeof metadata === "object" ? (metadata as JsonObject).usage_metadata : undefined;
+  return {
+    prompt_cost: numberAt(metadata, "prompt_cost") ?? numberAt(usage, "input_cost"),
+    completion_cost: numberAt(metadata, "completion_cost") ?? numberAt(usage, "output_cost"),
+    total_cost: numberAt(metadata, "total_cost") ?? numberAt(usage, "total_cost"),
+  };
+}
+
+/** Segments of a dotted order (one per ancestor and the run itself). */
+export const dottedDepth = (dottedOrder: string | null) => (dottedOrder ? dottedOrder.split(".").length : null);
+
+/** A span of the spans page: `depth` counts from `rootDepth` (the dotted depth of the run asked for). */
+export function presentSpan(span: TraceSpanRecord, rootDepth: number | null) {
+  const depth = dottedDepth(span.dotted_order);
+  return {
+    id: span.id,
+    parent_run_id: span.parent_run_id,
+    dotted_order: span.dotted_order,
+    // Without dotted orders only "the run or below it" is known.
+    depth: depth !== null && rootDepth !== null ? Math.max(0, depth - rootDepth) : span.parent_run_id === null ? 0 : 1,
+    name: span.name,
+    run_type: span.run_type,
+    status: statusOf(span),
+    start_time: span.start_time,
+    end_time: span.end_time,
+    error: span.error,
+    prompt_tokens: span.prompt_tokens,
+    completion_tokens: span.completion_tokens,
+    total_tokens: span.total_tokens,
+    ...costsOf(span.extra),
   };
 }

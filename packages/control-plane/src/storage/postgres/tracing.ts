@@ -4,13 +4,15 @@ import type {
   FeedbackRecord,
   FeedbackTokenRecord,
   RunFilter,
+  SpanFilter,
   ThreadUsage,
+  TraceSpanRecord,
   TracedRunRecord,
   TracingProjectRecord,
   TracingStore,
 } from "../tracing-types.js";
 import { TRACING_PROJECT } from "../columns.js";
-import { FEEDBACK, RUN, RUN_COLUMNS, TOKEN, USAGE_SELECT } from "../tracing-columns.js";
+import { FEEDBACK, RUN, RUN_COLUMNS, SPAN, STATUS_SQL, TOKEN, USAGE_SELECT } from "../tracing-columns.js";
 
 /** The column types of traced_runs, to read a batch of runs sent as one JSON array (jsonb_to_recordset). */
 const RUN_RECORD_TYPE = RUN_COLUMNS.map((column) => {
@@ -123,6 +125,11 @@ export class PostgresTracingStore implements TracingStore {
     if (filter.thread_id !== undefined) where.push(`thread_id = ${param(filter.thread_id)}`);
     if (filter.trace_id !== undefined) where.push(`trace_id = ${param(filter.trace_id)}`);
     if (filter.root_only) where.push("parent_run_id IS NULL");
+    if (filter.statuses) where.push(`(${filter.statuses.map((status) => STATUS_SQL[status]).join(" OR ")})`);
+    if (filter.name !== undefined) where.push(`name = ${param(filter.name)}`);
+    const latency = "ROUND(EXTRACT(EPOCH FROM (end_time - start_time)) * 1000)";
+    if (filter.min_latency_ms !== undefined) where.push(`${latency} >= ${param(filter.min_latency_ms)}`);
+    if (filter.max_latency_ms !== undefined) where.push(`${latency} <= ${param(filter.max_latency_ms)}`);
     // SQLite puts NULLs first in ascending order and last in descending: the same here.
     const order = filter.order === "asc" ? "ASC NULLS FIRST" : "DESC NULLS LAST";
     const { rows } = await this.pool.query<TracedRunRecord>(
@@ -131,6 +138,31 @@ export class PostgresTracingStore implements TracingStore {
       values,
     );
     return rows;
+  }
+
+  async traceSpans(tenantId: string, filter: SpanFilter): Promise<{ spans: TraceSpanRecord[]; total: number }> {
+    const values: unknown[] = [];
+    const param = (value: unknown) => `$${values.push(value)}`;
+    const where = [
+      `tenant_id = ${param(tenantId)}`,
+      `trace_id = ${param(filter.trace_id)}`,
+      `project_id = ${param(filter.project_id)}`,
+    ];
+    if (filter.root_dotted_order !== null) {
+      const root = param(filter.root_dotted_order);
+      where.push(`(dotted_order = ${root} OR starts_with(dotted_order, ${param(`${filter.root_dotted_order}.`)}))`);
+    }
+    const count = await this.pool.query<{ total: string }>(
+      `SELECT COUNT(*) AS total FROM traced_runs WHERE ${where.join(" AND ")}`,
+      values,
+    );
+    // dotted_order sorts byte-wise on SQLite; COLLATE "C" makes it so here whatever the database's locale.
+    const { rows } = await this.pool.query<TraceSpanRecord>(
+      `SELECT ${SPAN} FROM traced_runs WHERE ${where.join(" AND ")}
+       ORDER BY dotted_order COLLATE "C" NULLS FIRST, start_time NULLS FIRST, id LIMIT ${param(filter.limit)} OFFSET ${param(filter.offset)}`,
+      values,
+    );
+    return { spans: rows, total: Number(count.rows[0]!.total) };
   }
 
   async threadUsage(tenantId: string, projectId: string, threadId: string): Promise<ThreadUsage> {

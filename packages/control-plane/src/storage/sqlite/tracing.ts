@@ -3,13 +3,25 @@ import type {
   FeedbackRecord,
   FeedbackTokenRecord,
   RunFilter,
+  SpanFilter,
   ThreadUsage,
+  TraceSpanRecord,
   TracedRunRecord,
   TracingProjectRecord,
   TracingStore,
 } from "../tracing-types.js";
 import { TRACING_PROJECT } from "../columns.js";
-import { FEEDBACK, FEEDBACK_COLUMNS, RUN, RUN_COLUMNS, TOKEN, TOKEN_COLUMNS, USAGE_SELECT } from "../tracing-columns.js";
+import {
+  FEEDBACK,
+  FEEDBACK_COLUMNS,
+  RUN,
+  RUN_COLUMNS,
+  SPAN,
+  STATUS_SQL,
+  TOKEN,
+  TOKEN_COLUMNS,
+  USAGE_SELECT,
+} from "../tracing-columns.js";
 
 type Row = Record<string, unknown>;
 
@@ -26,6 +38,7 @@ function fromRow<T>(row: Row, jsonColumns: ReadonlySet<string>): T {
 const RUN_JSON: ReadonlySet<string> = new Set(["inputs", "outputs", "extra", "tags", "events"]);
 const FEEDBACK_JSON: ReadonlySet<string> = new Set(["value", "correction", "metadata"]);
 const TOKEN_JSON: ReadonlySet<string> = new Set(["feedback_config"]);
+const SPAN_JSON: ReadonlySet<string> = new Set(["extra"]);
 const runFromRow = (row: Row) => fromRow<TracedRunRecord>(row, RUN_JSON);
 const feedbackFromRow = (row: Row) => fromRow<FeedbackRecord>(row, FEEDBACK_JSON);
 const tokenFromRow = (row: Row) => fromRow<FeedbackTokenRecord>(row, TOKEN_JSON);
@@ -107,6 +120,12 @@ export class SqliteTracingStore implements TracingStore {
     if (filter.thread_id !== undefined) add("thread_id = ?", filter.thread_id);
     if (filter.trace_id !== undefined) add("trace_id = ?", filter.trace_id);
     if (filter.root_only) where.push("parent_run_id IS NULL");
+    if (filter.statuses) where.push(`(${filter.statuses.map((status) => STATUS_SQL[status]).join(" OR ")})`);
+    if (filter.name !== undefined) add("name = ?", filter.name);
+    // Times are ISO text here: julianday reads them (Z included); milliseconds rounded away from float noise.
+    const latency = "ROUND((julianday(end_time) - julianday(start_time)) * 86400000.0)";
+    if (filter.min_latency_ms !== undefined) add(`${latency} >= ?`, filter.min_latency_ms);
+    if (filter.max_latency_ms !== undefined) add(`${latency} <= ?`, filter.max_latency_ms);
     const order = filter.order === "asc" ? "ASC" : "DESC";
     const rows = this.db
       .prepare(
@@ -114,6 +133,25 @@ export class SqliteTracingStore implements TracingStore {
       )
       .all(...params, filter.limit, filter.offset) as Row[];
     return rows.map(runFromRow);
+  }
+
+  async traceSpans(tenantId: string, filter: SpanFilter): Promise<{ spans: TraceSpanRecord[]; total: number }> {
+    const where = ["tenant_id = ?", "trace_id = ?", "project_id = ?"];
+    const params: unknown[] = [tenantId, filter.trace_id, filter.project_id];
+    if (filter.root_dotted_order !== null) {
+      const prefix = `${filter.root_dotted_order}.`;
+      where.push("(dotted_order = ? OR substr(dotted_order, 1, ?) = ?)");
+      params.push(filter.root_dotted_order, prefix.length, prefix);
+    }
+    const rows = this.db
+      .prepare(
+        `SELECT ${SPAN} FROM traced_runs WHERE ${where.join(" AND ")} ORDER BY dotted_order, start_time, id LIMIT ? OFFSET ?`,
+      )
+      .all(...params, filter.limit, filter.offset) as Row[];
+    const { total } = this.db
+      .prepare(`SELECT COUNT(*) AS total FROM traced_runs WHERE ${where.join(" AND ")}`)
+      .get(...params) as { total: number };
+    return { spans: rows.map((row) => fromRow<TraceSpanRecord>(row, SPAN_JSON)), total };
   }
 
   async threadUsage(tenantId: string, projectId: string, threadId: string): Promise<ThreadUsage> {

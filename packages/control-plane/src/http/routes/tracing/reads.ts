@@ -14,6 +14,8 @@ import {
   Run,
   RunListQuery,
   RunParams,
+  SpanPage,
+  SpanPageQuery,
   ThreadUsage,
 } from "../../../tracing/schemas.js";
 
@@ -49,7 +51,7 @@ export function registerReadRoutes(
     {
       method: "GET",
       path: "/api/v1/projects/:project/runs",
-      summary: "A project's runs, newest first: filter by thread_id, trace_id, root_only",
+      summary: "A project's runs, newest first: filter by thread_id, trace_id, root_only, status, error, name, latency",
       tag,
       params: ProjectParams,
       query: RunListQuery,
@@ -98,6 +100,21 @@ export function registerReadRoutes(
       responses: { 200: { description: "The tree", schema: RunTree }, ...NotFound },
     },
     async ({ params, request }) => reader.tree(await scope(request), params.run_id),
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "GET",
+      path: "/api/v1/runs/:run_id/spans",
+      summary: "A page of a run's subtree (a root: its trace) in dotted order, without inputs, outputs or events",
+      tag,
+      params: RunParams,
+      query: SpanPageQuery,
+      responses: { 200: { description: "A page of spans; `offset` is the next page's", schema: SpanPage }, ...NotFound },
+    },
+    async ({ params, query, request }) => reader.spans(await scope(request), params.run_id, query),
   );
 
   defineRoute(
