@@ -14,6 +14,11 @@ const LONG_RUN_CONFIG = { recursion_limit: 1000 };
 interface Metrics {
   queue: { n_pending: number; n_running: number };
   workers?: { max: number; active: number; available: number };
+  runs?: {
+    finished: { success: number; error: number; timeout: number; interrupted: number };
+    duration_ms: { le: number[]; counts: number[]; count: number; sum: number };
+  };
+  process: { cpu_seconds: number; resident_memory_bytes: number; start_time_seconds: number };
 }
 
 /** Polls `read` until `predicate` holds; fails with the last answer at the deadline. */
@@ -52,7 +57,8 @@ describe("GET /metrics", () => {
 
   it("counts the database's pending and running runs and this process's slots (JSON by default)", async () => {
     const idle = (await (await fetch(`${berth.url}/metrics`, { headers: { "x-api-key": KEY } })).json()) as Metrics;
-    assert.deepEqual(idle, { queue: { n_pending: 0, n_running: 0 }, workers: { max: WORKERS, active: 0, available: WORKERS } });
+    assert.deepEqual(idle.queue, { n_pending: 0, n_running: 0 });
+    assert.deepEqual(idle.workers, { max: WORKERS, active: 0, available: WORKERS });
 
     const threads = await Promise.all([1, 2, 3, 4].map(() => client.threads.create()));
     const first = await longRun(threads[0]!.thread_id);
@@ -65,7 +71,8 @@ describe("GET /metrics", () => {
     await longRun(threads[3]!.thread_id, { afterSeconds: 3600 });
 
     const busy = await until(metrics, (m) => m.queue.n_running === WORKERS);
-    assert.deepEqual(busy, { queue: { n_pending: 2, n_running: 2 }, workers: { max: WORKERS, active: 2, available: 0 } });
+    assert.deepEqual(busy.queue, { n_pending: 2, n_running: 2 });
+    assert.deepEqual(busy.workers, { max: WORKERS, active: 2, available: 0 });
 
     // Pending ones first, so none of them takes a slot the running ones free.
     for (const run of [queuedBehind, noSlot, first, second]) await client.runs.cancel(run.thread_id, run.run_id);
@@ -88,6 +95,51 @@ describe("GET /metrics", () => {
       assert.match(text, new RegExp(`^# TYPE ${name} gauge$`, "m"), name);
       assert.match(text, new RegExp(`^${name} ${value}$`, "m"), name);
     }
+  });
+
+  it("counts the runs this process ended by status, with a histogram of their durations", async () => {
+    const before = (await metrics()).runs!;
+    const thread = await client.threads.create();
+    await client.runs.wait(thread.thread_id, "slow", { input: { steps: 2, delay_ms: 10 } });
+    await client.runs.wait(thread.thread_id, "slow", { input: { steps: 2, delay_ms: 10 } });
+    await client.runs.wait(null, "failing", { input: { reason: "metrics" } }).catch(() => undefined);
+    // The end is recorded before the waiter hears of it, and counted right after: poll.
+    const after = await until(metrics, (m) => m.runs!.duration_ms.count >= before.duration_ms.count + 3);
+    const { finished, duration_ms } = after.runs!;
+    assert.equal(finished.success - before.finished.success, 2);
+    assert.equal(finished.error - before.finished.error, 1);
+    assert.equal(duration_ms.count - before.duration_ms.count, 3);
+    assert.ok(duration_ms.sum > before.duration_ms.sum, "two runs of 20 ms at least add to the sum");
+    assert.equal(duration_ms.le.length, duration_ms.counts.length);
+    for (let i = 1; i < duration_ms.counts.length; i++)
+      assert.ok(duration_ms.counts[i]! >= duration_ms.counts[i - 1]!, "cumulative");
+    assert.ok(duration_ms.counts.at(-1)! <= duration_ms.count);
+    const total = Object.values(finished).reduce((sum, value) => sum + value, 0);
+    assert.equal(total, duration_ms.count, "every run counted has a duration");
+    assert.ok(after.process.cpu_seconds > 0);
+    assert.ok(after.process.resident_memory_bytes > 10_000_000);
+    assert.ok(Math.abs(after.process.start_time_seconds - Date.now() / 1000) < 3600);
+  });
+
+  it("format=prometheus: runs, durations and the process's resources, with berth_ names", async () => {
+    const json = await metrics();
+    const response = await fetch(`${berth.url}/metrics?format=prometheus`, { headers: { "x-api-key": KEY } });
+    const text = await response.text();
+    assert.match(text, /^# TYPE berth_runs_finished_total counter$/m);
+    assert.match(text, new RegExp(`^berth_runs_finished_total\\{status="success"\\} ${json.runs!.finished.success}$`, "m"));
+    assert.match(text, new RegExp(`^berth_runs_finished_total\\{status="error"\\} ${json.runs!.finished.error}$`, "m"));
+    assert.match(text, /^# TYPE berth_run_duration_milliseconds histogram$/m);
+    assert.match(
+      text,
+      new RegExp(`^berth_run_duration_milliseconds_bucket\\{le="\\+Inf"\\} ${json.runs!.duration_ms.count}$`, "m"),
+    );
+    assert.match(text, new RegExp(`^berth_run_duration_milliseconds_count ${json.runs!.duration_ms.count}$`, "m"));
+    assert.match(text, /^berth_run_duration_milliseconds_bucket\{le="1000"\} \d+$/m);
+    assert.match(text, /^berth_run_duration_milliseconds_sum \d+$/m);
+    assert.match(text, /^# TYPE berth_process_cpu_seconds_total counter$/m);
+    assert.match(text, /^berth_process_cpu_seconds_total [\d.e-]+$/m);
+    assert.match(text, /^berth_process_resident_memory_bytes [1-9]\d*$/m);
+    assert.match(text, /^berth_process_start_time_seconds [1-9]\d*$/m);
   });
 
   it("refuses an unknown format", async () => {
@@ -133,7 +185,10 @@ describe("GET /metrics of an API process (scale-out)", { skip }, () => {
       ),
     );
     const busy = await until(metrics, (m) => m.queue.n_running === 1);
-    assert.deepEqual(busy, { queue: { n_pending: 1, n_running: 1 } });
+    assert.deepEqual(busy.queue, { n_pending: 1, n_running: 1 });
+    assert.equal(busy.workers, undefined);
+    assert.equal(busy.runs, undefined, "an API process ends no runs");
+    assert.ok(busy.process.resident_memory_bytes > 0);
     for (const run of runs.reverse()) await api.client.runs.cancel(run.thread_id, run.run_id);
     await until(metrics, (m) => m.queue.n_running === 0 && m.queue.n_pending === 0);
   });

@@ -1,5 +1,6 @@
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { RunBroker } from "../runs/brokers/broker.js";
+import type { RunStatsSnapshot } from "../runs/execution/run-stats.js";
 import type { SlotReservation, WorkerSlots } from "../runs/execution/worker.js";
 import type { Storage } from "../storage/types.js";
 import type { ItemStore } from "../memory/item-store.js";
@@ -30,6 +31,7 @@ export interface Services {
 /** What services use of the worker of their process. */
 export interface LocalWorker {
   slots(): WorkerSlots;
+  runStats(): RunStatsSnapshot;
   reserveSlot(): SlotReservation | undefined;
 }
 
@@ -58,7 +60,7 @@ export function createServices({ storage, graphs, broker, items, worker, ...opti
     runs,
     crons: new CronService(storage, runs),
     maintenance: new MaintenanceService(storage, graphs, broker),
-    metrics: new MetricsService(storage, worker && (() => worker.slots())),
+    metrics: new MetricsService(storage, worker),
     store: new StoreService(items),
     webhooks,
   };

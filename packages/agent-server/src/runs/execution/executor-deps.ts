@@ -6,6 +6,7 @@ import type { Tracing } from "../../tracing/tracing.js";
 import type { RunBroker } from "../brokers/broker.js";
 import type { WebhookQueue } from "../webhooks/payload.js";
 import type { RunControl } from "./run-control.js";
+import type { RunStats } from "./run-stats.js";
 
 /** What executing a run needs from the process around it. */
 export interface ExecutorDeps {
@@ -31,4 +32,6 @@ export interface ExecutorDeps {
   webhooks?: WebhookQueue;
   /** The address runs name as their server's (`langgraph_api_url`): LANGGRAPH_API_URL, else this server's once it listens (a worker has none). */
   apiUrl?: () => string | undefined;
+  /** Counts the runs whose end this process recorded, with their durations (GET /metrics). */
+  stats?: RunStats;
 }

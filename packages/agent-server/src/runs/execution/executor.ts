@@ -45,6 +45,7 @@ interface AttemptLog {
  * its final state, writing its log, recording its end) ends the run `error`.
  */
 export async function executeRun(run: QueuedRun, lease: RunLease, deps: ExecutorDeps): Promise<RunEnding> {
+  const startedAt = performance.now();
   const log = deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
   const controller = deps.control.register(run.run_id);
   const timeout = deps.runTimeoutMs > 0 ? setTimeout(() => controller.abort("timeout"), deps.runTimeoutMs) : undefined;
@@ -68,6 +69,8 @@ export async function executeRun(run: QueuedRun, lease: RunLease, deps: Executor
   }
   // Not when its end could not be recorded either: followers wait for the attempt that will end it.
   if (conclusion.notice) deps.broker.end(run.run_id, conclusion.notice);
+  if (conclusion.ending === "ended" && conclusion.notice)
+    deps.stats?.record(conclusion.notice.status, performance.now() - startedAt);
   return conclusion.ending;
 }
 

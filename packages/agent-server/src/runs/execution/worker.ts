@@ -4,6 +4,7 @@ import { type ExecutorDeps, executeRun, type RunEnding } from "./executor.js";
 import { deadOwnersOnThisHost, newLeaseOwner } from "./lease-owner.js";
 import { mainThreadLeases } from "./main-thread-leases.js";
 import { endInError, runError } from "./run-salvage.js";
+import { RunStats, type RunStatsSnapshot } from "./run-stats.js";
 import type { TestFaults } from "./test-faults.js";
 
 export interface WorkerOptions {
@@ -70,13 +71,14 @@ export class RunWorker {
   private delayedUntil = Infinity;
   private readonly intervals: NodeJS.Timeout[] = [];
   private leases: LeaseRenewal | undefined;
+  private readonly stats = new RunStats();
 
   constructor(
     deps: ExecutorDeps,
     private readonly options: WorkerOptions,
   ) {
     const runs = options.faults ? options.faults.wrapRuns(deps.storage.runs) : deps.storage.runs;
-    this.deps = { ...deps, storage: { ...deps.storage, runs } };
+    this.deps = { ...deps, storage: { ...deps.storage, runs }, stats: this.stats };
   }
 
   private get runs(): RunRepository {
@@ -109,6 +111,11 @@ export class RunWorker {
   /** Its slots now (GET /metrics): those executing include runs finishing their handover at a shutdown. */
   slots(): WorkerSlots {
     return { max: this.options.concurrency, active: this.executing.size };
+  }
+
+  /** The runs it ended since the process started, with their durations (GET /metrics). */
+  runStats(): RunStatsSnapshot {
+    return this.stats.snapshot();
   }
 
   /**
