@@ -216,6 +216,9 @@ export interface DeploymentChange {
   revision?: NewRevision;
 }
 
+/** Rows per status, for the control plane's own metrics. */
+export type StatusCounts = Record<string, number>;
+
 export interface DeploymentStore {
   /**
    * Inserts the deployment, its first revision and (unless one of that name
@@ -250,6 +253,8 @@ export interface DeploymentStore {
   report(id: string, report: DeploymentReport, now: string): Promise<void>;
   /** Removes a deleted deployment for good: its revisions, events, logs and uploads too. */
   purge(id: string): Promise<void>;
+  /** How many deployments each status has, across workspaces (deleted ones not yet purged included). */
+  countByStatus(): Promise<StatusCounts>;
 }
 
 export interface RevisionStore {
@@ -282,6 +287,8 @@ export interface RevisionStore {
    * such revision.
    */
   recordEvent(revisionId: string, event: RevisionEventInput, now: string, statusMessage?: string): Promise<boolean>;
+  /** How many revisions each status has, across workspaces (those of deployments not yet purged). */
+  countByStatus(): Promise<StatusCounts>;
 }
 
 /** What ConditionStore.record writes for one deployment. */

@@ -9,9 +9,10 @@ import type {
   DeploymentStore,
   NewRevision,
   RevisionRecord,
+  StatusCounts,
   TracingProjectRecord,
 } from "../types.js";
-import { recordMove } from "./revisions.js";
+import { recordMove, statusCounts } from "./revisions.js";
 import { DEPLOYMENT, REVISION } from "../columns.js";
 
 export class PostgresDeploymentStore implements DeploymentStore {
@@ -194,6 +195,10 @@ export class PostgresDeploymentStore implements DeploymentStore {
       await client.query("UPDATE tracing_projects SET deployment_id = NULL WHERE deployment_id = $1", [id]);
       await client.query("DELETE FROM deployments WHERE id = $1 AND deleted_at IS NOT NULL", [id]);
     });
+  }
+
+  async countByStatus(): Promise<StatusCounts> {
+    return statusCounts(this.pool, "deployments");
   }
 }
 

@@ -2,7 +2,7 @@ import type { Queryable } from "@berth/service-kit";
 import type pg from "pg";
 import type { RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
 import type { RevisionStatus } from "@berth/listener-protocol";
-import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
+import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore, StatusCounts } from "../types.js";
 import { REVISION, REVISION_EVENT, qualified } from "../columns.js";
 
 const R = qualified(REVISION, "r");
@@ -102,6 +102,18 @@ export class PostgresRevisionStore implements RevisionStore {
     );
     return rowCount === 1;
   }
+
+  async countByStatus(): Promise<StatusCounts> {
+    return statusCounts(this.pool, "revisions");
+  }
+}
+
+/** Rows of `table` per status (one scan: read at each metrics scrape). */
+export async function statusCounts(db: Queryable, table: "deployments" | "revisions"): Promise<StatusCounts> {
+  const { rows } = await db.query<{ status: string; count: string }>(
+    `SELECT status, COUNT(*) AS count FROM ${table} GROUP BY status`,
+  );
+  return Object.fromEntries(rows.map((row) => [row.status, Number(row.count)]));
 }
 
 /** Adds a move to a revision's timeline (inside the caller's transaction). */

@@ -9,9 +9,10 @@ import type {
   DeploymentStore,
   NewRevision,
   RevisionRecord,
+  StatusCounts,
   TracingProjectRecord,
 } from "../types.js";
-import { recordMove } from "./revisions.js";
+import { recordMove, statusCounts } from "./revisions.js";
 import { deploymentFromRow, revisionFromRow, toJson } from "./rows.js";
 
 type Row = Record<string, unknown>;
@@ -201,6 +202,10 @@ export class SqliteDeploymentStore implements DeploymentStore {
         this.db.prepare("DELETE FROM deployments WHERE id = ? AND deleted_at IS NOT NULL").run(id);
       })
       .immediate();
+  }
+
+  async countByStatus(): Promise<StatusCounts> {
+    return statusCounts(this.db, "deployments");
   }
 }
 

@@ -2,7 +2,7 @@ import type { SqliteDatabase } from "@berth/service-kit";
 import type { RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
 import type { RevisionStatus } from "@berth/listener-protocol";
 import { qualified, REVISION, REVISION_EVENT } from "../columns.js";
-import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore } from "../types.js";
+import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore, StatusCounts } from "../types.js";
 import { revisionFromRow } from "./rows.js";
 
 type Row = Record<string, unknown>;
@@ -117,6 +117,16 @@ export class SqliteRevisionStore implements RevisionStore {
       })
       .immediate();
   }
+
+  async countByStatus(): Promise<StatusCounts> {
+    return statusCounts(this.db, "revisions");
+  }
+}
+
+/** Rows of `table` per status (one scan: read at each metrics scrape). */
+export function statusCounts(db: SqliteDatabase, table: "deployments" | "revisions"): StatusCounts {
+  const rows = db.prepare(`SELECT status, COUNT(*) AS count FROM ${table} GROUP BY status`).all() as Row[];
+  return Object.fromEntries(rows.map((row) => [String(row.status), Number(row.count)]));
 }
 
 /** Adds a move to a revision's timeline (inside the caller's transaction). */
