@@ -17,7 +17,7 @@ export interface Caller {
   deploymentId: string | null;
 }
 
-function presentedKey(request: FastifyRequest): string | undefined {
+export function presentedKey(request: FastifyRequest): string | undefined {
   const header = request.headers["x-api-key"];
   const apiKey = Array.isArray(header) ? header[0] : header;
   if (apiKey) return apiKey.trim();

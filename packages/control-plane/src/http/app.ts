@@ -24,6 +24,7 @@ import { registerIntegrationRoutes } from "./routes/integrations.js";
 import { registerListenerRoutes } from "./routes/listeners.js";
 import { registerListenerProtocolRoutes } from "./routes/listener-protocol.js";
 import { registerLogRoutes } from "./routes/logs.js";
+import { registerPrometheusRoutes } from "./routes/prometheus.js";
 import { registerRegistryRoutes } from "./routes/registry.js";
 import { registerRevisionRoutes } from "./routes/revisions.js";
 import { registerRunWebhookRoutes } from "./routes/run-webhooks.js";
@@ -89,6 +90,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
     },
   };
   app.get("/ok", async () => ({ ok: true }));
+  registerPrometheusRoutes(context, services.prometheus, storage);
   registerInfoRoute(context, options.version);
   registerDashboardRoutes(app, {
     routerUrls: options.routerUrls ?? [],

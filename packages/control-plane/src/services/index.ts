@@ -11,6 +11,7 @@ import { DeploymentService } from "./deployments.js";
 import { IntegrationService } from "./integrations.js";
 import { ListenerApi } from "./listener-api.js";
 import { ListenerService } from "./listeners.js";
+import { PrometheusMetrics } from "./prometheus.js";
 import { LogService } from "./logs.js";
 import { type RegistrySettings, RegistryTokenService } from "./registry-tokens.js";
 import { RevisionService } from "./revisions.js";
@@ -32,6 +33,8 @@ export interface Services {
   tracing: TracingService;
   /** Push and pull credentials of the platform's image registry. */
   registry: RegistryTokenService;
+  /** The control plane's own Prometheus metrics (GET /metrics). */
+  prometheus: PrometheusMetrics;
   /** The Auth Service: OAuth providers, consent flows, users' tokens, agent connections. */
   auth: {
     providers: AuthProviderService;
@@ -62,17 +65,19 @@ export function createServices({ storage, box, changes, settings, uploadsDir, re
   const logs = new LogService(storage, changes);
   const providers = new AuthProviderService(storage, box, { allowPrivate: authFlows.allowPrivate });
   const tokens = new AuthTokenService(storage, box, providers, logger.child({ component: "auth-service" }));
+  const prometheus = new PrometheusMetrics(storage, logger.child({ component: "metrics" }));
   return {
     deployments,
-    revisions: new RevisionService(storage, changes),
+    revisions: new RevisionService(storage, prometheus.counting(changes)),
     uploads: new UploadService(storage, box, uploads),
     listeners: new ListenerService(storage, changes),
     integrations,
     runWebhooks: new RunWebhookService(storage, box),
     logs,
-    listenerApi: new ListenerApi(storage, box, uploads.dir, registryTokens, integrations, changes, logs),
+    listenerApi: new ListenerApi(storage, box, uploads.dir, registryTokens, integrations, prometheus.counting(changes), logs),
     tracing: createTracingService(storage.tracing, storage.deployments, { tokenTtlSeconds: settings.feedbackTokenTtlSeconds }),
     registry: registryTokens,
+    prometheus,
     auth: {
       providers,
       flows: new AuthFlowService(storage, box, providers, tokens, authFlows),
