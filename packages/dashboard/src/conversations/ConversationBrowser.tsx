@@ -1,6 +1,7 @@
 import { useCallback, useMemo, useState } from "react";
 import { deploymentClient, errorText } from "./client";
 import { Composer } from "./Composer";
+import { deploymentIdOf } from "./format";
 import { ThreadList } from "./ThreadList";
 import { ThreadView } from "./ThreadView";
 import { useAsync } from "./use-async";
@@ -14,6 +15,8 @@ export interface ConversationBrowserProps {
   apiKey: string;
   /** X-Tenant-Id, for a key that reaches several workspaces. */
   tenantId?: string;
+  /** The deployment's id, for links to its Studio and traces; read from `deploymentUrl` when not given. */
+  deploymentId?: string;
 }
 
 /**
@@ -21,7 +24,7 @@ export interface ConversationBrowserProps {
  * threads (searched by status and metadata), a thread's runs and state history, a composer whose runs
  * stream into the page token by token, and the answer to an interrupt.
  */
-export function ConversationBrowser({ deploymentUrl, apiKey, tenantId }: ConversationBrowserProps) {
+export function ConversationBrowser({ deploymentUrl, apiKey, tenantId, deploymentId }: ConversationBrowserProps) {
   const client = useMemo(() => deploymentClient({ deploymentUrl, apiKey, tenantId }), [deploymentUrl, apiKey, tenantId]);
   const [selectedId, setSelectedId] = useState<string | null>(null);
   const [refreshKey, setRefreshKey] = useState(0);
@@ -31,6 +34,11 @@ export function ConversationBrowser({ deploymentUrl, apiKey, tenantId }: Convers
   const live = useLiveRun(client, refresh);
   const assistants = useAsync((signal) => client.assistants.search({ limit: 100, signal }), [client]);
   const assistantId = chosenAssistant || assistants.data?.[0]?.assistant_id || "";
+  const assistantNames = useMemo(
+    () => new Map((assistants.data ?? []).map((assistant) => [assistant.assistant_id, assistant.name])),
+    [assistants.data],
+  );
+  const linkId = deploymentId ?? deploymentIdOf(deploymentUrl);
   const streaming = live.run.phase === "starting" || live.run.phase === "streaming";
 
   const send = async (text: string) => {
@@ -78,7 +86,13 @@ export function ConversationBrowser({ deploymentUrl, apiKey, tenantId }: Convers
           <button type="button" onClick={() => setSelectedId(null)} aria-pressed={selectedId === null}>
             New conversation
           </button>
-          <ThreadList client={client} selectedId={selectedId} onSelect={setSelectedId} refreshKey={refreshKey} />
+          <ThreadList
+            client={client}
+            selectedId={selectedId}
+            onSelect={setSelectedId}
+            refreshKey={refreshKey}
+            assistantNames={assistantNames}
+          />
         </div>
         <div className="cb-main">
           {selectedId ? (
@@ -89,6 +103,8 @@ export function ConversationBrowser({ deploymentUrl, apiKey, tenantId }: Convers
               refreshKey={refreshKey}
               fallbackAssistantId={assistantId}
               composer={composer}
+              assistantNames={assistantNames}
+              deploymentId={linkId}
             />
           ) : (
             <section className="cb-new" aria-label="New conversation">

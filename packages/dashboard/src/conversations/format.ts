@@ -4,13 +4,6 @@ export function showValue(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? String(value);
 }
 
-/** A timestamp in the reader's locale; the raw text when it does not parse. */
-export function showTime(iso: string | null | undefined): string {
-  if (!iso) return "";
-  const date = new Date(iso);
-  return Number.isNaN(date.getTime()) ? iso : date.toLocaleString();
-}
-
 /** The first 8 characters of an id: enough to tell threads and runs apart in a list (the full id is in the title). */
 export function shortId(id: string | null | undefined): string {
   return id ? id.slice(0, 8) : "";
@@ -42,4 +35,17 @@ export function parseMetadataFilter(text: string): Record<string, unknown> | und
     throw new Error('The metadata filter must be a JSON object, e.g. {"graph_id": "agent"}');
   }
   return parsed as Record<string, unknown>;
+}
+
+/**
+ * The deployment's id, read from its stable URL on the router (`<router>/d/<id>`, api/platform.ts); undefined for
+ * another URL.
+ */
+export function deploymentIdOf(deploymentUrl: string): string | undefined {
+  try {
+    const match = /\/d\/([^/]+)\/?$/.exec(new URL(deploymentUrl).pathname);
+    return match ? decodeURIComponent(match[1]!) : undefined;
+  } catch {
+    return undefined;
+  }
 }
