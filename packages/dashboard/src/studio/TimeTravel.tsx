@@ -5,7 +5,15 @@ import { errorText } from "../conversations/client";
 import { Time } from "../ui/Time";
 import { useCheckpointHistory } from "./time-travel-history";
 import { CheckpointPanel } from "./time-travel-panel";
-import { buildTree, checkpointIdOf, type TimelineRow, timelineRows, writersOf } from "./time-travel-tree";
+import {
+  buildTree,
+  type CheckpointTree,
+  checkpointIdOf,
+  parentOf,
+  type TimelineRow,
+  timelineRows,
+  writersOf,
+} from "./time-travel-tree";
 import "./time-travel.css";
 
 /** A checkpoint the reader picked on the timeline, as the graph view shows it. */
@@ -77,11 +85,11 @@ export function TimeTravel({ client, threadId, assistantId, version, onRunFrom, 
   const rows = useMemo(() => timelineRows(tree, tip, closed), [tree, tip, closed]);
   const nodes = useMemo(() => {
     const all = new Set(graphNodes);
-    for (const state of history.states) for (const writer of writersOf(state)) all.add(writer);
+    for (const [id, state] of tree.states) for (const writer of writersOf(state, parentOf(tree, id))) all.add(writer);
     all.delete("__input__");
     all.delete("__start__");
     return [...all];
-  }, [graphNodes, history.states]);
+  }, [graphNodes, tree]);
   const open = openId ? tree.states.get(openId) : undefined;
 
   const scroller = useRef<HTMLDivElement>(null);
@@ -165,7 +173,7 @@ export function TimeTravel({ client, threadId, assistantId, version, onRunFrom, 
                 style={{ transform: `translateY(${item.start}px)`, paddingLeft: `${0.25 + row.depth * 1.25}rem` }}
               >
                 {row.kind === "checkpoint" ? (
-                  <CheckpointRow row={row} open={row.id === openId} onPick={openCheckpoint} />
+                  <CheckpointRow row={row} tree={tree} open={row.id === openId} onPick={openCheckpoint} />
                 ) : (
                   <BranchRow row={row} onToggle={toggleBranch} onSwitch={(id) => setTip(id)} />
                 )}
@@ -183,6 +191,7 @@ export function TimeTravel({ client, threadId, assistantId, version, onRunFrom, 
         <CheckpointPanel
           key={openId}
           state={open}
+          parent={openId ? parentOf(tree, openId) : undefined}
           nodes={nodes}
           notice={notice}
           onSave={save}
@@ -196,16 +205,18 @@ export function TimeTravel({ client, threadId, assistantId, version, onRunFrom, 
 
 function CheckpointRow({
   row,
+  tree,
   open,
   onPick,
 }: {
   row: Extract<TimelineRow, { kind: "checkpoint" }>;
+  tree: CheckpointTree;
   open: boolean;
   onPick: (state: ThreadState | undefined) => void;
 }) {
   const { state } = row;
   const source = state.metadata?.source ?? "";
-  const writers = writersOf(state);
+  const writers = writersOf(state, parentOf(tree, row.id));
   return (
     <>
       <button
@@ -218,7 +229,7 @@ function CheckpointRow({
         <span className="tt-dot" aria-hidden="true" />
         <span className="tt-step">step {state.metadata?.step ?? "?"}</span>
         <span className={`tt-source tt-source-${source}`}>{source || "?"}</span>
-        <span className="tt-writes">{writers.length > 0 ? `by ${writers.join(", ")}` : "no writes"}</span>
+        <span className="tt-writes">{writers.length > 0 ? `by ${writers.join(", ")}` : source === "update" ? "edited" : ""}</span>
         <span className="tt-next">{state.next.length > 0 ? `next ${state.next.join(", ")}` : "end"}</span>
         <span className="tt-muted">
           <Time iso={state.created_at} />

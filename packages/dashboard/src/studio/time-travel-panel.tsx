@@ -7,6 +7,8 @@ import { checkpointIdOf, parseEdit, writersOf } from "./time-travel-tree";
 
 export interface CheckpointPanelProps {
   state: ThreadState;
+  /** Its parent, when loaded: what ran from there wrote this one. */
+  parent: ThreadState | undefined;
   /** The nodes an edit can be written as (the graph's, and those seen writing checkpoints). */
   nodes: string[];
   /** Writes the edit as a new checkpoint forked from this one; rejects with a reader-facing message. */
@@ -20,9 +22,9 @@ export interface CheckpointPanelProps {
 const stepOf = (state: ThreadState) => state.metadata?.step;
 
 /** One checkpoint opened: its values, what runs next, its tasks and interrupts; edit it or run again from it. */
-export function CheckpointPanel({ state, nodes, onSave, onRunFrom, onClose, notice }: CheckpointPanelProps) {
+export function CheckpointPanel({ state, parent, nodes, onSave, onRunFrom, onClose, notice }: CheckpointPanelProps) {
   const id = checkpointIdOf(state) ?? "";
-  const writers = writersOf(state);
+  const writers = writersOf(state, parent);
   const [draft, setDraft] = useState<{ text: string; asNode: string } | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
@@ -74,7 +76,7 @@ export function CheckpointPanel({ state, nodes, onSave, onRunFrom, onClose, noti
           <span className="tt-mono">{id}</span> <CopyButton value={id} label="Copy checkpoint id" />
         </dd>
         <dt>Written by</dt>
-        <dd>{writers.length > 0 ? writers.join(", ") : "—"}</dd>
+        <dd>{writers.length > 0 ? writers.join(", ") : state.metadata?.source === "update" ? "an edit" : "—"}</dd>
         <dt>Next</dt>
         <dd>{state.next.length > 0 ? state.next.join(", ") : "nothing (the run ended here)"}</dd>
         <dt>Created</dt>

@@ -126,10 +126,20 @@ export function timelineRows(tree: CheckpointTree, tip: string | undefined, clos
   return rows;
 }
 
-/** The nodes that wrote a checkpoint (its `metadata.writes` keys). */
-export function writersOf(state: ThreadState): string[] {
+/**
+ * The nodes that wrote a checkpoint: its `metadata.writes` keys where the server keeps them, else (a step of the
+ * loop) the nodes its parent had next. An update does not record the node it was written as.
+ */
+export function writersOf(state: ThreadState, parent: ThreadState | undefined): string[] {
   const writes = state.metadata?.writes;
-  return writes && typeof writes === "object" ? Object.keys(writes) : [];
+  if (writes && typeof writes === "object") return Object.keys(writes);
+  return state.metadata?.source === "loop" && parent ? parent.next : [];
+}
+
+/** The loaded parent of a checkpoint. */
+export function parentOf(tree: CheckpointTree, id: string): ThreadState | undefined {
+  const parent = tree.parent.get(id);
+  return parent ? tree.states.get(parent) : undefined;
 }
 
 export type ParsedValues = { ok: true; values: Record<string, unknown> } | { ok: false; error: string };
