@@ -1,0 +1,218 @@
+import {
+  Background,
+  Controls,
+  type Edge,
+  Handle,
+  MarkerType,
+  type Node,
+  type NodeProps,
+  Position,
+  ReactFlow,
+} from "@xyflow/react";
+import { useMemo, useState } from "react";
+import "@xyflow/react/dist/style.css";
+import { type Drawing, END, layOut, START, shownId, subgraphsOf } from "./graph-layout";
+import type { NodeRun, NodeStatus, StudioRun } from "./run-state";
+
+export interface GraphViewProps {
+  /** The graph drawn with `xray` (every subgraph's nodes, namespaced); subgraphs start folded. */
+  drawing: Drawing;
+  run: StudioRun;
+  /** Nodes to mark as next (the checkpoint picked in time travel, or where the thread stopped). */
+  next: string[];
+}
+
+interface NodeData extends Record<string, unknown> {
+  id: string;
+  label: string;
+  kind: "terminal" | "node" | "subgraph" | "group";
+  status?: NodeStatus;
+  update?: unknown;
+  next: boolean;
+  onToggle?: () => void;
+}
+
+type StudioNode = Node<NodeData>;
+
+const PREVIEW_CHARS = 90;
+
+function preview(value: unknown): string {
+  const text = JSON.stringify(value) ?? "";
+  return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text;
+}
+
+const STATUS_TEXT: Record<NodeStatus, string> = {
+  running: "running",
+  done: "done",
+  interrupted: "interrupted",
+  error: "failed",
+};
+
+function StepNode({ data }: NodeProps<StudioNode>) {
+  const classes = ["studio-node", `studio-node-${data.kind}`];
+  if (data.status) classes.push(`studio-node-${data.status}`);
+  if (data.next) classes.push("studio-node-next");
+  return (
+    <div className={classes.join(" ")} data-testid={`studio-node-${data.id}`} data-status={data.status ?? "idle"}>
+      {data.kind !== "terminal" && <Handle type="target" position={Position.Top} isConnectable={false} />}
+      <div className="studio-node-head">
+        <span className="studio-node-label">{data.label}</span>
+        {data.status && <span className="studio-node-status">{STATUS_TEXT[data.status]}</span>}
+        {!data.status && data.next && <span className="studio-node-status">next</span>}
+      </div>
+      {data.kind === "subgraph" && (
+        <button
+          type="button"
+          className="nodrag studio-toggle"
+          aria-label={`Expand subgraph ${data.id}`}
+          onClick={(event) => {
+            event.stopPropagation();
+            data.onToggle?.();
+          }}
+        >
+          expand
+        </button>
+      )}
+      {data.update !== undefined && <code className="studio-node-update">{preview(data.update)}</code>}
+      {data.id !== END && <Handle type="source" position={Position.Bottom} isConnectable={false} />}
+    </div>
+  );
+}
+
+function GroupNode({ data }: NodeProps<StudioNode>) {
+  const classes = ["studio-group"];
+  if (data.status) classes.push(`studio-node-${data.status}`);
+  if (data.next) classes.push("studio-node-next");
+  return (
+    <div className={classes.join(" ")} data-testid={`studio-group-${data.id}`}>
+      <div className="studio-group-head">
+        <span>subgraph {data.label}</span>
+        <button
+          type="button"
+          className="nodrag studio-toggle"
+          aria-label={`Collapse subgraph ${data.id}`}
+          onClick={(event) => {
+            event.stopPropagation();
+            data.onToggle?.();
+          }}
+        >
+          collapse
+        </button>
+      </div>
+    </div>
+  );
+}
+
+const NODE_TYPES = { step: StepNode, cluster: GroupNode };
+
+const STATUS_RANK: Record<NodeStatus, number> = { done: 1, interrupted: 2, error: 3, running: 4 };
+
+/** The status a shown node takes from the nodes folded in it: running wins over failed over interrupted over done. */
+function foldStatus(shown: string, runs: Record<string, NodeRun>, open: ReadonlySet<string>): NodeRun | undefined {
+  let folded: NodeRun | undefined = runs[shown];
+  for (const [id, node] of Object.entries(runs)) {
+    if (id === shown || shownId(id, open) !== shown) continue;
+    if (!folded || STATUS_RANK[node.status] > STATUS_RANK[folded.status]) folded = { ...node, update: folded?.update };
+  }
+  return folded;
+}
+
+/**
+ * The graph laid out top to bottom: terminals, nodes, subgraphs folded into one node until expanded,
+ * conditional edges dashed. During a run the running node is marked and each node shows its latest update;
+ * a click opens the whole update below.
+ */
+export function GraphView({ drawing, run, next }: GraphViewProps) {
+  const [expanded, setExpanded] = useState<ReadonlySet<string>>(new Set());
+  const [picked, setPicked] = useState<string | null>(null);
+  const subgraphs = useMemo(() => subgraphsOf(drawing), [drawing]);
+  const laidOut = useMemo(() => layOut(drawing, expanded), [drawing, expanded]);
+
+  const toggle = (namespace: string) =>
+    setExpanded((previous) => {
+      const changed = new Set(previous);
+      if (changed.has(namespace)) {
+        for (const inner of previous) if (inner === namespace || inner.startsWith(`${namespace}:`)) changed.delete(inner);
+      } else changed.add(namespace);
+      return changed;
+    });
+
+  const nextShown = new Set(next.map((id) => shownId(id, expanded)));
+  const nodes: StudioNode[] = laidOut.nodes.map((node) => {
+    const state = foldStatus(node.id, run.nodes, expanded);
+    const group = node.kind === "group";
+    return {
+      id: node.id,
+      type: group ? "cluster" : "step",
+      position: { x: node.x, y: node.y },
+      width: node.width,
+      height: node.height,
+      parentId: node.parent,
+      draggable: false,
+      selectable: !group,
+      className: group ? "studio-flow-group" : undefined,
+      data: {
+        id: node.id,
+        label: node.id === START ? "start" : node.id === END ? "end" : node.label,
+        kind: node.kind,
+        status: state?.status,
+        update: state?.update,
+        next: nextShown.has(node.id),
+        onToggle: subgraphs.has(node.id) ? () => toggle(node.id) : undefined,
+      },
+    };
+  });
+  const edges: Edge[] = laidOut.edges.map((edge) => ({
+    id: edge.id,
+    source: edge.source,
+    target: edge.target,
+    label: edge.conditional ? "conditional" : undefined,
+    className: edge.conditional ? "studio-edge-conditional" : "studio-edge",
+    ariaLabel: `${edge.conditional ? "Conditional edge" : "Edge"} from ${edge.source} to ${edge.target}`,
+    markerEnd: { type: MarkerType.ArrowClosed },
+    focusable: false,
+  }));
+
+  const pickedRun = picked ? foldStatus(picked, run.nodes, expanded) : undefined;
+  return (
+    <section className="studio-graph-panel" aria-label="Graph">
+      <div className="studio-graph" data-testid="studio-graph">
+        <ReactFlow
+          key={[...expanded].sort().join(",")}
+          nodes={nodes}
+          edges={edges}
+          nodeTypes={NODE_TYPES}
+          nodesDraggable={false}
+          nodesConnectable={false}
+          fitView
+          fitViewOptions={{ maxZoom: 1 }}
+          minZoom={0.2}
+          onNodeClick={(_, node) => node.type === "step" && setPicked(node.id)}
+        >
+          <Background />
+          <Controls showInteractive={false} />
+        </ReactFlow>
+      </div>
+      <p className="studio-legend">
+        Dashed edges are conditional: the node before them picks where the run goes. Click a node for its latest update.
+      </p>
+      {picked && (
+        <section className="studio-node-detail" aria-label={`Node ${picked}`}>
+          <h3>
+            Node {picked}
+            {pickedRun ? `: ${STATUS_TEXT[pickedRun.status]}` : ""}
+          </h3>
+          {pickedRun?.error && <p className="error">{pickedRun.error}</p>}
+          {pickedRun?.update !== undefined ? (
+            <pre>{JSON.stringify(pickedRun.update, null, 2)}</pre>
+          ) : (
+            <p className="studio-muted">No update from this node in the run shown.</p>
+          )}
+          <button type="button" onClick={() => setPicked(null)}>
+            Close
+          </button>
+        </section>
+      )}
+    </section>
+  );
+}
