@@ -118,7 +118,7 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
 
   test("the thread is listed with its status, its runs (the interrupted one, the resumed one) and its checkpoints", async () => {
     const threads = view.getByRole("list", { name: "Threads" });
-    const listed = threads.getByRole("button", { name: new RegExp(`Thread ${threadId.slice(0, 8)}`) });
+    const listed = threads.getByRole("button", { name: new RegExp(threadId.slice(0, 8)) });
     await listed.getByText("idle").waitFor();
 
     const runs = view.getByRole("region", { name: "Runs" }).getByRole("row");
@@ -126,6 +126,10 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
     await runs.filter({ hasText: "interrupted" }).waitFor();
     assert.equal(await runs.count(), 3, "a header row and two runs");
 
+    await view
+      .getByRole("region", { name: "State history" })
+      .getByText(/^Show \d+ checkpoints$/)
+      .click();
     const checkpoints = view.getByRole("list", { name: "Checkpoints, newest first" }).getByRole("listitem");
     await checkpoints.first().waitFor();
     assert.ok((await checkpoints.count()) >= 4, "input, draft, the interrupt and the resumed review each left a checkpoint");
@@ -150,7 +154,7 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
 
     await search.getByLabel("Metadata (JSON)").fill('{"graph_id": "agent"}');
     await search.getByRole("button", { name: "Search" }).click();
-    await threads.getByRole("button", { name: new RegExp(`Thread ${threadId.slice(0, 8)}`) }).waitFor();
+    await threads.getByRole("button", { name: new RegExp(threadId.slice(0, 8)) }).waitFor();
     await screenshot(page, "conversations-search");
   });
 
