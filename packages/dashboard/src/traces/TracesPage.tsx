@@ -127,8 +127,13 @@ export function TracesPage({ id }: { id: string }) {
               <th scope="col">Name</th>
               <th scope="col">Status</th>
               <th scope="col">Started</th>
-              <th scope="col">Latency</th>
-              <th scope="col">Tokens</th>
+              <th scope="col">Input</th>
+              <th scope="col" className="number">
+                Latency
+              </th>
+              <th scope="col" className="number">
+                Tokens
+              </th>
               <th scope="col">Error</th>
             </tr>
           </thead>
@@ -148,6 +153,20 @@ export function TracesPage({ id }: { id: string }) {
   );
 }
 
+/** A line of what the run was given: the last message's text for a chat graph, else the inputs as JSON. */
+function previewOf(inputs: Record<string, unknown> | null): string {
+  if (!inputs) return "";
+  const messages = inputs.messages;
+  const last: unknown = Array.isArray(messages) ? messages.at(-1) : undefined;
+  if (last && typeof last === "object") {
+    // A message as LangChain serialises it ({lc, kwargs: {content}}) or as the API takes it ({content}).
+    const message = last as { content?: unknown; kwargs?: { content?: unknown } };
+    const content = message.kwargs?.content ?? message.content;
+    if (typeof content === "string") return content.slice(0, 200);
+  }
+  return JSON.stringify(inputs).slice(0, 200);
+}
+
 function TraceRow({ deploymentId, run }: { deploymentId: string; run: TracedRun }) {
   const latency = latencyOf(run);
   return (
@@ -161,6 +180,7 @@ function TraceRow({ deploymentId, run }: { deploymentId: string; run: TracedRun 
       <td>
         <Time iso={run.start_time} />
       </td>
+      <td className="trace-input">{previewOf(run.inputs)}</td>
       <td className="number">{latency === null ? "—" : formatDuration(latency)}</td>
       <td className="number">{formatTokens(run.total_tokens)}</td>
       <td className="trace-error" title={run.error ?? undefined}>
