@@ -91,23 +91,26 @@ export interface RunFilter {
 
 export type RunStatus = "success" | "error" | "pending";
 
-/** A run without its large fields (inputs, outputs, events), for reading a whole trace page by page. */
-export interface TraceSpanRecord {
-  id: string;
-  parent_run_id: string | null;
-  dotted_order: string | null;
-  name: string | null;
-  run_type: string | null;
-  start_time: string | null;
-  end_time: string | null;
-  /** At most SPAN_ERROR_CHARS characters of the error. */
-  error: string | null;
-  /** Only read for the costs it may carry (see trace-views.ts). */
-  extra: JsonObject | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-  total_tokens: number | null;
-}
+/**
+ * A run without its large fields (inputs, outputs, events), for reading a
+ * whole trace page by page. `error` is cut to SPAN_ERROR_CHARS characters;
+ * `extra` is only read for the costs it may carry (see trace-views.ts).
+ */
+export type TraceSpanRecord = Pick<
+  TracedRunRecord,
+  | "id"
+  | "parent_run_id"
+  | "dotted_order"
+  | "name"
+  | "run_type"
+  | "start_time"
+  | "end_time"
+  | "error"
+  | "extra"
+  | "prompt_tokens"
+  | "completion_tokens"
+  | "total_tokens"
+>;
 
 /** The spans of a page: the runs of one project and trace under `root_dotted_order` (the whole trace when null). */
 export interface SpanFilter {
