@@ -37,8 +37,8 @@ export interface TimeTravelProps {
   onSelect?: (checkpoint: PickedCheckpoint | undefined) => void;
 }
 
-/** Each row's height before it is measured: rows are one line, a fork's head too. */
-const ROW_PX = 40;
+/** Each row's height before it is measured: two lines of text. */
+const ROW_PX = 52;
 
 const picked = (state: ThreadState): PickedCheckpoint => ({
   checkpointId: checkpointIdOf(state) ?? "",
@@ -218,25 +218,25 @@ function CheckpointRow({
   const source = state.metadata?.source ?? "";
   const writers = writersOf(state, parentOf(tree, row.id));
   return (
-    <>
-      <button
-        type="button"
-        className="tt-pick"
-        aria-expanded={open}
-        title={checkpointIdOf(state)}
-        onClick={() => onPick(open ? undefined : state)}
-      >
-        <span className="tt-dot" aria-hidden="true" />
-        <span className="tt-step">step {state.metadata?.step ?? "?"}</span>
-        <span className={`tt-source tt-source-${source}`}>{source || "?"}</span>
-        <span className="tt-writes">{writers.length > 0 ? `by ${writers.join(", ")}` : source === "update" ? "edited" : ""}</span>
+    <button
+      type="button"
+      className="tt-pick"
+      aria-expanded={open}
+      title={checkpointIdOf(state)}
+      onClick={() => onPick(open ? undefined : state)}
+    >
+      <span className="tt-dot" aria-hidden="true" />
+      <span className="tt-step">step {state.metadata?.step ?? "?"}</span>
+      <span className={`tt-source tt-source-${source}`}>{source || "?"}</span>
+      <span className="tt-muted tt-when">
+        <Time iso={state.created_at} />
+      </span>
+      <span className="tt-flow">
+        <span className="tt-writes">{writers.length > 0 ? `by ${writers.join(", ")}` : source === "update" ? "edited" : ""}</span>{" "}
         <span className="tt-next">{state.next.length > 0 ? `next ${state.next.join(", ")}` : "end"}</span>
-        <span className="tt-muted">
-          <Time iso={state.created_at} />
-        </span>
-      </button>
-      {row.branches > 0 ? <span className="tt-forkpoint">fork point · {row.branches + 1} branches</span> : null}
-    </>
+        {row.branches > 0 ? <span className="tt-forkpoint"> · fork point of {row.branches + 1} branches</span> : null}
+      </span>
+    </button>
   );
 }
 

@@ -113,7 +113,10 @@ export function CheckpointPanel({ state, parent, nodes, onSave, onRunFrom, onClo
               value={draft.text}
               spellCheck={false}
               rows={14}
-              onChange={(event) => setDraft({ ...draft, text: event.target.value })}
+              onChange={(event) => {
+                setDraft({ ...draft, text: event.target.value });
+                setError(null);
+              }}
             />
           </label>
           <label>

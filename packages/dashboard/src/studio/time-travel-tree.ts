@@ -48,7 +48,9 @@ export function buildTree(history: ThreadState[]): CheckpointTree {
     if (parentId && states.has(parentId)) {
       parent.set(id, parentId);
       // Newest first because `states` keeps the history's order.
-      children.set(parentId, [...(children.get(parentId) ?? []), id]);
+      const siblings = children.get(parentId);
+      if (siblings) siblings.push(id);
+      else children.set(parentId, [id]);
     } else {
       parent.set(id, undefined);
       roots.push(id);
@@ -70,11 +72,13 @@ export function pathTo(tree: CheckpointTree, tip: string): Set<string> {
  */
 export function lineFrom(tree: CheckpointTree, start: string, pinned: Set<string>): string[] {
   const line = [start];
+  const seen = new Set(line);
   for (let id = start; ; ) {
     const next = tree.children.get(id) ?? [];
     const chosen = next.find((child) => pinned.has(child)) ?? next[0];
-    if (!chosen || line.includes(chosen)) return line;
+    if (!chosen || seen.has(chosen)) return line;
     line.push(chosen);
+    seen.add(chosen);
     id = chosen;
   }
 }
