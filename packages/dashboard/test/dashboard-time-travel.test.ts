@@ -1,0 +1,260 @@
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
+import {
+  type ControlPlane,
+  type Deployment,
+  deployTarball,
+  finalRevision,
+  packFixture,
+  startControlPlane,
+} from "@berth/test-support";
+import { Client, type ThreadState } from "@langchain/langgraph-sdk";
+import type { Browser, Locator, Page } from "playwright-core";
+import { launchChromium, newPage, recordPolicyViolations, screenshot } from "@berth/test-support/browser";
+import { buildTree, parseEdit, timelineRows } from "../src/studio/time-travel-tree.js";
+
+/** This package's fixture projects. */
+const FIXTURES = fileURLToPath(new URL("fixtures/", import.meta.url));
+
+// What fixtures/studio-app's "studio" graph writes and asks (its studio.ts says the same).
+const WRITTEN = "Dear Ada, a plain answer.";
+const QUESTION = "Publish this answer?";
+/** The answer the test puts in place of "write"'s, recognisable wherever it shows up. */
+const EDITED = "Dear Ada, an answer rewritten by time travel.";
+
+/** Waits up to a minute per step: a build, a run, a resumed run. */
+const STEP_MS = 60_000;
+
+type Message = { type?: string; content?: unknown };
+type Values = { messages?: Message[] };
+
+const messagesOf = (state: ThreadState): Message[] => (state.values as Values).messages ?? [];
+const lastText = (state: ThreadState) => String(messagesOf(state).at(-1)?.content ?? "");
+
+/** A checkpoint of the history as the server gives it, for the tree's own checks. */
+function checkpoint(id: string, parent: string | undefined, step: number, writes?: string): ThreadState {
+  return {
+    values: {},
+    next: [],
+    checkpoint: { thread_id: "t", checkpoint_ns: "", checkpoint_id: id, checkpoint_map: null },
+    parent_checkpoint: parent ? { thread_id: "t", checkpoint_ns: "", checkpoint_id: parent, checkpoint_map: null } : null,
+    metadata: { step, source: "loop", writes: writes ? { [writes]: {} } : null },
+    created_at: null,
+    tasks: [],
+  };
+}
+
+describe("the time-travel timeline's tree", () => {
+  // a ← b ← c ← d (the first branch), and b ← e ← f (a fork from b, newer): the history comes newest first.
+  const history = [
+    checkpoint("f", "e", 3, "review"),
+    checkpoint("e", "b", 2, "write"),
+    checkpoint("d", "c", 3, "review"),
+    checkpoint("c", "b", 2, "write"),
+    checkpoint("b", "a", 1, "plan"),
+    checkpoint("a", undefined, 0),
+  ];
+  const tree = buildTree(history);
+  const shape = (tip: string | undefined, closed: string[] = []) =>
+    timelineRows(tree, tip, new Set(closed)).map((row) => `${row.kind === "branch" ? "fork:" : ""}${row.id}@${row.depth}`);
+
+  test("the latest checkpoint's branch is the main line; the other hangs, indented, above its fork point", () => {
+    assert.deepEqual(shape(undefined), ["f@0", "e@0", "fork:c@1", "d@1", "c@1", "b@0", "a@0"]);
+  });
+
+  test("switching to the other branch makes it the main line", () => {
+    assert.deepEqual(shape("d"), ["d@0", "c@0", "fork:e@1", "f@1", "e@1", "b@0", "a@0"]);
+  });
+
+  test("a closed branch keeps its head row only", () => {
+    assert.deepEqual(shape(undefined, ["c"]), ["f@0", "e@0", "fork:c@1", "b@0", "a@0"]);
+  });
+
+  test("a long history is one row per checkpoint, each fork a head row more", () => {
+    const long = Array.from({ length: 5000 }, (_, index) => {
+      const id = String(index).padStart(5, "0");
+      // Every 100th checkpoint forks off the one two before it, leaving a branch of one.
+      const parent = index === 0 ? undefined : String(index % 100 === 0 ? index - 2 : index - 1).padStart(5, "0");
+      return checkpoint(id, parent, index);
+    }).reverse();
+    const rows = timelineRows(buildTree(long), undefined, new Set());
+    assert.equal(rows.filter((row) => row.kind === "checkpoint").length, 5000);
+    assert.equal(rows.filter((row) => row.kind === "branch").length, 49);
+  });
+
+  test("an edit sends only the keys that changed, and refuses what is not a JSON object", () => {
+    assert.deepEqual(parseEdit('{"a": 1, "b": [2]}', { a: 1, b: [1] }), { ok: true, values: { b: [2] } });
+    assert.equal(parseEdit('{"a": 1}', { a: 1 }).ok, false);
+    assert.equal(parseEdit("[1]", {}).ok, false);
+    const broken = parseEdit("{not json", {});
+    assert.ok(!broken.ok && broken.error.startsWith("The state is not valid JSON"));
+  });
+});
+
+describe("time travel in the Studio, in headless Chromium", () => {
+  let cp: ControlPlane;
+  let deployment: Deployment;
+  let client: Client;
+  let assistantId: string;
+  let threadId: string;
+  let browser: Browser;
+  let page: Page;
+  /** The time-travel column of the Studio. */
+  let view: Locator;
+  let violations: () => string[];
+  /** The checkpoint "write" left (the answer written, "review" next), and the edit's fork of it. */
+  let written: ThreadState;
+  let forkId: string;
+
+  const history = () => client.threads.getHistory(threadId, { limit: 100 });
+  const timeline = () => view.getByRole("list", { name: "Checkpoints, newest first" });
+  const panel = () => view.getByRole("region", { name: "Checkpoint", exact: true });
+  /** The timeline's row of a checkpoint, found by what it shows. */
+  const row = (...texts: string[]) =>
+    texts.reduce((found, text) => found.filter({ hasText: text }), timeline().getByRole("listitem"));
+
+  before(async () => {
+    cp = await startControlPlane({ listener: true });
+    const deployed = await deployTarball(cp.admin, "time-travel", packFixture("studio-app", {}, FIXTURES));
+    const revision = await finalRevision(cp.admin, deployed.deployment.id, deployed.revisionId);
+    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
+    deployment = (await cp.admin.get<Deployment>(`/v2/deployments/${deployed.deployment.id}`)).body;
+
+    // A thread run to its end as a developer would from code: the answer written, the review interrupted, resumed.
+    client = new Client({
+      apiUrl: deployment.source_config.custom_url!,
+      apiKey: cp.adminKey,
+      defaultHeaders: { "x-tenant-id": cp.defaultTenantId },
+    });
+    const [assistant] = await client.assistants.search({ graphId: "studio", limit: 1 });
+    assistantId = assistant!.assistant_id;
+    threadId = (await client.threads.create()).thread_id;
+    await client.runs.wait(threadId, assistantId, {
+      input: { messages: [{ type: "human", content: "hello" }] },
+      config: { configurable: { user_name: "Ada" } },
+    });
+    assert.deepEqual((await client.threads.getState(threadId)).next, ["review"]);
+    await client.runs.wait(threadId, assistantId, { command: { resume: "ok" } });
+    const states = await history();
+    written = states.find((state) => state.next.includes("review") && state.metadata?.source === "loop")!;
+    assert.ok(written, "the history holds the checkpoint after write");
+    assert.equal(lastText(written), WRITTEN);
+
+    browser = await launchChromium();
+    page = await newPage(browser, STEP_MS);
+    violations = await recordPolicyViolations(page);
+    view = page.getByRole("region", { name: "Time travel" });
+    await page.goto(`${cp.url}/`);
+    await page.getByLabel("API key").fill(cp.adminKey);
+    await page.getByLabel("Workspace (tenant id)").fill(cp.defaultTenantId);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { name: "Deployments" }).first().waitFor();
+  });
+  after(async () => {
+    await browser?.close();
+    await cp?.stop();
+  });
+
+  test("the Studio opened on a thread lists its checkpoints, newest first, with step, source, writer and next", async () => {
+    await page.goto(`${cp.url}/#/deployments/${deployment.id}/studio?assistant=${assistantId}&thread=${threadId}`);
+    await row("by review", "end").waitFor();
+    const states = await history();
+    assert.equal(await timeline().getByRole("listitem").count(), states.length, "one row per checkpoint, no fork yet");
+    const first = await timeline().getByRole("listitem").first().textContent();
+    assert.match(first ?? "", /step \d+.*loop.*by review.*end/, "the newest checkpoint is at the top");
+    await row("input", "next __start__").waitFor();
+    await row("loop", "by write", "next review").waitFor();
+    await screenshot(page, "time-travel-timeline");
+  });
+
+  test("opening the checkpoint after write shows its state, what runs next and when", async () => {
+    await row("by write", "next review").getByRole("button").first().click();
+    await panel().getByText(written.checkpoint.checkpoint_id!).waitFor();
+    await panel().getByRole("region", { name: "State values" }).getByText(WRITTEN).waitFor();
+    assert.equal(await panel().getByRole("definition").nth(2).textContent(), "review");
+    assert.equal(await row("by write", "next review").getByRole("button").first().getAttribute("aria-expanded"), "true");
+  });
+
+  test("invalid JSON is refused on the page and nothing is sent", async () => {
+    const before = (await history()).length;
+    await panel().getByRole("button", { name: "Edit state" }).click();
+    const editor = panel().getByRole("textbox", { name: "State values (JSON)" });
+    const original = await editor.inputValue();
+    await editor.fill(`${original}\n,,, not json`);
+    await panel().getByRole("button", { name: "Save" }).click();
+    await panel().getByRole("alert").getByText("The state is not valid JSON").waitFor();
+    assert.equal((await history()).length, before, "no checkpoint was written");
+    await editor.fill(original);
+  });
+
+  test("an edit saved as node write forks a new checkpoint from it, drawn as a branch", async () => {
+    const editor = panel().getByRole("textbox", { name: "State values (JSON)" });
+    const values = JSON.parse(await editor.inputValue()) as Values;
+    const answer = values.messages!.filter((message) => message.type === "ai").at(-1)!;
+    answer.content = EDITED;
+    await editor.fill(JSON.stringify(values, null, 2));
+    await panel().getByRole("combobox", { name: "As node" }).selectOption("write");
+    await screenshot(page, "time-travel-edit");
+    await panel().getByRole("button", { name: "Save" }).click();
+
+    await panel().getByRole("status").getByText("Saved as a new checkpoint forked from step").waitFor();
+    const states = await history();
+    const fork = states.find((state) => state.metadata?.source === "update")!;
+    assert.ok(fork, "the save wrote a checkpoint of source update");
+    forkId = fork.checkpoint.checkpoint_id!;
+    assert.equal(fork.parent_checkpoint?.checkpoint_id, written.checkpoint.checkpoint_id, "forked from the edited one");
+    assert.deepEqual(fork.next, ["review"]);
+    assert.equal(lastText(fork), EDITED);
+
+    // The fork is the thread's latest: the main line now goes through it, the first answer's branch hangs beside.
+    await panel().getByText(forkId).waitFor();
+    await panel().getByRole("region", { name: "State values" }).getByText(EDITED).waitFor();
+    await row("update", "edited", "next review").waitFor();
+    const branch = row("Fork from step");
+    await branch.getByText("1 checkpoint").waitFor();
+    const rows = await timeline().getByRole("listitem").allTextContents();
+    assert.match(rows[0] ?? "", /update.*edited.*next review/, "the fork is the newest, on top");
+    await screenshot(page, "time-travel-fork");
+  });
+
+  test("Run from here goes on from the fork: review asks again, and the thread ends with the edited answer", async () => {
+    await panel().getByRole("button", { name: "Run from here" }).click();
+    const interrupt = page.getByRole("region", { name: "Interrupt" });
+    await interrupt.getByText(QUESTION).waitFor();
+    assert.deepEqual((await client.threads.getState(threadId)).next, ["review"], "the run stopped at review again");
+    await interrupt.getByLabel("Your answer").fill("ok");
+    await interrupt.getByRole("button", { name: "Resume" }).click();
+    // The run's end reads the history again: the fork's line now ends with review's answer.
+    await timeline().getByRole("listitem").first().filter({ hasText: "by review" }).waitFor();
+
+    const state = await client.threads.getState(threadId);
+    const texts = messagesOf(state).map((message) => message.content);
+    assert.ok(texts.includes(EDITED), `the thread's state carries the edit: ${JSON.stringify(texts)}`);
+    assert.ok(!texts.includes(WRITTEN), "and not the answer it replaced");
+    assert.equal(texts.at(-1), "Reviewer said: ok");
+
+    const top = timeline().getByRole("listitem").first();
+    await top.getByRole("button").first().click();
+    await panel().getByRole("region", { name: "State values" }).getByText(EDITED).waitFor();
+    await panel().getByRole("region", { name: "State values" }).getByText("Reviewer said: ok").waitFor();
+    // The first answer's branch (its review) is still there, as a fork from the edited checkpoint's step.
+    await row("Fork from step").waitFor();
+    await screenshot(page, "time-travel-after-run");
+  });
+
+  test("a fork can be made the main line, and back", async () => {
+    await row("Fork from step").getByRole("button", { name: "Switch to this branch" }).click();
+    await view.getByRole("button", { name: "Back to the latest" }).waitFor();
+    const top = await timeline().getByRole("listitem").first().textContent();
+    assert.match(top ?? "", /loop.*by review.*end/);
+    await timeline().getByRole("listitem").first().getByRole("button").first().click();
+    await panel().getByRole("region", { name: "State values" }).getByText(WRITTEN).waitFor();
+    await view.getByRole("button", { name: "Back to the latest" }).click();
+    await row("update", "edited").waitFor();
+  });
+
+  test("all of it ran within the page's Content-Security-Policy", async () => {
+    assert.deepEqual(violations(), []);
+  });
+});
