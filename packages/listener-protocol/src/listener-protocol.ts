@@ -119,3 +119,34 @@ export interface Condition {
   /** The revision number this condition was computed for. */
   observed_generation: number;
 }
+
+/** A run's final statuses, as an agent server counts the runs it ended. */
+export const METRIC_RUN_STATUSES = ["success", "error", "timeout", "interrupted"] as const;
+
+/**
+ * One agent server's numbers over one interval of a listener's metrics loop:
+ * its counters as deltas since the previous sample (after a restart of the
+ * server, the new values whole), its gauges as read at `timestamp`.
+ */
+export interface MetricSample {
+  deployment_id: string;
+  /** Names the server within the deployment (replica-1, worker-2): one series each for CPU and memory. */
+  replica: string;
+  /** When it was read (ISO 8601). */
+  timestamp: string;
+  /** Wall seconds the deltas cover. */
+  interval_seconds: number;
+  /** CPU seconds the server used in the interval. */
+  cpu_seconds: number;
+  /** Its resident memory. */
+  memory_bytes: number;
+  /** Runs pending and running on the deployment's database (every server counts them all). */
+  pending_runs: number;
+  running_runs: number;
+  /** The runs the server ended in the interval; null for a server that executes none. */
+  runs: {
+    finished: Record<(typeof METRIC_RUN_STATUSES)[number], number>;
+    /** Their durations: upper bounds (ms) and, per bound, how many took at most that long; `count` is every run. */
+    duration_ms: { le: number[]; counts: number[]; count: number; sum: number };
+  } | null;
+}

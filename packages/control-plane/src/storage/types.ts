@@ -14,6 +14,7 @@ import type {
   RevisionFacts,
 } from "@berth/listener-protocol";
 import type { DeploymentSource, DeploymentStatus, RevisionStatus } from "@berth/listener-protocol";
+import type { MetricSample } from "@berth/listener-protocol";
 import type { AuthStore } from "./auth-types.js";
 import type { TracingProjectRecord, TracingStore } from "./tracing-types.js";
 
@@ -372,6 +373,15 @@ export interface LogStore {
   query(filter: LogFilter): Promise<LogRecord[]>;
 }
 
+/** Samples of deployments' agent servers, as listeners send them. */
+export interface DeploymentMetricStore {
+  append(samples: MetricSample[]): Promise<void>;
+  /** The deployment's samples at or after `from` (ISO), oldest first. */
+  since(deploymentId: string, from: string): Promise<MetricSample[]>;
+  /** Removes every sample before `before` (ISO); resolves with how many. */
+  prune(before: string): Promise<number>;
+}
+
 export interface TracingProjectStore {
   getByName(tenantId: string, name: string): Promise<TracingProjectRecord | undefined>;
 }
@@ -387,6 +397,8 @@ export interface ControlPlaneStorage {
   uploads: UploadStore;
   tracingProjects: TracingProjectStore;
   logs: LogStore;
+  /** Samples of the deployments' servers' metrics, for their charts. */
+  deploymentMetrics: DeploymentMetricStore;
   /** Tracing: traced runs, feedback and feedback tokens; see src/tracing. */
   tracing: TracingStore;
   /** The Auth Service: OAuth providers, consent flows, users' tokens and agent connections; see auth-types.ts. */

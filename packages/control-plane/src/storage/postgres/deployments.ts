@@ -192,6 +192,7 @@ export class PostgresDeploymentStore implements DeploymentStore {
       for (const table of ["revision_events", "status_conditions", "deployment_logs", "uploads", "revisions"]) {
         await client.query(`DELETE FROM ${table} WHERE deployment_id = $1`, [id]);
       }
+      await client.query("DELETE FROM deployment_metrics WHERE deployment_id = $1", [id]);
       await client.query("UPDATE tracing_projects SET deployment_id = NULL WHERE deployment_id = $1", [id]);
       await client.query("DELETE FROM deployments WHERE id = $1 AND deleted_at IS NOT NULL", [id]);
     });

@@ -8,6 +8,7 @@ import { PostgresConditionStore } from "./conditions.js";
 import { PostgresDeploymentStore } from "./deployments.js";
 import { PostgresIntegrationStore } from "./integrations.js";
 import { PostgresListenerStore } from "./listeners.js";
+import { PostgresDeploymentMetricStore } from "./deployment-metrics.js";
 import { PostgresLogStore } from "./logs.js";
 import { PostgresRevisionStore } from "./revisions.js";
 import { PostgresTenantStore } from "./tenants.js";
@@ -47,6 +48,7 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
     uploads: new PostgresUploadStore(pool),
     tracingProjects: new PostgresTracingProjectStore(pool),
     logs: new PostgresLogStore(pool),
+    deploymentMetrics: new PostgresDeploymentMetricStore(pool),
     tracing: new PostgresTracingStore(pool), // tracing
     auth: new PostgresAuthStore(pool),
     close() {

@@ -198,6 +198,7 @@ export class SqliteDeploymentStore implements DeploymentStore {
         for (const table of ["revision_events", "status_conditions", "deployment_logs", "uploads", "revisions"]) {
           this.db.prepare(`DELETE FROM ${table} WHERE deployment_id = ?`).run(id);
         }
+        this.db.prepare("DELETE FROM deployment_metrics WHERE deployment_id = ?").run(id);
         this.db.prepare("UPDATE tracing_projects SET deployment_id = NULL WHERE deployment_id = ?").run(id);
         this.db.prepare("DELETE FROM deployments WHERE id = ? AND deleted_at IS NOT NULL").run(id);
       })

@@ -8,6 +8,7 @@ import { SqliteConditionStore } from "./conditions.js";
 import { SqliteDeploymentStore } from "./deployments.js";
 import { SqliteIntegrationStore } from "./integrations.js";
 import { SqliteListenerStore } from "./listeners.js";
+import { SqliteDeploymentMetricStore } from "./deployment-metrics.js";
 import { SqliteLogStore } from "./logs.js";
 import { SqliteRevisionStore } from "./revisions.js";
 import { SqliteTenantStore } from "./tenants.js";
@@ -32,6 +33,7 @@ export function createSqliteStorage(dataDir: string): ControlPlaneStorage {
     uploads: new SqliteUploadStore(db),
     tracingProjects: new SqliteTracingProjectStore(db),
     logs: new SqliteLogStore(db),
+    deploymentMetrics: new SqliteDeploymentMetricStore(db),
     tracing: new SqliteTracingStore(db), // tracing
     auth: new SqliteAuthStore(db),
     async close() {
