@@ -4,7 +4,7 @@ import type { Logger } from "@berth/service-kit";
 import type { ControlPlaneSettings } from "./config/settings.js";
 import type { ChangeFeed } from "./services/change-feed.js";
 import type { ListenerApi, ListenerScope } from "./services/listener-api.js";
-import type { DeploymentReport, LogEntry, RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
+import type { DeploymentReport, LogEntry, MetricSample, RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
 import { type ControlPlaneLink, type RunningListener, startListener } from "@berth/listener";
 
 export interface EmbeddedListenerOptions {
@@ -138,5 +138,9 @@ export class InProcessLink implements ControlPlaneLink {
 
   authorize(deploymentId: string, apiKey: string) {
     return this.api.authorize(this.scope, deploymentId, apiKey);
+  }
+
+  pushMetrics(samples: MetricSample[]) {
+    return this.api.pushMetrics(this.scope, samples);
   }
 }

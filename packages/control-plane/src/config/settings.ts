@@ -28,6 +28,8 @@ export interface ControlPlaneSettings {
   drainTimeoutMs: number;
   /** Tracing: lifetime of a feedback token whose request names none. */
   feedbackTokenTtlSeconds: number;
+  /** How long the deployments' metric samples are kept. */
+  metricsRetentionSeconds: number;
   /** How long an Auth Service consent link works. */
   authFlowSeconds: number;
   /** The private addresses OAuth provider and MCP discovery requests may reach (docs/auth-service.md). */
@@ -79,6 +81,7 @@ export function readSettings(env: NodeJS.ProcessEnv = process.env): ControlPlane
     listenerPollMs: envNumber("BERTH_LISTENER_POLL_MS", 1000, { min: 10, integer: true }, env),
     drainTimeoutMs: envNumber("BERTH_DRAIN_TIMEOUT_SECONDS", 60, { min: 0, integer: true }, env) * 1000,
     feedbackTokenTtlSeconds: envNumber("BERTH_FEEDBACK_TOKEN_TTL_SECONDS", 86400, { min: 0, integer: true }, env), // tracing
+    metricsRetentionSeconds: envNumber("BERTH_METRICS_RETENTION_SECONDS", 2 * 86400, { min: 60, integer: true }, env),
     authFlowSeconds: envNumber("BERTH_AUTH_FLOW_SECONDS", 600, { min: 1, integer: true }, env),
     outboundAllowPrivate: outboundAllowance(env),
     trustAllCode: envBoolean("BERTH_TRUST_ALL_CODE", false, env),

@@ -19,6 +19,7 @@ import { registerAuthProviderRoutes } from "./routes/auth-providers.js";
 import { registerAuthTokenRoutes } from "./routes/auth-tokens.js";
 import { registerDashboardRoutes } from "./routes/dashboard.js";
 import { registerDeploymentRoutes } from "./routes/deployments.js";
+import { registerDeploymentMetricsRoutes } from "./routes/deployment-metrics.js";
 import { registerInfoRoute } from "./routes/info.js";
 import { registerIntegrationRoutes } from "./routes/integrations.js";
 import { registerListenerRoutes } from "./routes/listeners.js";
@@ -98,6 +99,7 @@ export async function buildApp(storage: ControlPlaneStorage, services: Services,
     dist: options.dashboardDir,
   });
   registerDeploymentRoutes(context, services.deployments);
+  registerDeploymentMetricsRoutes(context, services.deploymentMetrics);
   registerRegistryRoutes(context, services.registry);
   registerRevisionRoutes(context, services.revisions, services.deployments);
   registerRunWebhookRoutes(context, services.runWebhooks);

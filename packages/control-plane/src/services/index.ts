@@ -13,6 +13,7 @@ import { ListenerApi } from "./listener-api.js";
 import { ListenerService } from "./listeners.js";
 import { PrometheusMetrics } from "./prometheus.js";
 import { LogService } from "./logs.js";
+import { DeploymentMetricsService } from "./deployment-metrics.js";
 import { type RegistrySettings, RegistryTokenService } from "./registry-tokens.js";
 import { RevisionService } from "./revisions.js";
 import { RunWebhookService } from "./run-webhooks.js";
@@ -28,6 +29,8 @@ export interface Services {
   /** The secret each deployment's run webhooks are signed with, for its owner. */
   runWebhooks: RunWebhookService;
   logs: LogService;
+  /** The deployments' metric series (charts of the dashboard). */
+  deploymentMetrics: DeploymentMetricsService;
   listenerApi: ListenerApi;
   /** Tracing: LangSmith-compatible ingestion, feedback, reads. */
   tracing: TracingService;
@@ -63,6 +66,7 @@ export function createServices({ storage, box, changes, settings, uploadsDir, re
   const deployments = new DeploymentService(storage, box, changes);
   const integrations = new IntegrationService(storage, box, deployments, settings.localGitRoots);
   const logs = new LogService(storage, changes);
+  const deploymentMetrics = new DeploymentMetricsService(storage, settings.metricsRetentionSeconds);
   const providers = new AuthProviderService(storage, box, { allowPrivate: authFlows.allowPrivate });
   const tokens = new AuthTokenService(storage, box, providers, logger.child({ component: "auth-service" }));
   const prometheus = new PrometheusMetrics(storage, logger.child({ component: "metrics" }));
@@ -74,7 +78,17 @@ export function createServices({ storage, box, changes, settings, uploadsDir, re
     integrations,
     runWebhooks: new RunWebhookService(storage, box),
     logs,
-    listenerApi: new ListenerApi(storage, box, uploads.dir, registryTokens, integrations, prometheus.counting(changes), logs),
+    listenerApi: new ListenerApi(
+      storage,
+      box,
+      uploads.dir,
+      registryTokens,
+      integrations,
+      prometheus.counting(changes),
+      logs,
+      deploymentMetrics,
+    ),
+    deploymentMetrics,
     tracing: createTracingService(storage.tracing, storage.deployments, { tokenTtlSeconds: settings.feedbackTokenTtlSeconds }),
     registry: registryTokens,
     prometheus,

@@ -14,12 +14,20 @@ import {
 import { revisionSpecOf } from "../domain/revision-spec.js";
 import { runWebhookSecretOf } from "../domain/run-webhooks.js";
 import type { SecretBox } from "../domain/secret-box.js";
-import type { AssignedRevision, Assignment, Authorization, RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
+import type {
+  AssignedRevision,
+  Assignment,
+  Authorization,
+  MetricSample,
+  RevisionEventInput,
+  RevisionFacts,
+} from "@berth/listener-protocol";
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionRepository, type RevisionStatus } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
 import { observationOf } from "../domain/status-conditions.js";
 import { revisionSecrets } from "./deployment-views.js";
 import type { ChangeFeed } from "./change-feed.js";
+import type { DeploymentMetricsService } from "./deployment-metrics.js";
 import type { LogService } from "./logs.js";
 import { recordConditions } from "./status-conditions.js";
 
@@ -43,6 +51,8 @@ export class ListenerApi {
     private readonly integrations: IntegrationService,
     private readonly changes: ChangeFeed,
     private readonly logs: LogService,
+    /** Where the deployments' metric samples go; without it they are dropped. */
+    private readonly metrics?: DeploymentMetricsService,
   ) {}
 
   /** The scope of a `berth listener` process of the caller's workspace; 404 for another workspace's listener. */
@@ -173,6 +183,23 @@ export class ListenerApi {
     for (const deploymentId of new Set(entries.map((entry) => entry.deployment_id)))
       await this.deploymentInScope(scope, deploymentId);
     await this.logs.append(entries);
+  }
+
+  /**
+   * Keeps metric samples of the listener's deployments; those of a deployment
+   * that is gone (deleted, purged) or not the listener's are dropped.
+   */
+  async pushMetrics(scope: ListenerScope, samples: MetricSample[]): Promise<void> {
+    if (!this.metrics) return;
+    const live = new Set<string>();
+    for (const deploymentId of new Set(samples.map((sample) => sample.deployment_id))) {
+      const deployment = await this.deploymentInScope(scope, deploymentId).catch((error: unknown) => {
+        if (error instanceof NotFoundError) return undefined;
+        throw error;
+      });
+      if (deployment && !deployment.deleted_at) live.add(deploymentId);
+    }
+    await this.metrics.record(samples.filter((sample) => live.has(sample.deployment_id)));
   }
 
   /** May this API key use this deployment's URL? (the router asks, and caches the answer briefly) */

@@ -12,6 +12,7 @@ import {
 import type { Scalable, ScaleDimension } from "./autoscaler.js";
 import type { ControlPlaneLink } from "./link.js";
 import type { LogShipper } from "./log-shipper.js";
+import type { Metered, MetricsTarget } from "./metrics-pusher.js";
 import { deployErrorOf, type Placement, type Ready, type ScalingState, type Serving } from "./placements/placement.js";
 import type { QueueDepth } from "./queue-metrics.js";
 import { customUrlOf } from "./revision-spec.js";
@@ -54,7 +55,7 @@ interface JobOptions {
  * placement prepares and starts it, switches to it once it could serve, lets
  * the previous revision finish its open requests, then stops it.
  */
-export class DeploymentRunner implements Scalable {
+export class DeploymentRunner implements Scalable, Metered {
   private serving: Serving | undefined;
   /** What the control plane was last told runs (keyOf); undefined: nothing yet since the listener started. */
   private observed: string | undefined;
@@ -112,6 +113,10 @@ export class DeploymentRunner implements Scalable {
 
   queueDepth(): Promise<QueueDepth> {
     return this.serving?.queueDepth() ?? Promise.reject(new Error("no healthy API replica to read the queue from"));
+  }
+
+  metricsTargets(): MetricsTarget[] {
+    return this.serving?.metricsTargets?.() ?? [];
   }
 
   async scaleTo(dimension: ScaleDimension, count: number, reason: string): Promise<void> {

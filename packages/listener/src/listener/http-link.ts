@@ -8,6 +8,7 @@ import type {
   Authorization,
   DeploymentReport,
   LogEntry,
+  MetricSample,
   RevisionEventInput,
   RevisionFacts,
 } from "@berth/listener-protocol";
@@ -95,6 +96,10 @@ export class HttpLink implements ControlPlaneLink {
 
   async appendLogs(entries: LogEntry[]): Promise<void> {
     await this.call("POST", "/logs", { entries });
+  }
+
+  async pushMetrics(samples: MetricSample[]): Promise<void> {
+    await this.call("POST", "/metrics", { samples });
   }
 
   async authorize(deploymentId: string, apiKey: string): Promise<Authorization> {

@@ -4,6 +4,7 @@ import type {
   Authorization,
   DeploymentReport,
   LogEntry,
+  MetricSample,
   RevisionEventInput,
   RevisionFacts,
 } from "@berth/listener-protocol";
@@ -38,6 +39,8 @@ export interface ControlPlaneLink {
   fetchSource(revisionId: string, destination: string): Promise<void>;
   appendLogs(entries: LogEntry[]): Promise<void>;
   authorize(deploymentId: string, apiKey: string): Promise<Authorization>;
+  /** Samples of the deployments' servers' /metrics (metrics-pusher.ts): the control plane keeps them as series. */
+  pushMetrics(samples: MetricSample[]): Promise<void>;
   /** The control plane's tracing API (LANGSMITH_ENDPOINT of the deployments), once known. */
   tracingEndpoint(): string | undefined;
 }

@@ -10,6 +10,7 @@ import { BranchPoller } from "./branch-poller.js";
 import { DeploymentRunner } from "./deployment-runner.js";
 import type { ControlPlaneLink } from "./link.js";
 import { LogShipper } from "./log-shipper.js";
+import { MetricsPusher } from "./metrics-pusher.js";
 import { killOrphans } from "./orphans.js";
 import { type ClusterPlacementOptions, startClusterPlacement } from "./placements/cluster/cluster-placement.js";
 import { startContainerPlacement } from "./placements/container/container-placement.js";
@@ -18,7 +19,7 @@ import type { Placement } from "./placements/placement.js";
 import type { ListenerDirs, PlacementContext } from "./placements/placement-context.js";
 import { DeploymentOwners, ReconcileLoop } from "./reconcile-loop.js";
 import { SecretSource } from "./secret-source.js";
-import { autoscaleSettings, branchPollMs, clusterLogPollMs, sandboxForcedUnavailable } from "./settings.js";
+import { autoscaleSettings, branchPollMs, clusterLogPollMs, metricsIntervalMs, sandboxForcedUnavailable } from "./settings.js";
 
 export interface ListenerOptions {
   link: ControlPlaneLink;
@@ -51,6 +52,8 @@ export interface ListenerOptions {
   branchPollMs?: number;
   /** How container deployments grow from min_scale toward max_scale (default: from the BERTH_AUTOSCALE_* variables). */
   autoscale?: AutoscaleSettings;
+  /** How often the deployments' servers' metrics are read and sent (default BERTH_METRICS_INTERVAL_SECONDS). */
+  metricsIntervalMs?: number;
   /** For tests: the listener finds no sandbox (default BERTH_TEST_SANDBOX_UNAVAILABLE). */
   sandboxUnavailable?: boolean;
 }
@@ -103,6 +106,9 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     const poller = new BranchPoller(options.branchPollMs ?? branchPollMs(), link, () => loop.known, logger);
     poller.start();
     parts.defer(() => poller.stop());
+    const metrics = new MetricsPusher(options.metricsIntervalMs ?? metricsIntervalMs(), link, () => runners.values(), logger);
+    metrics.start();
+    parts.defer(() => metrics.stop());
     logger.info({ router_url: routerUrl }, "listener started");
     return { routerUrl, wake: loop.wake, close: () => parts.close() };
   });

@@ -92,6 +92,11 @@ export const LISTENER_SETTINGS: readonly ListenerSetting[] = [
     description: "How long the load must stay low before one replica (or worker) is removed.",
   },
   {
+    name: "BERTH_METRICS_INTERVAL_SECONDS",
+    default: "15",
+    description: "How often a listener reads its deployments' agent servers' /metrics and sends the control plane the samples.",
+  },
+  {
     name: "BERTH_REPO_POLL_SECONDS",
     default: "0",
     description: "How often the heads of build_on_push deployments' branches are polled (0: never).",
@@ -238,6 +243,11 @@ export function autoscaleSettings(env: Env = process.env): AutoscaleSettings {
     targetOpenRequests: envNumber("BERTH_AUTOSCALE_TARGET_REQUESTS", 10, { min: 1, integer: true }, env),
     scaleDownAfterMs: envNumber("BERTH_AUTOSCALE_SCALE_DOWN_SECONDS", 60, { min: 0 }, env) * 1000,
   };
+}
+
+/** BERTH_METRICS_INTERVAL_SECONDS: how often the deployments' servers' metrics are read and sent to the control plane. */
+export function metricsIntervalMs(env: Env = process.env): number {
+  return envNumber("BERTH_METRICS_INTERVAL_SECONDS", 15, { min: 0.5 }, env) * 1000;
 }
 
 /** BERTH_REPO_POLL_SECONDS: how often tracked branches are polled; 0 (the default) leaves it to push webhooks. */

@@ -58,6 +58,7 @@ class RecordingLink implements ControlPlaneLink {
   async purge(): Promise<void> {}
   async fetchSource(): Promise<void> {}
   async appendLogs(): Promise<void> {}
+  async pushMetrics(): Promise<void> {}
   async authorize() {
     return "allowed" as const;
   }

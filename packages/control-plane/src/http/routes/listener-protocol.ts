@@ -4,6 +4,7 @@ import { createReadStream } from "node:fs";
 import { stat } from "node:fs/promises";
 import { z } from "zod";
 import { DEPLOYMENT_STATUSES, REVISION_STATUSES } from "@berth/listener-protocol";
+import { MetricSamples } from "../schemas/metric-samples.js";
 import type { ListenerApi, ListenerScope } from "../../services/listener-api.js";
 import { Detail, Text, Uuid } from "../schemas/common.js";
 import type { RouteContext } from "./context.js";
@@ -236,6 +237,24 @@ export function registerListenerProtocolRoutes({ app, catalog, caller }: RouteCo
     },
     async ({ params, body, request, reply }) => {
       await api.appendLogs(await scopeOf(request, params.listener_id), body.entries);
+      return reply.status(204).send();
+    },
+  );
+
+  defineRoute(
+    app,
+    catalog,
+    {
+      method: "POST",
+      path: "/v2/listeners/:listener_id/metrics",
+      summary: "Samples of the deployments' agent servers' /metrics (those of a deployment that is gone are dropped)",
+      tag,
+      params: ListenerParams,
+      body: MetricSamples,
+      responses: { 204: { description: "Kept" }, ...notFound },
+    },
+    async ({ params, body, request, reply }) => {
+      await api.pushMetrics(await scopeOf(request, params.listener_id), body.samples);
       return reply.status(204).send();
     },
   );

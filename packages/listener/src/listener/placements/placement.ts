@@ -1,6 +1,7 @@
 import type { Assignment } from "@berth/listener-protocol";
 import { DeployError } from "../../compute/types.js";
 import type { DimensionState, ScaleDimension } from "../autoscaler.js";
+import type { MetricsTarget } from "../metrics-pusher.js";
 import type { QueueDepth } from "../queue-metrics.js";
 import type { RevisionWork } from "../revision-work.js";
 
@@ -80,6 +81,8 @@ export interface Serving {
   /** Runs pending and running on its database; rejects when they cannot be read. */
   queueDepth(): Promise<QueueDepth>;
   scaleTo(dimension: ScaleDimension, count: number, reason: string): Promise<void>;
+  /** Its servers whose /metrics the listener reads and sends on; absent where none can be reached (a cluster's pods). */
+  metricsTargets?(): MetricsTarget[];
 }
 
 /** A start's failure as the DEPLOY_FAILED reason: a DeployError's message, else `what failed: message`. */

@@ -1,6 +1,7 @@
 import { workerConcurrencyOf } from "../../../compute/cluster/render-scaling.js";
 import type { ServerInstance, ServerSpec } from "../../../compute/types.js";
 import type { ScaleBounds, ScaleDimension } from "../../autoscaler.js";
+import type { MetricsTarget } from "../../metrics-pusher.js";
 import { type QueueDepth, readQueueDepth } from "../../queue-metrics.js";
 import { Abandoned } from "../../revision-work.js";
 import type { ScalingState, Serving } from "../placement.js";
@@ -105,6 +106,13 @@ export class SupervisedServing implements Serving, RoutedRevision {
     const replica = this.servers.instances.find((instance) => instance.healthy());
     if (!replica) return Promise.reject(new Error("no healthy API replica to read the queue from"));
     return readQueueDepth(replica.url, this.upstreamKey);
+  }
+
+  /** Its healthy API replicas, named by their place (scale-out workers serve no /metrics). */
+  metricsTargets(): MetricsTarget[] {
+    return this.servers.instances.flatMap((instance, index) =>
+      instance.healthy() ? [{ replica: `replica-${index + 1}`, url: instance.url, upstreamKey: this.upstreamKey }] : [],
+    );
   }
 
   /**
