@@ -55,6 +55,7 @@ describe("tracing: workspaces are isolated", () => {
   test("A's run, tree, feedback and project are 404 for B", async () => {
     await assertHidden(`/api/v1/runs/${runA.id}`, runA.id);
     await assertHidden(`/api/v1/runs/${runA.id}/tree`, runA.id);
+    await assertHidden(`/api/v1/runs/${runA.id}/spans`, runA.id);
     await assertHidden(`/api/v1/runs/${runA.id}/feedback`, runA.id);
     await assertHidden(`/api/v1/projects/${projectA.id}/runs`, projectA.id);
     await assertHidden(`/api/v1/projects/${projectA.id}/threads/${threadId}/usage`, projectA.id);
