@@ -74,11 +74,17 @@ export function TimeTravel({ client, threadId, assistantId, version, onRunFrom, 
   // A run ended or the thread changed: back to the thread's latest branch.
   // biome-ignore lint/correctness/useExhaustiveDependencies: these are the signals, not inputs
   useEffect(() => setTip(undefined), [version, threadId]);
+  // The latest `onSelect`, for the effect below that runs on a new thread only.
+  const select = useRef(onSelect);
+  useEffect(() => {
+    select.current = onSelect;
+  }, [onSelect]);
   // biome-ignore lint/correctness/useExhaustiveDependencies: a new thread closes the checkpoint of the last one
   useEffect(() => {
     setOpenId(undefined);
     setClosed(new Set());
     setNotice(undefined);
+    select.current?.(undefined);
   }, [threadId]);
 
   const tree = useMemo(() => buildTree(history.states), [history.states]);
@@ -195,7 +201,11 @@ export function TimeTravel({ client, threadId, assistantId, version, onRunFrom, 
           nodes={nodes}
           notice={notice}
           onSave={save}
-          onRunFrom={onRunFrom}
+          onRunFrom={(checkpointId) => {
+            // The graph follows the run from here on, not the checkpoint it started from.
+            openCheckpoint(undefined);
+            onRunFrom(checkpointId);
+          }}
           onClose={() => openCheckpoint(undefined)}
         />
       ) : null}
