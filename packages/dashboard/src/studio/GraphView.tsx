@@ -103,6 +103,13 @@ function GroupNode({ data }: NodeProps<StudioNode>) {
   );
 }
 
+const KIND_TEXT: Record<NodeData["kind"], string> = {
+  terminal: "Terminal",
+  node: "Node",
+  subgraph: "Subgraph (folded)",
+  group: "Subgraph",
+};
+
 const NODE_TYPES = { step: StepNode, cluster: GroupNode };
 
 const STATUS_RANK: Record<NodeStatus, number> = { done: 1, interrupted: 2, error: 3, running: 4 };
@@ -151,6 +158,7 @@ export function GraphView({ drawing, run, next }: GraphViewProps) {
       draggable: false,
       selectable: !group,
       className: group ? "studio-flow-group" : undefined,
+      ariaLabel: `${KIND_TEXT[node.kind]} ${node.id}${state ? `: ${STATUS_TEXT[state.status]}` : ""}`,
       data: {
         id: node.id,
         label: node.id === START ? "start" : node.id === END ? "end" : node.label,

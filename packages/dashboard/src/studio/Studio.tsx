@@ -12,6 +12,7 @@ import { ResultView } from "./ResultView";
 import { type RunSettings, RunPanel } from "./RunPanel";
 import { runningNodes } from "./run-state";
 import { StopPanel } from "./StopPanel";
+import { loadSettings, saveSettings } from "./settings-store";
 import { asSchema, parseObject, takesMessages } from "./schema";
 import { type PickedCheckpoint, TimeTravel } from "./TimeTravel";
 import { type StudioRunRequest, useStudioRun } from "./use-studio-run";
@@ -97,9 +98,13 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
   // A newly picked assistant starts from its own config and context; breakpoints name its own nodes.
   useEffect(() => {
     if (!assistant) return;
-    setSettings(settingsOf(assistant, EMPTY_SETTINGS));
+    setSettings(loadSettings(deploymentId, assistant.assistant_id) ?? settingsOf(assistant, EMPTY_SETTINGS));
     setVersion(assistant.version);
-  }, [assistant]);
+  }, [assistant, deploymentId]);
+  const changeSettings = (changed: RunSettings) => {
+    setSettings(changed);
+    saveSettings(deploymentId, assistantId, changed);
+  };
 
   const [ended, setEnded] = useState(0);
   const live = useStudioRun(
@@ -190,13 +195,13 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
           version={version}
           onVersion={(picked) => {
             setVersion(picked.version);
-            setSettings((kept) => settingsOf(picked, kept));
+            changeSettings(settingsOf(picked, settings));
           }}
           schemas={schemas}
           chat={chat}
           nodes={nodes}
           settings={settings}
-          onSettings={setSettings}
+          onSettings={changeSettings}
           blocked={errors.length > 0 || !loaded}
           busy={busy}
           threadId={threadId}

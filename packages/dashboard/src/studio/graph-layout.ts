@@ -35,8 +35,8 @@ export interface Layout {
   edges: ShownEdge[];
 }
 
-const NODE = { width: 190, height: 76 };
-const TERMINAL = { width: 110, height: 36 };
+const NODE = { width: 180, height: 58 };
+const TERMINAL = { width: 100, height: 32 };
 
 /** The subgraphs of a drawing made with `xray`: every namespace a node id is under (`a`, `a:b` for `a:b:c`). */
 export function subgraphsOf(xray: Drawing): Set<string> {
@@ -92,7 +92,7 @@ export function layOut(xray: Drawing, expanded: ReadonlySet<string>): Layout {
   }
 
   const graph = new Graph({ compound: true });
-  graph.setGraph({ rankdir: "TB", nodesep: 40, ranksep: 56, marginx: 16, marginy: 16 });
+  graph.setGraph({ rankdir: "TB", nodesep: 36, ranksep: 44, marginx: 16, marginy: 16 });
   graph.setDefaultEdgeLabel(() => ({}));
   for (const node of shown.values()) {
     const size = node.kind === "terminal" ? TERMINAL : node.kind === "group" ? {} : NODE;
@@ -102,11 +102,7 @@ export function layOut(xray: Drawing, expanded: ReadonlySet<string>): Layout {
   // dagre lays out edges between leaves: an edge drawn to a group is laid out to nothing.
   for (const edge of edges.values()) {
     if (shown.get(edge.source)?.kind !== "group" && shown.get(edge.target)?.kind !== "group") {
-      graph.setEdge(edge.source, edge.target, {
-        label: edge.conditional ? "conditional" : "",
-        width: edge.conditional ? 70 : 0,
-        height: edge.conditional ? 16 : 0,
-      });
+      graph.setEdge(edge.source, edge.target, {});
     }
   }
   layout(graph);
