@@ -8,6 +8,7 @@ import { accountsContract } from "./storage-contract/accounts.js";
 import { authContract } from "./storage-contract/auth.js";
 import { BACKENDS } from "./storage-contract/backends.js";
 import { conditionsContract } from "./storage-contract/conditions.js";
+import { deploymentMetricsContract } from "./storage-contract/deployment-metrics.js";
 import { deploymentsContract } from "./storage-contract/deployments.js";
 import { lifecycleContract } from "./storage-contract/lifecycle.js";
 import { listenersContract } from "./storage-contract/listeners.js";
@@ -23,6 +24,7 @@ for (const backend of BACKENDS) {
     authContract(backend);
     conditionsContract(backend);
     deploymentsContract(backend);
+    deploymentMetricsContract(backend);
     lifecycleContract(backend);
     listenersContract(backend);
     tracingContract(backend);

@@ -22,6 +22,8 @@ export function postgresOnlyContract(): void {
           { version: 6, name: "006_auth_service.sql" },
           { version: 7, name: "007_auth_deployments.sql" },
           { version: 8, name: "008_status_conditions.sql" },
+          { version: 9, name: "009_tracing_roots.sql" },
+          { version: 10, name: "010_deployment_metrics.sql" },
         ]);
         const extra = await createPostgresStorage(schema.url, { poolSize: 1 });
         await extra.close();
