@@ -255,6 +255,46 @@ describe("the dashboard's traces, in headless Chromium", () => {
     await screenshot(page, "trace-10000-spans");
   });
 
+  test("a trace still running fills in as its spans arrive", async () => {
+    const rootId = randomUUID();
+    const childId = randomUUID();
+    const start = Date.now();
+    const root = {
+      id: rootId,
+      trace_id: rootId,
+      dotted_order: dotted(start, rootId),
+      name: "live-root",
+      run_type: "chain",
+      start_time: new Date(start).toISOString(),
+      inputs: { question: "still thinking?" },
+      session_name: deployment.name,
+    };
+    const batch = (body: unknown) => cp.admin.call("POST", "/api/v1/runs/batch", body);
+    assert.equal((await batch({ post: [root] })).status, 202);
+    await page.goto(`${cp.url}/#/deployments/${deployment.id}/traces/${rootId}`);
+    const header = page.getByTestId("trace-header");
+    await header.getByText("still running").waitFor();
+    await spanRow("live-root").waitFor();
+
+    const child = {
+      id: childId,
+      trace_id: rootId,
+      parent_run_id: rootId,
+      dotted_order: `${root.dotted_order}.${dotted(start + 5, childId)}`,
+      name: "late-step",
+      run_type: "tool",
+      start_time: new Date(start + 5).toISOString(),
+      end_time: new Date(start + 25).toISOString(),
+      inputs: {},
+      outputs: { answer: 42 },
+      session_name: deployment.name,
+    };
+    const ended = { id: rootId, trace_id: rootId, end_time: new Date(start + 40).toISOString(), outputs: { answer: 42 } };
+    assert.equal((await batch({ post: [child], patch: [ended] })).status, 202);
+    await spanRow("late-step").waitFor();
+    await header.getByTestId("trace-latency").getByText("40 ms").waitFor();
+  });
+
   test("no page broke the content security policy", () => {
     assert.deepEqual(violations(), []);
   });

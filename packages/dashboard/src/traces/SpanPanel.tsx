@@ -31,7 +31,8 @@ export function SpanPanel({ span, onClose }: { span: Span; onClose: () => void }
       return { run, feedback };
     },
     null,
-    [api, span.id],
+    // Read again once a running span ends: its outputs come with its end.
+    [api, span.id, span.end_time],
   );
   const run = data?.run;
   const latency = latencyOf(span);

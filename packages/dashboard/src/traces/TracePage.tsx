@@ -31,6 +31,9 @@ const SPAN_PAGE = 2000;
 /** Tracing is asynchronous (the agent server sends its trace in batches): a run just made may not be there yet. */
 const WAIT_FOR_TRACE_MS = 10_000;
 const RETRY_MS = 1000;
+/** A trace still running is read again this often, while it has at most LIVE_SPANS spans. */
+const LIVE_MS = 2000;
+const LIVE_SPANS = 2000;
 
 interface TraceState {
   root?: TracedRun;
@@ -52,7 +55,26 @@ const sleep = (ms: number, signal: AbortSignal) =>
     });
   });
 
-/** The root run (waited for a while), its feedback, then its spans page by page. */
+/** Every span of the run's trace, page by page; `onPage` sees each page as it arrives. */
+async function loadSpans(api: ApiClient, runId: string, signal: AbortSignal, onPage?: (spans: Span[], total: number) => void) {
+  const spans: Span[] = [];
+  let total = 0;
+  for (let offset = 0; !signal.aborted; ) {
+    const page = await api.get<SpanPage>(runPath(runId, `/spans?limit=${SPAN_PAGE}&offset=${offset}`));
+    spans.push(...page.resources);
+    total = page.total;
+    if (!signal.aborted) onPage?.([...spans], total);
+    if (page.resources.length < SPAN_PAGE) break;
+    offset = page.offset;
+  }
+  return { spans, total };
+}
+
+/**
+ * The root run (waited for a while), its feedback, then its spans page by
+ * page. While the run is still running, and its trace small, it is read again
+ * every few seconds so the waterfall fills in.
+ */
 async function loadTrace(api: ApiClient, runId: string, signal: AbortSignal, update: (change: Partial<TraceState>) => void) {
   const deadline = Date.now() + WAIT_FOR_TRACE_MS;
   let root = await loadRun(api, runId);
@@ -64,14 +86,14 @@ async function loadTrace(api: ApiClient, runId: string, signal: AbortSignal, upd
   if (!root) return update({ missing: true });
   update({ root, missing: false });
   void loadFeedback(api, runId).then((feedback) => signal.aborted || update({ feedback }));
-  const spans: Span[] = [];
-  for (let offset = 0; !signal.aborted; ) {
-    const page = await api.get<SpanPage>(runPath(runId, `/spans?limit=${SPAN_PAGE}&offset=${offset}`));
+  let { total } = await loadSpans(api, runId, signal, (spans, all) => update({ spans, total: all }));
+  while (root?.status === "pending" && total <= LIVE_SPANS && !signal.aborted) {
+    await sleep(LIVE_MS, signal);
     if (signal.aborted) return;
-    spans.push(...page.resources);
-    update({ spans: [...spans], total: page.total });
-    if (page.resources.length < SPAN_PAGE) return;
-    offset = page.offset;
+    root = (await loadRun(api, runId)) ?? root;
+    const fresh = await loadSpans(api, runId, signal);
+    total = fresh.total;
+    if (!signal.aborted) update({ root, spans: fresh.spans, total });
   }
 }
 
@@ -101,8 +123,10 @@ export function TracePage({ id, runId }: { id: string; runId: string }) {
   const deployment = usePolling(() => loadDeployment(api, id), null, [api, id]);
   const [attempt, setAttempt] = useState(0);
   const trace = useTrace(runId, attempt);
-  const [selected, setSelected] = useState<Span>();
+  const [selectedId, setSelectedId] = useState<string>();
   const { root, spans } = trace;
+  // By id: a trace read again brings new span objects (a span that ended since, with its end time).
+  const selected = useMemo(() => spans.find((span) => span.id === selectedId), [spans, selectedId]);
 
   const totals = useMemo(() => {
     // A root reporting no usage of its own (a LangGraph graph's): its LLM calls' tokens, as LangSmith sums them.
@@ -221,11 +245,11 @@ export function TracePage({ id, runId }: { id: string; runId: string }) {
           </section>
           <div className={`trace-body${selected ? " with-panel" : ""}`}>
             {spans.length > 0 ? (
-              <Waterfall spans={spans} selected={selected?.id} onSelect={setSelected} />
+              <Waterfall spans={spans} selected={selectedId} onSelect={(span) => setSelectedId(span.id)} />
             ) : (
               <p aria-live="polite">Loading spans…</p>
             )}
-            {selected && <SpanPanel key={selected.id} span={selected} onClose={() => setSelected(undefined)} />}
+            {selected && <SpanPanel key={selected.id} span={selected} onClose={() => setSelectedId(undefined)} />}
           </div>
         </>
       )}
