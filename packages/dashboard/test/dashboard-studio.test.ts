@@ -9,6 +9,7 @@ import {
   packFixture,
   startControlPlane,
 } from "@berth/test-support";
+import { Client } from "@langchain/langgraph-sdk";
 import type { Browser, Page } from "playwright-core";
 import { launchChromium, newPage, recordPolicyViolations, screenshot } from "@berth/test-support/browser";
 
@@ -151,6 +152,16 @@ describe("the Studio, in headless Chromium", () => {
     assert.equal(await interrupt.count(), 0, "the interrupt is answered");
   });
 
+  test("a checkpoint picked in the time travel beside the graph marks the nodes it runs next", async () => {
+    const timeline = page.getByRole("region", { name: "Time travel" }).getByRole("list", { name: "Checkpoints, newest first" });
+    const afterPlan = timeline.getByRole("listitem").filter({ hasText: "by plan" }).filter({ hasText: "next research" });
+    await afterPlan.getByRole("button").first().click();
+    // The subgraph is expanded: its group is what "research" runs as.
+    await page.locator("[data-testid='studio-group-research'].studio-node-next").waitFor();
+    assert.equal(await page.locator(".studio-node-next").count(), 1, "research only");
+    await screenshot(page, "studio-checkpoint");
+  });
+
   test("a reload keeps the thread; a breakpoint before a node stops the run there until Continue", async () => {
     await page.reload();
     await state().getByText("Reviewer said: yes, publish it").waitFor();
@@ -192,6 +203,40 @@ describe("the Studio, in headless Chromium", () => {
     await state().getByText('"bolts #3"').waitFor();
     assert.equal(await node("expand").getAttribute("data-status"), "done");
     await screenshot(page, "studio-pipeline");
+  });
+
+  test("an assistant of the graph is picked by its name, and an older version's config loaded from its list", async () => {
+    const client = new Client({
+      apiUrl: deployment.source_config.custom_url!,
+      apiKey: cp.adminKey,
+      defaultHeaders: { "x-tenant-id": cp.defaultTenantId },
+    });
+    const made = await client.assistants.create({
+      graphId: "studio",
+      name: "Grace's writer",
+      config: { configurable: { user_name: "Grace" } },
+    });
+    await client.assistants.update(made.assistant_id, { config: { configurable: { user_name: "Grace", tone: "dry" } } });
+
+    await page.reload();
+    const assistant = runPanel().getByRole("combobox", { name: "Assistant" });
+    await assistant.locator("option", { hasText: "Grace's writer (graph studio)" }).waitFor({ state: "attached" });
+    await assistant.selectOption({ label: "Grace's writer (graph studio)" });
+    const config = runPanel().getByRole("group", { name: "Config" });
+    await config.getByLabel("tone").and(page.locator("[value='dry']")).waitFor();
+    const version = runPanel().getByRole("combobox", { name: "Version" });
+    assert.equal(await version.locator("option:checked").textContent(), "Version 2 (latest)");
+    await version.selectOption({ label: "Version 1" });
+    assert.deepEqual(JSON.parse(await config.getByLabel("Config (JSON)").inputValue()), { user_name: "Grace" });
+    // Run as it was: the latest version's config would still give its tone.
+    await runPanel().getByRole("button", { name: "Make version 1 the latest" }).click();
+    await version.locator("option:checked", { hasText: "Version 1 (latest)" }).waitFor({ state: "attached" });
+    assert.equal(await runPanel().getByRole("note").count(), 0);
+
+    await runPanel().getByLabel("Message").fill("hello");
+    await runButton().click();
+    await state().getByText("Dear Grace, a plain answer.").waitFor();
+    await page.getByRole("region", { name: "Interrupt" }).getByText(QUESTION).waitFor();
   });
 
   test("all of it ran within the page's Content-Security-Policy", async () => {

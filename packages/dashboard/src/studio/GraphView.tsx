@@ -1,7 +1,9 @@
 import {
   Background,
+  BaseEdge,
   Controls,
   type Edge,
+  type EdgeProps,
   Handle,
   MarkerType,
   type Node,
@@ -110,6 +112,27 @@ const KIND_TEXT: Record<NodeData["kind"], string> = {
   group: "Subgraph",
 };
 
+type RoutedEdge = Edge<{ bends: { x: number; y: number }[] }>;
+
+/**
+ * An edge drawn through the bends dagre gave it, smoothed (each bend a quadratic curve's control point), so an
+ * edge that skips a rank goes around the nodes between rather than behind them.
+ */
+function Routed({ sourceX, sourceY, targetX, targetY, data, label, markerEnd, style }: EdgeProps<RoutedEdge>) {
+  const points = [{ x: sourceX, y: sourceY }, ...(data?.bends ?? []), { x: targetX, y: targetY }];
+  let path = `M ${sourceX},${sourceY}`;
+  for (let index = 1; index < points.length - 1; index++) {
+    const bend = points[index]!;
+    const after = points[index + 1]!;
+    path += ` Q ${bend.x},${bend.y} ${(bend.x + after.x) / 2},${(bend.y + after.y) / 2}`;
+  }
+  path += ` L ${targetX},${targetY}`;
+  const middle = points[Math.floor(points.length / 2)]!;
+  return <BaseEdge path={path} label={label} labelX={middle.x} labelY={middle.y} markerEnd={markerEnd} style={style} />;
+}
+
+const EDGE_TYPES = { routed: Routed };
+
 const NODE_TYPES = { step: StepNode, cluster: GroupNode };
 
 const STATUS_RANK: Record<NodeStatus, number> = { done: 1, interrupted: 2, error: 3, running: 4 };
@@ -170,8 +193,10 @@ export function GraphView({ drawing, run, next }: GraphViewProps) {
       },
     };
   });
-  const edges: Edge[] = laidOut.edges.map((edge) => ({
+  const edges: RoutedEdge[] = laidOut.edges.map((edge) => ({
     id: edge.id,
+    type: "routed",
+    data: { bends: edge.bends },
     source: edge.source,
     target: edge.target,
     label: edge.conditional ? "conditional" : undefined,
@@ -190,6 +215,7 @@ export function GraphView({ drawing, run, next }: GraphViewProps) {
           nodes={nodes}
           edges={edges}
           nodeTypes={NODE_TYPES}
+          edgeTypes={EDGE_TYPES}
           nodesDraggable={false}
           nodesConnectable={false}
           fitView

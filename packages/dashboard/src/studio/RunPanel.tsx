@@ -18,6 +18,9 @@ export interface RunPanelProps {
   onAssistant: (assistantId: string) => void;
   versions: AssistantVersion[];
   version: number | undefined;
+  /** The assistant's current version, the one its runs use. */
+  latestVersion: number | undefined;
+  onMakeLatest: (version: number) => void;
   onVersion: (version: AssistantVersion) => void;
   schemas: { config?: Schema; context?: Schema; input?: Schema };
   chat: boolean;
@@ -73,10 +76,22 @@ export function RunPanel(props: RunPanelProps) {
             {props.versions.map((version) => (
               <option key={version.version} value={version.version}>
                 Version {version.version}
+                {version.version === props.latestVersion ? " (latest)" : ""}
               </option>
             ))}
           </select>
         </label>
+      )}
+      {props.version !== undefined && props.latestVersion !== undefined && props.version !== props.latestVersion && (
+        <div className="studio-note" role="note">
+          <p>
+            The editors hold version {props.version}'s config and context. A run uses the latest version's, with these on top; to
+            run version {props.version} as it was, make it the latest.
+          </p>
+          <button type="button" onClick={() => props.version !== undefined && props.onMakeLatest(props.version)}>
+            Make version {props.version} the latest
+          </button>
+        </div>
       )}
       <ObjectEditor label="Config" schema={props.schemas.config} text={settings.config} onText={(config) => set({ config })} />
       {props.schemas.context && (

@@ -166,6 +166,16 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
     }
   };
 
+  const makeLatest = async (picked: number) => {
+    setStartError(null);
+    try {
+      await client.assistants.setLatest(assistantId, picked);
+      assistants.reload();
+    } catch (error) {
+      setStartError(errorText(error));
+    }
+  };
+
   const onRun = (message: string) => {
     if (chat) {
       const text = message.trim();
@@ -193,6 +203,8 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
           onAssistant={(id) => open({ assistantId: id, threadId: "" })}
           versions={loaded?.versions ?? []}
           version={version}
+          latestVersion={assistant?.version}
+          onMakeLatest={(picked) => void makeLatest(picked)}
           onVersion={(picked) => {
             setVersion(picked.version);
             changeSettings(settingsOf(picked, settings));

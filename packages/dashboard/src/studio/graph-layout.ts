@@ -28,6 +28,8 @@ export interface ShownEdge {
   source: string;
   target: string;
   conditional: boolean;
+  /** The bends dagre routed the edge through (around the nodes in its way), between its two ends. */
+  bends: { x: number; y: number }[];
 }
 
 export interface Layout {
@@ -88,7 +90,7 @@ export function layOut(xray: Drawing, expanded: ReadonlySet<string>): Layout {
     if (source === target) continue;
     const id = `${source}->${target}`;
     const conditional = Boolean(edge.conditional) || Boolean(edges.get(id)?.conditional);
-    edges.set(id, { id, source, target, conditional });
+    edges.set(id, { id, source, target, conditional, bends: [] });
   }
 
   const graph = new Graph({ compound: true });
@@ -119,7 +121,13 @@ export function layOut(xray: Drawing, expanded: ReadonlySet<string>): Layout {
       return parent ? { ...node, x: node.x - parent.x, y: node.y - parent.y } : node;
     })
     .sort((a, b) => depthOf(a.id) - depthOf(b.id));
-  return { nodes, edges: [...edges.values()] };
+  const routed = [...edges.values()].map((edge) => {
+    const points = graph.hasEdge(edge.source, edge.target)
+      ? (graph.edge(edge.source, edge.target) as { points?: { x: number; y: number }[] }).points
+      : undefined;
+    return { ...edge, bends: points?.slice(1, -1) ?? [] };
+  });
+  return { nodes, edges: routed };
 }
 
 function parentOf(id: string): string | undefined {
