@@ -5,7 +5,8 @@ import { hrefOf } from "../router";
 import { ErrorNote } from "../ui/ErrorNote";
 import { PageTitle } from "../ui/PageTitle";
 import { StatusBadge } from "../ui/StatusBadge";
-import { formatTime } from "../ui/time";
+import { Time } from "../ui/Time";
+import { SourceSummary } from "./source";
 
 interface Row {
   deployment: Deployment;
@@ -13,6 +14,15 @@ interface Row {
 }
 
 const REFRESH_MS = 2000;
+/** The table's columns and the classes that size them (the table lays out fixed, so long values cut with an ellipsis). */
+const COLUMNS: [label: string, className: string | undefined][] = [
+  ["Name", "col-name"],
+  ["Status", "col-status"],
+  ["Source", "col-source"],
+  ["URL", "col-url"],
+  ["Last revision", undefined],
+  ["Updated", "col-updated"],
+];
 
 export function DeploymentList() {
   const { api } = useSession();
@@ -46,33 +56,43 @@ export function DeploymentList() {
       {rows === undefined && !error && <p aria-live="polite">Loading…</p>}
       {rows?.length === 0 && <p>No deployments yet in this workspace.</p>}
       {rows && rows.length > 0 && (
-        <table>
+        <table className="deployments">
           <caption className="visually-hidden">Deployments, newest first</caption>
           <thead>
             <tr>
-              <th scope="col">Name</th>
-              <th scope="col">Status</th>
-              <th scope="col">URL</th>
-              <th scope="col">Last revision</th>
-              <th scope="col">Updated</th>
+              {COLUMNS.map(([label, className]) => (
+                <th key={label} scope="col" className={className}>
+                  {label}
+                </th>
+              ))}
             </tr>
           </thead>
           <tbody>
             {rows.map(({ deployment, latest }) => (
               <tr key={deployment.id} data-deployment={deployment.name}>
                 <th scope="row">
-                  <a href={hrefOf.deployment(deployment.id)}>{deployment.name}</a>
+                  {/* One line however long: the full name in the tooltip. */}
+                  <a href={hrefOf.deployment(deployment.id)} title={deployment.name}>
+                    {deployment.name}
+                  </a>
                 </th>
                 <td>
                   <StatusBadge status={deployment.status} />
                 </td>
-                <td>{deployment.source_config.custom_url ?? "—"}</td>
+                <td className="source-cell">
+                  <SourceSummary deployment={deployment} revision={latest} short />
+                </td>
+                <td>
+                  <span className="url-cell" title={deployment.source_config.custom_url ?? undefined}>
+                    {deployment.source_config.custom_url ?? "—"}
+                  </span>
+                </td>
                 <td>
                   <StatusBadge status={latest?.status} />
                   {latest?.status_message && <span className="reason">{latest.status_message}</span>}
                 </td>
                 <td>
-                  <time dateTime={deployment.updated_at}>{formatTime(deployment.updated_at)}</time>
+                  <Time iso={deployment.updated_at} />
                 </td>
               </tr>
             ))}
