@@ -6,15 +6,25 @@ import { hrefOf } from "../router";
 import { ErrorNote } from "../ui/ErrorNote";
 import { PageTitle } from "../ui/PageTitle";
 import { StatusBadge } from "../ui/StatusBadge";
-import { formatTime } from "../ui/time";
+import { CopyButton } from "../ui/CopyButton";
+import { Time } from "../ui/Time";
 import { DeleteDeployment } from "./DeleteDeployment";
 import { LogViewer } from "./LogViewer";
 import { ProtocolAddresses } from "./ProtocolAddresses";
 import { RevisionEvents } from "./RevisionEvents";
 import { RevisionTimeline } from "./RevisionTimeline";
+import { revisionNumber, stillServing } from "./revisions";
 import { SecretsEditor } from "./SecretsEditor";
+import { SourceSummary } from "./source";
 
 const REFRESH_MS = 2000;
+/** The deployment's other pages, linked at the top of its own. */
+const TOOLS: [label: string, href: (id: string) => string][] = [
+  ["Studio", (id) => hrefOf.studio(id)],
+  ["Conversations", hrefOf.conversations],
+  ["Traces", hrefOf.traces],
+  ["Metrics", hrefOf.metrics],
+];
 
 interface Loaded {
   deployment: Deployment;
@@ -47,8 +57,10 @@ export function DeploymentPage({ id }: { id: string }) {
   }
   const { deployment, revisions } = data;
   const selected = revisions.find((revision) => revision.id === chosen) ?? revisions[0];
-  const url = deployment.source_config.custom_url;
+  const url = deployment.source_config.custom_url?.replace(/\/+$/, "");
   const latest = revisions.find((revision) => revision.id === deployment.latest_revision_id);
+  const fallback = stillServing(deployment, revisions);
+  const label = (revision: Revision) => `revision ${revisionNumber(revision) ?? revision.id.slice(0, 8)}`;
 
   return (
     <>
@@ -57,6 +69,30 @@ export function DeploymentPage({ id }: { id: string }) {
       </nav>
       <PageTitle title={deployment.name} />
       <ErrorNote error={error} />
+      {fallback && (
+        <div role="status" className="notice" data-testid="still-serving">
+          <p>
+            <strong>Still serving {label(fallback.serving)}</strong>: the latest, {label(fallback.latest)}, ended{" "}
+            {fallback.latest.status}
+            {fallback.latest.status_message && ` (${fallback.latest.status_message})`}.
+          </p>
+          <button type="button" onClick={() => setChosen(fallback.latest.id)}>
+            Show the logs of {label(fallback.latest)}
+          </button>
+        </div>
+      )}
+      <nav aria-label="Deployment tools" className="tools">
+        {TOOLS.map(([label, href]) => (
+          <a key={label} className="button" href={href(deployment.id)}>
+            {label}
+          </a>
+        ))}
+        {url && (
+          <a className="button" href={`${url}/docs`} target="_blank" rel="noreferrer">
+            API docs
+          </a>
+        )}
+      </nav>
       <dl className="facts">
         <dt>Status</dt>
         <dd>
@@ -64,35 +100,50 @@ export function DeploymentPage({ id }: { id: string }) {
         </dd>
         <dt>Latest revision</dt>
         <dd>
-          <StatusBadge status={latest?.status} />
+          <StatusBadge status={latest?.status} /> {latest && label(latest)}
         </dd>
         <dt>URL</dt>
-        <dd>
+        <dd className="address">
           {url ? (
-            <a href={url} rel="noreferrer">
-              {url}
-            </a>
+            <>
+              <a href={url} rel="noreferrer" data-testid="deployment-url">
+                {url}
+              </a>
+              <CopyButton value={url} label="Copy the URL" />
+            </>
           ) : (
             "none yet"
           )}
         </dd>
-        {url && <ProtocolAddresses url={url} />}
+        {url && (
+          <>
+            <dt>API docs</dt>
+            <dd>
+              <a href={`${url}/docs`} target="_blank" rel="noreferrer" data-testid="api-docs">
+                {`${url}/docs`}
+              </a>
+            </dd>
+            <ProtocolAddresses url={url} />
+          </>
+        )}
+        <dt>Deployment id</dt>
+        <dd className="address">
+          <code>{deployment.id}</code>
+          <CopyButton value={deployment.id} label="Copy the deployment id" />
+        </dd>
         <dt>Source</dt>
         <dd>
-          {deployment.source}
-          {deployment.source_config.repo_url &&
-            ` · ${deployment.source_config.repo_url}@${deployment.source_revision_config.repo_ref ?? ""}`}
+          <SourceSummary deployment={deployment} revision={latest} />
+        </dd>
+        <dt>Created</dt>
+        <dd>
+          <Time iso={deployment.created_at} />
         </dd>
         <dt>Updated</dt>
         <dd>
-          <time dateTime={deployment.updated_at}>{formatTime(deployment.updated_at)}</time>
+          <Time iso={deployment.updated_at} />
         </dd>
       </dl>
-      <p>
-        <a className="button" href={hrefOf.conversations(deployment.id)}>
-          Conversations
-        </a>
-      </p>
       <div className="columns">
         <RevisionTimeline
           deploymentId={deployment.id}
@@ -104,11 +155,11 @@ export function DeploymentPage({ id }: { id: string }) {
         {selected && (
           <section aria-labelledby="logs-title" className="logs">
             <h2 id="logs-title">
-              Revision <code>{selected.id.slice(0, 8)}</code>
+              Revision {revisionNumber(selected) ?? ""} <code>{selected.id.slice(0, 8)}</code>
             </h2>
             <RevisionEvents deploymentId={deployment.id} revisionId={selected.id} final={isFinal(selected.status)} />
-            <LogViewer deploymentId={deployment.id} revisionId={selected.id} kind="build" />
-            <LogViewer deploymentId={deployment.id} revisionId={selected.id} kind="deploy" />
+            <LogViewer deploymentId={deployment.id} revisionId={selected.id} kind="build" name={deployment.name} />
+            <LogViewer deploymentId={deployment.id} revisionId={selected.id} kind="deploy" name={deployment.name} />
           </section>
         )}
       </div>

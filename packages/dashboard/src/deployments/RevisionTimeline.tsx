@@ -4,7 +4,9 @@ import { holds, isFinal, neverHadSource, type Revision } from "../api/types";
 import { useAction } from "../hooks/useAction";
 import { ErrorNote } from "../ui/ErrorNote";
 import { StatusBadge } from "../ui/StatusBadge";
-import { formatTime } from "../ui/time";
+import { CopyButton } from "../ui/CopyButton";
+import { Time } from "../ui/Time";
+import { revisionNumber } from "./revisions";
 
 interface RevisionTimelineProps {
   deploymentId: string;
@@ -58,11 +60,12 @@ export function RevisionTimeline({ deploymentId, revisions, selectedId, onSelect
               <div className="line">
                 <StatusBadge status={revision.status} />
                 <strong>
-                  Revision <code title={revision.id}>{short}</code>
+                  Revision {revisionNumber(revision) ?? ""} <code title={revision.id}>{short}</code>
                 </strong>
+                <CopyButton value={revision.id} label={`Copy the id of revision ${short}`} />
                 {serving && <span className="tag">serving</span>}
                 {holds(revision, "Replaced") && <span className="tag">replaced</span>}
-                <time dateTime={revision.created_at}>{formatTime(revision.created_at)}</time>
+                <Time iso={revision.created_at} />
               </div>
               {revision.status_message && <p className="reason">{revision.status_message}</p>}
               <div className="actions">
