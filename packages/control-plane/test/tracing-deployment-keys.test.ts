@@ -94,6 +94,7 @@ describe("tracing: a deployment's key reaches its own project only", () => {
   test("B's project, runs, trees, feedback and thread usage are 404 for A's key, as unknown ones", async () => {
     await assertUnknownToA(`/api/v1/runs/${runB.id}`, runB.id);
     await assertUnknownToA(`/api/v1/runs/${runB.id}/tree`, runB.id);
+    await assertUnknownToA(`/api/v1/runs/${runB.id}/spans`, runB.id);
     await assertUnknownToA(`/api/v1/runs/${runB.id}/feedback`, runB.id);
     await assertUnknownToA(`/api/v1/projects/${projectB.id}`, projectB.id);
     await assertUnknownToA(`/api/v1/projects/${projectB.id}/runs`, projectB.id);
@@ -101,6 +102,7 @@ describe("tracing: a deployment's key reaches its own project only", () => {
     await assertUnknownToA(`/api/v1/projects/${b.tracingProject}/runs`, b.tracingProject);
     const child = (await runTree(workspace, runB.id)).child_runs[0]!;
     await assertUnknownToA(`/api/v1/runs/${child.id}`, child.id);
+    await assertUnknownToA(`/api/v1/runs/${child.id}/spans`, child.id);
   });
 
   test("A's key cannot write into B's project or runs, nor open projects of its own choosing", async () => {
