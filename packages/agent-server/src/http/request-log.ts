@@ -7,12 +7,14 @@ const none = () => false;
 
 /**
  * `http.logging_headers`: one line per answered request, with the request headers the patterns select
- * (correlation and trace ids, typically). Health checks are left out: a probe every few seconds would drown the rest.
+ * (correlation and trace ids, typically). Health checks and metrics reads (the listener's, every few seconds) are left
+ * out: probes would drown the rest.
  */
 export function installRequestLog(app: FastifyInstance, logger: Logger, patterns: HeaderPatterns): void {
   const select = headerSelector(patterns, none);
   app.addHook("onResponse", async (request, reply) => {
-    if (request.url.split("?", 1)[0] === "/ok") return;
+    const path = request.url.split("?", 1)[0];
+    if (path === "/ok" || path === "/metrics") return;
     logger.info(
       {
         method: request.method,
