@@ -150,6 +150,8 @@ describe("the Studio, in headless Chromium", () => {
     await state().getByText("Reviewer said: yes, publish it").waitFor();
     await status().getByText("Finished").waitFor();
     assert.equal(await interrupt.count(), 0, "the interrupt is answered");
+    const trace = page.getByRole("link", { name: "Trace of the last run" });
+    assert.match((await trace.getAttribute("href")) ?? "", new RegExp(`^#/deployments/${deployment.id}/traces/[0-9a-f-]{36}$`));
   });
 
   test("a checkpoint picked in the time travel beside the graph marks the nodes it runs next", async () => {
@@ -165,6 +167,14 @@ describe("the Studio, in headless Chromium", () => {
   test("a reload keeps the thread; a breakpoint before a node stops the run there until Continue", async () => {
     await page.reload();
     await state().getByText("Reviewer said: yes, publish it").waitFor();
+    // A link to the thread alone (as a trace gives) opens it with the assistant it ran with.
+    const assistantId = new URL(page.url().replace("#/", "")).searchParams.get("assistant");
+    const threadId = new URL(page.url().replace("#/", "")).searchParams.get("thread");
+    await page.goto(`${cp.url}/#/deployments/${deployment.id}/studio?thread=${threadId}`);
+    await page.reload();
+    await state().getByText("Reviewer said: yes, publish it").waitFor();
+    assert.equal(await runPanel().getByRole("combobox", { name: "Assistant" }).inputValue(), assistantId);
+    await node("write").waitFor();
 
     await runPanel().getByRole("button", { name: "New thread" }).click();
     await page.getByText("No thread open: Run starts one.").waitFor();

@@ -1,5 +1,5 @@
 import { useId } from "react";
-import { fieldValue, formFields, parseObject, type Schema, schemaErrors } from "./schema";
+import { fieldValue, formFields, nonFormProperties, parseObject, type Schema, schemaErrors } from "./schema";
 
 export interface ObjectEditorProps {
   /** What is edited, e.g. "Config": names the JSON box ("Config (JSON)") and the errors. */
@@ -27,6 +27,7 @@ export function ObjectEditor({ label, schema, text, onText, rows = 4 }: ObjectEd
   const value = "value" in parsed ? parsed.value : undefined;
   const errors = editorErrors(text, schema);
   const fields = formFields(schema);
+  const jsonOnly = fields.length > 0 ? nonFormProperties(schema) : [];
   const setField = (name: string, entered: unknown) => {
     if (!value) return;
     const changed = { ...value };
@@ -89,6 +90,7 @@ export function ObjectEditor({ label, schema, text, onText, rows = 4 }: ObjectEd
           })}
         </div>
       )}
+      {jsonOnly.length > 0 && <p className="studio-muted">In the JSON only: {jsonOnly.join(", ")}.</p>}
       <label htmlFor={`${id}-json`}>{label} (JSON)</label>
       <textarea
         id={`${id}-json`}

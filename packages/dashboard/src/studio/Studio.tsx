@@ -76,8 +76,24 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
   );
 
   const assistants = useAsync((signal) => client.assistants.search({ limit: 100, signal }), [client]);
-  const assistantId = opened.assistantId || assistants.data?.[0]?.assistant_id || "";
   const threadId = opened.threadId || null;
+  // A thread opened without an assistant (a link from a trace) runs with the one it ran with.
+  const threadOwner = useAsync(
+    async (signal) => {
+      if (!threadId || opened.assistantId) return undefined;
+      const metadata = (await client.threads.get(threadId, { signal })).metadata as Record<string, unknown> | null;
+      return { assistantId: metadata?.assistant_id, graphId: metadata?.graph_id };
+    },
+    [client, threadId, opened.assistantId],
+  );
+  const owner = assistants.data?.find(
+    (candidate) =>
+      candidate.assistant_id === threadOwner.data?.assistantId ||
+      (candidate.graph_id === threadOwner.data?.graphId && candidate.name === candidate.graph_id),
+  );
+  const waitingForOwner = Boolean(threadId && !opened.assistantId && threadOwner.loading);
+  const assistantId =
+    opened.assistantId || (waitingForOwner ? "" : owner?.assistant_id || assistants.data?.[0]?.assistant_id || "");
   const graph = useAsync(
     async (signal) => {
       if (!assistantId) return undefined;
@@ -166,6 +182,14 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
     }
   };
 
+  const cancel = async (thread: string, runId: string) => {
+    try {
+      await client.runs.cancel(thread, runId);
+    } catch (error) {
+      setStartError(errorText(error));
+    }
+  };
+
   const makeLatest = async (picked: number) => {
     setStartError(null);
     try {
@@ -233,6 +257,14 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
           <p role="status" className="studio-status" data-testid="studio-status">
             {statusText(live.run.phase, running, live.run.error, stoppedAt, state.data)}
           </p>
+          <div className="studio-run-links">
+            {busy && threadId && live.run.runId && (
+              <button type="button" onClick={() => void cancel(threadId, live.run.runId!)}>
+                Cancel the run
+              </button>
+            )}
+            {!busy && live.run.runId && <a href={hrefOf.trace(deploymentId, live.run.runId)}>Trace of the last run</a>}
+          </div>
           <ErrorNote error={startError ?? graph.error ?? undefined} />
           {loaded ? (
             <GraphView drawing={loaded.drawing} run={live.run} next={next} />
