@@ -174,7 +174,10 @@ describe("the Studio, in headless Chromium", () => {
     await page.reload();
     await state().getByText("Reviewer said: yes, publish it").waitFor();
     assert.equal(await runPanel().getByRole("combobox", { name: "Assistant" }).inputValue(), assistantId);
-    await node("write").waitFor();
+    // The nodes show what they last wrote on the thread, read from its history.
+    await node("plan").getByText('{"route":"research"}').waitFor();
+    await node("review").getByText("Reviewer said: yes, publish it").waitFor();
+    assert.equal(await node("review").getAttribute("data-status"), "done");
 
     await runPanel().getByRole("button", { name: "New thread" }).click();
     await page.getByText("No thread open: Run starts one.").waitFor();

@@ -10,8 +10,9 @@ import { type Drawing, END, START } from "./graph-layout";
 import { editorErrors } from "./ObjectEditor";
 import { ResultView } from "./ResultView";
 import { type RunSettings, RunPanel } from "./RunPanel";
-import { runningNodes } from "./run-state";
+import { NO_RUN, runningNodes } from "./run-state";
 import { StopPanel } from "./StopPanel";
+import { nodesOfHistory } from "./thread-nodes";
 import { loadSettings, saveSettings } from "./settings-store";
 import { asSchema, parseObject, takesMessages } from "./schema";
 import { type PickedCheckpoint, TimeTravel } from "./TimeTravel";
@@ -123,16 +124,23 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
   };
 
   const [ended, setEnded] = useState(0);
-  const live = useStudioRun(
+  const runner = useStudioRun(
     client,
     useCallback(() => setEnded((count) => count + 1), []),
   );
-  const busy = live.run.phase === "starting" || live.run.phase === "streaming";
+  const busy = runner.run.phase === "starting" || runner.run.phase === "streaming";
   const state = useAsync(
     (signal): Promise<ThreadState | undefined> =>
       threadId ? client.threads.getState(threadId, undefined, { signal }) : Promise.resolve(undefined),
     [client, threadId, ended],
   );
+  // The graph shows the live run while it is the open thread's; else what the thread's nodes last wrote.
+  const live = runner.run.threadId === threadId ? runner.run : NO_RUN;
+  const history = useAsync(
+    async (signal) => (threadId ? nodesOfHistory(await client.threads.getHistory(threadId, { limit: 100, signal })) : undefined),
+    [client, threadId, ended],
+  );
+  const shownRun = live.phase === "idle" ? { ...live, nodes: history.data ?? {} } : live;
   const [picked, setPicked] = useState<PickedCheckpoint>();
   const [startError, setStartError] = useState<string | null>(null);
 
@@ -165,7 +173,7 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
     try {
       const thread = threadId ?? (await client.threads.create({ graphId: assistant?.graph_id })).thread_id;
       if (thread !== threadId) open({ assistantId, threadId: thread });
-      live.start({
+      runner.start({
         ...request,
         threadId: thread,
         assistantId,
@@ -214,7 +222,7 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
 
   const stoppedAt = !busy && state.data ? state.data.next : [];
   const next = picked?.next ?? (busy ? [] : stoppedAt);
-  const running = runningNodes(live.run);
+  const running = runningNodes(live);
 
   return (
     <div className="studio">
@@ -255,19 +263,19 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
             )}
           </div>
           <p role="status" className="studio-status" data-testid="studio-status">
-            {statusText(live.run.phase, running, live.run.error, stoppedAt, state.data)}
+            {statusText(live.phase, running, live.error, stoppedAt, state.data)}
           </p>
           <div className="studio-run-links">
-            {busy && threadId && live.run.runId && (
-              <button type="button" onClick={() => void cancel(threadId, live.run.runId!)}>
+            {busy && threadId && live.runId && (
+              <button type="button" onClick={() => void cancel(threadId, live.runId!)}>
                 Cancel the run
               </button>
             )}
-            {!busy && live.run.runId && <a href={hrefOf.trace(deploymentId, live.run.runId)}>Trace of the last run</a>}
+            {!busy && live.runId && <a href={hrefOf.trace(deploymentId, live.runId)}>Trace of the last run</a>}
           </div>
           <ErrorNote error={startError ?? graph.error ?? undefined} />
           {loaded ? (
-            <GraphView drawing={loaded.drawing} run={live.run} next={next} />
+            <GraphView drawing={loaded.drawing} run={shownRun} next={next} />
           ) : (
             graph.loading && <p>Loading the graph…</p>
           )}

@@ -14,6 +14,8 @@ export type RunPhase = "idle" | "starting" | "streaming" | "ended" | "failed";
 
 export interface StudioRun {
   phase: RunPhase;
+  /** The thread the run is on. */
+  threadId: string | null;
   runId: string | null;
   /** By node id in the full (xray) drawing: `research:search` for a subgraph's node. */
   nodes: Record<string, NodeRun>;
@@ -22,10 +24,10 @@ export interface StudioRun {
   error: string | null;
 }
 
-export const NO_RUN: StudioRun = { phase: "idle", runId: null, nodes: {}, values: undefined, error: null };
+export const NO_RUN: StudioRun = { phase: "idle", threadId: null, runId: null, nodes: {}, values: undefined, error: null };
 
 export type RunEvent =
-  | { kind: "start" }
+  | { kind: "start"; threadId: string }
   | { kind: "part"; event: string; data: unknown }
   | { kind: "end" }
   | { kind: "fail"; error: string };
@@ -37,7 +39,7 @@ const isDict = (value: unknown): value is Dict => typeof value === "object" && v
 export function runReducer(run: StudioRun, event: RunEvent): StudioRun {
   switch (event.kind) {
     case "start":
-      return { ...NO_RUN, phase: "starting" };
+      return { ...NO_RUN, phase: "starting", threadId: event.threadId };
     case "end":
       return run.phase === "failed" ? run : { ...run, phase: "ended", nodes: settled(run.nodes) };
     case "fail":

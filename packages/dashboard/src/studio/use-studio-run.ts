@@ -37,7 +37,7 @@ export function useStudioRun(client: Client, onEnded: () => void): StudioRunCont
       reading.current?.abort();
       const controller = new AbortController();
       reading.current = controller;
-      dispatch({ kind: "start" });
+      dispatch({ kind: "start", threadId: request.threadId });
       void (async () => {
         try {
           const stream = client.runs.stream(request.threadId, request.assistantId, {
