@@ -1,8 +1,11 @@
 import type { Deployment, Revision } from "../api/types";
 
-/** A repository URL without its scheme and `.git`: `github.com/acme/agent`. */
+/** A repository URL as its path, without the host and `.git`: `acme/agent` for `https://github.com/acme/agent.git`. */
 export function shortRepo(url: string): string {
-  return url.replace(/^[a-z+]+:\/\//i, "").replace(/\.git$/, "");
+  return url
+    .replace(/^[a-z+]+:\/\/[^/]+\//i, "")
+    .replace(/\.git$/, "")
+    .replace(/^\/+/, "");
 }
 
 /**
@@ -17,7 +20,7 @@ export function SourceSummary({
   deployment: Deployment;
   /** The revision whose commit or image to name; the deployment's own fields otherwise. */
   revision?: Revision;
-  /** The repository without its scheme (a list's narrow column). */
+  /** The repository as its path, without its host (a list's narrow column). */
   short?: boolean;
 }) {
   const config = revision?.source_revision_config ?? deployment.source_revision_config;

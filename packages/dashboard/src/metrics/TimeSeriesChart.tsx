@@ -39,13 +39,18 @@ function isolatedPoints(self: uPlot, seriesIndex: number, show: boolean): number
   return isolated.length > 0 ? isolated : null;
 }
 
+const latestOf = (values: ArrayLike<number | null | undefined>): number | null | undefined =>
+  Array.from(values)
+    .reverse()
+    .find((value) => value !== null && value !== undefined);
+
 const hasData = (series: Series[]) => series.some((one) => one.values.some((value) => value !== null));
 
 /** The series' latest values as words: what a screen reader gets instead of the canvas. */
 function describe(series: Series[], format: (value: number) => string): string {
   return series
     .map((one) => {
-      const latest = [...one.values].reverse().find((value) => value !== null);
+      const latest = latestOf(one.values);
       return `${one.label}: ${latest === undefined || latest === null ? "no data" : `latest ${format(latest)}`}`;
     })
     .join("; ");
@@ -76,13 +81,23 @@ export function TimeSeriesChart({ title, unit, time, series, format = String, mi
         { label: unit, labelSize: 20, size: 72, values: (_self, ticks) => ticks.map((tick) => formatRef.current(tick)) },
       ],
       series: [
-        {},
+        {
+          label: "Time",
+          value: (_self: uPlot, value: number | null, _seriesIndex: number, index: number | null) =>
+            index === null || value === null
+              ? "latest"
+              : new Date(value * 1000).toLocaleString(undefined, { dateStyle: "short", timeStyle: "short" }),
+        },
         ...series.map((one, index) => ({
           label: one.label,
           stroke: COLORS[index % COLORS.length],
           width: 2,
           points: { size: 6, fill: COLORS[index % COLORS.length], filter: isolatedPoints },
-          value: (_self: uPlot, value: number | null) => (value === null ? "—" : formatRef.current(value)),
+          // Off the chart the legend gives each series' latest value; under the cursor, the value there.
+          value: (self: uPlot, value: number | null, seriesIndex: number, index: number | null) => {
+            const shown = index === null ? latestOf(self.data[seriesIndex] ?? []) : value;
+            return shown === null || shown === undefined ? "—" : formatRef.current(shown);
+          },
         })),
       ],
       legend: { live: true },
