@@ -165,11 +165,14 @@ describe("time travel in the Studio, in headless Chromium", () => {
     assert.match(first ?? "", /step \d+.*loop.*by review.*end/, "the newest checkpoint is at the top");
     await row("input", "next __start__").waitFor();
     await row("loop", "by write", "next review").waitFor();
+    // Beside the graph, once the Studio has drawn it.
+    await page.getByTestId("studio-node-write").waitFor();
     await screenshot(page, "time-travel-timeline");
   });
 
-  test("opening the checkpoint after write shows its state, what runs next and when", async () => {
+  test("opening the checkpoint after write shows its state and what runs next, marked on the graph", async () => {
     await row("by write", "next review").getByRole("button").first().click();
+    await page.locator('[data-testid="studio-node-review"].studio-node-next').waitFor();
     await panel().getByText(written.checkpoint.checkpoint_id!).waitFor();
     await panel().getByRole("region", { name: "State values" }).getByText(WRITTEN).waitFor();
     assert.equal(await panel().getByRole("definition").nth(2).textContent(), "review");
