@@ -257,6 +257,26 @@ describe("time travel in the Studio, in headless Chromium", () => {
     await row("update", "edited").waitFor();
   });
 
+  test("a long history comes a page at a time, and only the rows in view are drawn", async () => {
+    const long = (await client.threads.create({ graphId: "studio" })).thread_id;
+    for (let index = 0; index < 150; index++) {
+      await client.threads.updateState(long, { values: { notes: [`note ${index}`] }, asNode: "review" });
+    }
+    const oldest = (await client.threads.getHistory(long, { limit: 1000 })).at(-1)!;
+    await page.goto(`${cp.url}/#/deployments/${deployment.id}/studio?assistant=${assistantId}&thread=${long}`);
+    await view.getByText("100 checkpoints").waitFor();
+    const drawn = await timeline().getByRole("listitem").count();
+    assert.ok(drawn > 0 && drawn < 60, `${drawn} of 100 rows drawn`);
+
+    await view.getByRole("button", { name: "Load older checkpoints" }).click();
+    await view.getByText("150 checkpoints").waitFor();
+    assert.equal(await view.getByRole("button", { name: "Load older checkpoints" }).count(), 0, "nothing older is left");
+    await view.locator(".tt-scroll").evaluate((list) => list.scrollTo(0, list.scrollHeight));
+    await timeline()
+      .getByRole("button", { name: new RegExp(`^step ${oldest.metadata?.step} `) })
+      .waitFor();
+  });
+
   test("all of it ran within the page's Content-Security-Policy", async () => {
     assert.deepEqual(violations(), []);
   });
