@@ -175,7 +175,9 @@ describe("time travel in the Studio, in headless Chromium", () => {
     await page.locator('[data-testid="studio-node-review"].studio-node-next').waitFor();
     await panel().getByText(written.checkpoint.checkpoint_id!).waitFor();
     await panel().getByRole("region", { name: "State values" }).getByText(WRITTEN).waitFor();
-    assert.equal(await panel().getByRole("definition").nth(2).textContent(), "review");
+    const facts = await panel().getByRole("definition").allTextContents();
+    assert.equal(facts[2], "messages", "write changed the messages only");
+    assert.equal(facts[3], "review", "and review runs next");
     assert.equal(await row("by write", "next review").getByRole("button").first().getAttribute("aria-expanded"), "true");
   });
 

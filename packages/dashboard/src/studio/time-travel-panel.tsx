@@ -3,7 +3,7 @@ import { type FormEvent, useState } from "react";
 import { showValue } from "../conversations/format";
 import { CopyButton } from "../ui/CopyButton";
 import { Time } from "../ui/Time";
-import { checkpointIdOf, parseEdit, writersOf } from "./time-travel-tree";
+import { changedKeys, checkpointIdOf, parseEdit, writersOf } from "./time-travel-tree";
 
 export interface CheckpointPanelProps {
   state: ThreadState;
@@ -25,6 +25,7 @@ const stepOf = (state: ThreadState) => state.metadata?.step;
 export function CheckpointPanel({ state, parent, nodes, onSave, onRunFrom, onClose, notice }: CheckpointPanelProps) {
   const id = checkpointIdOf(state) ?? "";
   const writers = writersOf(state, parent);
+  const changed = changedKeys(state, parent);
   const [draft, setDraft] = useState<{ text: string; asNode: string } | undefined>(undefined);
   const [error, setError] = useState<string | null>(null);
   const [saving, setSaving] = useState(false);
@@ -77,6 +78,8 @@ export function CheckpointPanel({ state, parent, nodes, onSave, onRunFrom, onClo
         </dd>
         <dt>Written by</dt>
         <dd>{writers.length > 0 ? writers.join(", ") : state.metadata?.source === "update" ? "an edit" : "—"}</dd>
+        <dt>Changed</dt>
+        <dd>{changed.length > 0 ? changed.join(", ") : "nothing"}</dd>
         <dt>Next</dt>
         <dd>{state.next.length > 0 ? state.next.join(", ") : "nothing (the run ended here)"}</dd>
         <dt>Created</dt>

@@ -146,6 +146,18 @@ export function parentOf(tree: CheckpointTree, id: string): ThreadState | undefi
   return parent ? tree.states.get(parent) : undefined;
 }
 
+/** The state keys whose values differ from the parent checkpoint's (every key, without a loaded parent). */
+export function changedKeys(state: ThreadState, parent: ThreadState | undefined): string[] {
+  const values = asObject(state.values);
+  const before = asObject(parent?.values);
+  const keys = new Set([...Object.keys(values), ...Object.keys(before)]);
+  return [...keys].filter((key) => JSON.stringify(values[key]) !== JSON.stringify(before[key]));
+}
+
+function asObject(value: unknown): Record<string, unknown> {
+  return typeof value === "object" && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+}
+
 export type ParsedValues = { ok: true; values: Record<string, unknown> } | { ok: false; error: string };
 
 /**
@@ -162,7 +174,7 @@ export function parseEdit(text: string, before: unknown): ParsedValues {
   if (typeof parsed !== "object" || parsed === null || Array.isArray(parsed)) {
     return { ok: false, error: "The state must be a JSON object of state keys." };
   }
-  const old = typeof before === "object" && before !== null ? (before as Record<string, unknown>) : {};
+  const old = asObject(before);
   const changed = Object.fromEntries(
     Object.entries(parsed).filter(([key, value]) => JSON.stringify(value) !== JSON.stringify(old[key])),
   );
