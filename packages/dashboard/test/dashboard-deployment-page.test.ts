@@ -46,7 +46,10 @@ describe("the deployment page and the metrics page, in headless Chromium", () =>
 
   before(async () => {
     host = await startGitHost();
-    gitSha = host.createRepository("agent.git", projectFiles(join(FIXTURES, "studio-app")));
+    // The same project with A2A turned off: the page says so rather than give its addresses.
+    const project = projectFiles(join(FIXTURES, "studio-app"));
+    const config = { ...JSON.parse(project["langgraph.json"]!), http: { disable_a2a: true } };
+    gitSha = host.createRepository("agent.git", { ...project, "langgraph.json": JSON.stringify(config) });
     cp = await startControlPlane({ listener: true, env: { BERTH_METRICS_INTERVAL_SECONDS: "1" } });
     const integration = await cp.admin.post<{ id: string }>("/v1/integrations/repo_host", {
       name: "loopback",
@@ -122,6 +125,13 @@ describe("the deployment page and the metrics page, in headless Chromium", () =>
     await gitRow.getByText("agent@main", { exact: true }).waitFor();
     assert.equal(await gitRow.getByTestId("commit-sha").textContent(), gitSha.slice(0, 7));
     await screenshot(page, "deployment-list");
+
+    await gitRow.getByRole("link", { name: "from-git" }).click();
+    await page.getByText("turned off by the project").waitFor();
+    assert.equal(await page.getByText("http.disable_a2a").count(), 1, "A2A is off");
+    assert.equal(await page.getByTestId("a2a-url").count(), 0);
+    assert.match((await page.getByTestId("mcp-url").textContent()) ?? "", /\/mcp$/, "MCP is still served");
+    await page.getByRole("navigation", { name: "Breadcrumb" }).getByRole("link", { name: "Deployments" }).click();
     // One deployment serves the rest of the tests.
     assert.equal((await cp.admin.delete(`/v2/deployments/${fromGit.id}`)).status, 204);
   });

@@ -123,7 +123,7 @@ export function DeploymentPage({ id }: { id: string }) {
                 {`${url}/docs`}
               </a>
             </dd>
-            <ProtocolAddresses url={url} />
+            <ProtocolAddresses url={url} deployment={deployment} />
           </>
         )}
         <dt>Deployment id</dt>
