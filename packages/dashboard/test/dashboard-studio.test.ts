@@ -255,6 +255,8 @@ describe("the Studio, in headless Chromium", () => {
     // The subgraph is expanded: its group is what "research" runs as.
     await page.locator("[data-testid='studio-group-research'].studio-node-next").waitFor();
     assert.equal(await page.locator(".studio-node-next").count(), 1, "research only");
+    // Every edge is still drawn once the nodes changed (a node's handles are given, not measured again).
+    assert.equal(await graph().locator(".react-flow__edge").count(), 7);
     await screenshot(page, "studio-checkpoint");
   });
 

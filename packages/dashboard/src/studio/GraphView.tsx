@@ -7,6 +7,7 @@ import {
   Handle,
   MarkerType,
   type Node,
+  type NodeHandle,
   type NodeProps,
   Position,
   ReactFlow,
@@ -14,6 +15,7 @@ import {
 import { useMemo, useState } from "react";
 import "@xyflow/react/dist/style.css";
 import { type Drawing, END, layOut, START, shownId, subgraphsOf } from "./graph-layout";
+import { messageText } from "./messages";
 import type { NodeRun, NodeStatus, StudioRun } from "./run-state";
 
 export interface GraphViewProps {
@@ -38,8 +40,15 @@ type StudioNode = Node<NodeData>;
 
 const PREVIEW_CHARS = 90;
 
+/** An update in one line: the last message it wrote as text (the rest of it named), else its JSON. */
 function preview(value: unknown): string {
-  const text = JSON.stringify(value) ?? "";
+  const { messages, ...rest } = (typeof value === "object" && value !== null ? value : {}) as { messages?: unknown };
+  let text = JSON.stringify(value) ?? "";
+  if (Array.isArray(messages) && messages.length > 0) {
+    const last = messageText(messages.at(-1));
+    const others = Object.keys(rest);
+    text = `${last.type}: ${last.text}${others.length > 0 ? ` · ${others.join(", ")}` : ""}`;
+  }
   return text.length > PREVIEW_CHARS ? `${text.slice(0, PREVIEW_CHARS - 1)}…` : text;
 }
 
@@ -56,7 +65,7 @@ function StepNode({ data }: NodeProps<StudioNode>) {
   if (data.next) classes.push("studio-node-next");
   return (
     <div className={classes.join(" ")} data-testid={`studio-node-${data.id}`} data-status={data.status ?? "idle"}>
-      {data.kind !== "terminal" && <Handle type="target" position={Position.Top} isConnectable={false} />}
+      {data.id !== START && <Handle type="target" position={Position.Top} isConnectable={false} />}
       <div className="studio-node-head">
         <span className="studio-node-label">{data.label}</span>
         {data.status && <span className="studio-node-status">{STATUS_TEXT[data.status]}</span>}
@@ -135,6 +144,27 @@ const EDGE_TYPES = { routed: Routed };
 
 const NODE_TYPES = { step: StepNode, cluster: GroupNode };
 
+const HANDLE_PX = 6;
+
+/** A node's two handles where its Handle elements sit: the middle of its top (in) and of its bottom (out). */
+function handlesOf(node: { id: string; width: number; height: number }): NodeHandle[] {
+  const x = node.width / 2 - HANDLE_PX / 2;
+  const handles: NodeHandle[] = [];
+  if (node.id !== START)
+    handles.push({ type: "target", position: Position.Top, x, y: -HANDLE_PX / 2, width: HANDLE_PX, height: HANDLE_PX });
+  if (node.id !== END) {
+    handles.push({
+      type: "source",
+      position: Position.Bottom,
+      x,
+      y: node.height - HANDLE_PX / 2,
+      width: HANDLE_PX,
+      height: HANDLE_PX,
+    });
+  }
+  return handles;
+}
+
 const STATUS_RANK: Record<NodeStatus, number> = { done: 1, interrupted: 2, error: 3, running: 4 };
 
 /** The status a shown node takes from the nodes folded in it: running wins over failed over interrupted over done. */
@@ -177,6 +207,10 @@ export function GraphView({ drawing, run, next }: GraphViewProps) {
       position: { x: node.x, y: node.y },
       width: node.width,
       height: node.height,
+      // Sizes and handles given, not measured: a controlled node made anew on each update (a run's statuses) would
+      // otherwise lose its measured handles, and its edges with them, until the browser measured it again.
+      measured: { width: node.width, height: node.height },
+      handles: group ? [] : handlesOf(node),
       parentId: node.parent,
       draggable: false,
       selectable: !group,

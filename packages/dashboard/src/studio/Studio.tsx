@@ -140,7 +140,9 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
     async (signal) => (threadId ? nodesOfHistory(await client.threads.getHistory(threadId, { limit: 100, signal })) : undefined),
     [client, threadId, ended],
   );
-  const shownRun = live.phase === "idle" ? { ...live, nodes: history.data ?? {} } : live;
+  // While a run streams, its own nodes only; once it ended, over what the others wrote before.
+  const streaming = live.phase === "starting" || live.phase === "streaming";
+  const shownRun = streaming ? live : { ...live, nodes: { ...history.data, ...live.nodes } };
   const [picked, setPicked] = useState<PickedCheckpoint>();
   const [startError, setStartError] = useState<string | null>(null);
 
