@@ -233,8 +233,8 @@ describe("the Studio, in headless Chromium", () => {
     assert.match(page.url(), /studio\?assistant=[0-9a-f-]{36}&thread=[0-9a-f-]{36}$/, "the thread is in the URL");
     await screenshot(page, "studio-interrupt");
 
-    // A click on a node opens its whole update.
-    await node("write").click();
+    // A node's name opens its whole update (a button, so the keyboard reaches it too).
+    await graph().getByRole("button", { name: "Show the update of write" }).press("Enter");
     const detail = page.getByRole("region", { name: "Node write" });
     await detail.getByText('"type": "ai"').waitFor();
     await detail.getByRole("button", { name: "Close" }).click();

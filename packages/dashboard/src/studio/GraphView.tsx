@@ -34,6 +34,8 @@ interface NodeData extends Record<string, unknown> {
   update?: unknown;
   next: boolean;
   onToggle?: () => void;
+  /** Opens the node's whole update below the graph. */
+  onOpen?: () => void;
 }
 
 type StudioNode = Node<NodeData>;
@@ -67,7 +69,21 @@ function StepNode({ data }: NodeProps<StudioNode>) {
     <div className={classes.join(" ")} data-testid={`studio-node-${data.id}`} data-status={data.status ?? "idle"}>
       {data.id !== START && <Handle type="target" position={Position.Top} isConnectable={false} />}
       <div className="studio-node-head">
-        <span className="studio-node-label">{data.label}</span>
+        {data.onOpen ? (
+          <button
+            type="button"
+            className="nodrag studio-node-label"
+            aria-label={`Show the update of ${data.id}`}
+            onClick={(event) => {
+              event.stopPropagation();
+              data.onOpen?.();
+            }}
+          >
+            {data.label}
+          </button>
+        ) : (
+          <span className="studio-node-label">{data.label}</span>
+        )}
         {data.status && <span className="studio-node-status">{STATUS_TEXT[data.status]}</span>}
         {!data.status && data.next && <span className="studio-node-status">next</span>}
       </div>
@@ -224,6 +240,7 @@ export function GraphView({ drawing, run, next }: GraphViewProps) {
         update: state?.update,
         next: nextShown.has(node.id),
         onToggle: subgraphs.has(node.id) ? () => toggle(node.id) : undefined,
+        onOpen: node.kind === "node" || node.kind === "subgraph" ? () => setPicked(node.id) : undefined,
       },
     };
   });
@@ -253,7 +270,7 @@ export function GraphView({ drawing, run, next }: GraphViewProps) {
           nodesDraggable={false}
           nodesConnectable={false}
           fitView
-          fitViewOptions={{ maxZoom: 1 }}
+          fitViewOptions={{ maxZoom: 1.25 }}
           minZoom={0.2}
           onNodeClick={(_, node) => node.type === "step" && setPicked(node.id)}
         >
