@@ -297,6 +297,20 @@ describe("the Studio, in headless Chromium", () => {
     await interrupt.getByRole("button", { name: "Resume" }).click();
     await state().getByText("Reviewer said: fine").waitFor();
     await status().getByText("Finished").waitFor();
+
+    // After a node: the run on the same thread stops once plan has run, write next.
+    await runPanel().getByRole("group", { name: "Interrupt before" }).getByLabel("write").uncheck();
+    await runPanel().getByRole("group", { name: "Interrupt after" }).getByLabel("plan").check();
+    await runPanel().getByLabel("Message").fill("once more");
+    await runButton().click();
+    await status().getByText("Stopped at a breakpoint; next: write").waitFor();
+    assert.equal(await node("plan").getAttribute("data-status"), "done");
+    await breakpoint.getByRole("button", { name: "Continue" }).click();
+    await interrupt.getByText(QUESTION).waitFor();
+    await interrupt.getByLabel("Your answer").fill("again");
+    await interrupt.getByRole("button", { name: "Resume" }).click();
+    await state().getByText("Reviewer said: again").waitFor();
+    await status().getByText("Finished").waitFor();
   });
 
   test("a graph whose input is no conversation gets a form from its input schema", async () => {
