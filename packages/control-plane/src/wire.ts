@@ -15,9 +15,16 @@ import type {
   SourceRevisionConfigRequest,
   UploadUrl as UploadUrlSchema,
 } from "./http/schemas/deployments.js";
+import type { DeploymentMetrics as DeploymentMetricsSchema } from "./http/schemas/deployment-metrics.js";
 import type { ServerInfo as ServerInfoSchema } from "./http/schemas/info.js";
 import type { Integration as IntegrationSchema, Repository as RepositorySchema } from "./http/schemas/integrations.js";
 import type { Listener as ListenerSchema } from "./http/schemas/listeners.js";
+import type {
+  Feedback as FeedbackSchema,
+  Run as TracedRunSchema,
+  SpanPage as SpanPageSchema,
+  Span as SpanSchema,
+} from "./tracing/schemas.js";
 
 // Answers
 
@@ -36,6 +43,15 @@ export type BulkDeleteResult = z.infer<typeof BulkDeleteResultSchema>;
 export type Listener = z.infer<typeof ListenerSchema>;
 export type Integration = z.infer<typeof IntegrationSchema>;
 export type Repository = z.infer<typeof RepositorySchema>;
+/** `GET /v2/deployments/{id}/metrics`: a deployment's series over the last hour or day. */
+export type DeploymentMetrics = z.infer<typeof DeploymentMetricsSchema>;
+export type MetricsWindow = DeploymentMetrics["window"];
+/** A run of the tracing service (`GET /api/v1/runs/{id}`, a project's run list). */
+export type TracedRun = z.infer<typeof TracedRunSchema>;
+/** A run of a trace without its inputs and outputs (`GET /api/v1/runs/{id}/spans`). */
+export type Span = z.infer<typeof SpanSchema>;
+export type SpanPage = z.infer<typeof SpanPageSchema>;
+export type Feedback = z.infer<typeof FeedbackSchema>;
 
 // Parts of requests, as a client writes them (before defaults and transforms)
 

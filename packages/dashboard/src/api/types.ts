@@ -4,14 +4,20 @@ import type { Condition, Revision } from "@berth/control-plane/wire";
 
 export type {
   Deployment,
+  DeploymentMetrics,
+  Feedback,
   Integration,
   LogLine,
   Page,
   Repository,
   Revision,
   RevisionEvent,
+  MetricsWindow,
   Secret,
   ServerInfo,
+  Span,
+  SpanPage,
+  TracedRun,
   UploadUrl,
 } from "@berth/control-plane/wire";
 

@@ -1,6 +1,6 @@
 import { useMemo } from "react";
 import { type Series, TimeSeriesChart } from "./TimeSeriesChart";
-import type { DeploymentMetrics } from "./types";
+import type { DeploymentMetrics } from "../api/types";
 
 type Values = (number | null)[];
 

@@ -5,7 +5,7 @@ import { usePolling } from "../hooks/usePolling";
 import { hrefOf } from "../router";
 import { ErrorNote } from "../ui/ErrorNote";
 import { PageTitle } from "../ui/PageTitle";
-import type { DeploymentMetrics, MetricsWindow } from "./types";
+import type { DeploymentMetrics, MetricsWindow } from "../api/types";
 
 // uPlot and the charts come with this page only.
 const MetricsCharts = lazy(() => import("./MetricsCharts").then((module) => ({ default: module.MetricsCharts })));

@@ -113,7 +113,8 @@ function useTrace(runId: string, attempt: number): TraceState {
 
 /** The thread a root run belongs to: LangGraph puts it in the run's metadata. */
 function threadOf(root: TracedRun): string | undefined {
-  const fromMetadata = root.extra?.metadata?.thread_id;
+  const metadata = root.extra?.metadata;
+  const fromMetadata = typeof metadata === "object" && metadata !== null ? Reflect.get(metadata, "thread_id") : undefined;
   return root.thread_id ?? (typeof fromMetadata === "string" ? fromMetadata : undefined);
 }
 

@@ -1,68 +1,11 @@
 // The control plane's tracing read API as the traces pages use it (docs/tracing.md, "Read API").
 import type { ApiClient } from "../api/client";
 import { ApiError } from "../api/client";
-import type { Deployment } from "../api/types";
+import type { Deployment, Feedback, Page, TracedRun } from "../api/types";
 
-export type RunStatus = "success" | "error" | "pending";
+export type { Feedback, Page, Span, SpanPage, TracedRun } from "../api/types";
 
-/** A run as GET /api/v1/runs/{id} and the project's run list answer it. */
-export interface TracedRun {
-  id: string;
-  trace_id: string;
-  parent_run_id: string | null;
-  name: string | null;
-  run_type: string | null;
-  status: RunStatus;
-  start_time: string | null;
-  end_time: string | null;
-  inputs: Record<string, unknown> | null;
-  outputs: Record<string, unknown> | null;
-  error: string | null;
-  extra: { metadata?: Record<string, unknown> } | null;
-  tags: string[] | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-  total_tokens: number | null;
-  thread_id: string | null;
-}
-
-/** A span of GET /api/v1/runs/{id}/spans: a run without its inputs and outputs. */
-export interface Span {
-  id: string;
-  parent_run_id: string | null;
-  depth: number;
-  name: string | null;
-  run_type: string | null;
-  status: RunStatus;
-  start_time: string | null;
-  end_time: string | null;
-  error: string | null;
-  prompt_tokens: number | null;
-  completion_tokens: number | null;
-  total_tokens: number | null;
-  prompt_cost: number | null;
-  completion_cost: number | null;
-  total_cost: number | null;
-}
-
-export interface Feedback {
-  id: string;
-  key: string;
-  score: number | null;
-  value: unknown;
-  comment: string | null;
-  source: string;
-  created_at: string;
-}
-
-export interface Page<T> {
-  resources: T[];
-  offset: number;
-}
-
-export interface SpanPage extends Page<Span> {
-  total: number;
-}
+export type RunStatus = TracedRun["status"];
 
 /** How long a run took, in ms; null while it runs. */
 export function latencyOf(run: { start_time: string | null; end_time: string | null }): number | null {
