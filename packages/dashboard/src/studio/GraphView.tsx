@@ -12,7 +12,7 @@ import {
   Position,
   ReactFlow,
 } from "@xyflow/react";
-import { useMemo, useState } from "react";
+import { type ReactNode, useMemo, useState } from "react";
 import "@xyflow/react/dist/style.css";
 import { type Drawing, END, layOut, START, shownId, subgraphsOf } from "./graph-layout";
 import { messageText } from "./messages";
@@ -61,6 +61,23 @@ const STATUS_TEXT: Record<NodeStatus, string> = {
   error: "failed",
 };
 
+/** A button inside a node: a click on it neither drags nor picks the node. */
+function InNodeButton(props: { className: string; label: string; onClick?: () => void; children: ReactNode }) {
+  return (
+    <button
+      type="button"
+      className={`nodrag ${props.className}`}
+      aria-label={props.label}
+      onClick={(event) => {
+        event.stopPropagation();
+        props.onClick?.();
+      }}
+    >
+      {props.children}
+    </button>
+  );
+}
+
 function StepNode({ data }: NodeProps<StudioNode>) {
   const classes = ["studio-node", `studio-node-${data.kind}`];
   if (data.status) classes.push(`studio-node-${data.status}`);
@@ -70,17 +87,9 @@ function StepNode({ data }: NodeProps<StudioNode>) {
       {data.id !== START && <Handle type="target" position={Position.Top} isConnectable={false} />}
       <div className="studio-node-head">
         {data.onOpen ? (
-          <button
-            type="button"
-            className="nodrag studio-node-label"
-            aria-label={`Show the update of ${data.id}`}
-            onClick={(event) => {
-              event.stopPropagation();
-              data.onOpen?.();
-            }}
-          >
+          <InNodeButton className="studio-node-label" label={`Show the update of ${data.id}`} onClick={data.onOpen}>
             {data.label}
-          </button>
+          </InNodeButton>
         ) : (
           <span className="studio-node-label">{data.label}</span>
         )}
@@ -88,17 +97,9 @@ function StepNode({ data }: NodeProps<StudioNode>) {
         {!data.status && data.next && <span className="studio-node-status">next</span>}
       </div>
       {data.kind === "subgraph" && (
-        <button
-          type="button"
-          className="nodrag studio-toggle"
-          aria-label={`Expand subgraph ${data.id}`}
-          onClick={(event) => {
-            event.stopPropagation();
-            data.onToggle?.();
-          }}
-        >
+        <InNodeButton className="studio-toggle" label={`Expand subgraph ${data.id}`} onClick={data.onToggle}>
           expand
-        </button>
+        </InNodeButton>
       )}
       {data.update !== undefined && <code className="studio-node-update">{preview(data.update)}</code>}
       {data.id !== END && <Handle type="source" position={Position.Bottom} isConnectable={false} />}
@@ -114,17 +115,9 @@ function GroupNode({ data }: NodeProps<StudioNode>) {
     <div className={classes.join(" ")} data-testid={`studio-group-${data.id}`}>
       <div className="studio-group-head">
         <span>subgraph {data.label}</span>
-        <button
-          type="button"
-          className="nodrag studio-toggle"
-          aria-label={`Collapse subgraph ${data.id}`}
-          onClick={(event) => {
-            event.stopPropagation();
-            data.onToggle?.();
-          }}
-        >
+        <InNodeButton className="studio-toggle" label={`Collapse subgraph ${data.id}`} onClick={data.onToggle}>
           collapse
-        </button>
+        </InNodeButton>
       </div>
     </div>
   );

@@ -1,8 +1,6 @@
 import { lazy, Suspense } from "react";
 import { useSession } from "../api/context";
-import { deploymentEndpoint, loadRouterUrls } from "../api/platform";
-import type { Deployment } from "../api/types";
-import { usePolling } from "../hooks/usePolling";
+import { useDeploymentEndpoint } from "../hooks/useDeploymentEndpoint";
 import { hrefOf } from "../router";
 import { ErrorNote } from "../ui/ErrorNote";
 import { PageTitle } from "../ui/PageTitle";
@@ -12,18 +10,8 @@ const Studio = lazy(() => import("./Studio").then((module) => ({ default: module
 
 /** A deployment's Studio: its assistants' graphs, run and watched through the router (the deployment's URL). */
 export function StudioPage({ id }: { id: string }) {
-  const { api, credentials } = useSession();
-  // Read once: a deployment's URL does not change, nor do the platform's routers.
-  const { data, error } = usePolling(
-    async () => {
-      const [deployment, routerUrls] = await Promise.all([api.get<Deployment>(`v2/deployments/${id}`), loadRouterUrls()]);
-      return { deployment, endpoint: deploymentEndpoint(deployment, routerUrls) };
-    },
-    null,
-    [api, id],
-  );
-  const deployment = data?.deployment;
-  const endpoint = data?.endpoint;
+  const { credentials } = useSession();
+  const { deployment, endpoint, error } = useDeploymentEndpoint(id);
   return (
     <>
       <nav aria-label="Breadcrumb" className="crumbs">
