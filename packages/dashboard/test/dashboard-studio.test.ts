@@ -302,11 +302,15 @@ describe("the Studio, in headless Chromium", () => {
     await runPanel().getByRole("group", { name: "Interrupt before" }).getByLabel("write").uncheck();
     await runPanel().getByRole("group", { name: "Interrupt after" }).getByLabel("plan").check();
     await runPanel().getByLabel("Message").fill("once more");
+    // A message-based graph's other input keys go with the message.
+    await runPanel().getByText("Other input keys").click();
+    await runPanel().getByLabel("Input (JSON)").fill('{"notes": ["from the input"]}');
     await runButton().click();
     await status().getByText("Stopped at a breakpoint; next: write").waitFor();
     assert.equal(await node("plan").getAttribute("data-status"), "done");
     await breakpoint.getByRole("button", { name: "Continue" }).click();
     await interrupt.getByText(QUESTION).waitFor();
+    await state().getByText("Dear Ada, a warm answer (notes: from the input).").waitFor();
     await interrupt.getByLabel("Your answer").fill("again");
     await interrupt.getByRole("button", { name: "Resume" }).click();
     await state().getByText("Reviewer said: again").waitFor();

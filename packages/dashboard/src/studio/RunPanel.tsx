@@ -121,21 +121,33 @@ export function RunPanel(props: RunPanelProps) {
         ))}
       </fieldset>
       {props.chat ? (
-        <label className="studio-field">
-          Message
-          <textarea
-            rows={3}
-            value={message}
-            placeholder="Ctrl+Enter runs"
-            onChange={(event) => setMessage(event.target.value)}
-            onKeyDown={(event) => {
-              if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
-                event.preventDefault();
-                run();
-              }
-            }}
-          />
-        </label>
+        <>
+          <label className="studio-field">
+            Message
+            <textarea
+              rows={3}
+              value={message}
+              placeholder="Ctrl+Enter runs"
+              onChange={(event) => setMessage(event.target.value)}
+              onKeyDown={(event) => {
+                if (event.key === "Enter" && (event.ctrlKey || event.metaKey)) {
+                  event.preventDefault();
+                  run();
+                }
+              }}
+            />
+          </label>
+          <details className="studio-more-input">
+            <summary>Other input keys</summary>
+            <ObjectEditor
+              label="Input"
+              schema={props.schemas.input}
+              text={settings.input}
+              onText={(input) => set({ input })}
+              rows={3}
+            />
+          </details>
+        </>
       ) : (
         <ObjectEditor
           label="Input"

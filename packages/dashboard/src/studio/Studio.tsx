@@ -155,7 +155,7 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
   const errors = [
     ...editorErrors(settings.config, schemas.config),
     ...(schemas.context ? editorErrors(settings.context, schemas.context) : []),
-    ...(chat ? [] : editorErrors(settings.input, schemas.input)),
+    ...editorErrors(settings.input, schemas.input),
   ];
   const nodes = (loaded?.drawing.nodes ?? [])
     .map((node) => String(node.id))
@@ -211,13 +211,13 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
   };
 
   const onRun = (message: string) => {
-    if (chat) {
-      const text = message.trim();
-      void runWith({ input: text ? { messages: [{ type: "human", content: text }] } : threadId ? null : {} });
-      return;
-    }
-    const input = parseObject(settings.input);
-    if ("value" in input) void runWith({ input: input.value });
+    const parsed = parseObject(settings.input);
+    if (!("value" in parsed)) return;
+    const input = parsed.value;
+    const text = message.trim();
+    if (chat && text) input.messages = [{ type: "human", content: text }];
+    // Nothing to send on an open thread: it goes on from where it stopped.
+    void runWith({ input: Object.keys(input).length > 0 || !threadId ? input : null });
   };
   // As Run does: this render's config, context and breakpoints.
   const onRunFrom = (checkpointId: string) => void runWith({ input: null, checkpointId });
