@@ -90,6 +90,12 @@ export interface ObservedDeployment {
   healthy: boolean;
   reason: string;
   message: string;
+  /**
+   * Whether the listener stopped the revision's servers for lack of requests
+   * (scale-to-zero): the next request, or a cron about to be due, starts them
+   * again. Absent: the listener does not put this deployment to sleep.
+   */
+  sleeping?: boolean;
 }
 
 export interface DeploymentReport {

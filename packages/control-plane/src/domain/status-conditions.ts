@@ -22,9 +22,11 @@ import {
  * - Serving: it is the revision the deployment's traffic goes to (a
  *   deployment's: some revision takes its traffic);
  * - Healthy: while it serves, its servers pass their health checks;
- * - Replaced: it served, and a later revision serves instead.
+ * - Replaced: it served, and a later revision serves instead;
+ * - Sleeping: its servers are stopped for lack of requests and start again on
+ *   the next one (only where the listener puts the deployment to sleep).
  */
-export const CONDITION_TYPES = ["Built", "Serving", "Healthy", "Replaced"] as const;
+export const CONDITION_TYPES = ["Built", "Serving", "Healthy", "Replaced", "Sleeping"] as const;
 
 /** A condition before it is dated and numbered. */
 type Derived = Pick<Condition, "type" | "status" | "reason" | "message">;
@@ -73,15 +75,27 @@ const HEALTHY_AT_DEPLOY: Derived = {
 
 const NOT_SERVING_HEALTH: Derived = { type: "Healthy", status: "Unknown", reason: "NotServing", message: "It does not serve" };
 
-/** Serving and Healthy of the active revision, which the listener may observe not serving or unhealthy. */
-function activeConditions(serving: ServingState, servesMessage: string): [Derived, Derived] {
+/**
+ * Serving and Healthy of the active revision, which the listener may observe
+ * not serving or unhealthy, and Sleeping where the listener puts it to sleep:
+ * asleep, its health is Unknown (not False), so the deployment stays READY.
+ */
+function activeConditions(serving: ServingState, servesMessage: string): [Derived, Derived, ...Derived[]] {
   const { observed } = serving;
   if (observed && observed.serving_revision_id !== serving.active_revision_id)
     return [{ type: "Serving", status: "False", reason: observed.reason, message: observed.message }, NOT_SERVING_HEALTH];
-  const health: Derived = observed
-    ? { type: "Healthy", status: observed.healthy ? "True" : "False", reason: observed.reason, message: observed.message }
-    : HEALTHY_AT_DEPLOY;
-  return [{ type: "Serving", status: "True", reason: "Serving", message: servesMessage }, health];
+  const sleeping: Derived[] =
+    observed?.sleeping === undefined
+      ? []
+      : observed.sleeping
+        ? [{ type: "Sleeping", status: "True", reason: "Idle", message: observed.message }]
+        : [{ type: "Sleeping", status: "False", reason: "Awake", message: "Its servers run" }];
+  const health: Derived = !observed
+    ? HEALTHY_AT_DEPLOY
+    : observed.sleeping
+      ? { type: "Healthy", status: "Unknown", reason: "Sleeping", message: observed.message }
+      : { type: "Healthy", status: observed.healthy ? "True" : "False", reason: observed.reason, message: observed.message };
+  return [{ type: "Serving", status: "True", reason: "Serving", message: servesMessage }, health, ...sleeping];
 }
 
 function revisionLabel(number: number | null, id: string): string {
@@ -102,8 +116,8 @@ function deriveRevision(revision: RevisionState, serving: ServingState, wasBuilt
     message: "No later revision replaced it",
   };
   if (serving.active_revision_id === revision.id) {
-    const [serves, health] = activeConditions(serving, "The deployment's traffic goes to it");
-    return [built, serves, health, notReplaced];
+    const [serves, health, ...sleeping] = activeConditions(serving, "The deployment's traffic goes to it");
+    return [built, serves, health, notReplaced, ...sleeping];
   }
   if (status === "DEPLOYED" && serving.active_revision_id) {
     const message = `Replaced by ${revisionLabel(serving.active_number, serving.active_revision_id)}: no longer serving`;

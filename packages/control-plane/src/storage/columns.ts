@@ -47,8 +47,8 @@ export function orderedConditions(conditions: readonly Condition[]): Condition[]
 /** An observation with its keys in the documented order. */
 export function orderedObserved(observed: ObservedDeployment | null): ObservedDeployment | null {
   if (!observed) return null;
-  const { serving_revision_id, healthy, reason, message } = observed;
-  return { serving_revision_id, healthy, reason, message };
+  const { serving_revision_id, healthy, reason, message, sleeping } = observed;
+  return { serving_revision_id, healthy, reason, message, ...(sleeping === undefined ? {} : { sleeping }) };
 }
 
 /** `columns` qualified by a table alias, for joins. */

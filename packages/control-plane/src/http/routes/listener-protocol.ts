@@ -26,6 +26,7 @@ const Observed = z.strictObject({
   healthy: z.boolean(),
   reason: Reason,
   message: Text.max(4000),
+  sleeping: z.boolean().optional(),
 });
 
 const Report = z.strictObject({
