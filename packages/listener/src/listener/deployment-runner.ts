@@ -5,6 +5,7 @@ import {
   type AssignedRevision,
   type Assignment,
   type DeploymentReport,
+  type DeploymentType,
   FINAL_REVISION_STATUSES,
   type ObservedDeployment,
   type RevisionStatus,
@@ -61,6 +62,8 @@ export class DeploymentRunner implements Scalable, Metered {
   private observed: string | undefined;
   private job: Job | undefined;
   private tearingDown: Promise<void> | undefined;
+  /** The serving revision's deployment_type, as of the last assignment (the idle sleeper's rule). */
+  private deploymentType: DeploymentType | null = null;
 
   constructor(
     readonly deploymentId: string,
@@ -77,7 +80,14 @@ export class DeploymentRunner implements Scalable, Metered {
     while (this.job) await this.job.ended;
   }
 
+  /** What serves, with its deployment_type, while no revision's work is under way; undefined otherwise. */
+  settled(): { serving: Serving; deploymentType: DeploymentType | null } | undefined {
+    if (this.job || this.tearingDown || !this.serving) return undefined;
+    return { serving: this.serving, deploymentType: this.deploymentType };
+  }
+
   reconcile(assignment: Assignment): void {
+    this.deploymentType = assignment.active?.spec.deployment_type ?? null;
     if (assignment.deleted) {
       this.tearingDown ??= this.teardown(assignment).catch((error: unknown) => {
         this.tearingDown = undefined; // tried again at the next pass

@@ -8,6 +8,7 @@ import { removeSharedBuilds } from "./artifacts.js";
 import type { AutoscaleSettings } from "./autoscaler.js";
 import { BranchPoller } from "./branch-poller.js";
 import { DeploymentRunner } from "./deployment-runner.js";
+import { IdleSleeper } from "./idle-sleeper.js";
 import type { ControlPlaneLink } from "./link.js";
 import { LogShipper } from "./log-shipper.js";
 import { MetricsPusher } from "./metrics-pusher.js";
@@ -19,7 +20,14 @@ import type { Placement } from "./placements/placement.js";
 import type { ListenerDirs, PlacementContext } from "./placements/placement-context.js";
 import { DeploymentOwners, ReconcileLoop } from "./reconcile-loop.js";
 import { SecretSource } from "./secret-source.js";
-import { autoscaleSettings, branchPollMs, clusterLogPollMs, metricsIntervalMs, sandboxForcedUnavailable } from "./settings.js";
+import {
+  autoscaleSettings,
+  branchPollMs,
+  clusterLogPollMs,
+  idleSleepMs,
+  metricsIntervalMs,
+  sandboxForcedUnavailable,
+} from "./settings.js";
 
 export interface ListenerOptions {
   link: ControlPlaneLink;
@@ -54,6 +62,8 @@ export interface ListenerOptions {
   autoscale?: AutoscaleSettings;
   /** How often the deployments' servers' metrics are read and sent (default BERTH_METRICS_INTERVAL_SECONDS). */
   metricsIntervalMs?: number;
+  /** How long a deployment on local compute (not prod) goes without a request before it sleeps (default BERTH_IDLE_SECONDS; 0: never). */
+  idleSleepMs?: number;
   /** For tests: the listener finds no sandbox (default BERTH_TEST_SANDBOX_UNAVAILABLE). */
   sandboxUnavailable?: boolean;
 }
@@ -109,6 +119,17 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     const metrics = new MetricsPusher(options.metricsIntervalMs ?? metricsIntervalMs(), link, () => runners.values(), logger);
     metrics.start();
     parts.defer(() => metrics.stop());
+    // Only local processes sleep: containers and pods keep running (docs/deploying.md, "Sleeping deployments").
+    if ((options.compute?.type ?? "local") === "local") {
+      const sleeper = new IdleSleeper({
+        idleMs: options.idleSleepMs ?? idleSleepMs(),
+        link,
+        logger,
+        runners: () => runners.values(),
+      });
+      sleeper.start();
+      parts.defer(() => sleeper.stop());
+    }
     logger.info({ router_url: routerUrl }, "listener started");
     return { routerUrl, wake: loop.wake, close: () => parts.close() };
   });

@@ -250,6 +250,15 @@ export function metricsIntervalMs(env: Env = process.env): number {
   return envNumber("BERTH_METRICS_INTERVAL_SECONDS", 15, { min: 0.5 }, env) * 1000;
 }
 
+/**
+ * BERTH_IDLE_SECONDS: how long a deployment on local compute (not prod)
+ * goes without a request before its agent server stops (it starts again on
+ * the next one); 0 turns sleeping off.
+ */
+export function idleSleepMs(env: Env = process.env): number {
+  return envNumber("BERTH_IDLE_SECONDS", 900, { min: 0 }, env) * 1000;
+}
+
 /** BERTH_REPO_POLL_SECONDS: how often tracked branches are polled; 0 (the default) leaves it to push webhooks. */
 export function branchPollMs(env: Env = process.env): number {
   return envNumber("BERTH_REPO_POLL_SECONDS", 0, { min: 0 }, env) * 1000;

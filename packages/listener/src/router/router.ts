@@ -28,6 +28,10 @@ interface Deployment {
   next: number;
   /** The key the deployment's agent servers require: only the router holds it, so no other deployment can call them directly. */
   upstreamKey?: string;
+  /** Asleep (no targets): starts its servers again and routes to them; rejects with the reason it cannot. */
+  wake?: () => Promise<void>;
+  /** The wake under way, shared by the requests that arrive during it. */
+  waking?: Promise<void>;
 }
 
 const DEPLOYMENT_PATH = /^\/d\/([^/]+)(\/.*)?$/;
@@ -49,6 +53,8 @@ export class Router {
   private readonly server: http.Server;
   /** How to cut each open WebSocket tunnel (at close, once the grace period is over). */
   private readonly tunnels = new Set<() => void>();
+  /** When each deployment last had a request admitted (ms since the epoch), for the idle sleeper. */
+  private readonly lastRequests = new Map<string, number>();
   private base: string | undefined;
 
   constructor(private readonly options: RouterOptions) {
@@ -110,9 +116,25 @@ export class Router {
     });
   }
 
+  /**
+   * The deployment is asleep: its next request calls `wake` (once, however
+   * many arrive meanwhile), is held until it resolves, then goes where the
+   * wake routed it; a failed wake answers 503 with its reason.
+   */
+  setAsleep(deploymentId: string, wake: () => Promise<void>): void {
+    const upstreamKey = this.deployments.get(deploymentId)?.upstreamKey;
+    this.deployments.set(deploymentId, { targets: [], next: 0, wake, ...(upstreamKey ? { upstreamKey } : {}) });
+  }
+
+  /** When the deployment last had a request admitted (ms since the epoch); undefined: none since the listener started. */
+  lastRequestAt(deploymentId: string): number | undefined {
+    return this.lastRequests.get(deploymentId);
+  }
+
   /** Forgets the deployment: its URL answers 404. Requests already forwarded finish. */
   remove(deploymentId: string): void {
     this.deployments.delete(deploymentId);
+    this.lastRequests.delete(deploymentId);
     this.auth.forget(deploymentId);
   }
 
@@ -242,8 +264,15 @@ export class Router {
     }
 
     // Read after the key check: a switch during it already sends this request to the new revision.
-    const deployment = this.deployments.get(deploymentId);
+    this.lastRequests.set(deploymentId, Date.now());
+    let deployment = this.deployments.get(deploymentId);
     if (!deployment) return notFound(deploymentId);
+    if (deployment.wake && deployment.targets.length === 0) {
+      const woken = await this.wakeUp(deploymentId, deployment);
+      if (woken) return woken;
+      deployment = this.deployments.get(deploymentId);
+      if (!deployment) return notFound(deploymentId);
+    }
     const target = nextTarget(deployment);
     if (target === null) {
       return answer(503, detail(`Deployment ${deploymentId} is not serving yet`), { "retry-after": "5" });
@@ -257,6 +286,24 @@ export class Router {
         ...(deployment.upstreamKey ? { "x-api-key": deployment.upstreamKey } : {}),
       },
     };
+  }
+
+  /** Holds the request while the sleeping deployment wakes (one wake for all); an answer only when the wake failed. */
+  private async wakeUp(deploymentId: string, deployment: Deployment): Promise<Admission | undefined> {
+    const wake = deployment.wake;
+    if (!wake) return undefined;
+    deployment.waking ??= wake().finally(() => (deployment.waking = undefined));
+    try {
+      await deployment.waking;
+    } catch (error) {
+      this.options.logger?.warn({ err: error, deployment_id: deploymentId }, "waking a deployment failed");
+      return answer(503, detail(`Deployment ${deploymentId} could not wake: ${(error as Error).message}`), {
+        "retry-after": "5",
+      });
+    }
+    // A request counts from its answer on too: the deployment stays awake at least that long.
+    this.lastRequests.set(deploymentId, Date.now());
+    return undefined;
   }
 
   /** A retry after a refused connection goes to the next replica, or to the revision switched to meanwhile. */

@@ -124,6 +124,17 @@ export class SupervisedServers<Compute extends SupervisedCompute = SupervisedCom
     this.context.router.setTargets(serving.deploymentId, urls, serving.upstreamKey);
   }
 
+  /** `serving` sleeps: the deployment's next request calls `wake`, which routes to its servers again. */
+  routeAsleep(serving: RoutedRevision, wake: () => Promise<void>): void {
+    this.routed.set(serving.deploymentId, serving);
+    this.context.router.setAsleep(serving.deploymentId, wake);
+  }
+
+  /** When the deployment last had a request through the router (ms since the epoch). */
+  lastRequestAt(deploymentId: string): number | undefined {
+    return this.context.router.lastRequestAt(deploymentId);
+  }
+
   /** The deployment's URL answers as before `serving` was routed to, when none took its place. */
   unroute(serving: RoutedRevision): void {
     if (!this.routes(serving)) return;

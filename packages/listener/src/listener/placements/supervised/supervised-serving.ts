@@ -88,6 +88,42 @@ export class SupervisedServing implements Serving, RoutedRevision {
     await Promise.all(all.map((instance) => this.supervised.stopInstance(this.deploymentId, instance)));
   }
 
+  /** Whether its servers are stopped for lack of requests (sleep). */
+  asleep(): boolean {
+    return this.servers.instances.length === 0 && this.servers.workers.length === 0;
+  }
+
+  /** When its deployment last had a request through the router (ms since the epoch). */
+  lastRequestAt(): number | undefined {
+    return this.supervised.lastRequestAt(this.deploymentId);
+  }
+
+  /**
+   * Stops its servers for lack of requests: new requests are held and call
+   * `wake` first. Nothing is lost: its data is on disk or in its database.
+   */
+  async sleep(wake: () => Promise<void>): Promise<void> {
+    if (!this.supervised.routes(this)) return;
+    this.supervised.routeAsleep(this, wake);
+    const { instances, workers } = this.servers;
+    this.servers.instances = [];
+    this.servers.workers = [];
+    // A request forwarded just before finishes first.
+    await Promise.all([
+      ...instances.map((instance) => this.supervised.retire(this.deploymentId, instance)),
+      ...workers.map((instance) => this.supervised.stopInstance(this.deploymentId, instance)),
+    ]);
+  }
+
+  /** Starts its API servers again (as many as it had at least, its minimum) and routes to them once healthy. */
+  async wake(signal: AbortSignal): Promise<void> {
+    if (!this.asleep()) return;
+    const started = await this.supervised.startReplicas(this.servers.spec, Math.max(1, this.bounds.min), signal);
+    await this.supervised.recordPids(this.deploymentId, started);
+    this.servers.instances = started;
+    if (this.supervised.routes(this)) this.activate();
+  }
+
   scaling(): ScalingState {
     const replicas = { count: this.servers.instances.length, bounds: this.bounds };
     const pool = this.servers.workerPool;

@@ -1,0 +1,213 @@
+import type { Logger } from "@berth/service-kit";
+import type { DeploymentType, ObservedDeployment } from "@berth/listener-protocol";
+import { z } from "zod";
+import type { ControlPlaneLink } from "./link.js";
+import { SupervisedServing } from "./placements/supervised/supervised-serving.js";
+import type { DeploymentRunner } from "./deployment-runner.js";
+
+/**
+ * The deployment types that sleep when idle: dev_free, dev, and none given
+ * (an upload through the spec's API, which takes no type); prod always runs.
+ */
+export const SLEEPING_TYPES: readonly (DeploymentType | null)[] = ["dev_free", "dev", null];
+
+/** A sleeping deployment wakes this long before its earliest cron is due, so the cron fires on time. */
+const WAKE_BEFORE_CRON_MS = 5_000;
+/** A read of the deployment's crons that takes longer fails (it stays awake, and is looked at again). */
+const READ_TIMEOUT_MS = 5_000;
+
+const cronsBody = z.array(z.object({ next_run_date: z.string().nullable().optional() }));
+
+export interface IdleSleeperOptions {
+  /** How long without a request before a deployment sleeps (BERTH_IDLE_SECONDS); 0: never. */
+  idleMs: number;
+  link: ControlPlaneLink;
+  logger: Logger;
+  runners: () => Iterable<DeploymentRunner>;
+}
+
+/** What the sleeper knows of one deployment's serving revision. */
+interface Watched {
+  serving: SupervisedServing;
+  /** Since when it has run without a request: its start, or its last wake. */
+  awakeSince: number;
+  /** When its earliest cron is due (ms since the epoch), as read before it slept. */
+  nextCron: number | undefined;
+  /** A sleep under way. */
+  sleeping?: Promise<void>;
+  /** A wake under way, shared by whatever asked for it (requests, a cron). */
+  waking?: Promise<void>;
+}
+
+/**
+ * Scale-to-zero for supervised agent servers (local compute): a deployment of
+ * a type that sleeps (SLEEPING_TYPES) with no request through the router for
+ * `idleMs`, no request or stream open, no run pending or running and no cron
+ * due soon has its servers stopped. The router holds its next request while
+ * it wakes; a cron wakes it shortly before it is due. Each sleep and wake is
+ * reported (the Sleeping condition, an event on the revision).
+ */
+export class IdleSleeper {
+  private readonly watched = new Map<string, Watched>();
+  private readonly stopping = new AbortController();
+  private timer: NodeJS.Timeout | undefined;
+  private looking = false;
+
+  constructor(private readonly options: IdleSleeperOptions) {}
+
+  start(): void {
+    if (this.options.idleMs <= 0) return;
+    // Often enough that a deployment sleeps near its idle time and a cron's wake is on time.
+    const everyMs = Math.min(Math.max(this.options.idleMs / 4, 250), 2_000);
+    this.timer = setInterval(() => void this.look(), everyMs);
+    this.timer.unref();
+  }
+
+  async stop(): Promise<void> {
+    clearInterval(this.timer);
+    this.stopping.abort();
+    await Promise.allSettled([...this.watched.values()].flatMap((watched) => [watched.sleeping, watched.waking]));
+  }
+
+  /** One look at every deployment: which sleep now, which wake for a cron. */
+  private async look(): Promise<void> {
+    if (this.looking) return;
+    this.looking = true;
+    try {
+      const seen = new Set<string>();
+      for (const runner of this.options.runners()) {
+        const watched = this.watch(runner);
+        if (!watched) continue;
+        seen.add(runner.deploymentId);
+        await this.consider(runner.deploymentId, watched).catch((err: unknown) =>
+          this.options.logger.warn({ err, deployment_id: runner.deploymentId }, "deciding whether a deployment sleeps failed"),
+        );
+      }
+      for (const id of this.watched.keys()) if (!seen.has(id)) this.watched.delete(id);
+    } finally {
+      this.looking = false;
+    }
+  }
+
+  /** The runner's serving revision, when it is one that may sleep. */
+  private watch(runner: DeploymentRunner): Watched | undefined {
+    const settled = runner.settled();
+    if (!settled || !(settled.serving instanceof SupervisedServing) || !SLEEPING_TYPES.includes(settled.deploymentType)) {
+      return undefined;
+    }
+    const known = this.watched.get(runner.deploymentId);
+    if (known?.serving === settled.serving) return known;
+    const fresh: Watched = { serving: settled.serving, awakeSince: Date.now(), nextCron: undefined };
+    this.watched.set(runner.deploymentId, fresh);
+    return fresh;
+  }
+
+  private async consider(deploymentId: string, watched: Watched): Promise<void> {
+    const { serving } = watched;
+    if (watched.sleeping || watched.waking) return;
+    const now = Date.now();
+    if (serving.asleep()) {
+      if (watched.nextCron !== undefined && watched.nextCron - now <= WAKE_BEFORE_CRON_MS) {
+        const due = new Date(watched.nextCron).toISOString();
+        await this.wake(deploymentId, watched, `Woke for a cron due at ${due}`).catch(() => {});
+      }
+      return;
+    }
+    const idleMs = now - Math.max(watched.awakeSince, serving.lastRequestAt() ?? 0);
+    if (idleMs < this.options.idleMs || serving.openRequests() > 0) return;
+    const queue = await serving.queueDepth();
+    if (queue.pending + queue.running > 0) return;
+    const nextCron = await nextCronOf(serving);
+    // Not worth sleeping when it would wake again before it was asleep its idle time.
+    if (nextCron !== undefined && nextCron - Date.now() <= this.options.idleMs + WAKE_BEFORE_CRON_MS) return;
+    // A request admitted while the queue and crons were read: it stays awake.
+    if (serving.openRequests() > 0 || (serving.lastRequestAt() ?? 0) > now) return;
+    await this.sleep(deploymentId, watched, idleMs, nextCron);
+  }
+
+  private async sleep(deploymentId: string, watched: Watched, idleMs: number, nextCron: number | undefined): Promise<void> {
+    const { serving } = watched;
+    watched.nextCron = nextCron;
+    watched.sleeping = serving.sleep(() => this.wake(deploymentId, watched, "Woke for a request"));
+    try {
+      await watched.sleeping;
+    } finally {
+      watched.sleeping = undefined;
+    }
+    const seconds = Math.round(idleMs / 1000);
+    const cron = nextCron === undefined ? "" : `; a cron wakes it before ${new Date(nextCron).toISOString()}`;
+    const message = `Asleep after ${seconds} s without requests: the next request wakes it${cron}`;
+    this.options.logger.info({ deployment_id: deploymentId, revision_id: serving.revisionId }, "deployment asleep");
+    await this.tell(deploymentId, serving.revisionId, {
+      event: { type: "Normal", reason: "Slept", message: `Slept after ${seconds} s idle` },
+      observed: { serving_revision_id: serving.revisionId, healthy: true, reason: "Sleeping", message, sleeping: true },
+    });
+  }
+
+  /** Starts the deployment's servers again (one wake however many ask); rejects with the reason it could not. */
+  private wake(deploymentId: string, watched: Watched, why: string): Promise<void> {
+    watched.waking ??= this.wakeNow(deploymentId, watched, why).finally(() => {
+      watched.waking = undefined;
+    });
+    return watched.waking;
+  }
+
+  private async wakeNow(deploymentId: string, watched: Watched, why: string): Promise<void> {
+    const { serving } = watched;
+    // A sleep under way stops its servers first.
+    await watched.sleeping?.catch(() => {});
+    const started = Date.now();
+    try {
+      await serving.wake(this.stopping.signal);
+    } catch (error) {
+      const message = `Waking failed: ${(error as Error).message}`;
+      await this.tell(deploymentId, serving.revisionId, { event: { type: "Warning", reason: "WakeFailed", message } });
+      throw error;
+    }
+    watched.awakeSince = Date.now();
+    watched.nextCron = undefined;
+    const tookMs = watched.awakeSince - started;
+    this.options.logger.info({ deployment_id: deploymentId, revision_id: serving.revisionId, took_ms: tookMs }, why);
+    await this.tell(deploymentId, serving.revisionId, {
+      event: { type: "Normal", reason: "Woke", message: `${why} (its server started in ${tookMs} ms)` },
+      observed: {
+        serving_revision_id: serving.revisionId,
+        healthy: true,
+        reason: "Healthy",
+        message: serving.summary,
+        sleeping: false,
+      },
+    });
+  }
+
+  /** The revision's event and the deployment's observation, for the control plane; a failure is logged only. */
+  private async tell(
+    deploymentId: string,
+    revisionId: string,
+    what: { event: Parameters<ControlPlaneLink["recordEvent"]>[1]; observed?: ObservedDeployment },
+  ): Promise<void> {
+    const { link, logger } = this.options;
+    try {
+      await link.recordEvent(revisionId, what.event);
+      if (what.observed) await link.report(deploymentId, { observed: what.observed });
+    } catch (err) {
+      logger.warn({ err, deployment_id: deploymentId }, "reporting a sleep or wake failed");
+    }
+  }
+}
+
+/** When the deployment's earliest enabled cron is next due (ms since the epoch), from its agent server. */
+async function nextCronOf(serving: SupervisedServing): Promise<number | undefined> {
+  const replica = serving.apiReplicas().find((instance) => instance.healthy());
+  if (!replica) throw new Error("no healthy API replica to read the crons from");
+  const response = await fetch(new URL("/runs/crons/search", replica.url), {
+    method: "POST",
+    headers: { "x-api-key": serving.upstreamKey, "content-type": "application/json" },
+    body: JSON.stringify({ enabled: true, limit: 1000, sort_by: "next_run_date", sort_order: "asc" }),
+    signal: AbortSignal.timeout(READ_TIMEOUT_MS),
+  });
+  if (!response.ok) throw new Error(`POST /runs/crons/search answered ${response.status}`);
+  const crons = cronsBody.parse(await response.json());
+  const dates = crons.flatMap((cron) => (cron.next_run_date ? [Date.parse(cron.next_run_date)] : []));
+  return dates.length > 0 ? Math.min(...dates) : undefined;
+}
