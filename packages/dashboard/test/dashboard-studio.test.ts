@@ -23,6 +23,8 @@ const FIXTURES = fileURLToPath(new URL("fixtures/", import.meta.url));
 const RESEARCHED = "Dear Ada, a warm answer (notes: searched, summarized).";
 const PLAIN = "Dear Ada, a warm answer.";
 const QUESTION = "Publish this answer?";
+// What the "chat" graph's model streams (its chat.ts says the same).
+const STREAMED = "This answer streams from a chat model, a few characters at a time.";
 
 /** Waits up to a minute per step: a build, a run, a resumed run. */
 const STEP_MS = 60_000;
@@ -88,12 +90,27 @@ describe("the Studio's graph, checks and run, as functions", () => {
     run = runReducer(run, { kind: "part", event: "updates", data: { plan: { route: "research" } } });
     run = runReducer(run, { kind: "part", event: "tasks", data: { id: "1", name: "plan", result: {}, error: null } });
     run = runReducer(run, { kind: "part", event: "tasks|research:2", data: { id: "3", name: "search", input: {} } });
-    assert.deepEqual(run.nodes.plan, { status: "done", update: { route: "research" }, error: undefined });
+    assert.equal(run.nodes.plan?.status, "done");
+    assert.deepEqual(run.nodes.plan?.update, { route: "research" });
     assert.deepEqual(runningNodes(run), ["research:search"]);
     run = runReducer(run, { kind: "part", event: "tasks", data: { id: "4", name: "review", interrupts: [{ value: 1 }] } });
     assert.equal(run.nodes.review?.status, "interrupted");
     run = runReducer(run, { kind: "end" });
     assert.deepEqual(runningNodes(run), [], "no node runs once the stream ended");
+  });
+
+  test("a chat model's tokens add up on the node that called it, until the node runs again", () => {
+    const token = (content: unknown) => ({
+      kind: "part" as const,
+      event: "messages|research:7",
+      data: [{ type: "AIMessageChunk", content, id: "m" }, { langgraph_node: "search" }],
+    });
+    let run = runReducer(NO_RUN, { kind: "start", threadId: "t" });
+    run = runReducer(run, token("Hel"));
+    run = runReducer(run, token([{ type: "text", text: "lo" }]));
+    assert.deepEqual(run.nodes["research:search"], { status: "running", streamed: "Hello" });
+    run = runReducer(run, { kind: "part", event: "tasks|research:7", data: { id: "1", name: "search", input: {} } });
+    assert.equal(run.nodes["research:search"]?.streamed, undefined);
   });
 
   test("a config is checked one level deep against its schema; flat properties make a form", () => {
@@ -364,6 +381,29 @@ describe("the Studio, in headless Chromium", () => {
     await runButton().click();
     await state().getByText("Dear Grace, a plain answer.").waitFor();
     await page.getByRole("region", { name: "Interrupt" }).getByText(QUESTION).waitFor();
+  });
+
+  test("a chat model's tokens stream onto the node that calls it while it runs", async () => {
+    await runPanel().getByRole("combobox", { name: "Assistant" }).selectOption({ label: "chat" });
+    await node("answer").waitFor();
+    // Checked on every DOM change: the node showed the answer in part before it showed it whole.
+    await page.evaluate((full) => {
+      const seen = window as unknown as { partialSeen?: boolean };
+      new MutationObserver(() => {
+        const text = document.querySelector("[data-testid='studio-node-answer'] .studio-node-streaming")?.textContent ?? "";
+        seen.partialSeen ||= text.length > 0 && text.length < full.length && full.startsWith(text);
+      }).observe(document.body, { subtree: true, childList: true, characterData: true });
+    }, STREAMED);
+    await runPanel().getByLabel("Message").fill("talk to me");
+    await runButton().click();
+    await page.waitForFunction(() => (window as unknown as { partialSeen?: boolean }).partialSeen);
+    await screenshot(page, "studio-streaming");
+    await state().getByText(STREAMED).waitFor();
+    await status().getByText("Finished").waitFor();
+    // Once it ended, the node shows its update: the message the model wrote.
+    await node("answer").getByText(STREAMED).waitFor();
+    assert.equal(await node("answer").getAttribute("data-status"), "done");
+    assert.equal(await node("answer").locator(".studio-node-streaming").count(), 0);
   });
 
   test("all of it ran within the page's Content-Security-Policy", async () => {

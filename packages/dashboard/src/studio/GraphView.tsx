@@ -32,6 +32,7 @@ interface NodeData extends Record<string, unknown> {
   kind: "terminal" | "node" | "subgraph" | "group";
   status?: NodeStatus;
   update?: unknown;
+  streamed?: string;
   next: boolean;
   onToggle?: () => void;
   /** Opens the node's whole update below the graph. */
@@ -41,6 +42,11 @@ interface NodeData extends Record<string, unknown> {
 type StudioNode = Node<NodeData>;
 
 const PREVIEW_CHARS = 90;
+
+/** The end of a text being streamed: the newest tokens are the ones to see. */
+function tail(text: string): string {
+  return text.length > PREVIEW_CHARS ? `…${text.slice(-(PREVIEW_CHARS - 1))}` : text;
+}
 
 /** An update in one line: the last message it wrote as text (the rest of it named), else its JSON. */
 function preview(value: unknown): string {
@@ -101,7 +107,11 @@ function StepNode({ data }: NodeProps<StudioNode>) {
           expand
         </InNodeButton>
       )}
-      {data.update !== undefined && <code className="studio-node-update">{preview(data.update)}</code>}
+      {data.status === "running" && data.streamed ? (
+        <code className="studio-node-update studio-node-streaming">{tail(data.streamed)}</code>
+      ) : (
+        data.update !== undefined && <code className="studio-node-update">{preview(data.update)}</code>
+      )}
       {data.id !== END && <Handle type="source" position={Position.Bottom} isConnectable={false} />}
     </div>
   );
@@ -231,6 +241,7 @@ export function GraphView({ drawing, run, next }: GraphViewProps) {
         kind: node.kind,
         status: state?.status,
         update: state?.update,
+        streamed: state?.streamed,
         next: nextShown.has(node.id),
         onToggle: subgraphs.has(node.id) ? () => toggle(node.id) : undefined,
         onOpen: node.kind === "node" || node.kind === "subgraph" ? () => setPicked(node.id) : undefined,

@@ -7,6 +7,8 @@ export interface NodeRun {
   status: NodeStatus;
   /** The node's latest update (what it wrote to the state), when it sent one. */
   update?: unknown;
+  /** The text a chat model called in the node has streamed so far (`messages` events), while the node runs. */
+  streamed?: string;
   error?: string;
 }
 
@@ -34,6 +36,13 @@ export type RunEvent =
 
 type Dict = Record<string, unknown>;
 const isDict = (value: unknown): value is Dict => typeof value === "object" && value !== null && !Array.isArray(value);
+
+/** A chunk's text: its content as a string, or the text of its content blocks (some providers stream blocks). */
+function textOf(content: unknown): string | undefined {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return undefined;
+  return content.map((block: unknown) => (isDict(block) && typeof block.text === "string" ? block.text : "")).join("");
+}
 
 /** Folds a run's stream (modes `values`, `updates` and `tasks`, with subgraphs) into what the graph shows. */
 export function runReducer(run: StudioRun, event: RunEvent): StudioRun {
@@ -66,11 +75,28 @@ function withPart(run: StudioRun, event: string, data: unknown): StudioRun {
     }
     return { ...run, nodes };
   }
+  if (mode === "messages" && Array.isArray(data)) {
+    const [chunk, metadata] = data as [unknown, unknown];
+    const node = isDict(metadata) ? metadata.langgraph_node : undefined;
+    const content = isDict(chunk) ? textOf(chunk.content) : undefined;
+    if (typeof node !== "string" || !content) return run;
+    const id = nodeOfEvent(event, node);
+    const previous = run.nodes[id];
+    return {
+      ...run,
+      nodes: {
+        ...run.nodes,
+        [id]: { ...previous, status: previous?.status ?? "running", streamed: (previous?.streamed ?? "") + content },
+      },
+    };
+  }
   if (mode === "tasks" && isDict(data) && typeof data.name === "string") {
     const id = nodeOfEvent(event, data.name);
     const previous = run.nodes[id];
-    if ("input" in data || "triggers" in data)
-      return { ...run, nodes: { ...run.nodes, [id]: { ...previous, status: "running" } } };
+    if ("input" in data || "triggers" in data) {
+      // A node that starts again streams its text afresh.
+      return { ...run, nodes: { ...run.nodes, [id]: { ...previous, status: "running", streamed: undefined } } };
+    }
     const interrupted = Array.isArray(data.interrupts) && data.interrupts.length > 0;
     const error = typeof data.error === "string" && data.error ? data.error : undefined;
     const status: NodeStatus = error ? "error" : interrupted ? "interrupted" : "done";

@@ -3,8 +3,11 @@ import { useCallback, useEffect, useReducer, useRef } from "react";
 import { errorText } from "../conversations/client";
 import { NO_RUN, runReducer, type StudioRun } from "./run-state";
 
-/** Which node starts and ends (`tasks`), what each wrote (`updates`), the whole state (`values`). */
-const STREAM_MODES: StreamMode[] = ["values", "updates", "tasks"];
+/**
+ * Which node starts and ends (`tasks`), what each wrote (`updates`), the whole state (`values`), and the tokens of
+ * the chat models the nodes call (`messages-tuple`).
+ */
+const STREAM_MODES: StreamMode[] = ["values", "updates", "tasks", "messages-tuple"];
 
 export interface StudioRunRequest {
   threadId: string;
