@@ -1,0 +1,90 @@
+// Start to first `/ok` and footprint of `berth dev` on a real project: `node bench/startup-project.mjs [project...]`
+// (default: bench/projects/five-graphs, five `.mts` graphs importing LangChain). Each project is started BENCH_REPEATS (3)
+// times in a fresh data directory (BENCH_RELOAD=1: with the reloading supervisor, else `--no-reload`); `/ok` is polled every
+// 10 ms; then one request lists the assistants and one runs the first graph (`/runs/wait`), and the RSS of the process tree
+// is read 3 s after that. The first start of a run sequence fills the transpile cache; BENCH_COLD=1 clears it before each.
+import { spawn } from "node:child_process";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, relative } from "node:path";
+import { benchDir, freePort, median, root, stopGroup } from "./common.mjs";
+
+const repeats = Number(process.env.BENCH_REPEATS ?? 3);
+const reload = process.env.BENCH_RELOAD === "1";
+const cold = process.env.BENCH_COLD === "1";
+const projects = process.argv.slice(2).length ? process.argv.slice(2) : [join(benchDir, "projects", "five-graphs")];
+
+/** Resident memory of a process and its descendants, in MB, from /proc. */
+function treeRssMb(pid) {
+  let pages = 0;
+  const visit = (id) => {
+    try {
+      pages += Number(readFileSync(`/proc/${id}/statm`, "utf8").split(" ")[1]);
+      for (const task of readFileSync(`/proc/${id}/task/${id}/children`, "utf8").trim().split(/\s+/).filter(Boolean)) visit(task);
+    } catch {}
+  };
+  visit(pid);
+  return (pages * 4096) / (1024 * 1024);
+}
+
+async function post(url, body) {
+  const response = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  return response.json();
+}
+
+async function once(project, first) {
+  if (cold) rmSync(join(project, ".berth", "transpile-cache"), { recursive: true, force: true });
+  const port = await freePort();
+  const dataDir = mkdtempSync(join(tmpdir(), "berth-bench-start-"));
+  const started = performance.now();
+  const args = ["dev", project, "--port", String(port), "--data-dir", dataDir];
+  if (!reload) args.push("--no-reload");
+  const child = spawn(process.execPath, [join(root, "packages", "cli", "bin", "berth.mjs"), ...args], {
+    stdio: ["ignore", "ignore", "pipe"],
+    detached: true,
+    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: "warn" },
+  });
+  let stderr = "";
+  child.stderr.on("data", (chunk) => {
+    stderr += chunk;
+  });
+  const base = `http://127.0.0.1:${port}`;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`berth dev ${project} exited with ${child.exitCode}:\n${stderr}`);
+    try {
+      if ((await fetch(`${base}/ok`)).ok) break;
+    } catch {}
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  const seconds = (performance.now() - started) / 1000;
+  const assistants = await post(`${base}/assistants/search`, { limit: 100 });
+  const run = performance.now();
+  await post(`${base}/runs/wait`, { assistant_id: first, input: { messages: [{ role: "user", content: "hello" }] } });
+  const firstRunMs = performance.now() - run;
+  await new Promise((resolve) => setTimeout(resolve, 3000));
+  const rss = treeRssMb(child.pid);
+  await stopGroup(child);
+  rmSync(dataDir, { recursive: true, force: true });
+  return { seconds, firstRunMs, rss, assistants: assistants.length };
+}
+
+console.log(
+  `\`berth dev${reload ? "" : " --no-reload"}\`${cold ? ", transpile cache cleared before each start" : ""}, median of ${repeats} starts\n\n| project | assistants | start to first \`/ok\` s | first run ms | RSS 3 s after first request, MB |\n|---|---:|---:|---:|---:|`,
+);
+for (const project of projects) {
+  const first = Object.keys(JSON.parse(readFileSync(join(project, "langgraph.json"), "utf8")).graphs)[0];
+  const runs = [];
+  for (let i = 0; i < repeats; i++) runs.push(await once(project, first));
+  const seconds = median(runs.map((r) => r.seconds));
+  const firstRunMs = median(runs.map((r) => r.firstRunMs));
+  const rss = median(runs.map((r) => r.rss));
+  console.log(
+    `| ${relative(root, project)} | ${runs[0].assistants} | ${seconds.toFixed(2)} | ${firstRunMs.toFixed(0)} | ${rss.toFixed(0)} |`,
+  );
+  console.error(`  runs: ${runs.map((r) => `${r.seconds.toFixed(2)} s ${r.rss.toFixed(0)} MB`).join(", ")}`);
+}
