@@ -1,5 +1,5 @@
 import { useSession } from "../api/context";
-import type { Deployment, Page, Revision } from "../api/types";
+import { type Deployment, holds, type Page, type Revision } from "../api/types";
 import { usePolling } from "../hooks/usePolling";
 import { hrefOf } from "../router";
 import { ErrorNote } from "../ui/ErrorNote";
@@ -78,6 +78,7 @@ export function DeploymentList() {
                 </th>
                 <td>
                   <StatusBadge status={deployment.status} />
+                  {holds(deployment, "Sleeping") && <span className="tag">sleeping</span>}
                 </td>
                 <td className="source-cell">
                   <SourceSummary deployment={deployment} revision={latest} short />

@@ -1,6 +1,6 @@
 import { useState } from "react";
 import { useSession } from "../api/context";
-import { type Deployment, isFinal, type Page, type Revision } from "../api/types";
+import { type Deployment, holds, isFinal, type Page, type Revision } from "../api/types";
 import { usePolling } from "../hooks/usePolling";
 import { hrefOf } from "../router";
 import { ErrorNote } from "../ui/ErrorNote";
@@ -97,6 +97,7 @@ export function DeploymentPage({ id }: { id: string }) {
         <dt>Status</dt>
         <dd>
           <StatusBadge status={deployment.status} />
+          {holds(deployment, "Sleeping") && <span className="tag">sleeping</span>}
         </dd>
         <dt>Latest revision</dt>
         <dd>
