@@ -1,4 +1,4 @@
-import { nodeOfEvent } from "./graph-layout";
+import { nodeOfEvent } from "./graph-layout.js";
 
 /** Where a node is in the run shown: started and not ended, ended, stopped at an interrupt, failed. */
 export type NodeStatus = "running" | "done" | "interrupted" | "error";
