@@ -114,7 +114,8 @@ export class IdleSleeper {
       return;
     }
     const idleMs = now - Math.max(watched.awakeSince, serving.lastRequestAt() ?? 0);
-    if (idleMs < this.options.idleMs || serving.openRequests() > 0) return;
+    // An unhealthy server is the supervisor's to restart (and cannot tell its queue); it sleeps once healthy and idle.
+    if (idleMs < this.options.idleMs || serving.openRequests() > 0 || !serving.healthy()) return;
     const queue = await serving.queueDepth();
     if (queue.pending + queue.running > 0) return;
     const nextCron = await nextCronOf(serving);
