@@ -4,7 +4,8 @@
 // BENCH_WAKES times (default 20): waits until the deployment sleeps (its Sleeping condition), sends one request through its
 // stable URL (GET /threads/<id>, a thread made before the first sleep) and times its answer; a /runs/wait follows on the
 // woken server. Prints the median and p99 of each and the server's start time from the Woke events; writes
-// bench/results/sleep-wake-<time>.json. Not a test: figures depend on the machine.
+// bench/results/sleep-wake-<time>.json; BENCH_STEPS=1 also prints the wakes' events and server log lines in time order.
+// Not a test: figures depend on the machine.
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { readFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
@@ -66,6 +67,19 @@ async function timed(url, init) {
   return performance.now() - started;
 }
 
+/** BENCH_STEPS=1: the revision's events and its server's log lines in time order, to see where a wake's time goes. */
+async function printSteps(deployment, events) {
+  const { logs } = await call("POST", `/v1/projects/${deployment.id}/revisions/${deployment.revisionId}/deploy_logs`, {
+    order: "asc",
+    limit: 1000,
+  });
+  const lines = [
+    ...events.map((event) => ({ at: Date.parse(event.at), text: `event ${event.reason}: ${event.message}` })),
+    ...logs.map((line) => ({ at: Date.parse(line.timestamp), text: `log: ${line.message}` })),
+  ].sort((a, b) => a.at - b.at);
+  for (const line of lines) console.log(`${new Date(line.at).toISOString().slice(11, 23)}  ${line.text.slice(0, 160)}`);
+}
+
 const percentile = (values, p) => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
@@ -93,6 +107,7 @@ try {
     process.stderr.write(`wake ${wake + 1}/${WAKES}: ${results.first_response_ms.at(-1).toFixed(0)} ms\n`);
   }
   const events = await call("GET", `/v2/deployments/${deployment.id}/revisions/${deployment.revisionId}/events`);
+  if (process.env.BENCH_STEPS === "1") await printSteps(deployment, events.resources);
   for (const event of events.resources) {
     const started = /started in (\d+) ms/.exec(event.reason === "Woke" ? event.message : "");
     if (started) results.server_start_ms.push(Number(started[1]));
