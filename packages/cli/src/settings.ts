@@ -33,3 +33,14 @@ export function containerEngineFromEnv(env: Env = process.env): { address?: stri
 export function configHomeFromEnv(env: Env = process.env): string | undefined {
   return given(env.XDG_CONFIG_HOME);
 }
+
+/**
+ * Node flags for `berth dev`'s server process: V8's young generation capped at 2 MB a semi-space (default 16 MB).
+ * Loading a project fills the default's 32 MB, which stays resident until V8's memory reducer runs ~15 s into an idle
+ * process; capped, the server holds ~20 MB less from its first request on, for a few percent of run throughput that a
+ * development server does not need. None when NODE_OPTIONS or node's own arguments set the size.
+ */
+export function devServerNodeFlags(env: Env = process.env, execArgv: string[] = process.execArgv): string[] {
+  const setsIt = (flags: string) => /--max[-_]semi[-_]space[-_]size/.test(flags);
+  return setsIt(env.NODE_OPTIONS ?? "") || execArgv.some(setsIt) ? [] : ["--max-semi-space-size=2"];
+}

@@ -6,6 +6,7 @@ import { devBanner } from "./dev-banner.js";
 import { isFailedMessage, isListeningMessage, SUPERVISED_ENV } from "./dev-child.js";
 import { type StandIn, serveUnavailable } from "./dev-stand-in.js";
 import { type ProjectWatcher, watchProject } from "./project-watcher.js";
+import { devServerNodeFlags } from "../settings.js";
 
 export interface DevOptions {
   config: string;
@@ -194,7 +195,7 @@ class DevSupervisor {
     const args = ["dev", config, "--host", host, "--port", String(this.port), "--no-reload", `--${this.options.logFormat}-logs`];
     if (dataDir !== undefined) args.push("--data-dir", dataDir);
     // Its own process group: a terminal's Ctrl-C reaches the supervisor only, which stops the server once.
-    const child = spawn(process.execPath, [...process.execArgv, process.argv[1]!, ...args], {
+    const child = spawn(process.execPath, [...devServerNodeFlags(), ...process.execArgv, process.argv[1]!, ...args], {
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       detached: true,
       env: { ...process.env, [SUPERVISED_ENV]: "1" },
