@@ -2,16 +2,9 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
-import {
-  type ControlPlane,
-  type Deployment,
-  deployTarball,
-  finalRevision,
-  packFixture,
-  startControlPlane,
-} from "@berth/test-support";
+import { type ControlPlane, type Deployment, deployedTarball, packFixture, startControlPlane } from "@berth/test-support";
 import type { Browser, Locator, Page } from "playwright-core";
-import { launchChromium, newPage, recordPolicyViolations, screenshot } from "@berth/test-support/browser";
+import { launchChromium, newPage, recordPolicyViolations, screenshot, signIn } from "@berth/test-support/browser";
 
 /** This package's fixture projects. */
 const FIXTURES = fileURLToPath(new URL("fixtures/", import.meta.url));
@@ -38,10 +31,7 @@ describe("the dashboard's chat: tool calls, Markdown and a thousand threads, in 
 
   before(async () => {
     cp = await startControlPlane({ listener: true });
-    const deployed = await deployTarball(cp.admin, "chat", packFixture("tool-chat-app", {}, FIXTURES));
-    const revision = await finalRevision(cp.admin, deployed.deployment.id, deployed.revisionId);
-    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
-    deployment = (await cp.admin.get<Deployment>(`/v2/deployments/${deployed.deployment.id}`)).body;
+    deployment = await deployedTarball(cp.admin, "chat", packFixture("tool-chat-app", {}, FIXTURES));
     sdk = new Client({
       apiUrl: deployment.source_config.custom_url!,
       apiKey: cp.adminKey,
@@ -60,10 +50,7 @@ describe("the dashboard's chat: tool calls, Markdown and a thousand threads, in 
   });
 
   test("a reply that calls a tool shows the call's name and arguments with the tool's answer under it", async () => {
-    await page.goto(`${cp.url}/`);
-    await page.getByLabel("API key").fill(cp.adminKey);
-    await page.getByLabel("Workspace (tenant id)").fill(cp.defaultTenantId);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await signIn(page, cp.url, cp.adminKey, cp.defaultTenantId);
     await page.goto(`${cp.url}/#/deployments/${deployment.id}/conversations`);
     const assistant = view.getByRole("combobox", { name: "Assistant", exact: true });
     await assistant.locator("option", { hasText: ASSISTANT }).waitFor({ state: "attached" });

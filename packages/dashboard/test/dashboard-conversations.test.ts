@@ -1,16 +1,9 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import {
-  type ControlPlane,
-  type Deployment,
-  deployTarball,
-  finalRevision,
-  packFixture,
-  startControlPlane,
-} from "@berth/test-support";
+import { type ControlPlane, type Deployment, deployedTarball, packFixture, startControlPlane } from "@berth/test-support";
 import type { Browser, Locator, Page } from "playwright-core";
-import { launchChromium, newPage, recordPolicyViolations, screenshot } from "@berth/test-support/browser";
+import { launchChromium, newPage, recordPolicyViolations, screenshot, signIn } from "@berth/test-support/browser";
 
 /** This package's fixture projects. */
 const FIXTURES = fileURLToPath(new URL("fixtures/", import.meta.url));
@@ -35,10 +28,7 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
 
   before(async () => {
     cp = await startControlPlane({ listener: true });
-    const deployed = await deployTarball(cp.admin, "conversations", packFixture("conversation-app", {}, FIXTURES));
-    const revision = await finalRevision(cp.admin, deployed.deployment.id, deployed.revisionId);
-    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
-    deployment = (await cp.admin.get<Deployment>(`/v2/deployments/${deployed.deployment.id}`)).body;
+    deployment = await deployedTarball(cp.admin, "conversations", packFixture("conversation-app", {}, FIXTURES));
     browser = await launchChromium();
     page = await newPage(browser, STEP_MS);
     violations = await recordPolicyViolations(page);
@@ -50,10 +40,7 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
   });
 
   test("the deployment page's Conversations link opens the browser, which lists the deployment's assistants", async () => {
-    await page.goto(`${cp.url}/`);
-    await page.getByLabel("API key").fill(cp.adminKey);
-    await page.getByLabel("Workspace (tenant id)").fill(cp.defaultTenantId);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await signIn(page, cp.url, cp.adminKey, cp.defaultTenantId);
     await page.goto(`${cp.url}/#/deployments/${deployment.id}`);
     await page.getByRole("link", { name: "Conversations", exact: true }).click();
     assert.match(page.url(), new RegExp(`#/deployments/${deployment.id}/conversations$`));

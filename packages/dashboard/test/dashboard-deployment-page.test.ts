@@ -16,7 +16,7 @@ import {
 } from "@berth/test-support";
 import { type GitHost, startGitHost } from "@berth/test-support/git-host";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { launchChromium, recordPolicyViolations, screenshot } from "@berth/test-support/browser";
+import { launchChromium, recordPolicyViolations, screenshot, signIn } from "@berth/test-support/browser";
 
 /** This package's fixture projects. */
 const FIXTURES = fileURLToPath(new URL("fixtures/", import.meta.url));
@@ -99,10 +99,7 @@ describe("the deployment page and the metrics page, in headless Chromium", () =>
   });
 
   test("the list shows where the code came from, when it changed, and a long name on one line", async () => {
-    await page.goto(`${cp.url}/`);
-    await page.getByLabel("API key").fill(cp.adminKey);
-    await page.getByLabel("Workspace (tenant id)").fill(cp.defaultTenantId);
-    await page.getByRole("button", { name: "Sign in" }).click();
+    await signIn(page, cp.url, cp.adminKey, cp.defaultTenantId);
     const row = page.getByRole("row").filter({ hasText: NAME });
     await row
       .getByRole("cell")

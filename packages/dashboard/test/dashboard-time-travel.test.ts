@@ -1,17 +1,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
-import {
-  type ControlPlane,
-  type Deployment,
-  deployTarball,
-  finalRevision,
-  packFixture,
-  startControlPlane,
-} from "@berth/test-support";
+import { type ControlPlane, type Deployment, deployedTarball, packFixture, startControlPlane } from "@berth/test-support";
 import { Client, type ThreadState } from "@langchain/langgraph-sdk";
 import type { Browser, Locator, Page } from "playwright-core";
-import { launchChromium, newPage, recordPolicyViolations, screenshot } from "@berth/test-support/browser";
+import { launchChromium, newPage, recordPolicyViolations, screenshot, signIn } from "@berth/test-support/browser";
 
 /** This package's fixture projects. */
 const FIXTURES = fileURLToPath(new URL("fixtures/", import.meta.url));
@@ -55,10 +48,7 @@ describe("time travel in the Studio, in headless Chromium", () => {
 
   before(async () => {
     cp = await startControlPlane({ listener: true });
-    const deployed = await deployTarball(cp.admin, "time-travel", packFixture("studio-app", {}, FIXTURES));
-    const revision = await finalRevision(cp.admin, deployed.deployment.id, deployed.revisionId);
-    assert.equal(revision.status, "DEPLOYED", revision.status_message ?? undefined);
-    deployment = (await cp.admin.get<Deployment>(`/v2/deployments/${deployed.deployment.id}`)).body;
+    deployment = await deployedTarball(cp.admin, "time-travel", packFixture("studio-app", {}, FIXTURES));
 
     // A thread run to its end as a developer would from code: the answer written, the review interrupted, resumed.
     client = new Client({
@@ -84,11 +74,7 @@ describe("time travel in the Studio, in headless Chromium", () => {
     page = await newPage(browser, STEP_MS);
     violations = await recordPolicyViolations(page);
     view = page.getByRole("region", { name: "Time travel" });
-    await page.goto(`${cp.url}/`);
-    await page.getByLabel("API key").fill(cp.adminKey);
-    await page.getByLabel("Workspace (tenant id)").fill(cp.defaultTenantId);
-    await page.getByRole("button", { name: "Sign in" }).click();
-    await page.getByRole("heading", { name: "Deployments" }).first().waitFor();
+    await signIn(page, cp.url, cp.adminKey, cp.defaultTenantId);
   });
   after(async () => {
     await browser?.close();

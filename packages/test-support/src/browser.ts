@@ -64,3 +64,12 @@ export async function recordPolicyViolations(page: Page): Promise<() => string[]
   });
   return () => [...kept];
 }
+
+/** The dashboard's sign-in form at `url`, answered with `key` (and a workspace id); waits for the deployments' list. */
+export async function signIn(page: Page, url: string, key: string, tenantId: string): Promise<void> {
+  await page.goto(`${url}/`);
+  await page.getByLabel("API key").fill(key);
+  await page.getByLabel("Workspace (tenant id)").fill(tenantId);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.getByRole("heading", { name: "Deployments" }).first().waitFor();
+}

@@ -82,6 +82,14 @@ export async function deployTarball(
   return { deployment: patched.body, revisionId: patched.body.latest_revision_id! };
 }
 
+/** Deploys `tarball` (deployTarball) and waits until it serves: the deployment as it reads then, with its URL. */
+export async function deployedTarball(api: Api, name: string, tarball: Buffer): Promise<Deployment> {
+  const deployed = await deployTarball(api, name, tarball);
+  const revision = await finalRevision(api, deployed.deployment.id, deployed.revisionId);
+  if (revision.status !== "DEPLOYED") throw new Error(`${name} ended ${revision.status}: ${revision.status_message ?? ""}`);
+  return (await api.get<Deployment>(`/v2/deployments/${deployed.deployment.id}`)).body;
+}
+
 /** Long-polls the revision until it is final (DEPLOYED, *_FAILED, SKIPPED, INTERRUPTED). */
 export async function finalRevision(api: Api, deploymentId: string, revisionId: string): Promise<Revision> {
   for (;;) {
