@@ -140,6 +140,8 @@ describe("time travel in the Studio, in headless Chromium", () => {
     // The fork is the thread's latest: the main line now goes through it, the first answer's branch hangs beside.
     await panel().getByText(forkId).waitFor();
     await panel().getByRole("region", { name: "State values" }).getByText(EDITED).waitFor();
+    // The Studio's own state view beside the graph follows: the edit is the thread's latest state.
+    await page.getByRole("region", { name: "State", exact: true }).getByText(EDITED).waitFor();
     await row("update", "edited", "next review").waitFor();
     const branch = row("Fork from step");
     await branch.getByText("1 checkpoint").waitFor();

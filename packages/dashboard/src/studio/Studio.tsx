@@ -129,21 +129,22 @@ export function Studio({ deploymentId, deploymentUrl, apiKey, tenantId }: Studio
     useCallback(() => setEnded((count) => count + 1), []),
   );
   const busy = runner.run.phase === "starting" || runner.run.phase === "streaming";
+  const [picked, setPicked] = useState<PickedCheckpoint>();
+  // Read again whenever a run ends or a checkpoint is opened: an edit saved in the time travel is a new latest state.
   const state = useAsync(
     (signal): Promise<ThreadState | undefined> =>
       threadId ? client.threads.getState(threadId, undefined, { signal }) : Promise.resolve(undefined),
-    [client, threadId, ended],
+    [client, threadId, ended, picked?.checkpointId],
   );
   // The graph shows the live run while it is the open thread's; else what the thread's nodes last wrote.
   const live = runner.run.threadId === threadId ? runner.run : NO_RUN;
   const history = useAsync(
     async (signal) => (threadId ? nodesOfHistory(await client.threads.getHistory(threadId, { limit: 100, signal })) : undefined),
-    [client, threadId, ended],
+    [client, threadId, ended, picked?.checkpointId],
   );
   // While a run streams, its own nodes only; once it ended, over what the others wrote before.
   const streaming = live.phase === "starting" || live.phase === "streaming";
   const shownRun = streaming ? live : { ...live, nodes: { ...history.data, ...live.nodes } };
-  const [picked, setPicked] = useState<PickedCheckpoint>();
   const [startError, setStartError] = useState<string | null>(null);
 
   const schemas = {
