@@ -52,7 +52,13 @@ async function once(project, first) {
   const child = spawn(process.execPath, [join(root, "packages", "cli", "bin", "berth.mjs"), ...args], {
     stdio: ["ignore", "ignore", "pipe"],
     detached: true,
-    env: { PATH: process.env.PATH, HOME: process.env.HOME, LOG_LEVEL: "warn" },
+    // NODE_OPTIONS passes through: e.g. `--max-semi-space-size=16` measures berth dev's server without its young-generation cap.
+    env: {
+      PATH: process.env.PATH,
+      HOME: process.env.HOME,
+      LOG_LEVEL: "warn",
+      ...(process.env.NODE_OPTIONS ? { NODE_OPTIONS: process.env.NODE_OPTIONS } : {}),
+    },
   });
   let stderr = "";
   child.stderr.on("data", (chunk) => {
