@@ -6,7 +6,7 @@
 // and stateless `/runs/wait` at concurrency 1, and the floor (floor.mjs: the same graph invoked in-process, one at a time,
 // with a MemorySaver for the thread case) in the same round, right before. BENCH_REPEATS (3) rounds, medians; the
 // Berth ÷ floor ratio of each server uses the floors of its own rounds. Server CPU per thread run comes from /proc.
-// BENCH_CPU_PROF=<dir> starts the servers with --cpu-prof (profiles written to <dir> when they stop).
+// BENCH_CPU_PROF=<dir> starts Berth with --cpu-prof (profiles written to <dir> when it stops; profile-summary.mjs reads them).
 import { spawnSync } from "node:child_process";
 import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { cpus, loadavg } from "node:os";
@@ -21,14 +21,15 @@ const WAIT1_REQUESTS = Number(process.env.BENCH_WAIT1_REQUESTS ?? 400);
 const FLOOR_COUNT = Number(process.env.BENCH_FLOOR_COUNT ?? 1000);
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 
-const nodeOptions = PROFILE_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${PROFILE_DIR}` } : {};
+// Node flags, not NODE_OPTIONS: Node 20 refuses --cpu-prof there.
+const profileFlags = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : [];
 const SERVERS = {
   berth: {
     label: "Berth embedded (SQLite)",
     command: (port, dataDir) => [
       process.execPath,
-      berthDevArgs(port, dataDir),
-      { cwd: root, env: { ...process.env, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "warn", ...nodeOptions } },
+      [...profileFlags, ...berthDevArgs(port, dataDir)],
+      { cwd: root, env: { ...process.env, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "warn" } },
     ],
   },
 };
@@ -39,11 +40,15 @@ if (process.env.DATABASE_URL && process.env.REDIS_URL) {
     label: "Berth PostgreSQL + Redis (one process)",
     command: (port) => [
       process.execPath,
-      [join(root, "packages", "cli", "bin", "berth.mjs"), "serve", join(benchDir, "graphs"), "--port", String(port)],
-      {
-        cwd: root,
-        env: { ...process.env, DATABASE_URL: databaseUrl, BERTH_REDIS_PREFIX: "berth_bench", LOG_LEVEL: "warn", ...nodeOptions },
-      },
+      [
+        ...profileFlags,
+        join(root, "packages", "cli", "bin", "berth.mjs"),
+        "serve",
+        join(benchDir, "graphs"),
+        "--port",
+        String(port),
+      ],
+      { cwd: root, env: { ...process.env, DATABASE_URL: databaseUrl, BERTH_REDIS_PREFIX: "berth_bench", LOG_LEVEL: "warn" } },
     ],
   };
 }

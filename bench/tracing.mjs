@@ -5,7 +5,10 @@
 //   - on:   traced into a control plane's tracing service on this machine (berth control-plane, SQLite),
 //   - down: LANGSMITH_ENDPOINT at a closed port (traces lost),
 // it times BENCH_RUNS (default 200) sequential stateless /runs/wait after 20 to warm up, against one `berth dev`
-// per setting, and prints p50/p90 per run. Writes bench/results/tracing-<time>.json. Not a test: the figures depend
+// per setting, and prints p50/p90 per run and the agent server's CPU per run (its process tree's user + system time
+// from /proc over the runs and the second after them, when the last traces are sent; the tracing service's own CPU
+// apart). `messages` (one node appending an AIMessage) and `tools` (a tool-calling loop over a fake model) are measured
+// too. Writes bench/results/tracing-<time>.json. Not a test: the figures depend
 // on the machine (and, for `on`, the tracing service shares its CPUs).
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
@@ -13,11 +16,13 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
+import { treeCpuMs } from "./common.mjs";
+import { INPUTS } from "./graphs/inputs.mjs";
 
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const berthBin = join(benchDir, "..", "packages", "cli", "bin", "berth.mjs");
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
-const GRAPHS = { trivial: { text: "hi" }, tokens: { messages: [{ type: "human", content: "hi" }] } };
+const GRAPHS = { ...INPUTS, tokens: { messages: [{ type: "human", content: "hi" }] } };
 const KEY = "berth_bench_tracing_key";
 
 /** Spawns a berth command and resolves with its URL once the line `msg` carries it. */
@@ -42,7 +47,7 @@ function start(args, env, msg) {
       child.once("exit", resolve);
       child.kill("SIGTERM");
     });
-  return { url, stop };
+  return { url, stop, pid: child.pid };
 }
 
 function closedPort() {
@@ -54,7 +59,7 @@ function closedPort() {
   });
 }
 
-async function measure(url, graph) {
+async function measure(url, graph, pid, cpPid) {
   const body = JSON.stringify({ assistant_id: graph, input: GRAPHS[graph] });
   const once = async () => {
     const response = await fetch(`${url}/runs/wait`, { method: "POST", headers: { "content-type": "application/json" }, body });
@@ -63,14 +68,20 @@ async function measure(url, graph) {
   };
   for (let i = 0; i < 20; i++) await once();
   const times = [];
+  const cpu = treeCpuMs(pid);
+  const cpCpu = treeCpuMs(cpPid);
   for (let i = 0; i < RUNS; i++) {
     const started = performance.now();
     await once();
     times.push(performance.now() - started);
   }
+  // Traces leave in batches after the runs: their CPU counts.
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  const cpu_ms_per_run = Number(((treeCpuMs(pid) - cpu) / RUNS).toFixed(2));
+  const tracing_service_cpu_ms_per_run = Number(((treeCpuMs(cpPid) - cpCpu) / RUNS).toFixed(2));
   times.sort((a, b) => a - b);
   const at = (q) => Number(times[Math.min(times.length - 1, Math.floor(times.length * q))].toFixed(2));
-  return { p50_ms: at(0.5), p90_ms: at(0.9) };
+  return { p50_ms: at(0.5), p90_ms: at(0.9), cpu_ms_per_run, tracing_service_cpu_ms_per_run };
 }
 
 const cp = start(
@@ -107,16 +118,22 @@ for (const [name, env] of Object.entries(settings)) {
     "agent server listening",
   );
   const url = await server.url;
-  for (const graph of Object.keys(GRAPHS)) (results[graph] ??= {})[name] = await measure(url, graph);
+  for (const graph of Object.keys(GRAPHS)) (results[graph] ??= {})[name] = await measure(url, graph, server.pid, cp.pid);
   await server.stop();
 }
 await cp.stop();
 
-console.log(`| graph | off p50 / p90 | on p50 / p90 | down p50 / p90 | on − off (p50) |`);
-console.log(`|---|---|---|---|---|`);
+console.log(
+  "| graph | off p50 / p90 | on p50 / p90 | down p50 / p90 | on − off (p50) | server CPU ms/run off / on / down | on ÷ off CPU | tracing service CPU ms/run |",
+);
+console.log(`|---|---|---|---|---|---|---:|---:|`);
 for (const [graph, r] of Object.entries(results)) {
   const cell = (m) => `${m.p50_ms} / ${m.p90_ms} ms`;
-  console.log(`| ${graph} | ${cell(r.off)} | ${cell(r.on)} | ${cell(r.down)} | ${(r.on.p50_ms - r.off.p50_ms).toFixed(2)} ms |`);
+  const cpu = `${r.off.cpu_ms_per_run} / ${r.on.cpu_ms_per_run} / ${r.down.cpu_ms_per_run}`;
+  console.log(
+    `| ${graph} | ${cell(r.off)} | ${cell(r.on)} | ${cell(r.down)} | ${(r.on.p50_ms - r.off.p50_ms).toFixed(2)} ms | ${cpu} | ` +
+      `${(r.on.cpu_ms_per_run / r.off.cpu_ms_per_run).toFixed(2)}× | ${r.on.tracing_service_cpu_ms_per_run} |`,
+  );
 }
 mkdirSync(join(benchDir, "results"), { recursive: true });
 const file = join(benchDir, "results", `tracing-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
