@@ -12,7 +12,7 @@ const DEADLINE_MS = 30_000;
 const LONG_RUN_CONFIG = { recursion_limit: 1000 };
 
 interface Metrics {
-  queue: { n_pending: number; n_running: number };
+  queue: { n_pending: number; n_running: number; next_delayed_at?: string };
   workers?: { max: number; active: number; available: number };
   runs?: {
     finished: { success: number; error: number; timeout: number; interrupted: number };
@@ -71,7 +71,10 @@ describe("GET /metrics", () => {
     await longRun(threads[3]!.thread_id, { afterSeconds: 3600 });
 
     const busy = await until(metrics, (m) => m.queue.n_running === WORKERS);
-    assert.deepEqual(busy.queue, { n_pending: 2, n_running: 2 });
+    const { next_delayed_at: nextDelayedAt, ...counts } = busy.queue;
+    assert.deepEqual(counts, { n_pending: 2, n_running: 2 });
+    // The delayed run is when it becomes due (a sleeping deployment is woken for it).
+    assert.ok(Date.parse(nextDelayedAt ?? "") > Date.now() + 3_000_000, nextDelayedAt);
     assert.deepEqual(busy.workers, { max: WORKERS, active: 2, available: 0 });
 
     // Pending ones first, so none of them takes a slot the running ones free.

@@ -15,7 +15,7 @@ export interface ProcessMetrics {
 /** GET /metrics, as the official server's JSON shape names it, with Berth's own additions. */
 export interface ServerMetrics {
   /** Every process of the database: what an autoscaler of workers sizes them by. */
-  queue: { n_pending: number; n_running: number };
+  queue: { n_pending: number; n_running: number; next_delayed_at?: string };
   /** This process's run slots; absent on a process that executes no runs (role api), as on the official server. */
   workers?: { max: number; active: number; available: number };
   /** The runs this process ended since it started; absent with `workers`. */
@@ -42,7 +42,12 @@ export class MetricsService {
   async read(): Promise<ServerMetrics> {
     const counts = await this.storage.runCounts();
     const metrics: ServerMetrics = {
-      queue: { n_pending: counts.pending, n_running: counts.running },
+      queue: {
+        n_pending: counts.pending,
+        n_running: counts.running,
+        // Only when a run waits for its after_seconds: a sleeping deployment is woken for it (the listener's idle sleeper).
+        ...(counts.nextDelayedAt === null ? {} : { next_delayed_at: new Date(counts.nextDelayedAt).toISOString() }),
+      },
       process: processMetrics(),
     };
     if (this.worker) {

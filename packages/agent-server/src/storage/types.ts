@@ -275,6 +275,8 @@ export interface RunCounts {
   /** Pending runs a worker may claim now (those delayed by `after_seconds` not yet). */
   pending: number;
   running: number;
+  /** When the earliest delayed pending run becomes due (ms since the epoch); null: none is delayed. */
+  nextDelayedAt: number | null;
 }
 
 export type RunStatus = "pending" | "running" | "success" | "error" | "timeout" | "interrupted";

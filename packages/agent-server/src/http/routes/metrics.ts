@@ -26,7 +26,14 @@ const processSchema = z.object({
   start_time_seconds: count.describe("When this process started (Unix time): counters restart from zero with it"),
 });
 const metricsSchema = z.object({
-  queue: z.object({ n_pending: count, n_running: count }),
+  queue: z.object({
+    n_pending: count,
+    n_running: count,
+    next_delayed_at: z.iso
+      .datetime()
+      .optional()
+      .describe("When the earliest run delayed by after_seconds becomes due; absent when none is"),
+  }),
   workers: slotsSchema.optional(),
   runs: runsSchema.optional(),
   process: processSchema,
