@@ -1,4 +1,6 @@
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
+import { once } from "node:events";
 import { setTimeout as delay } from "node:timers/promises";
 import { after, before, describe, test } from "node:test";
 import {
@@ -10,6 +12,7 @@ import {
   startControlPlane,
   uploadSource,
 } from "@berth/test-support";
+import WebSocket from "ws";
 
 // Scale-to-zero on local compute: a dev deployment with no request for BERTH_IDLE_SECONDS stops its agent
 // server; a request through its stable URL, or a cron about to be due, starts it again; prod never sleeps.
@@ -170,6 +173,23 @@ describe("sleeping deployments", () => {
     assert.ok(!(await timeline(prod)).some((event) => event.reason === "Slept"));
   });
 
+  test("a WebSocket handshake wakes a sleeping deployment", async () => {
+    await asleep(dev);
+    const wokeBefore = (await timeline(dev)).filter((event) => event.reason === "Woke").length;
+    const socket = new WebSocket(`${dev.url.replace(/^http/, "ws")}/threads/${randomUUID()}/stream/events`, { headers: key });
+    const firstFrame = new Promise<{ id?: number; type: string }>((resolve) =>
+      socket.once("message", (data) => resolve(JSON.parse(data.toString()))),
+    );
+    await once(socket, "open");
+    socket.send(JSON.stringify({ id: 1, method: "subscription.subscribe", params: { channels: ["values"] } }));
+    const frame = await firstFrame;
+    assert.deepEqual([frame.id, frame.type], [1, "success"]);
+    socket.close();
+    await once(socket, "close");
+    const woke = (await timeline(dev)).filter((event) => event.reason === "Woke");
+    assert.equal(woke.length, wokeBefore + 1);
+  });
+
   test("a cron about to be due wakes its sleeping deployment, and its run happens", async () => {
     const thread = await call<{ thread_id: string }>(dev, "POST", "/threads", {});
     const threadId = thread.body.thread_id;
@@ -194,5 +214,29 @@ describe("sleeping deployments", () => {
     });
     assert.ok(runs.length >= 1);
     assert.equal((await call(dev, "DELETE", `/runs/crons/${cron.body.cron_id}`)).status, 204);
+  });
+
+  test("a run delayed by after_seconds wakes its sleeping deployment when it is due", async () => {
+    const thread = await call<{ thread_id: string }>(dev, "POST", "/threads", {});
+    const threadId = thread.body.thread_id;
+    const delayed = await call<{ run_id: string; status: string }>(dev, "POST", `/threads/${threadId}/runs`, {
+      assistant_id: "agent",
+      input: { messages: [{ role: "user", content: "later" }] },
+      after_seconds: 10,
+    });
+    assert.equal(delayed.status, 200, JSON.stringify(delayed.body));
+    assert.equal(delayed.body.status, "pending");
+    const wokeBefore = (await timeline(dev)).filter((event) => event.reason === "Woke").length;
+    const sleeping = await asleep(dev);
+    assert.match(sleepingOf(sleeping)!.message, /a delayed run wakes it before/);
+    await until("the delayed run wakes the deployment", async () => {
+      const woke = (await timeline(dev)).filter((event) => event.reason === "Woke").slice(wokeBefore);
+      return woke.find((event) => event.message.startsWith("Woke for a delayed run due at"));
+    });
+    const run = await until("the delayed run succeeds", async () => {
+      const read = await call<{ status: string }>(dev, "GET", `/threads/${threadId}/runs/${delayed.body.run_id}`);
+      return read.body.status === "success" ? read.body : undefined;
+    });
+    assert.equal(run.status, "success");
   });
 });

@@ -11,8 +11,8 @@ import type { DeploymentRunner } from "./deployment-runner.js";
  */
 export const SLEEPING_TYPES: readonly (DeploymentType | null)[] = ["dev_free", "dev", null];
 
-/** A sleeping deployment wakes this long before its earliest cron is due, so the cron fires on time. */
-const WAKE_BEFORE_CRON_MS = 5_000;
+/** A sleeping deployment wakes this long before its earliest cron or delayed run is due, so it starts on time. */
+const WAKE_AHEAD_MS = 5_000;
 /** A read of the deployment's crons that takes longer fails (it stays awake, and is looked at again). */
 const READ_TIMEOUT_MS = 5_000;
 
@@ -31,8 +31,8 @@ interface Watched {
   serving: SupervisedServing;
   /** Since when it has run without a request: its start, or its last wake. */
   awakeSince: number;
-  /** When its earliest cron is due (ms since the epoch), as read before it slept. */
-  nextCron: number | undefined;
+  /** When its earliest cron or delayed run is due (ms since the epoch), as read before it slept. */
+  nextDue: Due | undefined;
   /** A sleep under way. */
   sleeping?: Promise<void>;
   /** A wake under way, shared by whatever asked for it (requests, a cron). */
@@ -43,9 +43,10 @@ interface Watched {
  * Scale-to-zero for supervised agent servers (local compute): a deployment of
  * a type that sleeps (SLEEPING_TYPES) with no request through the router for
  * `idleMs`, no request or stream open, no run pending or running and no cron
- * due soon has its servers stopped. The router holds its next request while
- * it wakes; a cron wakes it shortly before it is due. Each sleep and wake is
- * reported (the Sleeping condition, an event on the revision).
+ * or delayed run due soon has its servers stopped. The router holds its next
+ * request while it wakes; a cron or a run delayed by after_seconds wakes it
+ * shortly before it is due. Each sleep and wake is reported (the Sleeping
+ * condition, an event on the revision).
  */
 export class IdleSleeper {
   private readonly watched = new Map<string, Watched>();
@@ -97,7 +98,7 @@ export class IdleSleeper {
     }
     const known = this.watched.get(runner.deploymentId);
     if (known?.serving === settled.serving) return known;
-    const fresh: Watched = { serving: settled.serving, awakeSince: Date.now(), nextCron: undefined };
+    const fresh: Watched = { serving: settled.serving, awakeSince: Date.now(), nextDue: undefined };
     this.watched.set(runner.deploymentId, fresh);
     return fresh;
   }
@@ -107,9 +108,9 @@ export class IdleSleeper {
     if (watched.sleeping || watched.waking) return;
     const now = Date.now();
     if (serving.asleep()) {
-      if (watched.nextCron !== undefined && watched.nextCron - now <= WAKE_BEFORE_CRON_MS) {
-        const due = new Date(watched.nextCron).toISOString();
-        await this.wake(deploymentId, watched, `Woke for a cron due at ${due}`).catch(() => {});
+      const due = watched.nextDue;
+      if (due && due.at - now <= WAKE_AHEAD_MS) {
+        await this.wake(deploymentId, watched, `Woke for ${due.what} due at ${new Date(due.at).toISOString()}`).catch(() => {});
       }
       return;
     }
@@ -118,17 +119,20 @@ export class IdleSleeper {
     if (idleMs < this.options.idleMs || serving.openRequests() > 0 || !serving.healthy()) return;
     const queue = await serving.queueDepth();
     if (queue.pending + queue.running > 0) return;
-    const nextCron = await nextCronOf(serving);
+    const nextDue = earliest(
+      queue.nextDelayedAt === undefined ? undefined : { at: queue.nextDelayedAt, what: "a delayed run" },
+      await nextCronOf(serving),
+    );
     // Not worth sleeping when it would wake again before it was asleep its idle time.
-    if (nextCron !== undefined && nextCron - Date.now() <= this.options.idleMs + WAKE_BEFORE_CRON_MS) return;
+    if (nextDue && nextDue.at - Date.now() <= this.options.idleMs + WAKE_AHEAD_MS) return;
     // A request admitted while the queue and crons were read: it stays awake.
     if (serving.openRequests() > 0 || (serving.lastRequestAt() ?? 0) > now) return;
-    await this.sleep(deploymentId, watched, idleMs, nextCron);
+    await this.sleep(deploymentId, watched, idleMs, nextDue);
   }
 
-  private async sleep(deploymentId: string, watched: Watched, idleMs: number, nextCron: number | undefined): Promise<void> {
+  private async sleep(deploymentId: string, watched: Watched, idleMs: number, nextDue: Due | undefined): Promise<void> {
     const { serving } = watched;
-    watched.nextCron = nextCron;
+    watched.nextDue = nextDue;
     watched.sleeping = serving.sleep(() => this.wake(deploymentId, watched, "Woke for a request"));
     try {
       await watched.sleeping;
@@ -136,8 +140,8 @@ export class IdleSleeper {
       watched.sleeping = undefined;
     }
     const seconds = Math.round(idleMs / 1000);
-    const cron = nextCron === undefined ? "" : `; a cron wakes it before ${new Date(nextCron).toISOString()}`;
-    const message = `Asleep after ${seconds} s without requests: the next request wakes it${cron}`;
+    const due = nextDue ? `; ${nextDue.what} wakes it before ${new Date(nextDue.at).toISOString()}` : "";
+    const message = `Asleep after ${seconds} s without requests: the next request wakes it${due}`;
     this.options.logger.info({ deployment_id: deploymentId, revision_id: serving.revisionId }, "deployment asleep");
     await this.tell(deploymentId, serving.revisionId, {
       event: { type: "Normal", reason: "Slept", message: `Slept after ${seconds} s idle` },
@@ -166,7 +170,7 @@ export class IdleSleeper {
       throw error;
     }
     watched.awakeSince = Date.now();
-    watched.nextCron = undefined;
+    watched.nextDue = undefined;
     const tookMs = watched.awakeSince - started;
     this.options.logger.info({ deployment_id: deploymentId, revision_id: serving.revisionId, took_ms: tookMs }, why);
     await this.tell(deploymentId, serving.revisionId, {
@@ -197,8 +201,20 @@ export class IdleSleeper {
   }
 }
 
-/** When the deployment's earliest enabled cron is next due (ms since the epoch), from its agent server. */
-async function nextCronOf(serving: SupervisedServing): Promise<number | undefined> {
+/** Something due later that a sleeping deployment wakes for. */
+interface Due {
+  /** ms since the epoch */
+  at: number;
+  /** For the Woke event: "a cron", "a delayed run". */
+  what: string;
+}
+
+function earliest(...dues: (Due | undefined)[]): Due | undefined {
+  return dues.reduce<Due | undefined>((first, due) => (due && (!first || due.at < first.at) ? due : first), undefined);
+}
+
+/** When the deployment's earliest enabled cron is next due, from its agent server. */
+async function nextCronOf(serving: SupervisedServing): Promise<Due | undefined> {
   const replica = serving.apiReplicas().find((instance) => instance.healthy());
   if (!replica) throw new Error("no healthy API replica to read the crons from");
   const response = await fetch(new URL("/runs/crons/search", replica.url), {
@@ -210,5 +226,5 @@ async function nextCronOf(serving: SupervisedServing): Promise<number | undefine
   if (!response.ok) throw new Error(`POST /runs/crons/search answered ${response.status}`);
   const crons = cronsBody.parse(await response.json());
   const dates = crons.flatMap((cron) => (cron.next_run_date ? [Date.parse(cron.next_run_date)] : []));
-  return dates.length > 0 ? Math.min(...dates) : undefined;
+  return dates.length > 0 ? { at: Math.min(...dates), what: "a cron" } : undefined;
 }

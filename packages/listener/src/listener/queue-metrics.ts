@@ -5,13 +5,17 @@ export interface QueueDepth {
   /** Pending runs available now. */
   pending: number;
   running: number;
+  /** When the earliest run delayed by after_seconds becomes due (ms since the epoch); undefined: none is (or an older server). */
+  nextDelayedAt?: number;
 }
 
 /** A read that takes longer than this fails (the autoscaler tries again at its next look). */
 const READ_TIMEOUT_MS = 5_000;
 
 const count = z.number().int().min(0);
-const metricsBody = z.object({ queue: z.object({ n_pending: count, n_running: count }) });
+const metricsBody = z.object({
+  queue: z.object({ n_pending: count, n_running: count, next_delayed_at: z.iso.datetime().optional() }),
+});
 
 /**
  * The queue's depth from `GET /metrics` of one API replica, called directly
@@ -27,5 +31,6 @@ export async function readQueueDepth(replicaUrl: string, upstreamKey: string): P
   if (!response.ok) throw new Error(`GET /metrics answered ${response.status}`);
   const parsed = metricsBody.safeParse(await response.json());
   if (!parsed.success) throw new Error(`GET /metrics answered no queue counts: ${parsed.error.message}`);
-  return { pending: parsed.data.queue.n_pending, running: parsed.data.queue.n_running };
+  const { n_pending: pending, n_running: running, next_delayed_at: nextDelayed } = parsed.data.queue;
+  return { pending, running, ...(nextDelayed ? { nextDelayedAt: Date.parse(nextDelayed) } : {}) };
 }
