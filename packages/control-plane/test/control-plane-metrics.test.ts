@@ -127,24 +127,38 @@ describe("the control plane's own Prometheus metrics", () => {
   after(() => cp?.stop());
 
   test("deployments and revisions by status are counted across workspaces", async () => {
-    const deployments: Deployment[] = [];
-    const revisions: Revision[] = [];
-    for (const client of [cp.admin, other.client]) {
-      const listed = await deploymentsOf(client);
-      deployments.push(...listed);
-      for (const deployment of listed) revisions.push(...(await revisionsOf(client, deployment.id)));
+    const statuses = async () => {
+      const deployments: Deployment[] = [];
+      const revisions: Revision[] = [];
+      for (const client of [cp.admin, other.client]) {
+        const listed = await deploymentsOf(client);
+        deployments.push(...listed);
+        for (const deployment of listed) revisions.push(...(await revisionsOf(client, deployment.id)));
+      }
+      return { deployments: deployments.map((d) => d.status).sort(), revisions: revisions.map((r) => r.status).sort() };
+    };
+    // A status may move while the test reads (a health check of a loaded machine): the scrape is compared with what the
+    // API listed just before and just after it, once both agree.
+    let listed = await statuses();
+    let scraped: Sample[] = [];
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const answer = await scrape(cp.url, "/metrics", { Authorization: `Bearer ${cp.adminKey}` });
+      scraped = parseExposition(answer.text);
+      const after = await statuses();
+      if (JSON.stringify(after) === JSON.stringify(listed)) break;
+      listed = after;
     }
-    const count = (statuses: string[]) =>
-      statuses.reduce((counts, status) => counts.set(status, (counts.get(status) ?? 0) + 1), new Map<string, number>());
-    const byStatus = count(deployments.map((deployment) => deployment.status));
-    assert.equal(byStatus.get("READY"), 1);
+    const count = (values: string[]) =>
+      values.reduce((counts, status) => counts.set(status, (counts.get(status) ?? 0) + 1), new Map<string, number>());
+    const byStatus = count(listed.deployments);
+    assert.equal(listed.deployments.length, 2, "the built deployment and the one waiting for its upload");
     for (const status of ["AWAITING_DATABASE", "READY", "UNUSED", "AWAITING_DELETE", "UNKNOWN"]) {
-      assert.equal(sampleValue(samples, "berth_control_plane_deployments", { status }), byStatus.get(status) ?? 0, status);
+      assert.equal(sampleValue(scraped, "berth_control_plane_deployments", { status }), byStatus.get(status) ?? 0, status);
     }
-    const revisionsByStatus = count(revisions.map((revision) => revision.status));
+    const revisionsByStatus = count(listed.revisions);
     assert.ok(revisionsByStatus.has("DEPLOYED") && revisionsByStatus.has("CREATING"));
     for (const status of ["CREATING", "QUEUED", "BUILDING", "DEPLOYED", "SKIPPED", "BUILD_FAILED"]) {
-      assert.equal(sampleValue(samples, "berth_control_plane_revisions", { status }), revisionsByStatus.get(status) ?? 0, status);
+      assert.equal(sampleValue(scraped, "berth_control_plane_revisions", { status }), revisionsByStatus.get(status) ?? 0, status);
     }
   });
 
