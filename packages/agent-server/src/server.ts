@@ -23,6 +23,12 @@ export interface RunningServer {
   mountPrefix?: string;
   app?: FastifyInstance;
   storage: Storage;
+  /**
+   * Resolves once every graph module is imported; rejects with the GraphLoadError of the first that fails. Settled
+   * before startServer resolves, but for `dev`: there the graphs import right after the server listens (requests that
+   * need one wait for it, and answer 503 with the load error if it fails), so the caller says whether the project loads.
+   */
+  graphsLoaded: Promise<void>;
   /** Stops taking work, lets executing runs and open responses finish within the grace period, and closes. */
   close(): Promise<void>;
 }
@@ -42,7 +48,10 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   lifecycle.own(storage);
   lifecycle.own(broker);
   return lifecycle.run(async () => {
-    const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer, logger);
+    // `berth dev` answers /ok before the graphs (and the LangChain modules they pull) are imported: see graphsLoaded.
+    const graphs = options.dev
+      ? GraphRegistry.deferred(project.graphs, storage.checkpointer, logger)
+      : await GraphRegistry.load(project.graphs, storage.checkpointer, logger);
     const items = await openItemStore(project.store, settings.openai, storage, logger);
     // Runs are traced where they execute: an API-only process has nothing to trace.
     const tracing = role !== "api" && settings.tracing ? Tracing.create(settings.tracing, logger) : undefined;
@@ -71,10 +80,17 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
     if (role === "worker") {
       await http.serveWorkerHealth(options.workerHealth ?? false, where, { ...details, owner: execution?.worker.owner });
     } else {
-      await http.serveApi(setup, services, where, details);
+      // A project that does not load is said first, as when the graphs were imported before listening (a port in use too).
+      await http.serveApi(setup, services, where, details).catch(async (error: unknown) => {
+        await graphs.loadAll();
+        throw error;
+      });
     }
+    const graphsLoaded = graphs.loadAll();
+    graphsLoaded.catch(() => {}); // the caller's to report (the CLI prints it once); requests needing the graph say it too
     logger.flush();
-    return { url: http.url, mountPrefix: project.http.mountPrefix, app: http.app, storage, close: () => lifecycle.close() };
+    const close = () => lifecycle.close();
+    return { url: http.url, mountPrefix: project.http.mountPrefix, app: http.app, storage, graphsLoaded, close };
   });
 }
 

@@ -1,11 +1,27 @@
 import { pathToFileURL } from "node:url";
 
+const TYPESCRIPT_MODULE = /\.[cm]?tsx?$/;
+
+let typescriptLoader: (() => Promise<unknown>) | undefined;
+let typescriptLoaded: Promise<unknown> | undefined;
+
+/**
+ * How the project's TypeScript modules get their loader when it is not in place yet: `load` runs once, before the
+ * first TypeScript module is imported. The `berth` command passes tsx's registration, so a project whose graphs
+ * `berth dev` imports after listening starts tsx's hooks thread then, not before `/ok`.
+ */
+export function useTypeScriptLoader(load: () => Promise<unknown>): void {
+  typescriptLoader = load;
+}
+
 /**
  * Imports a module of the project (a graph, `auth.path`, `http.app`, an
- * embedder). TypeScript modules need tsx in place before the agent server
- * loads: the `berth` command loads it when langgraph.json names any (the CLI's
- * load-agent-server.ts); Berth's tests run from sources under tsx already.
+ * embedder). TypeScript modules need a loader: the one useTypeScriptLoader
+ * gave, or tsx in place before the agent server loads (the `berth` command
+ * loads it so when a TypeScript module is CommonJS, see the CLI's
+ * load-agent-server.ts; Berth's tests run from sources under tsx already).
  */
 export async function importProjectModule(file: string): Promise<Record<string, unknown>> {
+  if (typescriptLoader && TYPESCRIPT_MODULE.test(file)) await (typescriptLoaded ??= typescriptLoader());
   return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
 }

@@ -1,4 +1,5 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
+import { ServiceUnavailableError } from "@berth/service-kit";
 import type { GraphSpec } from "../config/langgraph-config.js";
 import type { Logger } from "../logger.js";
 import type { BerthCheckpointer } from "../storage/types.js";
@@ -31,44 +32,80 @@ export class GraphLoadError extends Error {
   }
 }
 
-/** The graphs of a project, loaded once at start and bound to Berth's checkpointer. */
+/**
+ * The graphs of a project, imported once and bound to Berth's checkpointer. Their ids, files and descriptions are known
+ * from langgraph.json alone: `load` imports every module before it resolves (`berth serve`, `berth check`), `deferred`
+ * imports none until `loadAll()` or the first `get()` (`berth dev`, which answers `/ok` first).
+ */
 export class GraphRegistry {
+  private readonly imports = new Map<string, Promise<LoadedGraph>>();
+  private all: Promise<void> | undefined;
+
   private constructor(
-    private readonly graphs: Map<string, LoadedGraph>,
+    private readonly specs: Map<string, GraphSpec>,
     private readonly checkpointer: BerthCheckpointer,
   ) {}
 
   /** Imports every graph module; the first one that fails stops the start. `logger` receives what graphs log with the SDK's `getLogger()`. */
   static async load(specs: GraphSpec[], checkpointer: BerthCheckpointer, logger: Logger): Promise<GraphRegistry> {
+    const registry = GraphRegistry.deferred(specs, checkpointer, logger);
+    await registry.loadAll();
+    return registry;
+  }
+
+  /** Knows the graphs without importing them: `loadAll()` or a graph's first use does. */
+  static deferred(specs: GraphSpec[], checkpointer: BerthCheckpointer, logger: Logger): GraphRegistry {
     provideGraphLogger(logger);
-    const graphs = new Map<string, LoadedGraph>();
-    for (const spec of specs) {
-      graphs.set(spec.graphId, await loadGraph(spec, checkpointer));
-    }
-    drainStoreQueuesOnArrival(); // once the graphs are loaded: the CommonJS copy of LangGraph is there if they use it
-    return new GraphRegistry(graphs, checkpointer);
+    return new GraphRegistry(new Map(specs.map((spec) => [spec.graphId, spec])), checkpointer);
+  }
+
+  /**
+   * Imports every graph module not imported yet, in langgraph.json's order; rejects with the first GraphLoadError.
+   * Once only: later calls share the first's outcome.
+   */
+  loadAll(): Promise<void> {
+    this.all ??= (async () => {
+      for (const graphId of this.specs.keys()) await this.imported(graphId);
+    })();
+    return this.all;
   }
 
   ids(): string[] {
-    return [...this.graphs.keys()];
+    return [...this.specs.keys()];
   }
 
   has(graphId: string): boolean {
-    return this.graphs.has(graphId);
+    return this.specs.has(graphId);
   }
 
   spec(graphId: string): GraphSpec | undefined {
-    return this.graphs.get(graphId)?.spec;
+    return this.specs.get(graphId);
   }
 
-  /** The graph to run with `config`; a factory is called again for every use. */
+  /**
+   * The graph to run with `config`; a factory is called again for every use. Waits for its module's import; a module
+   * that failed to import answers 503 with why (only a deferred registry serves requests with such a graph).
+   */
   async get(graphId: string, config: RunnableConfig): Promise<CompiledGraph> {
-    const loaded = this.graphs.get(graphId);
-    if (!loaded) throw new Error(`graph "${graphId}" is not loaded`);
+    if (!this.specs.has(graphId)) throw new Error(`graph "${graphId}" is not loaded`);
+    const loaded = await this.imported(graphId).catch((error: unknown) => {
+      if (!(error instanceof GraphLoadError)) throw error;
+      throw Object.assign(new ServiceUnavailableError(error.message), { cause: error });
+    });
     if ("graph" in loaded) return loaded.graph;
     const graph = await toCompiledGraph(loaded.factory(config));
     graph.checkpointer = this.checkpointer;
     return graph;
+  }
+
+  private imported(graphId: string): Promise<LoadedGraph> {
+    let loading = this.imports.get(graphId);
+    if (!loading) {
+      loading = loadGraph(this.specs.get(graphId)!, this.checkpointer);
+      loading.catch(() => {}); // reported by whoever awaits it (loadAll, get), not as an unhandled rejection
+      this.imports.set(graphId, loading);
+    }
+    return loading;
   }
 }
 
@@ -85,5 +122,7 @@ async function loadGraph(spec: GraphSpec, checkpointer: BerthCheckpointer): Prom
     return { spec, graph };
   } catch (error) {
     throw new GraphLoadError(spec, error);
+  } finally {
+    drainStoreQueuesOnArrival(); // after each import: the CommonJS copy of LangGraph is there if the graph uses it
   }
 }

@@ -10,11 +10,13 @@ const TYPESCRIPT_MODULE = /\.[cm]?tsx?$/;
  * project's modules (graphs, `auth.path`, `http.app`, an embedder) include
  * TypeScript, tsx is loaded too. Its hooks serve every module loaded after
  * them, a round trip to their thread each, so they are registered after the
- * agent server and LangChain are loaded (a third less start time and memory)
- * — unless a TypeScript module is CommonJS (`.cts`, or `.ts` under a
- * package.json without `"type": "module"`): such a file loses its named
- * exports unless the hooks were in place before anything else loaded, as with
- * `node --import tsx`. A project of JavaScript never loads a TypeScript loader.
+ * agent server and LangChain are loaded (a third less start time and memory),
+ * by the agent server just before it imports the first TypeScript module
+ * (`berth dev` does so after it listens) — unless a TypeScript module is
+ * CommonJS (`.cts`, or `.ts` under a package.json without `"type":
+ * "module"`): such a file loses its named exports unless the hooks were in
+ * place before anything else loaded, as with `node --import tsx`. A project of
+ * JavaScript never loads a TypeScript loader.
  */
 export async function loadAgentServer(configPath: string): Promise<AgentServer> {
   const folder = projectFolder(configPath);
@@ -27,7 +29,7 @@ export async function loadAgentServer(configPath: string): Promise<AgentServer> 
     return import("@berth/agent-server");
   }
   const server = await import("@berth/agent-server");
-  await loadTsx();
+  server.useTypeScriptLoader(loadTsx);
   return server;
 }
 

@@ -121,6 +121,11 @@ async function serveInProcess(command: "dev" | "serve", options: ServeOptions): 
     });
     // The runs' grace (BERTH_SHUTDOWN_GRACE_SECONDS) and 20 s more: a shutdown stuck beyond that ends the process anyway.
     closeOnSignals(server, serveFromEnv().shutdownGraceMs + 20_000);
+    // `berth dev` listens before importing the graphs; a project whose graphs do not load still fails its start.
+    await server.graphsLoaded.catch(async (error: unknown) => {
+      await server.close();
+      throw error;
+    });
     if (command === "dev" && server.url) {
       // Where the API answers, with langgraph.json's http.mount_prefix: what the banner and the supervisor show.
       const apiUrl = `${server.url}${server.mountPrefix ?? ""}`;
