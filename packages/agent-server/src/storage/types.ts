@@ -431,8 +431,7 @@ export interface RunRepository {
    * stamps graph_id/assistant_id into its metadata. With `claimFor` (a worker
    * with a free slot), the same transaction may also claim the run for it, as
    * `claim` would (`claimed`): when it can start now and no older run is
-   * claimable. A backend may leave it to the queue (PostgreSQL does: its
-   * workers are other processes).
+   * claimable. A backend may leave it to the queue.
    */
   create(run: NewRun, claimFor?: RunClaimant): Promise<CreateRunResult>;
   get(runId: string): Promise<QueuedRun | undefined>;

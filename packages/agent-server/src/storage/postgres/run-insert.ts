@@ -1,23 +1,28 @@
 import { jsonb } from "@berth/service-kit";
 import { toApiRun } from "../run-record.js";
 import { RUN_COLUMNS } from "../shared/columns.js";
-import { nowIso } from "../shared/timestamps.js";
-import type { CreateRunResult, NewRun } from "../types.js";
+import type { CreateRunResult, NewRun, RunClaimant } from "../types.js";
 import type { Queryable } from "./database.js";
 import { prepared } from "./prepared.js";
 import { fromRow, type RunRow } from "./run-rows.js";
 
 const INSERT_RUN = `SELECT ${RUN_COLUMNS} FROM berth_insert_run($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11::jsonb, $12::jsonb)`;
 
+const INSERT_RUN_CLAIMED = `SELECT ${RUN_COLUMNS}
+  FROM berth_insert_run_claimed($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $14, $15)`;
+
 /**
  * Inserts a run with the multitask check (see RunRepository.create) in one
  * round trip (berth_insert_run, migration 008): atomic on its own, or inside
  * the caller's transaction, so that a run's creation and a cron's claim of
  * its tick commit together. It locks the thread row first (or creates it), as
- * every transaction that decides a thread's status does (runs.ts).
+ * every transaction that decides a thread's status does (runs.ts). With
+ * `claimFor`, the same statement claims the run for that worker when a claim
+ * would take it now (berth_insert_run_claimed, migration 012).
  */
-export async function insertRun(client: Queryable, run: NewRun): Promise<CreateRunResult> {
-  const { rows } = await prepared<RunRow>(client, "berth_insert_run", INSERT_RUN, [
+export async function insertRun(client: Queryable, run: NewRun, claimFor?: RunClaimant): Promise<CreateRunResult> {
+  const now = Date.now();
+  const params: unknown[] = [
     run.run_id,
     run.thread_id,
     run.assistant_id,
@@ -25,16 +30,26 @@ export async function insertRun(client: Queryable, run: NewRun): Promise<CreateR
     jsonb(run.metadata),
     jsonb(run.kwargs),
     run.multitask_strategy,
-    nowIso(),
+    new Date(now).toISOString(),
     run.available_at,
     run.create_thread,
     jsonb({ ...run.thread_metadata, graph_id: run.graph_id, assistant_id: run.assistant_id }),
     jsonb(run.thread_config ?? {}),
-  ]);
-  // No row: no thread. The new run comes last; without it, the thread was busy and the strategy `reject`.
+  ];
+  const { rows } = claimFor
+    ? await prepared<RunRow>(client, "berth_insert_run_claimed", INSERT_RUN_CLAIMED, [
+        ...params,
+        claimFor.owner,
+        now,
+        now + claimFor.leaseMs,
+      ])
+    : await prepared<RunRow>(client, "berth_insert_run", INSERT_RUN, params);
+  // No row: no thread. The new run comes last (twice: as inserted, then as claimed, when claimed); without it,
+  // the thread was busy and the strategy `reject`.
   if (rows.length === 0) return { kind: "thread_not_found" };
+  const claimed = rows.length >= 2 && rows.at(-2)?.run_id === run.run_id ? rows.pop() : undefined;
   const created = rows.at(-1)?.run_id === run.run_id ? rows.pop() : undefined;
   const inflight = rows.map((row) => toApiRun(fromRow(row)));
   if (!created) return { kind: "thread_busy" };
-  return { kind: "created", run: toApiRun(fromRow(created)), inflight };
+  return { kind: "created", run: toApiRun(fromRow(created)), inflight, ...(claimed ? { claimed: fromRow(claimed) } : {}) };
 }

@@ -6,6 +6,7 @@ import type {
   NewRun,
   QueuedRun,
   Run,
+  RunClaimant,
   RunEnd,
   RunLease,
   RunRepository,
@@ -46,9 +47,9 @@ export class PostgresRunRepository implements RunRepository {
     private readonly asyncEventCommits = false,
   ) {}
 
-  async create(run: NewRun): Promise<CreateRunResult> {
-    // One statement, its own transaction (no BEGIN/COMMIT round trips).
-    return retryingConflicts(() => insertRun(this.pool, run));
+  async create(run: NewRun, claimFor?: RunClaimant): Promise<CreateRunResult> {
+    // One statement, its own transaction (no BEGIN/COMMIT round trips), the claim included.
+    return retryingConflicts(() => insertRun(this.pool, run, claimFor));
   }
 
   async get(runId: string): Promise<QueuedRun | undefined> {

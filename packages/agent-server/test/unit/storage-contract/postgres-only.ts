@@ -26,6 +26,7 @@ const ALL_MIGRATIONS = [
   { version: 9, name: "009_run_functions.sql" },
   { version: 10, name: "010_pending_runs_index.sql" },
   { version: 11, name: "011_thread_event_seq.sql" },
+  { version: 12, name: "012_insert_run_claimed.sql" },
 ];
 
 /** How databases migrated before the numbers matched SQLite's recorded them. */
