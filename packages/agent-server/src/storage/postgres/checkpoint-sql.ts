@@ -26,24 +26,97 @@ export type ListFilter = {
   [key in "thread_id" | "checkpoint_ns" | "checkpoint_id" | "before"]: string | null;
 } & { filter: Record<string, unknown> | null; limit: number | null };
 
-export async function selectCheckpoint(q: Queryable, key: CheckpointKey): Promise<CheckpointRow | undefined> {
-  const { rows } = await prepared<CheckpointRow>(
-    q,
-    "berth_select_checkpoint",
-    `${SELECT_ROW} WHERE thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3`,
-    [key.thread_id, key.checkpoint_ns, key.checkpoint_id],
-  );
-  return rows[0];
+/** A checkpoint with its channel values and pending writes, read in one round trip (selectTuple). */
+export interface TupleRows {
+  row: CheckpointRow;
+  /** The channel versions the blobs were looked up by; null when the statement could not read them (not JSON). */
+  versions: Record<string, string> | null;
+  blobs: Pick<BlobRow, "channel" | "type" | "blob">[];
+  writes: WriteRow[];
 }
 
-export async function selectLatest(q: Queryable, threadId: string, ns: string): Promise<CheckpointRow | undefined> {
-  const { rows } = await prepared<CheckpointRow>(
+type TupleRow = CheckpointRow & {
+  versions: Record<string, string> | null;
+  blob_channels: string[] | null;
+  blob_types: string[] | null;
+  blob_values: (Buffer | null)[] | null;
+  write_task_ids: string[] | null;
+  write_task_paths: string[] | null;
+  write_idxs: number[] | null;
+  write_channels: string[] | null;
+  write_types: string[] | null;
+  write_values: (Buffer | null)[] | null;
+};
+
+/**
+ * The checkpoint (by id, or the thread's latest in the namespace) with the blobs of the channel versions it names
+ * and its pending writes, in one statement: the versions are read from the serialized checkpoint when it is JSON
+ * (as the JSON serializer writes it); otherwise `versions` is null and the caller loads the blobs itself.
+ */
+export async function selectTuple(
+  q: Queryable,
+  threadId: string,
+  ns: string,
+  checkpointId: string | undefined,
+): Promise<TupleRows | undefined> {
+  const which = checkpointId === undefined ? "latest" : "by_id";
+  const where =
+    checkpointId === undefined
+      ? "thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1"
+      : "thread_id = $1 AND checkpoint_ns = $2 AND checkpoint_id = $3";
+  const { rows } = await prepared<TupleRow>(
     q,
-    "berth_select_latest_checkpoint",
-    `${SELECT_ROW} WHERE thread_id = $1 AND checkpoint_ns = $2 ORDER BY checkpoint_id DESC LIMIT 1`,
-    [threadId, ns],
+    `berth_select_tuple_${which}`,
+    // Lookups per channel and per key (`OFFSET 0`), as selectBlobs and selectWrites do.
+    `WITH c AS MATERIALIZED (${SELECT_ROW} WHERE ${where}),
+     v AS MATERIALIZED (
+       SELECT CASE WHEN c.type = 'json' THEN convert_from(c.checkpoint, 'UTF8')::jsonb -> 'channel_versions' END AS versions FROM c
+     )
+     SELECT c.*, (SELECT jsonb_object_agg(e.key, e.value) FROM v, jsonb_each_text(v.versions) AS e) AS versions,
+            b.channels AS blob_channels, b.types AS blob_types, b.blobs AS blob_values,
+            w.task_ids AS write_task_ids, w.task_paths AS write_task_paths, w.idxs AS write_idxs,
+            w.channels AS write_channels, w.types AS write_types, w.vals AS write_values
+       FROM c
+       CROSS JOIN LATERAL (
+         SELECT array_agg(b.channel) AS channels, array_agg(b.type) AS types, array_agg(b.blob) AS blobs
+           FROM v, jsonb_each_text(CASE WHEN jsonb_typeof(v.versions) = 'object' THEN v.versions END) AS e
+           CROSS JOIN LATERAL (
+             SELECT b.channel, b.type, b.blob FROM checkpoint_blobs b
+              WHERE b.thread_id = c.thread_id AND b.checkpoint_ns = c.checkpoint_ns AND b.channel = e.key AND b.version = e.value
+             OFFSET 0
+           ) AS b
+       ) AS b
+       CROSS JOIN LATERAL (
+         SELECT array_agg(w.task_id) AS task_ids, array_agg(w.task_path) AS task_paths, array_agg(w.idx::int) AS idxs,
+                array_agg(w.channel) AS channels, array_agg(w.type) AS types, array_agg(w.value) AS vals
+           FROM (SELECT * FROM checkpoint_writes
+                  WHERE thread_id = c.thread_id AND checkpoint_ns = c.checkpoint_ns AND checkpoint_id = c.checkpoint_id
+                 OFFSET 0) AS w
+       ) AS w`,
+    checkpointId === undefined ? [threadId, ns] : [threadId, ns, checkpointId],
   );
-  return rows[0];
+  const found = rows[0];
+  if (!found) return undefined;
+  const { thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata } = found;
+  const key = { thread_id, checkpoint_ns, checkpoint_id };
+  return {
+    row: { ...key, parent_checkpoint_id, type, checkpoint, metadata },
+    versions: found.versions,
+    blobs: (found.blob_channels ?? []).map((channel, i) => ({
+      channel,
+      type: found.blob_types![i],
+      blob: found.blob_values![i],
+    })),
+    writes: (found.write_task_ids ?? []).map((task_id, i) => ({
+      ...key,
+      task_id,
+      task_path: found.write_task_paths![i],
+      idx: found.write_idxs![i],
+      channel: found.write_channels![i],
+      type: found.write_types![i],
+      value: found.write_values![i] as Bytes,
+    })),
+  };
 }
 
 /** Checkpoints matching a `list` call, newest first; a null condition is not applied (LIMIT NULL: no limit). */

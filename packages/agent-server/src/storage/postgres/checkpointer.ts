@@ -20,8 +20,10 @@ import {
   loadWrites,
   nextChannelVersion,
   versionsParam,
+  type BlobRow,
   type CheckpointKey,
   type CheckpointRow,
+  type WriteRow,
 } from "../shared/checkpoint-rows.js";
 import {
   copyThreadCheckpoints,
@@ -31,14 +33,17 @@ import {
   insertWrites,
   keepLatestCheckpoints,
   selectBlobs,
-  selectCheckpoint,
-  selectLatest,
   selectLatestPerNamespace,
   selectList,
+  selectTuple,
   selectWrites,
 } from "./checkpoint-sql.js";
 import type { Queryable } from "./database.js";
 import { jsonb } from "@berth/service-kit";
+
+/** A versions object with its keys in one order, to compare two. */
+const sortedKeys = (versions: Record<string, string>) =>
+  Object.entries(versions).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
 
 /** How many listed checkpoints share one round trip for their blobs and one for their writes. */
 const LIST_BATCH = 100;
@@ -65,10 +70,17 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
     if (thread_id === undefined || thread_id === null) return undefined; // SQLite's `thread_id = NULL` matches nothing
     const checkpoint_ns = config.configurable?.checkpoint_ns ?? "";
     const checkpoint_id = getCheckpointId(config);
-    const row = checkpoint_id
-      ? await selectCheckpoint(this.db, { thread_id, checkpoint_ns, checkpoint_id })
-      : await selectLatest(this.db, thread_id, checkpoint_ns);
-    return row && (await this.toTuples([row]))[0];
+    // One round trip for the checkpoint, its channel values and its writes (a run reads one before and after it).
+    const found = await selectTuple(this.db, String(thread_id), checkpoint_ns, checkpoint_id || undefined);
+    if (!found) return undefined;
+    const stored: Omit<Checkpoint, "channel_values"> = await this.serde.loadsTyped(found.row.type, found.row.checkpoint);
+    const versions = versionsParam(stored.channel_versions);
+    // The statement read the versions as the JSON they were written as; otherwise look the blobs up by the decoded ones.
+    const blobs =
+      found.versions !== null && JSON.stringify(sortedKeys(found.versions)) === JSON.stringify(sortedKeys(JSON.parse(versions)))
+        ? found.blobs
+        : (await selectBlobs(this.db, [{ thread_id: found.row.thread_id, checkpoint_ns, versions: JSON.parse(versions) }]))[0];
+    return this.toTuple(found.row, stored, blobs, found.writes);
   }
 
   override async *list(config: RunnableConfig, options: CheckpointListOptions = {}): AsyncGenerator<CheckpointTuple> {
@@ -140,23 +152,28 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
       versions: JSON.parse(versionsParam(stored[i].channel_versions)) as Record<string, string>,
     }));
     const [blobs, writes] = await Promise.all([selectBlobs(this.db, owners), selectWrites(this.db, rows)]);
-    return Promise.all(
-      rows.map(async (row, i): Promise<CheckpointTuple> => {
-        const { thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id } = row;
-        const checkpoint: Checkpoint = { ...stored[i], channel_values: await loadChannelValues(this.serde, blobs[i]) };
-        const parentKey =
-          parent_checkpoint_id === null ? undefined : { thread_id, checkpoint_ns, checkpoint_id: parent_checkpoint_id };
-        if (checkpoint.v < 4 && parentKey) await this.migratePendingSends(checkpoint, parentKey);
-        const tuple: CheckpointTuple = {
-          config: { configurable: { thread_id, checkpoint_ns, checkpoint_id } },
-          checkpoint,
-          metadata: JSON.parse(row.metadata) as CheckpointMetadata,
-          pendingWrites: await loadWrites(this.serde, writes[i]),
-        };
-        if (parentKey) tuple.parentConfig = { configurable: parentKey };
-        return tuple;
-      }),
-    );
+    return Promise.all(rows.map((row, i) => this.toTuple(row, stored[i], blobs[i], writes[i])));
+  }
+
+  private async toTuple(
+    row: CheckpointRow,
+    stored: Omit<Checkpoint, "channel_values">,
+    blobs: Pick<BlobRow, "channel" | "type" | "blob">[],
+    writes: WriteRow[],
+  ): Promise<CheckpointTuple> {
+    const { thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id } = row;
+    const checkpoint: Checkpoint = { ...stored, channel_values: await loadChannelValues(this.serde, blobs) };
+    const parentKey =
+      parent_checkpoint_id === null ? undefined : { thread_id, checkpoint_ns, checkpoint_id: parent_checkpoint_id };
+    if (checkpoint.v < 4 && parentKey) await this.migratePendingSends(checkpoint, parentKey);
+    const tuple: CheckpointTuple = {
+      config: { configurable: { thread_id, checkpoint_ns, checkpoint_id } },
+      checkpoint,
+      metadata: JSON.parse(row.metadata) as CheckpointMetadata,
+      pendingWrites: await loadWrites(this.serde, writes),
+    };
+    if (parentKey) tuple.parentConfig = { configurable: parentKey };
+    return tuple;
   }
 
   /** Checkpoints before format v4 kept pending sends as TASKS writes of their parent. */
