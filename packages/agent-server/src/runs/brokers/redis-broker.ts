@@ -129,18 +129,38 @@ export class RedisBroker implements RunBroker {
   }
 
   async subscribe(runId: string, observer: RunObserver): Promise<RunSubscription> {
-    const subscription = this.local.subscribeSync(runId, observer);
+    const guarded = new GuardedObserver(observer);
+    const subscription = this.local.subscribeSync(runId, guarded);
+    let subscribed = true;
     const unsubscribe = () => {
+      if (!subscribed) return;
+      subscribed = false;
       subscription.unsubscribe();
       if (this.local.hasObservers(runId)) return;
       this.subscribed.delete(runId);
       this.unlisten(this.runChannel(runId));
     };
     if (subscription.active) return { active: true, unsubscribe };
+    if (this.subscriber.status === "ready") {
+      // Off the request's path: what another process sends before the SUBSCRIBE takes effect is in the run's
+      // buffer, replayed once it has (events that also came live are skipped by followers, same seq). Skipped
+      // when the run started here meanwhile (usually: this process creates and claims it), since local delivery
+      // then had it all; a connection dropping meanwhile is caught up by `resubscribed`, as for any subscription.
+      this.channelOf(runId)
+        .then(
+          () => {
+            if (!subscribed || guarded.ended || this.local.isExecuting(runId)) return;
+            return this.replay(runId, guarded);
+          },
+          () => {},
+        )
+        .catch(() => subscribed && guarded.onLost());
+      return { active: false, unsubscribe };
+    }
     try {
       await this.channelOf(runId);
       // Executing elsewhere (or not started): replay what its attempt buffered so far.
-      const replayed = await this.replay(runId, observer);
+      const replayed = await this.replay(runId, guarded);
       return { active: replayed.entries > 0 && !replayed.ended, unsubscribe };
     } catch (error) {
       unsubscribe();
@@ -364,6 +384,31 @@ export class RedisBroker implements RunBroker {
     if (message.t === "event") this.local.deliver(runId, message.e);
     else if (message.t === "logged") this.local.deliverLogged(runId);
     else this.local.end(runId, { status: message.n.status, output: message.n.output });
+  }
+}
+
+/** An observer that hears of a run's end once, and of nothing after it (a replay may come after the end). */
+class GuardedObserver implements RunObserver {
+  ended = false;
+
+  constructor(private readonly observer: RunObserver) {}
+
+  onEvent(event: StoredEvent): void {
+    if (!this.ended) this.observer.onEvent(event);
+  }
+
+  onEnd(notice: RunEndNotice): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.observer.onEnd(notice);
+  }
+
+  onLogged(): void {
+    if (!this.ended) this.observer.onLogged?.();
+  }
+
+  onLost(): void {
+    if (!this.ended) this.observer.onLost?.();
   }
 }
 
