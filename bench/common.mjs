@@ -96,7 +96,7 @@ export async function* sseEvents(body) {
 }
 
 /** The pids of a process and all its descendants (the reference server runs in a child process), from /proc. */
-function processTree(pid) {
+export function processTree(pid) {
   const children = new Map();
   for (const entry of readdirSync("/proc")) {
     if (!/^\d+$/.test(entry)) continue;

@@ -4,6 +4,8 @@ import type { ServerSettings } from "./config/settings.js";
 import type { Logger } from "./logger.js";
 import type { RunBroker } from "./runs/brokers/broker.js";
 import { InProcessBroker } from "./runs/brokers/in-process-broker.js";
+import { MainSideBroker } from "./runs/brokers/thread-port-broker.js";
+import { wantsExecutionThread } from "./runs/execution/execution-thread.js";
 import { createSqliteStorage } from "./storage/sqlite/index.js";
 import type { Storage } from "./storage/types.js";
 
@@ -45,6 +47,8 @@ export async function openBackends(settings: ServerSettings, dataDir: string, lo
     : createSqliteStorage(dataDir, settings.sqliteSynchronous, { shared: settings.sqliteShared });
   const notifyUrl = settings.redisUrl ? undefined : settings.databaseUrl;
   const sharedSqlite = !settings.databaseUrl && settings.sqliteShared;
+  // Runs execute in a thread of their own, on its own connection to the file (execution-thread.ts).
+  const threaded = !settings.databaseUrl && !sharedSqlite && wantsExecutionThread(settings.executionThread);
   try {
     const broker = settings.redisUrl
       ? await (await import("./runs/brokers/redis-broker.js")).RedisBroker.connect(
@@ -61,7 +65,9 @@ export async function openBackends(settings: ServerSettings, dataDir: string, lo
           )
         : sharedSqlite
           ? await sharedSqliteBroker(sqliteFile, storage, logger)
-          : new InProcessBroker();
+          : threaded
+            ? new MainSideBroker()
+            : new InProcessBroker();
     if (notifyUrl) {
       logger.warn(
         "DATABASE_URL without REDIS_URL: slower mode, processes coordinate through PostgreSQL LISTEN/NOTIFY " +
@@ -78,7 +84,7 @@ export async function openBackends(settings: ServerSettings, dataDir: string, lo
       exclusive: !settings.databaseUrl && !sharedSqlite,
       workerPollMs: signalsOnly ? SIGNAL_MODE_POLL_MS : undefined,
       readsRunsFromDatabase: signalsOnly,
-      describe: `${store}${settings.redisUrl ? " + redis" : notifyUrl ? " + listen/notify" : sharedSqlite ? " + signals table" : ""}`,
+      describe: `${store}${settings.redisUrl ? " + redis" : notifyUrl ? " + listen/notify" : sharedSqlite ? " + signals table" : ""}${threaded ? " + execution thread" : ""}`,
     };
   } catch (error) {
     await storage.close();

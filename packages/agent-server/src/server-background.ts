@@ -1,11 +1,15 @@
 import type { Lifecycle } from "@berth/service-kit";
 import { randomUUID } from "node:crypto";
 import type { GraphRegistry } from "./graphs/registry.js";
+import type { ServerSettings } from "./config/settings.js";
 import { customAppWebhooks } from "./http/custom-app.js";
 import type { Logger } from "./logger.js";
 import { GraphStore } from "./memory/graph-store.js";
 import type { ItemStore } from "./memory/item-store.js";
 import { startBatchSweeper, startStoreSweeper } from "./memory/sweeper.js";
+import type { RunBroker } from "./runs/brokers/broker.js";
+import { MainSideBroker } from "./runs/brokers/thread-port-broker.js";
+import { ExecutionThread, type ExecutionThreadData } from "./runs/execution/execution-thread.js";
 import { RunControl } from "./runs/execution/run-control.js";
 import type { TestFaults } from "./runs/execution/test-faults.js";
 import { RunWorker } from "./runs/execution/worker.js";
@@ -14,14 +18,18 @@ import type { Backends } from "./runtime.js";
 import type { ServerSetup } from "./server-setup.js";
 import { startCronScheduler } from "./services/cron-scheduler.js";
 import type { Services } from "./services/index.js";
+import type { Storage } from "./storage/types.js";
 import type { Tracing } from "./tracing/tracing.js";
 
 /** A stopping process sends the traces still pending for at most this long (the tracing service may be down). */
 const TRACE_FLUSH_TIMEOUT_MS = 5_000;
 
+/** The worker of a process: in its main thread, or its execution thread's handle. */
+export type ProcessWorker = Pick<RunWorker, "owner" | "start" | "stop" | "slots" | "runStats" | "reserveSlot">;
+
 /** What executes runs in a process: its worker, and the deliverer of the webhooks runs write (unless `http.disable_webhooks`). */
 export interface Execution {
-  worker: RunWorker;
+  worker: ProcessWorker;
   deliverer?: WebhookDeliverer;
 }
 
@@ -38,12 +46,64 @@ export interface ExecutionDeps {
   faults?: TestFaults;
 }
 
-/** The worker and the webhook deliverer, wired to the broker's cancellations and wake-ups, not started. */
+/** What a run worker is built from, in the main thread or in the execution thread. */
+export interface WorkerParts {
+  settings: ServerSettings;
+  storage: Storage;
+  broker: RunBroker;
+  graphs: GraphRegistry;
+  items: ItemStore;
+  tracing?: Tracing;
+  logger: Logger;
+  apiUrl: () => string | undefined;
+  exclusive: boolean;
+  readsRunsFromDatabase: boolean;
+  pollMs?: number;
+  faults?: TestFaults;
+  /** A run wrote a webhook delivery; undefined when webhooks are disabled. */
+  webhooksQueued?: () => void;
+  /** The worker's slots changed (a run started or ended). */
+  slotsChanged?: () => void;
+}
+
+/** A run worker wired to the broker's cancellations and wake-ups, not started. */
+export function newRunWorker(parts: WorkerParts): RunWorker {
+  const { settings, storage, broker, logger } = parts;
+  const control = new RunControl();
+  broker.onCancel((runId, action) => control.abort(runId, action));
+  const worker = new RunWorker(
+    {
+      storage,
+      graphs: parts.graphs,
+      broker,
+      control,
+      logger,
+      maxAttempts: settings.maxAttempts,
+      runTimeoutMs: settings.runTimeoutMs,
+      // Other processes read runs from the database: keep stateless runs there for a minute.
+      statelessKeepMs: parts.readsRunsFromDatabase ? 60_000 : undefined,
+      tracing: parts.tracing,
+      store: new GraphStore(parts.items),
+      webhooks: parts.webhooksQueued && { retryMs: settings.webhookRetryMs, queued: parts.webhooksQueued },
+      apiUrl: () => settings.langgraphApiUrl || parts.apiUrl(),
+    },
+    {
+      concurrency: settings.workers,
+      leaseMs: settings.leaseMs,
+      exclusiveDatabase: parts.exclusive,
+      pollMs: parts.pollMs,
+      faults: parts.faults,
+      slotsChanged: parts.slotsChanged,
+    },
+  );
+  broker.onWake((availableAt) => worker.wake(availableAt));
+  return worker;
+}
+
+/** The worker (here, or in the execution thread) and the webhook deliverer, not started. */
 export function createExecution({ setup, backends, graphs, items, tracing, logger, apiUrl, faults }: ExecutionDeps): Execution {
   const { settings, project, customApp } = setup;
   const { storage, broker } = backends;
-  const control = new RunControl();
-  broker.onCancel((runId, action) => control.abort(runId, action));
   // Delivers whichever process's runs wrote them.
   const deliverer = project.http.disabled.has("webhooks")
     ? undefined
@@ -59,32 +119,39 @@ export function createExecution({ setup, backends, graphs, items, tracing, logge
         },
         logger,
       );
-  const worker = new RunWorker(
-    {
-      storage,
-      graphs,
-      broker,
-      control,
-      logger,
-      maxAttempts: settings.maxAttempts,
-      runTimeoutMs: settings.runTimeoutMs,
-      // Other processes read runs from the database: keep stateless runs there for a minute.
-      statelessKeepMs: backends.readsRunsFromDatabase ? 60_000 : undefined,
-      tracing,
-      store: new GraphStore(items),
-      webhooks: deliverer && { retryMs: settings.webhookRetryMs, queued: () => deliverer.wake() },
-      apiUrl: () => settings.langgraphApiUrl || apiUrl(),
-    },
-    {
-      concurrency: settings.workers,
-      leaseMs: settings.leaseMs,
-      exclusiveDatabase: backends.exclusive,
-      pollMs: backends.workerPollMs,
-      faults,
-    },
-  );
-  broker.onWake((availableAt) => worker.wake(availableAt));
+  const webhooksQueued = deliverer && (() => deliverer.wake());
+  if (broker instanceof MainSideBroker) {
+    const data: ExecutionThreadData = {
+      configFile: project.configFile,
+      dataDir: setup.dataDir,
+      settings,
+      faults: faults?.spec,
+      webhooks: deliverer !== undefined,
+    };
+    const worker = new ExecutionThread({ entry: executionThreadEntry(), data, broker, logger, apiUrl, webhooksQueued });
+    return { worker, deliverer };
+  }
+  const worker = newRunWorker({
+    settings,
+    storage,
+    broker,
+    graphs,
+    items,
+    tracing,
+    logger,
+    apiUrl,
+    exclusive: backends.exclusive,
+    readsRunsFromDatabase: backends.readsRunsFromDatabase,
+    pollMs: backends.workerPollMs,
+    faults,
+    webhooksQueued,
+  });
   return { worker, deliverer };
+}
+
+/** The execution thread's module, beside this one (TypeScript under the tests, JavaScript once built). */
+function executionThreadEntry(): URL {
+  return new URL(`./execution-thread-main${import.meta.url.endsWith(".ts") ? ".ts" : ".js"}`, import.meta.url);
 }
 
 /**

@@ -94,8 +94,8 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   });
 }
 
-/** The store graphs and the API share, with the embedder `store.index` names (loaded like the graphs, from the project). */
-async function openItemStore(
+/** The store graphs and the API share (the execution thread opens its own), with the embedder `store.index` names (loaded like the graphs, from the project). */
+export async function openItemStore(
   settings: StoreSettings,
   openai: OpenAiSettings,
   storage: Storage,

@@ -36,6 +36,12 @@ export interface ServerSettings {
    * cross processes through the database. Ignored with `databaseUrl`.
    */
   sqliteShared: boolean;
+  /**
+   * BERTH_EXECUTION_THREAD: on embedded SQLite, runs execute in a worker
+   * thread of their own beside the HTTP thread; `auto`: when the host has a
+   * second core.
+   */
+  executionThread: "auto" | "on" | "off";
   /** PostgreSQL instead of SQLite (scale-out). */
   databaseUrl?: string;
   /** BERTH_API_KEY: every request but /ok must carry it. */
@@ -106,6 +112,7 @@ export function settingsFromEnv(): ServerSettings {
     shutdownGraceMs: envNumber("BERTH_SHUTDOWN_GRACE_SECONDS", 10, { min: 0 }) * 1000,
     sqliteSynchronous: envOneOf("BERTH_SQLITE_SYNCHRONOUS", ["normal", "full"] as const, "normal"),
     sqliteShared: envBoolean("BERTH_SQLITE_SHARED", false),
+    executionThread: envOneOf("BERTH_EXECUTION_THREAD", ["auto", "on", "off"] as const, "off"),
     databaseUrl: process.env.DATABASE_URL || undefined,
     apiKey: process.env.BERTH_API_KEY || undefined,
     redisUrl: process.env.REDIS_URL || undefined,

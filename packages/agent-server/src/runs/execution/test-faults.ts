@@ -17,7 +17,8 @@ import type { RunRepository } from "../../storage/types.js";
 export class TestFaults {
   private readonly remaining = new Map<string, number>();
 
-  constructor(spec: string) {
+  /** `spec` is kept for the execution thread, which makes its own (execution-thread.ts). */
+  constructor(readonly spec: string) {
     for (const item of spec
       .split(",")
       .map((part) => part.trim())

@@ -21,6 +21,8 @@ export interface WorkerOptions {
   pollMs?: number;
   /** Test-only faults to inject (test-faults.ts); none in production. */
   faults?: TestFaults;
+  /** Called when a run starts or stops holding a slot (the execution thread reports its slots to the main thread). */
+  slotsChanged?: () => void;
 }
 
 /** A slot held for a run being created: its creation claims the run for `claimant`, or the slot is released (once, either). */
@@ -131,9 +133,7 @@ export class RunWorker {
       claimant: { owner: this.owner, leaseMs: this.options.leaseMs },
       execute: (run) => {
         this.reserved--;
-        // Claimed as the worker began to stop: back to the queue, its attempt not counted, as a stop does.
-        if (this.stopped) void this.runs.release(this.owner, { run_id: run.run_id, attempt: run.attempt }).catch(() => {});
-        else this.execute(run);
+        this.adopt(run);
       },
       release: () => {
         // Only a slot that filled the last free place can have held a claim off.
@@ -142,6 +142,13 @@ export class RunWorker {
         if (heldOff) this.wake();
       },
     };
+  }
+
+  /** Executes a run claimed for this worker by its creation (here, or on the main thread of an execution thread). */
+  adopt(run: QueuedRun): void {
+    // Claimed as the worker began to stop: back to the queue, its attempt not counted, as a stop does.
+    if (this.stopped) void this.runs.release(this.owner, { run_id: run.run_id, attempt: run.attempt }).catch(() => {});
+    else this.execute(run);
   }
 
   /**
@@ -222,9 +229,11 @@ export class RunWorker {
     const execution = this.watch(run, lease).finally(() => {
       if (this.executing.get(run.run_id) === execution) this.executing.delete(run.run_id);
       this.leases?.drop(run.run_id);
+      this.options.slotsChanged?.();
       this.wake();
     });
     this.executing.set(run.run_id, execution);
+    this.options.slotsChanged?.();
   }
 
   /**

@@ -1,0 +1,115 @@
+// The execution thread (runs/execution/execution-thread.ts): the process's run worker on its own SQLite connection
+// to the same file (WAL), its broker bridged to the main thread's over the thread's port.
+import { type MessagePort, parentPort, workerData } from "node:worker_threads";
+import { loadProjectConfig } from "./config/langgraph-config.js";
+import { environment } from "./config/settings.js";
+import { GraphRegistry } from "./graphs/registry.js";
+import { pinLangChainPackages, projectModuleDirs } from "./graphs/pin-packages.js";
+import { createLogger } from "./logger.js";
+import { ExecutionSideBroker, type FromExecution } from "./runs/brokers/thread-port-broker.js";
+import type { ExecutionThreadData, FromThread, ToThread } from "./runs/execution/execution-thread.js";
+import { TestFaults } from "./runs/execution/test-faults.js";
+import type { RunWorker } from "./runs/execution/worker.js";
+import { openItemStore } from "./server.js";
+import { flushTraces, newRunWorker } from "./server-background.js";
+import { createSqliteStorage } from "./storage/sqlite/index.js";
+import { Tracing } from "./tracing/tracing.js";
+
+const TYPESCRIPT_MODULE = /\.[cm]?tsx?$/;
+
+if (!parentPort) throw new Error("execution-thread-main runs as a worker thread");
+const port: MessagePort = parentPort;
+const data = workerData as ExecutionThreadData;
+const post = (message: FromThread) => port.postMessage(message);
+
+const logger = createLogger();
+const { settings } = data;
+const project = loadProjectConfig(data.configFile, environment());
+// Loader hooks do not reach worker threads (Node 20): the project's TypeScript (graphs, an embedder) needs tsx's here.
+if (project.graphs.some((graph) => TYPESCRIPT_MODULE.test(graph.file)) || project.store.index) {
+  const tsxApi = "tsx/esm/api"; // untyped: loaded for its hooks only
+  ((await import(tsxApi)) as { register(): unknown }).register();
+}
+pinLangChainPackages(projectModuleDirs(project));
+const storage = createSqliteStorage(data.dataDir, settings.sqliteSynchronous);
+let worker: RunWorker | undefined;
+let statsDue = false;
+/** The worker's slots and counters ride along with the batches, so GET /metrics on the main thread stays current. */
+const stats = () => (worker ? { slots: worker.slots(), runs: worker.runStats(), adopted } : {});
+/** Runs the main thread's creations claimed for this worker and handed over (reserveSlot there). */
+let adopted = 0;
+const broker = new ExecutionSideBroker((messages) => {
+  statsDue = false;
+  try {
+    post({ k: "broker", m: messages, ...stats() });
+  } catch (err) {
+    // An output the structured clone refuses (outputs are wire values already: this should not happen): as JSON.
+    logger.error({ err }, "a run's end notice could not cross to the main thread: sending its output as JSON");
+    post({ k: "broker", m: messages.map(asJson), ...stats() });
+  }
+});
+let apiUrl: string | undefined;
+
+function asJson(message: FromExecution): FromExecution {
+  if (message.t !== "end") return message;
+  return { ...message, n: { status: message.n.status, output: JSON.parse(JSON.stringify(message.n.output ?? null)) } };
+}
+const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer, logger);
+const items = await openItemStore(project.store, settings.openai, storage, logger);
+const tracing = settings.tracing ? Tracing.create(settings.tracing, logger) : undefined;
+worker = newRunWorker({
+  settings,
+  storage,
+  broker,
+  graphs,
+  items,
+  tracing,
+  logger,
+  apiUrl: () => apiUrl,
+  // Only this thread executes runs on the file: a new thread requeues what a crashed one left running.
+  exclusive: true,
+  readsRunsFromDatabase: false,
+  faults: data.faults ? new TestFaults(data.faults) : undefined,
+  webhooksQueued: data.webhooks ? () => post({ k: "webhooks" }) : undefined,
+  slotsChanged: () => {
+    if (statsDue) return;
+    statsDue = true;
+    queueMicrotask(() => {
+      if (statsDue) post({ k: "broker", m: [], ...stats() });
+      statsDue = false;
+    });
+  },
+});
+
+let stopping = false;
+port.on("message", (message: ToThread) => {
+  if (message.k === "broker") {
+    if ("url" in message) apiUrl = message.url;
+    broker.receive(message.m);
+  } else if (message.k === "run") {
+    adopted++;
+    worker?.adopt(message.run);
+  } else if (!stopping) {
+    stopping = true;
+    void stop(message.graceMs);
+  }
+});
+
+async function stop(graceMs: number): Promise<void> {
+  try {
+    await worker?.stop(graceMs);
+    broker.flush();
+    await flushTraces(tracing, logger);
+    await broker.close();
+    await storage.close();
+  } catch (err) {
+    logger.error({ err }, "stopping the execution thread failed");
+  } finally {
+    logger.flush();
+    post({ k: "stopped" });
+    port.close();
+  }
+}
+
+await worker.start();
+post({ k: "ready", owner: worker.owner, slots: worker.slots() });

@@ -1,0 +1,235 @@
+import { availableParallelism } from "node:os";
+import { Worker } from "node:worker_threads";
+import type { Logger } from "pino";
+import type { ServerSettings } from "../../config/settings.js";
+import type { QueuedRun } from "../../storage/types.js";
+import type { FromExecution, MainSideBroker, ToExecution } from "../brokers/thread-port-broker.js";
+import type { RunStatsSnapshot } from "./run-stats.js";
+import { RunStats } from "./run-stats.js";
+import type { SlotReservation, WorkerSlots } from "./worker.js";
+
+/** Whether runs execute in a thread of their own (embedded SQLite only): `auto` when the host has a second core. */
+export function wantsExecutionThread(setting: "auto" | "on" | "off"): boolean {
+  return setting === "on" || (setting === "auto" && availableParallelism() >= 2);
+}
+
+/** What the execution thread starts from (its workerData): it opens its own storage, graphs and worker. */
+export interface ExecutionThreadData {
+  configFile: string;
+  dataDir: string;
+  settings: ServerSettings;
+  /** TestFaults' spec, when the tests inject faults. */
+  faults?: string;
+  /** Runs' webhook deliveries are sent by the main thread (undefined when webhooks are disabled). */
+  webhooks: boolean;
+}
+
+/** What the main thread tells the execution thread. */
+export type ToThread =
+  | { k: "broker"; m: ToExecution[]; url?: string }
+  | { k: "run"; run: QueuedRun }
+  | { k: "stop"; graceMs: number };
+
+/** What the execution thread tells the main thread. */
+export type FromThread =
+  | { k: "broker"; m: FromExecution[]; slots?: WorkerSlots; runs?: RunStatsSnapshot; adopted?: number }
+  | { k: "ready"; owner: string; slots: WorkerSlots }
+  | { k: "webhooks" }
+  | { k: "stopped" };
+
+/**
+ * The Worker's module: run from sources (TypeScript, under the tests), the
+ * thread registers tsx first, its loader hooks not reaching worker threads.
+ */
+function workerSource(entry: URL): [string | URL, { eval?: boolean }] {
+  if (!entry.pathname.endsWith(".ts")) return [entry, {}];
+  const tsx = import.meta.resolve("tsx/esm/api");
+  const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry.href)}); });`;
+  return [code, { eval: true }];
+}
+
+/** A crashed execution thread is replaced after this long (a thread crashing at once does not spin). */
+const RESTART_DELAY_MS = 1_000;
+/** Beyond the grace period and the handover, how long a stopping thread may take before it is terminated. */
+const STOP_MARGIN_MS = 5_000;
+const HANDOVER_WAIT_MS = 2_000;
+
+export interface ExecutionThreadOptions {
+  /** The thread's entry module (execution-thread-main.ts). */
+  entry: URL;
+  data: ExecutionThreadData;
+  broker: MainSideBroker;
+  logger: Logger;
+  /** The address runs name as their server's, once it is known. */
+  apiUrl: () => string | undefined;
+  /** A run wrote a webhook delivery: the main thread's deliverer sends it. */
+  webhooksQueued?: () => void;
+}
+
+/**
+ * The main thread's handle on the execution thread: the run worker (claims,
+ * execution, checkpoints, event logs) runs there on its own SQLite
+ * connection, the HTTP side here. Crashes are survived: the thread's runs
+ * stay `running` in the database until the next thread starts, which (the
+ * process owning its database) requeues them at once, as a restarted process
+ * would; their followers here are told their live events may be lost.
+ */
+export class ExecutionThread {
+  owner = "";
+  private thread: Worker | undefined;
+  private stopping = false;
+  private restartTimer: NodeJS.Timeout | undefined;
+  private lastSlots: WorkerSlots = { max: 0, active: 0 };
+  private lastRuns: RunStatsSnapshot = new RunStats().snapshot();
+  private sentUrl: string | undefined;
+  /** Slots reserved for runs being created; runs handed to the current thread, and how many it took (reported back). */
+  private reserved = 0;
+  private handed = 0;
+  private adopted = 0;
+  private stopped: (() => void) | undefined;
+
+  constructor(private readonly options: ExecutionThreadOptions) {}
+
+  /** Starts the thread; resolves once its worker runs (rejects when it fails to start: the server does not start). */
+  async start(): Promise<void> {
+    await this.spawn();
+  }
+
+  slots(): WorkerSlots {
+    return this.lastSlots;
+  }
+
+  runStats(): RunStatsSnapshot {
+    return this.lastRuns;
+  }
+
+  /**
+   * A slot of the thread for a run being created here: its creation claims
+   * the run for the thread, which gets it at once (no claim of its own, no
+   * wake-up). Counted against the slots the thread reported, those in
+   * transit and those reserved. A run claimed for a thread that dies before
+   * getting it is requeued by the next one (or, claimed after that one
+   * started, once its lease lapsed).
+   */
+  reserveSlot(): SlotReservation | undefined {
+    const thread = this.thread;
+    if (!thread || !this.owner || this.stopping) return undefined;
+    const inTransit = this.handed - this.adopted;
+    if (this.lastSlots.active + inTransit + this.reserved >= this.lastSlots.max) return undefined;
+    this.reserved++;
+    return {
+      claimant: { owner: this.owner, leaseMs: this.options.data.settings.leaseMs },
+      execute: (run) => {
+        this.reserved--;
+        if (this.thread !== thread) return;
+        this.handed++;
+        thread.postMessage({ k: "run", run } satisfies ToThread);
+      },
+      release: () => {
+        this.reserved--;
+      },
+    };
+  }
+
+  /** Asks the thread to stop its worker (executing runs finish within `graceMs`, the rest go back to the queue). */
+  async stop(graceMs: number): Promise<void> {
+    this.stopping = true;
+    clearTimeout(this.restartTimer);
+    const thread = this.thread;
+    if (!thread) return;
+    const done = new Promise<void>((resolve) => {
+      this.stopped = resolve;
+      thread.once("exit", () => resolve());
+    });
+    thread.postMessage({ k: "stop", graceMs } satisfies ToThread);
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<boolean>(
+      (resolve) => (timer = setTimeout(() => resolve(true), graceMs + HANDOVER_WAIT_MS + STOP_MARGIN_MS)),
+    );
+    if (await Promise.race([done.then(() => false), late])) {
+      this.options.logger.error("the execution thread did not stop in time: terminating it (its leases lapse)");
+    }
+    clearTimeout(timer);
+    this.options.broker.attach(undefined);
+    await thread.terminate();
+  }
+
+  private spawn(): Promise<void> {
+    const { entry, data, broker, logger } = this.options;
+    const [source, how] = workerSource(entry);
+    const thread = new Worker(source, { ...how, workerData: data });
+    this.thread = thread;
+    return new Promise<void>((resolve, reject) => {
+      let ready = false;
+      thread.on("message", (message: FromThread) => {
+        switch (message.k) {
+          case "broker":
+            if (message.slots) this.lastSlots = message.slots;
+            if (message.runs) this.lastRuns = message.runs;
+            if (message.adopted !== undefined) this.adopted = message.adopted;
+            broker.receive(message.m);
+            return;
+          case "ready":
+            ready = true;
+            this.owner = message.owner;
+            this.handed = 0;
+            this.adopted = 0;
+            this.lastSlots = message.slots;
+            broker.attach((messages) => this.post(messages));
+            this.sentUrl = undefined;
+            this.post([]); // the server's address, when known already
+            resolve();
+            return;
+          case "webhooks":
+            this.options.webhooksQueued?.();
+            return;
+          case "stopped":
+            this.stopped?.();
+            return;
+        }
+      });
+      thread.on("error", (err) => {
+        if (!ready) reject(err);
+        else logger.error({ err }, "the execution thread failed");
+      });
+      thread.on("exit", (code) => {
+        if (this.thread !== thread) return;
+        this.thread = undefined;
+        this.owner = "";
+        broker.attach(undefined);
+        if (!ready) {
+          reject(new Error(`the execution thread exited (code ${code}) before it started`));
+          return;
+        }
+        if (this.stopping) return;
+        // Its runs' events since their last logged batch are gone; the next thread requeues and resumes the runs.
+        broker.executionLost();
+        this.lastSlots = { ...this.lastSlots, active: 0 };
+        logger.error({ code }, "the execution thread exited: starting another one");
+        this.restartTimer = setTimeout(() => {
+          if (this.stopping) return;
+          this.respawn();
+        }, RESTART_DELAY_MS);
+      });
+    });
+  }
+
+  /** Replaces a crashed thread, retrying until one starts (or the server stops). */
+  private respawn(): void {
+    if (this.stopping) return;
+    this.spawn().catch((err) => {
+      this.options.logger.error({ err }, "restarting the execution thread failed: retrying");
+      this.restartTimer = setTimeout(() => this.respawn(), RESTART_DELAY_MS);
+    });
+  }
+
+  private post(messages: ToExecution[]): void {
+    const url = this.options.apiUrl();
+    const message: ToThread = { k: "broker", m: messages };
+    if (url !== this.sentUrl) {
+      message.url = url;
+      this.sentUrl = url;
+    }
+    this.thread?.postMessage(message);
+  }
+}
