@@ -95,8 +95,9 @@ export class ExecutionThread {
     await this.spawn();
   }
 
+  /** The slots the thread last reported, with the runs handed to it since (claimed here, already `running`). */
   slots(): WorkerSlots {
-    return this.lastSlots;
+    return { ...this.lastSlots, active: this.lastSlots.active + this.handed - this.adopted };
   }
 
   runStats(): RunStatsSnapshot {
@@ -205,6 +206,8 @@ export class ExecutionThread {
         // Its runs' events since their last logged batch are gone; the next thread requeues and resumes the runs.
         broker.executionLost();
         this.lastSlots = { ...this.lastSlots, active: 0 };
+        this.handed = 0;
+        this.adopted = 0;
         logger.error({ code }, "the execution thread exited: starting another one");
         this.restartTimer = setTimeout(() => {
           if (this.stopping) return;
