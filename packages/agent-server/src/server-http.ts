@@ -12,6 +12,12 @@ import type { Services } from "./services/index.js";
 
 const require = createRequire(import.meta.url);
 
+/**
+ * Connections the kernel queues before the server accepts them (Node's default is 511): a burst of thousands of
+ * stream subscribers would otherwise see resets. Linux caps it at net.core.somaxconn.
+ */
+const LISTEN_BACKLOG = 4096;
+
 function versions() {
   return {
     version: (require("../package.json") as { version: string }).version,
@@ -67,7 +73,7 @@ export class HttpSide {
       this.url = this.front.url;
       logger.info({ app: project.http.app?.spec }, "http.app serves in front of the API");
     } else {
-      this.url = await this.app.listen({ host: where.host, port: where.port });
+      this.url = await this.app.listen({ host: where.host, port: where.port, backlog: LISTEN_BACKLOG });
     }
     this.ownUrl = ownAddress(this.url, project.http.mountPrefix);
     this.hideFromOwnClients = exposeToOwnClients(this.ownUrl, settings.apiKey);

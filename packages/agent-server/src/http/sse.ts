@@ -1,11 +1,22 @@
 import type { FastifyReply } from "fastify";
 import type { OutgoingHttpHeaders } from "node:http";
-import type { SseEvent } from "@berth/service-kit";
+import { encodeSseEvent } from "@berth/service-kit";
 import type { StoredEvent } from "../storage/types.js";
 
-/** A run's logged events as SSE events (their id is the sequence number). */
-export async function* runEvents(events: AsyncIterable<StoredEvent>): AsyncGenerator<SseEvent> {
-  for await (const event of events) yield { id: event.seq, event: event.event, data: event.data };
+/**
+ * Frames by event: a broker hands every follower of a run in this process the
+ * same event object, so its frame is encoded once for all their streams.
+ */
+const frames = new WeakMap<StoredEvent, Buffer>();
+
+/** A run's event as its SSE frame (its id is the sequence number). */
+export function runEventFrame(event: StoredEvent): Buffer {
+  let frame = frames.get(event);
+  if (!frame) {
+    frame = encodeSseEvent({ id: event.seq, event: event.event, data: event.data });
+    frames.set(event, frame);
+  }
+  return frame;
 }
 
 /** Signals when the client goes away before the response finished. */

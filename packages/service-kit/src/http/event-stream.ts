@@ -12,6 +12,61 @@ function eventText({ id, event, data }: SseEvent): string {
   return `${event === undefined ? "" : `event: ${event}\n`}data: ${data}\n${id === undefined ? "" : `id: ${id}\n`}\n`;
 }
 
+/**
+ * An event as the bytes of its SSE frame. Many subscribers of one event can be
+ * handed the same Buffer: it is encoded once, not once per connection.
+ */
+export function encodeSseEvent(event: SseEvent): Buffer {
+  return Buffer.from(eventText(event));
+}
+
+const HEARTBEAT = Buffer.from(": heartbeat\n\n");
+
+/** An open stream as its heartbeat sees it. */
+interface Beating {
+  raw: ServerResponse;
+  lastWrite: number;
+}
+
+/** How often the shared interval looks for idle streams, in heartbeat periods: a beat comes at most this late. */
+const HEARTBEAT_CHECK = 0.2;
+
+/**
+ * One interval per heartbeat period for every open stream of the process
+ * (ten thousand streams are one timer, not ten thousand); it stops when the
+ * last stream of that period ends.
+ */
+const heartbeats = new Map<number, { streams: Set<Beating>; timer: NodeJS.Timeout }>();
+
+function beat(heartbeatMs: number, stream: Beating): () => void {
+  let group = heartbeats.get(heartbeatMs);
+  if (!group) {
+    const streams = new Set<Beating>();
+    const timer = setInterval(() => {
+      const now = Date.now();
+      for (const open of streams) {
+        if (now - open.lastWrite >= heartbeatMs && !open.raw.writableEnded && !open.raw.destroyed) {
+          open.raw.write(HEARTBEAT);
+          open.lastWrite = now;
+        }
+      }
+    }, heartbeatMs * HEARTBEAT_CHECK);
+    // The interval never holds the process open by itself.
+    timer.unref();
+    group = { streams, timer };
+    heartbeats.set(heartbeatMs, group);
+  }
+  const { streams, timer } = group;
+  streams.add(stream);
+  return () => {
+    streams.delete(stream);
+    if (streams.size === 0) {
+      clearInterval(timer);
+      heartbeats.delete(heartbeatMs);
+    }
+  };
+}
+
 /** Resolves once the socket took what it buffered, or closed. */
 function drained(raw: ServerResponse): Promise<void> {
   return new Promise((resolve) => {
@@ -25,17 +80,23 @@ function drained(raw: ServerResponse): Promise<void> {
   });
 }
 
+/** What `writeEventStream` sends of an item: an event, its frame already encoded by `encodeSseEvent`, or nothing. */
+export type SseFrame = SseEvent | Buffer | undefined;
+
 /**
- * Answers 200 with `events` as Server-Sent Events as they come, with a
- * `: heartbeat` comment whenever the stream was idle for `heartbeatMs`; the
- * response ends when the events end. A slow client holds the events back
- * rather than the server buffering what it has not read.
+ * Answers 200 with `events` as Server-Sent Events as they come (each item
+ * through `encode`, by default the item itself: an event, or its frame
+ * already encoded by `encodeSseEvent`; undefined skips it), with a
+ * `: heartbeat` comment whenever the stream was idle for about `heartbeatMs`
+ * (a fifth more at most); the response ends when the events end. A slow client
+ * holds the events back rather than the server buffering what it has not read.
  */
-export async function writeEventStream(
+export async function writeEventStream<T = SseFrame>(
   reply: FastifyReply,
-  events: AsyncIterable<SseEvent>,
-  options: { heartbeatMs: number; headers?: OutgoingHttpHeaders },
+  events: AsyncIterable<T>,
+  options: { heartbeatMs: number; headers?: OutgoingHttpHeaders; encode?: (item: T) => SseFrame },
 ): Promise<void> {
+  const encode = options.encode ?? ((item: T) => item as SseFrame);
   reply.hijack();
   const raw = reply.raw;
   raw.writeHead(200, {
@@ -47,19 +108,16 @@ export async function writeEventStream(
     ...options.headers,
   });
   raw.flushHeaders();
-  let lastWrite = Date.now();
-  const heartbeat = setInterval(() => {
-    if (Date.now() - lastWrite >= options.heartbeatMs && !raw.writableEnded && !raw.destroyed) {
-      raw.write(": heartbeat\n\n");
-      lastWrite = Date.now();
-    }
-  }, options.heartbeatMs);
+  const stream: Beating = { raw, lastWrite: Date.now() };
+  const stopBeating = beat(options.heartbeatMs, stream);
   let broken = false;
   try {
-    for await (const event of events) {
+    for await (const item of events) {
       if (raw.destroyed) break;
-      lastWrite = Date.now();
-      if (!raw.write(eventText(event))) await drained(raw);
+      const event = encode(item);
+      if (event === undefined) continue;
+      stream.lastWrite = Date.now();
+      if (!raw.write(Buffer.isBuffer(event) ? event : eventText(event))) await drained(raw);
     }
   } catch (error) {
     // Reading the events failed (the database went away): a clean end would tell the client the
@@ -68,7 +126,7 @@ export async function writeEventStream(
     raw.destroy();
     throw error;
   } finally {
-    clearInterval(heartbeat);
+    stopBeating();
     if (!broken) raw.end();
   }
 }

@@ -1,5 +1,4 @@
-import type { SseEvent } from "@berth/service-kit";
-import { writeEventStream } from "@berth/service-kit";
+import { encodeSseEvent, writeEventStream } from "@berth/service-kit";
 import type { WebSocket } from "ws";
 import { protocolMethod, matchesFilter } from "../../services/protocol-events.js";
 import type { FastifyRequest } from "fastify";
@@ -9,13 +8,7 @@ import { withRequestHeaders } from "../request-headers.js";
 import type { StoredEvent } from "../../storage/types.js";
 import { accessOf } from "../auth/access.js";
 import { ProtocolSocketSession } from "../protocol-socket.js";
-import {
-  EventStreamBodySchema,
-  ProtocolCommandSchema,
-  ProtocolErrorSchema,
-  ProtocolSuccessSchema,
-  type SubscriptionFilter,
-} from "../schemas/protocol.js";
+import { EventStreamBodySchema, ProtocolCommandSchema, ProtocolErrorSchema, ProtocolSuccessSchema } from "../schemas/protocol.js";
 import { ThreadIdParamsSchema } from "../schemas/threads.js";
 import { disconnectSignal } from "../sse.js";
 import { type RouteDef, route } from "./route-table.js";
@@ -70,7 +63,10 @@ export function protocolRoutes({ protocol, heartbeatMs, forwardHeaders }: Protoc
       },
       async ({ params, body, request, reply }) => {
         const events = await protocol.events(params.thread_id, body.since ?? 0, accessOf(request), disconnectSignal(reply));
-        await writeEventStream(reply, protocolFrames(events, body), { heartbeatMs });
+        await writeEventStream(reply, events, {
+          heartbeatMs,
+          encode: (event) => (matchesFilter(event, body) ? protocolFrame(event) : undefined),
+        });
       },
     ),
     {
@@ -90,9 +86,15 @@ export function protocolRoutes({ protocol, heartbeatMs, forwardHeaders }: Protoc
   ];
 }
 
-/** The events a subscriber wants, as SSE frames: `id` the seq, `event` the method, `data` the whole event. */
-async function* protocolFrames(events: AsyncIterable<StoredEvent>, filter: SubscriptionFilter): AsyncGenerator<SseEvent> {
-  for await (const event of events) {
-    if (matchesFilter(event, filter)) yield { id: event.seq, event: protocolMethod(event), data: event.data };
+/** Frames by event: the followers of a thread in this process share each event object, so it is encoded once. */
+const frames = new WeakMap<StoredEvent, Buffer>();
+
+/** A protocol event as its SSE frame: `id` the seq, `event` the method, `data` the whole event. */
+function protocolFrame(event: StoredEvent): Buffer {
+  let frame = frames.get(event);
+  if (!frame) {
+    frame = encodeSseEvent({ id: event.seq, event: protocolMethod(event), data: event.data });
+    frames.set(event, frame);
   }
+  return frame;
 }

@@ -25,7 +25,7 @@ import {
 } from "../schemas/runs.js";
 import { ThreadIdParamsSchema } from "../schemas/threads.js";
 import { withRequestHeaders } from "../request-headers.js";
-import { disconnectSignal, runEvents, sendJsonWhenReady } from "../sse.js";
+import { disconnectSignal, runEventFrame, sendJsonWhenReady } from "../sse.js";
 import { accessOf } from "../auth/access.js";
 import type { HeaderSelector } from "../header-patterns.js";
 import { type RouteDef, route } from "./route-table.js";
@@ -319,7 +319,8 @@ async function streamNew({ runs, timings }: RunRouteDeps, { threadId, body, acce
   const { run, events } = await runs.startStreaming(threadId, body, { signal, access });
   const location = runLocation(run, threadId === undefined);
   if (body.on_disconnect === "cancel") cancelOnDisconnect(runs, run, signal);
-  await writeEventStream(reply, runEvents(events), {
+  await writeEventStream(reply, events, {
+    encode: runEventFrame,
     heartbeatMs: timings.heartbeatMs,
     headers: { "content-location": location, location: `${location}/stream` },
   });
@@ -358,7 +359,8 @@ async function joinRunStream(
   const after = lastEventId(request) ?? (await runs.lastSeq(run.run_id));
   if (cancelWhenLeft) cancelOnDisconnect(runs, run, signal);
   const location = runLocation(run, threadId === undefined);
-  await writeEventStream(reply, runEvents(await runs.follow(run.run_id, after, signal)), {
+  await writeEventStream(reply, await runs.follow(run.run_id, after, signal), {
+    encode: runEventFrame,
     heartbeatMs: timings.heartbeatMs,
     headers: { "content-location": location, location: `${location}/stream` },
   });
