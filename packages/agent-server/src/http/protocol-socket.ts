@@ -2,6 +2,7 @@ import { randomUUID } from "node:crypto";
 import type { WebSocket } from "ws";
 import type { Access } from "../services/authorization.js";
 import { matchesFilter } from "../services/protocol-events.js";
+import { internEvent } from "../runs/streaming/interned-events.js";
 import type { ProtocolReply, RunDecorator, ThreadProtocolService } from "../services/thread-protocol.js";
 import type { StoredEvent } from "../storage/types.js";
 import { ProtocolCommandSchema, type SubscriptionFilter, SubscriptionFilterSchema } from "./schemas/protocol.js";
@@ -15,6 +16,41 @@ const MAX_BUFFERED_BYTES = 16 * 1024 * 1024;
 /** How often an idle socket is pinged, so proxies keep it open and a dead peer is noticed. */
 const PING_INTERVAL_MS = 15_000;
 
+/** The open sockets of the process, pinged by one interval rather than a timer each. */
+const pinged = new Set<WebSocket>();
+let pingTimer: NodeJS.Timeout | undefined;
+
+function startPinging(socket: WebSocket): void {
+  pinged.add(socket);
+  if (pingTimer) return;
+  pingTimer = setInterval(() => {
+    for (const open of pinged) open.ping();
+  }, PING_INTERVAL_MS);
+  pingTimer.unref();
+}
+
+function stopPinging(socket: WebSocket): void {
+  pinged.delete(socket);
+  if (pinged.size > 0 || !pingTimer) return;
+  clearInterval(pingTimer);
+  pingTimer = undefined;
+}
+
+/**
+ * The bytes of an event's text frame: the subscribers of a thread in this
+ * process share each event object, so its data is encoded once for all.
+ */
+const payloads = new WeakMap<StoredEvent, Buffer>();
+
+function payloadOf(event: StoredEvent): Buffer {
+  let payload = payloads.get(event);
+  if (!payload) {
+    payload = Buffer.from(event.data);
+    payloads.set(event, payload);
+  }
+  return payload;
+}
+
 /**
  * One WebSocket session of protocol v2 on a thread: commands come as text
  * frames and are answered in order (a reply never overtakes an earlier one);
@@ -24,7 +60,6 @@ const PING_INTERVAL_MS = 15_000;
 export class ProtocolSocketSession {
   private readonly subscriptions = new Map<string, AbortController>();
   private queue: Promise<void> = Promise.resolve();
-  private readonly ping: NodeJS.Timeout;
 
   constructor(
     private readonly socket: WebSocket,
@@ -39,11 +74,11 @@ export class ProtocolSocketSession {
     });
     socket.on("close", () => this.close());
     socket.on("error", () => this.close());
-    this.ping = setInterval(() => socket.ping(), PING_INTERVAL_MS);
+    startPinging(socket);
   }
 
   private close(): void {
-    clearInterval(this.ping);
+    stopPinging(this.socket);
     for (const controller of this.subscriptions.values()) controller.abort();
     this.subscriptions.clear();
   }
@@ -83,14 +118,14 @@ export class ProtocolSocketSession {
     const subscriptionId = randomUUID();
     const controller = new AbortController();
     this.subscriptions.set(subscriptionId, controller);
-    const replayed = backlog.filter((event) => matchesFilter(event, filter.data));
+    const replayed = backlog.map(internEvent).filter((event) => matchesFilter(event, filter.data));
     this.send({
       type: "success",
       id,
       result: { subscription_id: subscriptionId, replayed_events: replayed.length },
       meta: this.meta(backlog),
     });
-    for (const event of replayed) this.socket.send(event.data);
+    for (const event of replayed) this.socket.send(payloadOf(event), { binary: false });
     const after = backlog.at(-1)?.seq ?? filter.data.since ?? 0;
     void this.follow(filter.data, after, controller.signal);
   }
@@ -115,7 +150,7 @@ export class ProtocolSocketSession {
           this.socket.close(1013, "client too slow: resubscribe with since");
           return;
         }
-        this.socket.send(event.data);
+        this.socket.send(payloadOf(event), { binary: false });
       }
     } catch {
       // Following failed (the database went away): the client resubscribes after a reconnect, with `since`.

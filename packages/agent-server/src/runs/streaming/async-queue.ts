@@ -14,6 +14,11 @@ export class AsyncQueue<T> {
     this.wake();
   }
 
+  /** The item `drain` would yield next, if one is queued. */
+  peek(): T | undefined {
+    return this.items[0];
+  }
+
   isClosed(): boolean {
     return this.closed;
   }

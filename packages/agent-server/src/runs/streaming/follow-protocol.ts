@@ -1,6 +1,7 @@
 import type { RunRepository, StoredEvent } from "../../storage/types.js";
 import type { RunBroker } from "../brokers/broker.js";
 import { AsyncQueue } from "./async-queue.js";
+import { internEvent } from "./interned-events.js";
 import { PROTOCOL_EVENT } from "./event-writer.js";
 import { followRun } from "./follow-run.js";
 
@@ -52,7 +53,7 @@ export async function* followProtocolThread(
     for await (const event of await followRun(runId, last, deps, signal)) {
       if (event.event !== PROTOCOL_EVENT || event.seq <= last) continue;
       last = event.seq;
-      yield event;
+      yield internEvent(event);
     }
   }
   try {
@@ -60,7 +61,7 @@ export async function* followProtocolThread(
     // events by then (a run's end is recorded after its last batch is written), else it is followed from there.
     const [current] = (await deps.runs.inflight(threadId)).filter((run) => run.status === "running");
     for (let page = await deps.runs.readThreadEvents(threadId, last, REPLAY_PAGE); page.length > 0; ) {
-      for (const event of page) yield event;
+      for (const event of page) yield internEvent(event);
       last = page.at(-1)!.seq;
       page = page.length < REPLAY_PAGE ? [] : await deps.runs.readThreadEvents(threadId, last, REPLAY_PAGE);
     }
