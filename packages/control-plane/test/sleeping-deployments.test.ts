@@ -239,4 +239,38 @@ describe("sleeping deployments", () => {
     });
     assert.equal(run.status, "success");
   });
+
+  // Last: the control plane (and its listener) restarts.
+  test("a sleeping deployment stays asleep across a listener restart, and a request wakes it", async () => {
+    const thread = await call<{ thread_id: string }>(dev, "POST", "/threads", { metadata: { kept: "across" } });
+    assert.equal(thread.status, 200);
+    await asleep(dev);
+    const wokeBefore = (await timeline(dev)).filter((event) => event.reason === "Woke").length;
+
+    await cp.stop();
+    cp = await startControlPlane({
+      listener: true,
+      env: { BERTH_IDLE_SECONDS: "1" },
+      dataDir: cp.dataDir,
+      adminKey: cp.adminKey,
+      defaultTenantId: cp.defaultTenantId,
+    });
+    // The restarted listener reports what runs (its router's port is new): the revision, restored asleep.
+    const restored = await until("the restarted listener reports it", async () => {
+      const deployment = await view(dev.id);
+      return deployment.source_config.custom_url?.startsWith(cp.routerUrl!) ? deployment : undefined;
+    });
+    assert.equal(restored.status, "READY");
+    assert.equal(sleepingOf(restored)?.status, "True", "no agent server started for it");
+    assert.equal((await timeline(dev)).filter((event) => event.reason === "Woke").length, wokeBefore);
+
+    dev.url = restored.source_config.custom_url!;
+    const read = await call<{ metadata: Record<string, string> }>(dev, "GET", `/threads/${thread.body.thread_id}`);
+    assert.equal(read.status, 200);
+    assert.equal(read.body.metadata.kept, "across");
+    await until("the wake is reported", async () => (sleepingOf(await view(dev.id))?.status === "False" ? true : undefined));
+    const woke = (await timeline(dev)).filter((event) => event.reason === "Woke");
+    assert.equal(woke.length, wokeBefore + 1);
+    assert.match(woke.at(-1)!.message, /^Woke for a request/);
+  });
 });

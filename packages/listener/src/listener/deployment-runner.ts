@@ -171,7 +171,7 @@ export class DeploymentRunner implements Scalable, Metered {
       status = to;
     };
     const buildLog = logs.writer(this.deploymentId, revision.id, "build");
-    const work: RevisionWork = { assignment, revision, move, buildLog, signal };
+    const work: RevisionWork = { assignment, revision, move, buildLog, signal, restore: options.restore };
     if (options.note) buildLog({ level: "info", message: options.note });
     const adopted = options.restore ? placement.adopt(work) : undefined;
     if (adopted) return this.adopt(adopted);
@@ -272,6 +272,10 @@ export class DeploymentRunner implements Scalable, Metered {
 /** What serves the deployment, as its conditions read it. */
 function observationOf(serving: Serving | undefined): ObservedDeployment {
   if (!serving) return { serving_revision_id: null, healthy: false, reason: "NotServing", message: "No revision runs" };
+  if (serving.asleep?.()) {
+    const message = "Asleep (since before the listener started): the next request wakes it";
+    return { serving_revision_id: serving.revisionId, healthy: true, reason: "Sleeping", message, sleeping: true };
+  }
   const healthy = serving.healthy();
   const message = healthy ? serving.summary : "Its servers do not pass their health checks";
   return { serving_revision_id: serving.revisionId, healthy, reason: healthy ? "Healthy" : "Unhealthy", message };

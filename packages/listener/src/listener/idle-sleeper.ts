@@ -3,6 +3,8 @@ import type { DeploymentType, ObservedDeployment } from "@berth/listener-protoco
 import { z } from "zod";
 import type { ControlPlaneLink } from "./link.js";
 import { SupervisedServing } from "./placements/supervised/supervised-serving.js";
+import type { Due } from "./placements/placement-context.js";
+import type { Serving } from "./placements/placement.js";
 import type { DeploymentRunner } from "./deployment-runner.js";
 
 /**
@@ -77,9 +79,10 @@ export class IdleSleeper {
     try {
       const seen = new Set<string>();
       for (const runner of this.options.runners()) {
+        // Kept while its runner works too: a serving restored asleep is watched from its start.
+        seen.add(runner.deploymentId);
         const watched = this.watch(runner);
         if (!watched) continue;
-        seen.add(runner.deploymentId);
         await this.consider(runner.deploymentId, watched).catch((err: unknown) =>
           this.options.logger.warn({ err, deployment_id: runner.deploymentId }, "deciding whether a deployment sleeps failed"),
         );
@@ -88,6 +91,18 @@ export class IdleSleeper {
     } finally {
       this.looking = false;
     }
+  }
+
+  /**
+   * A serving restored asleep after a listener restart (its sleep was noted
+   * on disk): its first request wakes it, as does `nextDue` (read before it
+   * slept), as if this listener had put it to sleep.
+   */
+  adoptAsleep(serving: Serving, nextDue: Due | undefined): void {
+    if (!(serving instanceof SupervisedServing)) return;
+    const watched: Watched = { serving, awakeSince: Date.now(), nextDue };
+    this.watched.set(serving.deploymentId, watched);
+    serving.restoreAsleep(() => this.wake(serving.deploymentId, watched, "Woke for a request"));
   }
 
   /** The runner's serving revision, when it is one that may sleep. */
@@ -133,7 +148,7 @@ export class IdleSleeper {
   private async sleep(deploymentId: string, watched: Watched, idleMs: number, nextDue: Due | undefined): Promise<void> {
     const { serving } = watched;
     watched.nextDue = nextDue;
-    watched.sleeping = serving.sleep(() => this.wake(deploymentId, watched, "Woke for a request"));
+    watched.sleeping = serving.sleep(() => this.wake(deploymentId, watched, "Woke for a request"), nextDue);
     try {
       await watched.sleeping;
     } finally {
@@ -199,14 +214,6 @@ export class IdleSleeper {
       logger.warn({ err, deployment_id: deploymentId }, "reporting a sleep or wake failed");
     }
   }
-}
-
-/** Something due later that a sleeping deployment wakes for. */
-interface Due {
-  /** ms since the epoch */
-  at: number;
-  /** For the Woke event: "a cron", "a delayed run". */
-  what: string;
 }
 
 function earliest(...dues: (Due | undefined)[]): Due | undefined {

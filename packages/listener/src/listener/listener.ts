@@ -99,7 +99,13 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     );
     const owners = new DeploymentOwners();
     const runners = new Map<string, DeploymentRunner>();
-    const context = placementContextOf(options, { dirs, router, logs, owners });
+    // Only local processes sleep: containers and pods keep running (docs/deploying.md, "Sleeping deployments").
+    const idleMs = options.idleSleepMs ?? idleSleepMs();
+    const sleeper =
+      (options.compute?.type ?? "local") === "local" && idleMs > 0
+        ? new IdleSleeper({ idleMs, link, logger, runners: () => runners.values() })
+        : undefined;
+    const context = placementContextOf(options, { dirs, router, logs, owners, sleeper });
     const placement = parts.own(await startPlacement(options, context, () => runners.values()));
     const runnerContext = { link, logs, logger, placement, deploymentsDir: dirs.deployments, serverVersion: SERVER_VERSION };
     const loop = new ReconcileLoop({
@@ -119,14 +125,7 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
     const metrics = new MetricsPusher(options.metricsIntervalMs ?? metricsIntervalMs(), link, () => runners.values(), logger);
     metrics.start();
     parts.defer(() => metrics.stop());
-    // Only local processes sleep: containers and pods keep running (docs/deploying.md, "Sleeping deployments").
-    if ((options.compute?.type ?? "local") === "local") {
-      const sleeper = new IdleSleeper({
-        idleMs: options.idleSleepMs ?? idleSleepMs(),
-        link,
-        logger,
-        runners: () => runners.values(),
-      });
+    if (sleeper) {
       sleeper.start();
       parts.defer(() => sleeper.stop());
     }
@@ -138,9 +137,9 @@ export async function startListener(options: ListenerOptions): Promise<RunningLi
 /** What the listener gives its placement: its parts, and how code is sandboxed. */
 function placementContextOf(
   options: ListenerOptions,
-  parts: { dirs: ListenerDirs; router: Router; logs: LogShipper; owners: DeploymentOwners },
+  parts: { dirs: ListenerDirs; router: Router; logs: LogShipper; owners: DeploymentOwners; sleeper?: IdleSleeper },
 ): PlacementContext {
-  const { dirs, router, logs, owners } = parts;
+  const { dirs, router, logs, owners, sleeper } = parts;
   return {
     link: options.link,
     router,
@@ -156,6 +155,7 @@ function placementContextOf(
     },
     ownerOf: owners.ownerOf,
     drainTimeoutMs: options.drainTimeoutMs ?? 60_000,
+    ...(sleeper ? { sleeper } : {}),
   };
 }
 

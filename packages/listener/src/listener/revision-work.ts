@@ -17,4 +17,6 @@ export interface RevisionWork {
   move: Move;
   buildLog: LogWriter;
   signal: AbortSignal;
+  /** The deployed revision starts again after a listener restart (what it did then, e.g. sleep, it does again). */
+  restore?: boolean;
 }

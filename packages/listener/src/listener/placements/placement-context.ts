@@ -6,6 +6,7 @@ import type { ControlPlaneLink } from "../link.js";
 import type { LogShipper } from "../log-shipper.js";
 import { RevisionPreparation } from "../revision-preparation.js";
 import type { SecretSource } from "../secret-source.js";
+import type { Serving } from "./placement.js";
 
 /** The listener's directories, under its data directory. */
 export interface ListenerDirs {
@@ -33,6 +34,16 @@ export interface PlacementContext {
   ownerOf(revisionId: string): Owner | undefined;
   /** How long an old revision may finish its open requests after a switch. */
   drainTimeoutMs: number;
+  /** Scale-to-zero of local agent servers (idle-sleeper.ts); absent where nothing sleeps. */
+  sleeper?: { adoptAsleep(serving: Serving, nextDue: Due | undefined): void };
+}
+
+/** Something a sleeping deployment wakes for before it is due (a cron, a delayed run). */
+export interface Due {
+  /** ms since the epoch */
+  at: number;
+  /** For the Woke event: "a cron", "a delayed run". */
+  what: string;
 }
 
 /** Probes for a sandbox and says at start how code will run (sandbox/isolation.ts); closed with the placement. */

@@ -70,6 +70,8 @@ export interface Serving {
   deactivate(): void;
   /** Whether its servers pass their health checks now. */
   healthy(): boolean;
+  /** Whether its servers are stopped for lack of requests (local compute); absent where nothing sleeps. */
+  asleep?(): boolean;
   /** Lets it finish its open requests (another revision serves now), then stops it. */
   retire(): Promise<void>;
   /** Stops it now. */

@@ -102,9 +102,15 @@ export class LocalPlacement implements Placement {
     try {
       const { spec, upstreamKey } = await this.servers.specOf(work, { configFile }, {});
       if (serverStart.startFailure) throw serverStart.startFailure;
-      const instances = checked ? [checked] : await this.servers.startReplicas(spec, 1, work.signal);
+      // Asleep before a listener restart: it stays so, its first request (or what is due) wakes it.
+      const { sleeper } = this.context;
+      const mark =
+        !checked && work.restore && sleeper ? await this.servers.asleepMark(work.assignment.id, work.revision.id) : undefined;
+      const instances = checked ? [checked] : mark ? [] : await this.servers.startReplicas(spec, 1, work.signal);
       const how = { upstreamKey, bounds: { min: 1, max: 1 }, imageDigest: undefined };
-      return await servingOf(this.servers, work, { instances, workers: [], spec }, how);
+      const serving = await servingOf(this.servers, work, { instances, workers: [], spec }, how);
+      if (mark) sleeper?.adoptAsleep(serving, mark.next_due);
+      return serving;
     } catch (error) {
       if (checked) await this.servers.stopInstance(work.assignment.id, checked);
       throw deployErrorOf(error, "Starting the agent server failed");

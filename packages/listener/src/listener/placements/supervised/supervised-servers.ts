@@ -1,5 +1,5 @@
 import type { RevisionEventInput } from "@berth/listener-protocol";
-import { mkdir } from "node:fs/promises";
+import { mkdir, readFile, rm, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import type { SupervisedCompute, SupervisedComputeOptions } from "../../../compute/supervised-compute.js";
 import type { ComputeEvent, ServerInstance, ServerSpec } from "../../../compute/types.js";
@@ -15,7 +15,7 @@ import {
 } from "../../revision-spec.js";
 import type { RevisionWork } from "../../revision-work.js";
 import { upstreamKeyOf } from "../../upstream-key.js";
-import type { PlacementContext } from "../placement-context.js";
+import type { Due, PlacementContext } from "../placement-context.js";
 
 /** The compute that runs the servers (local processes, containers), told where their output and events go. */
 export type ComputeOf<Compute extends SupervisedCompute> = (events: Pick<SupervisedComputeOptions, "log" | "onEvent">) => Compute;
@@ -26,6 +26,15 @@ const SERVER_EVENTS: Record<ComputeEvent["kind"], Pick<RevisionEventInput, "type
   restarted: { type: "Normal", reason: "ServerRestarted", healthy: true },
   gave_up: { type: "Warning", reason: "RestartLimitReached", healthy: false },
 };
+
+/** What a sleeping deployment's file says: which revision sleeps, and what wakes it. */
+export interface AsleepMark {
+  revision_id: string;
+  next_due?: Due;
+}
+
+/** In the deployment's directory while its servers sleep: a listener restart keeps it asleep. */
+const ASLEEP_FILE = "asleep.json";
 
 /** A revision the router sends its deployment's requests to. */
 export interface RoutedRevision {
@@ -176,6 +185,26 @@ export class SupervisedServers<Compute extends SupervisedCompute = SupervisedCom
   /** Records the servers' pids, for a listener killed without stopping them (orphans.ts). */
   async recordPids(deploymentId: string, instances: readonly ServerInstance[]): Promise<void> {
     for (const instance of instances) await recordPid(this.deploymentDir(deploymentId), instance.pid);
+  }
+
+  /** Notes on disk that the deployment's `revisionId` sleeps, so the listener's next start leaves it asleep. */
+  async markAsleep(deploymentId: string, mark: AsleepMark): Promise<void> {
+    await writeFile(join(this.deploymentDir(deploymentId), ASLEEP_FILE), JSON.stringify(mark), { mode: 0o600 });
+  }
+
+  /** The deployment woke (or serves another way): its next start runs its servers. */
+  async clearAsleep(deploymentId: string): Promise<void> {
+    await rm(join(this.deploymentDir(deploymentId), ASLEEP_FILE), { force: true });
+  }
+
+  /** The deployment's sleep as noted before a restart, when it is `revisionId` that sleeps. */
+  async asleepMark(deploymentId: string, revisionId: string): Promise<AsleepMark | undefined> {
+    try {
+      const mark = JSON.parse(await readFile(join(this.deploymentDir(deploymentId), ASLEEP_FILE), "utf8")) as AsleepMark;
+      return mark.revision_id === revisionId ? mark : undefined;
+    } catch {
+      return undefined; // none (or unreadable): it runs
+    }
   }
 
   /** The deleted deployment's URL answers 404. */

@@ -5,6 +5,7 @@ import type { MetricsTarget } from "../../metrics-pusher.js";
 import { type QueueDepth, readQueueDepth } from "../../queue-metrics.js";
 import { Abandoned } from "../../revision-work.js";
 import type { ScalingState, Serving } from "../placement.js";
+import type { Due } from "../placement-context.js";
 import type { RoutedRevision, SupervisedServers } from "./supervised-servers.js";
 import type { RevisionWork } from "../../revision-work.js";
 
@@ -42,6 +43,8 @@ export class SupervisedServing implements Serving, RoutedRevision {
   private readonly bounds: ScaleBounds;
   /** Aborts replicas the autoscaler is starting when it is stopped. */
   private readonly stopping = new AbortController();
+  /** While asleep: what its next request calls first. */
+  private wakeOnRequest: (() => Promise<void>) | undefined;
 
   constructor(
     private readonly supervised: SupervisedServers,
@@ -63,7 +66,8 @@ export class SupervisedServing implements Serving, RoutedRevision {
   }
 
   activate(): void {
-    this.supervised.route(this);
+    if (this.wakeOnRequest && this.asleep()) this.supervised.routeAsleep(this, this.wakeOnRequest);
+    else this.supervised.route(this);
   }
 
   deactivate(): void {
@@ -101,9 +105,11 @@ export class SupervisedServing implements Serving, RoutedRevision {
   /**
    * Stops its servers for lack of requests: new requests are held and call
    * `wake` first. Nothing is lost: its data is on disk or in its database.
+   * The sleep is noted on disk (with `nextDue`): a listener restart keeps it.
    */
-  async sleep(wake: () => Promise<void>): Promise<void> {
+  async sleep(wake: () => Promise<void>, nextDue?: Due): Promise<void> {
     if (!this.supervised.routes(this)) return;
+    this.wakeOnRequest = wake;
     this.supervised.routeAsleep(this, wake);
     const { instances, workers } = this.servers;
     this.servers.instances = [];
@@ -113,6 +119,13 @@ export class SupervisedServing implements Serving, RoutedRevision {
       ...instances.map((instance) => this.supervised.retire(this.deploymentId, instance)),
       ...workers.map((instance) => this.supervised.stopInstance(this.deploymentId, instance)),
     ]);
+    const mark = { revision_id: this.revisionId, ...(nextDue ? { next_due: nextDue } : {}) };
+    if (this.asleep()) await this.supervised.markAsleep(this.deploymentId, mark);
+  }
+
+  /** Restored asleep after a listener restart (no server started): its first request calls `wake`, once activated. */
+  restoreAsleep(wake: () => Promise<void>): void {
+    this.wakeOnRequest = wake;
   }
 
   /** Starts its API servers again (as many as it had at least, its minimum) and routes to them once healthy. */
@@ -121,7 +134,9 @@ export class SupervisedServing implements Serving, RoutedRevision {
     const started = await this.supervised.startReplicas(this.servers.spec, Math.max(1, this.bounds.min), signal);
     await this.supervised.recordPids(this.deploymentId, started);
     this.servers.instances = started;
+    this.wakeOnRequest = undefined;
     if (this.supervised.routes(this)) this.activate();
+    await this.supervised.clearAsleep(this.deploymentId);
   }
 
   scaling(): ScalingState {
