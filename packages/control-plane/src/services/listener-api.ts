@@ -2,6 +2,7 @@ import type { IntegrationService } from "./integrations.js";
 import type { RegistryTokenService } from "./registry-tokens.js";
 import { NotFoundError } from "@berth/service-kit";
 import { rm } from "node:fs/promises";
+import { setImmediate } from "node:timers/promises";
 import { join } from "node:path";
 import {
   AUTH_SERVICE_KEY_NAME_PREFIX,
@@ -33,6 +34,12 @@ import { recordConditions } from "./status-conditions.js";
 
 export type { AssignedRevision, Assignment, Authorization };
 
+/** Assignments made at once in a listener's poll. */
+const ASSIGNMENTS_AT_ONCE = 50;
+
+/** How long an assigned revision no pass used stays known (the passes of other listeners may still need it). */
+const ASSIGNED_KEPT_MS = 60_000;
+
 /** Whose work a listener asks for: the embedded listener runs deployments that have no listener. */
 export type ListenerScope = { kind: "embedded" } | { kind: "remote"; listenerId: string; tenantId: string };
 
@@ -63,7 +70,22 @@ export class ListenerApi {
 
   async assignments(scope: ListenerScope): Promise<Assignment[]> {
     const deployments = await this.storage.deployments.assigned(scope.kind === "embedded" ? null : scope.listenerId);
-    return Promise.all(deployments.map((deployment) => this.assignment(deployment)));
+    const used = new Set<string>();
+    const assignments: Assignment[] = [];
+    for (let at = 0; at < deployments.length; at += ASSIGNMENTS_AT_ONCE) {
+      // SQLite answers synchronously: between two slices the API's requests get their turn, whatever the number of deployments.
+      if (at > 0) await setImmediate();
+      const slice = deployments.slice(at, at + ASSIGNMENTS_AT_ONCE);
+      assignments.push(...(await Promise.all(slice.map((deployment) => this.assignment(deployment, used)))));
+    }
+    // What no assignment uses any more (a revision replaced, a deployment moved) is forgotten.
+    for (const id of this.assigned.keys()) if (!used.has(id) && !this.inUse(id)) this.assigned.delete(id);
+    return assignments;
+  }
+
+  /** Whether another listener's pass used the revision recently enough to keep it (passes of several listeners interleave). */
+  private inUse(revisionId: string): boolean {
+    return Date.now() - (this.assigned.get(revisionId)?.usedAt ?? 0) < ASSIGNED_KEPT_MS;
   }
 
   /**
@@ -213,6 +235,8 @@ export class ListenerApi {
 
   /** Deployment keys known to be registered (registration is idempotent; this saves the write at every poll). */
   private readonly deploymentKeys = new Set<string>();
+  /** The assigned revisions of uploaded sources last sent, by revision id, with the record's stamp they were made from. */
+  private readonly assigned = new Map<string, { stamp: string; revision: AssignedRevision; usedAt: number }>();
 
   /**
    * A key of the deployment for one purpose (its traces, or the Auth Service):
@@ -228,14 +252,14 @@ export class ListenerApi {
     return key;
   }
 
-  private async assignment(deployment: DeploymentRecord): Promise<Assignment> {
+  private async assignment(deployment: DeploymentRecord, used: Set<string>): Promise<Assignment> {
     const [latest, active, inProgress] = await Promise.all([
       deployment.latest_revision_id ? this.storage.revisions.getAny(deployment.latest_revision_id) : undefined,
       deployment.active_revision_id ? this.storage.revisions.getAny(deployment.active_revision_id) : undefined,
       this.storage.revisions.inStatuses(deployment.id, IN_PROGRESS_REVISION_STATUSES),
     ]);
     // The serving revision is usually the latest: its spec is made once.
-    const latestRevision = await this.assignedRevision(latest);
+    const latestRevision = await this.assignedRevision(latest, used);
     return {
       id: deployment.id,
       tenant_id: deployment.tenant_id,
@@ -245,7 +269,7 @@ export class ListenerApi {
       deleted: deployment.deleted_at !== null,
       active_revision_id: deployment.active_revision_id,
       latest: latestRevision,
-      active: active?.id === latest?.id ? latestRevision : await this.assignedRevision(active),
+      active: active?.id === latest?.id ? latestRevision : await this.assignedRevision(active, used),
       in_progress_revision_ids: inProgress.map((revision) => revision.id).filter((id) => id !== deployment.latest_revision_id),
       tracing: { project: deployment.name, api_key: await this.deploymentKey(deployment, TRACING_KEY_NAME_PREFIX) },
       auth_service: { api_key: await this.deploymentKey(deployment, AUTH_SERVICE_KEY_NAME_PREFIX) },
@@ -253,8 +277,24 @@ export class ListenerApi {
     };
   }
 
-  private async assignedRevision(revision: RevisionRecord | undefined): Promise<AssignedRevision | null> {
+  private async assignedRevision(revision: RevisionRecord | undefined, used?: Set<string>): Promise<AssignedRevision | null> {
     if (!revision) return null;
+    // An uploaded source's revision is made of its record alone (its upload never changes once deployed): while the
+    // record does not change, a listener's poll gets what it got before, without reading the upload or decrypting.
+    const cacheable = revision.source === "internal_source";
+    const stamp = `${revision.updated_at} ${revision.status} ${revision.status_message}`;
+    const known = cacheable ? this.assigned.get(revision.id) : undefined;
+    used?.add(revision.id);
+    if (known?.stamp === stamp) {
+      known.usedAt = Date.now();
+      return known.revision;
+    }
+    const made = await this.makeAssignedRevision(revision);
+    if (cacheable && made.tarball_sha256) this.assigned.set(revision.id, { stamp, revision: made, usedAt: Date.now() });
+    return made;
+  }
+
+  private async makeAssignedRevision(revision: RevisionRecord): Promise<AssignedRevision> {
     const path = revision.source_revision_config.source_tarball_path;
     const upload = typeof path === "string" ? await this.storage.uploads.getByPath(path) : undefined;
     const repository = revision.source === "repo_host" ? await this.repositoryOf(revision) : null;

@@ -41,10 +41,14 @@ export interface ReconcileLoopOptions {
   pollMs: number;
 }
 
+/** A pass waits at least this many times its own duration before the next poll: reconciling many deployments stays a small share of the CPU. */
+const POLL_TO_PASS = 10;
+
 /**
  * Reads the listener's assignments and hands each to its deployment's runner;
  * stops the runners of deployments no longer assigned. One pass at a time,
- * every `pollMs`; a wake during a pass makes another right after.
+ * every `pollMs` (or ten times as long as the last pass took, when longer);
+ * a wake makes one as soon as the last pass is as long over as it took.
  */
 export class ReconcileLoop {
   /** The assignments of the last pass. */
@@ -53,24 +57,38 @@ export class ReconcileLoop {
   private timer: NodeJS.Timeout | undefined;
   private passing: Promise<void> | undefined;
   private again = false;
+  /** How long the last pass took, and when it ended (performance.now()). */
+  private passMs = 0;
+  private endedAt = 0;
 
   constructor(private readonly options: ReconcileLoopOptions) {}
 
-  /** Reads desired state now rather than at the next poll. */
+  /** Reads desired state now rather than at the next poll (or once the last pass is as long over as it took). */
   readonly wake = (): void => {
     if (this.closed) return;
     if (this.passing) return void (this.again = true);
     clearTimeout(this.timer);
+    // Changes in a burst (many deployments made at once) cost a pass each at most half the time.
+    const wait = this.endedAt + this.passMs - performance.now();
+    if (wait > 0) this.timer = setTimeout(this.passNow, wait);
+    else this.passNow();
+  };
+
+  private readonly passNow = (): void => {
+    if (this.closed) return;
+    const started = performance.now();
     this.passing = this.pass()
       .catch((err: unknown) => this.options.logger.warn({ err }, "reconciling failed; trying again"))
       .finally(() => {
+        this.endedAt = performance.now();
+        this.passMs = this.endedAt - started;
         this.passing = undefined;
         if (this.closed) return;
         if (this.again) {
           this.again = false;
           return this.wake();
         }
-        this.timer = setTimeout(this.wake, this.options.pollMs);
+        this.timer = setTimeout(this.wake, Math.max(this.options.pollMs, POLL_TO_PASS * this.passMs));
       });
   };
 
