@@ -19,6 +19,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "nod
 import http from "node:http";
 import { createRequire } from "node:module";
 import { loadavg, tmpdir } from "node:os";
+import { monitorEventLoopDelay } from "node:perf_hooks";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
@@ -209,6 +210,10 @@ if (process.argv[2] === "--load") {
   const targets = JSON.parse(readFileSync(file, "utf8"));
   const { WebSocket } = createRequire(join(root, "package.json"))("ws");
   const deadline = Date.now() + TIMEOUT_S * 1000;
+  // The client's own lag: a starved or saturated load process delays the first events it reads, not the server.
+  const lag = monitorEventLoopDelay({ resolution: 10 });
+  lag.enable();
+  const cpuBefore = process.cpuUsage();
   const mine = [];
   for (let j = Number(index); j < Number(total); j += Number(processes)) mine.push(targets[j % targets.length]);
   const started = performance.now();
@@ -250,6 +255,11 @@ if (process.argv[2] === "--load") {
       peak_open: peakOpen,
       attach_s: lastAttached / 1000,
       total_s: (performance.now() - started) / 1000,
+      load_cpu_pct: (() => {
+        const { user, system } = process.cpuUsage(cpuBefore);
+        return ((user + system) / 1000 / (performance.now() - started)) * 100;
+      })(),
+      load_lag_p99_ms: lag.percentile(99) / 1e6,
     })}\n`,
   );
   process.exit(0);
@@ -382,6 +392,8 @@ async function round(url, pid, kind, workDir) {
     ok_max_ms: ok.at(-1) ?? null,
     ok_samples: ok.length,
     ok_failures: probeFailures,
+    load_cpu_pct: Math.max(...measured.map((m) => m.load_cpu_pct)),
+    load_lag_p99_ms: Math.max(...measured.map((m) => m.load_lag_p99_ms)),
     server_rss_peak_mb: peak,
     server_cpu_pct: (cpu / 1000 / seconds) * 100,
     server_cpu_ms_per_stream: cpu / sum("subscribers"),
@@ -474,6 +486,8 @@ const rows = [
   ["server RSS peak MB", "server_rss_peak_mb", "≤ 1536"],
   ["server CPU % (of one core)", "server_cpu_pct", ""],
   ["server CPU ms per stream (runs included)", "server_cpu_ms_per_stream", ""],
+  ["load process CPU % (the busier)", "load_cpu_pct", ""],
+  ["load process event-loop lag p99 ms (the worse)", "load_lag_p99_ms", ""],
   ["round s", "round_s", ""],
   ["load average (1 min) at the round's end", "load_average_1m", ""],
 ];
