@@ -9,11 +9,14 @@
 // from /proc over the runs and the second after them, when the last traces are sent; the tracing service's own CPU
 // apart). `messages` (one node appending an AIMessage) and `tools` (a tool-calling loop over a fake model) are measured
 // too. Writes bench/results/tracing-<time>.json. Not a test: the figures depend
-// on the machine (and, for `on`, the tracing service shares its CPUs).
+// on the machine (and, for `on`, the tracing service shares its CPUs). BENCH_GRAPHS (comma-separated) and BENCH_SETTINGS
+// select; BENCH_REPEATS (default 1) rounds of every setting, interleaved so a busy spell of the shared machine hits them
+// alike, medians. BENCH_CPU_PROF=<dir> starts the agent servers with --cpu-prof (one profile per setting and round,
+// written when each stops; profile-summary.mjs reads them). The load average before and after is printed and kept.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { tmpdir } from "node:os";
+import { loadavg, tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { treeCpuMs } from "./common.mjs";
@@ -22,12 +25,19 @@ import { INPUTS } from "./graphs/inputs.mjs";
 const benchDir = dirname(fileURLToPath(import.meta.url));
 const berthBin = join(benchDir, "..", "packages", "cli", "bin", "berth.mjs");
 const RUNS = Number(process.env.BENCH_RUNS ?? 200);
-const GRAPHS = { ...INPUTS, tokens: { messages: [{ type: "human", content: "hi" }] } };
+const ALL_GRAPHS = { ...INPUTS, tokens: { messages: [{ type: "human", content: "hi" }] } };
+const GRAPHS = process.env.BENCH_GRAPHS
+  ? Object.fromEntries(process.env.BENCH_GRAPHS.split(",").map((name) => [name, ALL_GRAPHS[name]]))
+  : ALL_GRAPHS;
+const REPEATS = Number(process.env.BENCH_REPEATS ?? 1);
+const PROFILE_DIR = process.env.BENCH_CPU_PROF;
+// Node flags, not NODE_OPTIONS: Node 20 refuses --cpu-prof there.
+const profileFlags = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : [];
 const KEY = "berth_bench_tracing_key";
 
 /** Spawns a berth command and resolves with its URL once the line `msg` carries it. */
-function start(args, env, msg) {
-  const child = spawn(process.execPath, [berthBin, ...args], {
+function start(args, env, msg, nodeFlags = []) {
+  const child = spawn(process.execPath, [...nodeFlags, berthBin, ...args], {
     // Info level: the listening lines carry the URLs.
     env: { ...process.env, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "info", ...env },
     stdio: ["ignore", "pipe", "inherit"],
@@ -102,40 +112,68 @@ const tracing = (endpoint) => ({
 });
 const settings = { off: {}, on: tracing(`${cpUrl}/api/v1`), down: tracing(`http://127.0.0.1:${await closedPort()}/api/v1`) };
 
-const results = {};
-for (const [name, env] of Object.entries(settings)) {
-  const server = start(
-    [
-      "dev",
-      "--no-reload",
-      join(benchDir, "graphs"),
-      "--port",
-      "0",
-      "--data-dir",
-      mkdtempSync(join(tmpdir(), "berth-bench-tracing-")),
-    ],
-    env,
-    "agent server listening",
-  );
-  const url = await server.url;
-  for (const graph of Object.keys(GRAPHS)) (results[graph] ??= {})[name] = await measure(url, graph, server.pid, cp.pid);
-  await server.stop();
+const wanted = process.env.BENCH_SETTINGS?.split(",");
+const chosen = Object.entries(settings).filter(([name]) => name === "off" || !wanted || wanted.includes(name));
+const loadBefore = loadavg().map((n) => Number(n.toFixed(2)));
+const rounds = {};
+for (let round = 0; round < REPEATS; round++) {
+  for (const [name, env] of chosen) {
+    const server = start(
+      [
+        "dev",
+        "--no-reload",
+        join(benchDir, "graphs"),
+        "--port",
+        "0",
+        "--data-dir",
+        mkdtempSync(join(tmpdir(), "berth-bench-tracing-")),
+      ],
+      env,
+      "agent server listening",
+      profileFlags,
+    );
+    const url = await server.url;
+    for (const graph of Object.keys(GRAPHS)) {
+      ((rounds[graph] ??= {})[name] ??= []).push(await measure(url, graph, server.pid, cp.pid));
+    }
+    await server.stop();
+  }
 }
 await cp.stop();
+const loadAfter = loadavg().map((n) => Number(n.toFixed(2)));
+
+const median = (values) => {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.floor(sorted.length / 2)];
+};
+const results = {};
+for (const [graph, bySetting] of Object.entries(rounds)) {
+  for (const [name, measured] of Object.entries(bySetting)) {
+    (results[graph] ??= {})[name] = Object.fromEntries(
+      Object.keys(measured[0]).map((key) => [key, median(measured.map((m) => m[key]))]),
+    );
+  }
+}
+const none = { p50_ms: NaN, p90_ms: NaN, cpu_ms_per_run: NaN, tracing_service_cpu_ms_per_run: NaN };
 
 console.log(
-  "| graph | off p50 / p90 | on p50 / p90 | down p50 / p90 | on − off (p50) | server CPU ms/run off / on / down | on ÷ off CPU | tracing service CPU ms/run |",
+  "| graph | off p50 / p90 | on p50 / p90 | down p50 / p90 | on − off (p50) | server CPU ms/run off / on / down | on ÷ off CPU | down ÷ off CPU | tracing service CPU ms/run |",
 );
-console.log(`|---|---|---|---|---|---|---:|---:|`);
-for (const [graph, r] of Object.entries(results)) {
+console.log(`|---|---|---|---|---|---|---:|---:|---:|`);
+for (const [graph, measured] of Object.entries(results)) {
+  const r = { off: none, on: none, down: none, ...measured };
   const cell = (m) => `${m.p50_ms} / ${m.p90_ms} ms`;
   const cpu = `${r.off.cpu_ms_per_run} / ${r.on.cpu_ms_per_run} / ${r.down.cpu_ms_per_run}`;
   console.log(
     `| ${graph} | ${cell(r.off)} | ${cell(r.on)} | ${cell(r.down)} | ${(r.on.p50_ms - r.off.p50_ms).toFixed(2)} ms | ${cpu} | ` +
-      `${(r.on.cpu_ms_per_run / r.off.cpu_ms_per_run).toFixed(2)}× | ${r.on.tracing_service_cpu_ms_per_run} |`,
+      `${(r.on.cpu_ms_per_run / r.off.cpu_ms_per_run).toFixed(2)}× | ${(r.down.cpu_ms_per_run / r.off.cpu_ms_per_run).toFixed(2)}× | ${r.on.tracing_service_cpu_ms_per_run} |`,
   );
 }
 mkdirSync(join(benchDir, "results"), { recursive: true });
 const file = join(benchDir, "results", `tracing-${new Date().toISOString().replace(/[:.]/g, "-")}.json`);
-writeFileSync(file, `${JSON.stringify({ runs: RUNS, results }, null, 2)}\n`);
+writeFileSync(
+  file,
+  `${JSON.stringify({ runs: RUNS, repeats: REPEATS, load_before: loadBefore, load_after: loadAfter, results, rounds }, null, 2)}\n`,
+);
+console.log(`\nload average before ${loadBefore.join(" ")}, after ${loadAfter.join(" ")}; ${REPEATS} round(s), medians`);
 console.log(`\n${file}`);

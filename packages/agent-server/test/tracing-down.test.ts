@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createServer, type Socket } from "node:net";
 import { after, before, describe, it } from "node:test";
 import { type BerthProcess, request, startBerth } from "@berth/test-support";
 import { closedPort, countLines, outputWhere, streamRun, tracingEnv } from "./helpers/tracing.js";
@@ -57,8 +58,13 @@ describe("tracing: a tracing service that is down", () => {
   });
 
   it("a stopping server gives up the traces it cannot send after a bounded wait", async () => {
-    // A fresh process: its first run is traced, and its traces are still waiting for the service when it stops.
-    const fresh = await startBerth({ env: tracingEnv(`http://127.0.0.1:${port}/api/v1`, "some-key", "lost") });
+    // A service that takes connections and never answers (a refused connection drops the traces at once instead):
+    // the run's traces are still on their way when the process stops.
+    const sockets = new Set<Socket>();
+    const silent = createServer((socket) => sockets.add(socket));
+    await new Promise<void>((resolve) => silent.listen(0, "127.0.0.1", resolve));
+    const silentPort = (silent.address() as { port: number }).port;
+    const fresh = await startBerth({ env: tracingEnv(`http://127.0.0.1:${silentPort}/api/v1`, "some-key", "lost") });
     try {
       await fresh.client.runs.wait(null, "nested", { input: { log: [] } });
       await fresh.stop();
@@ -66,6 +72,8 @@ describe("tracing: a tracing service that is down", () => {
       assert.match(fresh.output(), /"waited_ms":5000[^\n]*"msg":"pending traces not sent before shutdown/);
     } finally {
       await fresh.stop();
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
     }
   });
 });

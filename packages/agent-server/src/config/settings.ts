@@ -200,7 +200,15 @@ export function tracingSettingsFromEnv(env: Env): TracingSettings | undefined {
     apiKey: langsmithVar(env, "API_KEY"),
     project: langsmithVar(env, "PROJECT") ?? "default",
     feedbackUrlTtlMs: ttlSeconds * 1000,
+    workspaceId: langsmithVar(env, "WORKSPACE_ID"),
+    samplingRate: samplingRate(langsmithVar(env, "TRACING_SAMPLING_RATE")),
   };
+}
+
+/** A share of runs to trace, as the langsmith client reads it: a number from 0 to 1, anything else all runs. */
+function samplingRate(text: string | undefined): number {
+  const rate = text === undefined ? Number.NaN : Number(text);
+  return Number.isFinite(rate) && rate >= 0 && rate <= 1 ? rate : 1;
 }
 
 /** The built-in auth schemes' variables (BERTH_AUTH_*), as the schemes check them (http/auth/builtin-schemes.ts). */

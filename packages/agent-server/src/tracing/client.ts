@@ -15,7 +15,8 @@ const REQUEST_TIMEOUT_MS = 10_000;
 const MAX_PENDING_TRACE_BYTES = 64 * 1024 * 1024;
 
 /**
- * The langsmith client Berth traces through: batched in the background
+ * The langsmith client for runs of langsmith's `traceable` nested in a traced
+ * run (Berth's own spans do not go through it): batched in the background
  * (`autoBatchTracing`), never holding a run's end for its root run to be sent
  * (`blockOnRootRunFinalization: false`, which LANGCHAIN_CALLBACKS_BACKGROUND=false
  * would otherwise turn on), and with its failures reported in Berth's log.
@@ -53,6 +54,14 @@ export function createFeedbackClient(settings: TracingSettings, logger: Logger, 
  */
 class UnreachableError extends Error {
   readonly code = "ECONNABORTED";
+}
+
+/**
+ * fetch for the span exporter (span-export.ts): failures logged and reported
+ * to `health` as for the clients; the exporter drops what could not be sent.
+ */
+export function createTracingFetch(settings: TracingSettings, logger: Logger, health: TracingHealth): typeof fetch {
+  return reportingFetch(settings.endpoint, logger, health, { retryUnreachable: true });
 }
 
 /**

@@ -13,4 +13,8 @@ export interface TracingSettings {
   project: string;
   /** How long a feedback URL stays valid (`BERTH_FEEDBACK_URL_TTL_SECONDS`). */
   feedbackUrlTtlMs: number;
+  /** `LANGSMITH_WORKSPACE_ID`, sent as `x-tenant-id` (for keys that reach several workspaces). */
+  workspaceId?: string;
+  /** `LANGSMITH_TRACING_SAMPLING_RATE`: the share of runs traced, 0 to 1 (default 1). */
+  samplingRate: number;
 }

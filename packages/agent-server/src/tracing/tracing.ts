@@ -1,21 +1,28 @@
 import { awaitAllCallbacks } from "@langchain/core/callbacks/promises";
-import { LangChainTracer } from "@langchain/core/tracers/tracer_langchain";
 import type { Client } from "langsmith";
 import type { Logger } from "../logger.js";
 import type { RunIds } from "../storage/types.js";
-import { createFeedbackClient, createTracingClient } from "./client.js";
+import { createFeedbackClient, createTracingClient, createTracingFetch } from "./client.js";
 import { TracingHealth } from "./health.js";
 import type { TracingSettings } from "./settings.js";
+import { SpanExporter } from "./span-export.js";
+import { SpanTracer } from "./span-tracer.js";
 
 /**
  * Traces runs into one project of a LangSmith-compatible service, and makes
  * pre-signed feedback URLs for their traces. One per process.
  */
 export class Tracing {
+  /** For langsmith `traceable` runs inside traced runs only: made on first use. */
+  private traceableClient: Client | undefined;
+  private readonly langsmithClient = (): Client =>
+    (this.traceableClient ??= createTracingClient(this.settings, this.logger, this.health));
+
   private constructor(
     readonly settings: TracingSettings,
+    private readonly logger: Logger,
     private readonly health: TracingHealth,
-    private readonly traces: Client,
+    private readonly exporter: SpanExporter,
     private readonly feedback: Client,
   ) {}
 
@@ -23,8 +30,9 @@ export class Tracing {
     const health = new TracingHealth(logger, settings.endpoint);
     const tracing = new Tracing(
       settings,
+      logger,
       health,
-      createTracingClient(settings, logger, health),
+      new SpanExporter(settings, logger, health, createTracingFetch(settings, logger, health)),
       createFeedbackClient(settings, logger, health),
     );
     if (!settings.apiKey) logger.warn({ tracing_endpoint: settings.endpoint }, "tracing is on without LANGSMITH_API_KEY");
@@ -38,24 +46,22 @@ export class Tracing {
   }
 
   /**
-   * The tracer of one run, passed as the run's callbacks. Graph code's own
-   * runnables inherit it (and the run's config metadata) down to the last
-   * child run; the ids given here are also set on every traced run that lacks
-   * them, so a child invoked with a config of its own still carries them.
-   * Its callbacks run in the background queue of `@langchain/core` even when
-   * LANGCHAIN_CALLBACKS_BACKGROUND=false: a run never waits for tracing.
-   * Runs are traced even while the service is unreachable: with
-   * LANGSMITH_TRACING=true, LangChain would trace a run given no tracer with
-   * its own default one anyway (the cost is the same CPU), and the traces are
-   * dropped by the client.
+   * The tracer of one run, passed as the run's callbacks (span-tracer.ts).
+   * Graph code's own runnables inherit it (and the run's config metadata) down
+   * to the last child run; the ids given here are also set on every span that
+   * lacks them, so a child invoked with a config of its own still carries them.
+   * Its callbacks only record; spans leave in background batches (span-export.ts):
+   * a run never waits for tracing. Being LangChain's `langchain_tracer`, it keeps
+   * LangChain (with LANGSMITH_TRACING=true) from adding its own tracer. Runs are
+   * traced while the service is unreachable too; the batches are dropped.
    */
-  tracerFor(ids: RunIds, attempt: number): LangChainTracer {
-    return new LangChainTracer({
-      client: this.traces,
-      projectName: this.settings.project,
-      metadata: { ...ids, run_attempt: attempt },
-      _awaitHandler: false,
-    });
+  tracerFor(ids: RunIds, attempt: number): SpanTracer {
+    return new SpanTracer(
+      { metadata: { ...ids, run_attempt: attempt }, project: this.settings.project },
+      this.exporter,
+      this.langsmithClient,
+      this.settings.samplingRate >= 1 || Math.random() < this.settings.samplingRate,
+    );
   }
 
   /**
@@ -77,17 +83,17 @@ export class Tracing {
   }
 
   /**
-   * Sends the traces still waiting (callbacks not yet run, batches not yet
-   * sent), for at most `timeoutMs`: a stopping process must not hang on a
-   * tracing service that is down.
+   * Sends the spans still waiting (and callbacks of other handlers not yet
+   * run, `traceable` runs not yet sent), for at most `timeoutMs`: a stopping
+   * process must not hang on a tracing service that is down.
    */
   async flush(timeoutMs: number): Promise<boolean> {
     let timer: NodeJS.Timeout | undefined;
     const deadline = new Promise<false>((resolve) => (timer = setTimeout(() => resolve(false), timeoutMs)));
     const sent = (async () => {
-      // The callbacks first: they are what put runs into the client's batches.
+      // Queued callbacks first: they may still end spans or traceable runs.
       await awaitAllCallbacks().catch(() => undefined);
-      await this.traces.awaitPendingTraceBatches().catch(() => undefined);
+      await Promise.all([this.exporter.flush(), this.traceableClient?.awaitPendingTraceBatches().catch(() => undefined)]);
       return true as const;
     })();
     try {

@@ -18,6 +18,8 @@ describe("tracing settings from the environment", () => {
       apiKey: undefined,
       project: "default",
       feedbackUrlTtlMs: 3 * 60 * 60 * 1000,
+      workspaceId: undefined,
+      samplingRate: 1,
     });
     assert.deepEqual(
       tracingSettingsFromEnv({
@@ -27,9 +29,26 @@ describe("tracing settings from the environment", () => {
         LANGCHAIN_API_KEY: "old-key",
         LANGCHAIN_PROJECT: "old-project",
         BERTH_FEEDBACK_URL_TTL_SECONDS: "60",
+        LANGCHAIN_WORKSPACE_ID: "old-workspace",
+        LANGSMITH_TRACING_SAMPLING_RATE: "0.25",
       }),
-      { endpoint: "http://cp:8000/api/v1", apiKey: "old-key", project: "old-project", feedbackUrlTtlMs: 60_000 },
+      {
+        endpoint: "http://cp:8000/api/v1",
+        apiKey: "old-key",
+        project: "old-project",
+        feedbackUrlTtlMs: 60_000,
+        workspaceId: "old-workspace",
+        samplingRate: 0.25,
+      },
     );
+  });
+
+  it("trace every run when the sampling rate is not a share from 0 to 1, as the langsmith client does", () => {
+    for (const rate of ["2", "-1", "half", ""]) {
+      const settings = tracingSettingsFromEnv({ LANGSMITH_TRACING: "true", LANGSMITH_TRACING_SAMPLING_RATE: rate });
+      assert.equal(settings?.samplingRate, 1, rate);
+    }
+    assert.equal(tracingSettingsFromEnv({ LANGSMITH_TRACING: "true", LANGSMITH_TRACING_SAMPLING_RATE: "0" })?.samplingRate, 0);
   });
 
   it("refuse a feedback URL lifetime that is not a positive number", () => {
