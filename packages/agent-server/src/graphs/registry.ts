@@ -1,5 +1,5 @@
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { ServiceUnavailableError } from "@berth/service-kit";
+import { HttpStatusError } from "@berth/service-kit";
 import type { GraphSpec } from "../config/langgraph-config.js";
 import type { Logger } from "../logger.js";
 import type { BerthCheckpointer } from "../storage/types.js";
@@ -90,7 +90,8 @@ export class GraphRegistry {
     if (!this.specs.has(graphId)) throw new Error(`graph "${graphId}" is not loaded`);
     const loaded = await this.imported(graphId).catch((error: unknown) => {
       if (!(error instanceof GraphLoadError)) throw error;
-      throw Object.assign(new ServiceUnavailableError(error.message), { cause: error });
+      // Not an outage of the server's own (the error handler would log it so): the project's code, already reported.
+      throw Object.assign(new HttpStatusError(503, error.message), { cause: error });
     });
     if ("graph" in loaded) return loaded.graph;
     const graph = await toCompiledGraph(loaded.factory(config));
