@@ -33,19 +33,23 @@ if (project.graphs.some((graph) => TYPESCRIPT_MODULE.test(graph.file)) || projec
 pinLangChainPackages(projectModuleDirs(project));
 const storage = createSqliteStorage(data.dataDir, settings.sqliteSynchronous);
 let worker: RunWorker | undefined;
+/** The worker's slots changed since they were last sent: the next batch carries them and its counters. */
 let statsDue = false;
-/** The worker's slots and counters ride along with the batches, so GET /metrics on the main thread stays current. */
-const stats = () => (worker ? { slots: worker.slots(), runs: worker.runStats(), adopted } : {});
 /** Runs the main thread's creations claimed for this worker and handed over (reserveSlot there). */
 let adopted = 0;
-const broker = new ExecutionSideBroker((messages) => {
+const stats = () => {
+  if (!statsDue || !worker) return {};
   statsDue = false;
+  return { slots: worker.slots(), runs: worker.runStats(), adopted };
+};
+const broker = new ExecutionSideBroker((messages) => {
+  const extra = stats();
   try {
-    post({ k: "broker", m: messages, ...stats() });
+    post({ k: "broker", m: messages, ...extra });
   } catch (err) {
     // An output the structured clone refuses (outputs are wire values already: this should not happen): as JSON.
     logger.error({ err }, "a run's end notice could not cross to the main thread: sending its output as JSON");
-    post({ k: "broker", m: messages.map(asJson), ...stats() });
+    post({ k: "broker", m: messages.map(asJson), ...extra });
   }
 });
 let apiUrl: string | undefined;
@@ -74,9 +78,9 @@ worker = newRunWorker({
   slotsChanged: () => {
     if (statsDue) return;
     statsDue = true;
-    queueMicrotask(() => {
+    // Sent with the batch of this turn when there is one (a run's end), else alone.
+    setImmediate(() => {
       if (statsDue) post({ k: "broker", m: [], ...stats() });
-      statsDue = false;
     });
   },
 });

@@ -21,18 +21,26 @@ export type FromExecution =
 /** What the main thread tells the execution thread. */
 export type ToExecution = { t: "wake"; at?: number } | { t: "cancel"; r: string; why: CancelAction };
 
-/** Collects the messages of one turn and posts them together, in order. */
+/**
+ * Collects messages and posts them together, in order: those of one
+ * microtask checkpoint, or with `perLoop` those of one turn of the event loop
+ * (a postMessage costs more than the few events a microtask checkpoint holds).
+ */
 class Batcher<M> {
   private pending: M[] = [];
   private scheduled = false;
 
-  constructor(private readonly flush: (messages: M[]) => void) {}
+  constructor(
+    private readonly flush: (messages: M[]) => void,
+    private readonly perLoop = false,
+  ) {}
 
   push(message: M): void {
     this.pending.push(message);
     if (this.scheduled) return;
     this.scheduled = true;
-    queueMicrotask(() => this.send());
+    if (this.perLoop) setImmediate(() => this.send());
+    else queueMicrotask(() => this.send());
   }
 
   send(): void {
@@ -49,8 +57,8 @@ abstract class PortBroker<Out> implements RunBroker {
   protected readonly local = new InProcessBroker();
   protected readonly outbox: Batcher<Out>;
 
-  constructor(post: (messages: Out[]) => void) {
-    this.outbox = new Batcher(post);
+  constructor(post: (messages: Out[]) => void, perLoop = false) {
+    this.outbox = new Batcher(post, perLoop);
   }
 
   abstract begin(runId: string, threadId: string): void;
@@ -103,6 +111,11 @@ abstract class PortBroker<Out> implements RunBroker {
  * worker's own sweeps wake it here (nothing on the main thread claims runs).
  */
 export class ExecutionSideBroker extends PortBroker<FromExecution> {
+  /** `post` receives the messages of each turn of the event loop. */
+  constructor(post: (messages: FromExecution[]) => void) {
+    super(post, true);
+  }
+
   /** Handles what the main thread sent. */
   receive(messages: ToExecution[]): void {
     for (const message of messages) {
