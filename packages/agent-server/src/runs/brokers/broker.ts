@@ -27,6 +27,12 @@ export interface RunObserver {
 export interface RunSubscription {
   /** The run is executing now (somewhere), so its events will keep coming. */
   active: boolean;
+  /**
+   * The subscription began with every event of the run's current attempt, in
+   * order, from the memory of the process executing it: a follower whose
+   * cursor that replay reaches needs no read of the log to start.
+   */
+  replayedAll?: boolean;
   unsubscribe(): void;
 }
 

@@ -61,6 +61,7 @@ export class InProcessBroker implements RunBroker {
     for (const event of stream?.events ?? []) observer.onEvent(event);
     return {
       active: stream !== undefined,
+      replayedAll: stream !== undefined,
       unsubscribe: () => {
         set.delete(observer);
         if (set.size === 0) this.observers.delete(runId);

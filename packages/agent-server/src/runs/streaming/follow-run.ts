@@ -37,11 +37,13 @@ export async function followRun(
       return !run || TERMINAL_RUN_STATUSES.has(run.status);
     };
     try {
-      // The broker replayed the attempt's events from memory starting at or before the cursor: the log holds nothing
-      // they lack (a gap among them reads it, below). Thousands of joiners of a live run then read no log, and share
-      // the broker's event objects (and the frames encoded from them) instead of a copy each.
+      // The broker replayed all the attempt's events from this process's memory, from at or before the cursor: the
+      // log holds nothing they lack. Thousands of joiners of a live run then read no log, and share the broker's event
+      // objects (and the frames encoded from them) instead of a copy each. Replays from elsewhere (a Redis buffer) may
+      // be partial or hold foreign entries: the log comes first then, as before.
       const replayed = inbox.peek();
-      if (!(replayed?.kind === "event" && replayed.event.seq <= afterSeq + 1)) yield* await fromLog();
+      const fromMemory = subscription.replayedAll && replayed?.kind === "event" && replayed.event.seq <= afterSeq + 1;
+      if (!fromMemory) yield* await fromLog();
       // The run may have ended while the log was read: take what was flushed since.
       if (!subscription.active && !inbox.isClosed() && (await ended())) return yield* await fromLog();
       for await (const notice of inbox.drain()) {
