@@ -31,7 +31,7 @@ if (project.graphs.some((graph) => TYPESCRIPT_MODULE.test(graph.file)) || projec
   ((await import(tsxApi)) as { register(): unknown }).register();
 }
 pinLangChainPackages(projectModuleDirs(project));
-const storage = createSqliteStorage(data.dataDir, settings.sqliteSynchronous);
+const storage = createSqliteStorage(data.dataDir, settings.sqliteSynchronous, { checkpointsElsewhere: true });
 let worker: RunWorker | undefined;
 /** The worker's slots changed since they were last sent: the next batch carries them and its counters. */
 let statsDue = false;

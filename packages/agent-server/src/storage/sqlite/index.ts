@@ -11,7 +11,7 @@ import { sqliteSizes } from "./sizes.js";
 import { SqliteStoreRepository } from "./memory-store.js";
 import { SqliteThreadRepository } from "./threads.js";
 import { truncateSqlite } from "./truncate.js";
-import { checkpointInBackground } from "./wal-checkpoints.js";
+import { checkpointInBackground, leaveCheckpointsToAnother } from "./wal-checkpoints.js";
 import { SqliteWebhookOutbox } from "./webhook-outbox.js";
 
 export interface SqliteStorageOptions {
@@ -20,6 +20,8 @@ export interface SqliteStorageOptions {
    * whose lease lapsed, so leases are renewed off the main thread.
    */
   shared?: boolean;
+  /** Another connection of this process checkpoints the WAL (the main thread's, for the execution thread's). */
+  checkpointsElsewhere?: boolean;
 }
 
 /** The embedded storage: one SQLite file (WAL) under the data directory. */
@@ -30,7 +32,7 @@ export function createSqliteStorage(
 ): Storage {
   const file = join(dataDir, "berth.sqlite");
   const db = openSqliteDatabase(file, synchronous);
-  const stopCheckpoints = checkpointInBackground(db, file);
+  const stopCheckpoints = options.checkpointsElsewhere ? leaveCheckpointsToAnother(db) : checkpointInBackground(db, file);
   const checkpointer = new SqliteCheckpointer(db);
   const store = new SqliteStoreRepository(db);
   return {

@@ -49,6 +49,16 @@ export function checkpointInBackground(db: SqliteDatabase, file: string): () => 
   };
 }
 
+/**
+ * For a second connection of a process whose first one checkpoints in the
+ * background (the execution thread's): its commits leave checkpoints to that
+ * one, unless the WAL grows far past it.
+ */
+export function leaveCheckpointsToAnother(db: SqliteDatabase): () => Promise<void> {
+  db.pragma(`wal_autocheckpoint = ${INLINE_CHECKPOINT_PAGES}`);
+  return async () => {};
+}
+
 function startThread(db: SqliteDatabase, file: string): () => Promise<void> {
   db.pragma(`wal_autocheckpoint = ${INLINE_CHECKPOINT_PAGES}`);
   const thread = new Worker(new URL("./wal-checkpointer.mjs", import.meta.url), {
