@@ -5,6 +5,7 @@ import { loadProjectConfig } from "./config/langgraph-config.js";
 import { environment } from "./config/settings.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { pinLangChainPackages, projectModuleDirs } from "./graphs/pin-packages.js";
+import { exposeToOwnClients } from "./http/own-client.js";
 import { createLogger } from "./logger.js";
 import { ExecutionSideBroker, type FromExecution } from "./runs/brokers/thread-port-broker.js";
 import type { ExecutionThreadData, FromThread, ToThread } from "./runs/execution/execution-thread.js";
@@ -15,8 +16,6 @@ import { flushTraces, newRunWorker } from "./server-background.js";
 import { createSqliteStorage } from "./storage/sqlite/index.js";
 import { Tracing } from "./tracing/tracing.js";
 
-const TYPESCRIPT_MODULE = /\.[cm]?tsx?$/;
-
 if (!parentPort) throw new Error("execution-thread-main runs as a worker thread");
 const port: MessagePort = parentPort;
 const data = workerData as ExecutionThreadData;
@@ -25,11 +24,6 @@ const post = (message: FromThread) => port.postMessage(message);
 const logger = createLogger();
 const { settings } = data;
 const project = loadProjectConfig(data.configFile, environment());
-// Loader hooks do not reach worker threads (Node 20): the project's TypeScript (graphs, an embedder) needs tsx's here.
-if (project.graphs.some((graph) => TYPESCRIPT_MODULE.test(graph.file)) || project.store.index) {
-  const tsxApi = "tsx/esm/api"; // untyped: loaded for its hooks only
-  ((await import(tsxApi)) as { register(): unknown }).register();
-}
 pinLangChainPackages(projectModuleDirs(project));
 const storage = createSqliteStorage(data.dataDir, settings.sqliteSynchronous, { checkpointsElsewhere: true });
 let worker: RunWorker | undefined;
@@ -88,7 +82,11 @@ worker = newRunWorker({
 let stopping = false;
 port.on("message", (message: ToThread) => {
   if (message.k === "broker") {
-    if ("url" in message) apiUrl = message.url;
+    if ("url" in message) {
+      apiUrl = message.url;
+      // As on the main thread: an SDK Client a graph makes without a URL reaches this server.
+      if (apiUrl) exposeToOwnClients(apiUrl, settings.apiKey);
+    }
     broker.receive(message.m);
   } else if (message.k === "run") {
     adopted++;

@@ -21,6 +21,8 @@ import type { Services } from "./services/index.js";
 import type { Storage } from "./storage/types.js";
 import type { Tracing } from "./tracing/tracing.js";
 
+const TYPESCRIPT_MODULE = /\.[cm]?tsx?$/;
+
 /** A stopping process sends the traces still pending for at most this long (the tracing service may be down). */
 const TRACE_FLUSH_TIMEOUT_MS = 5_000;
 
@@ -128,7 +130,16 @@ export function createExecution({ setup, backends, graphs, items, tracing, logge
       faults: faults?.spec,
       webhooks: deliverer !== undefined,
     };
-    const worker = new ExecutionThread({ entry: executionThreadEntry(), data, broker, logger, apiUrl, webhooksQueued });
+    const typescript = project.graphs.some((graph) => TYPESCRIPT_MODULE.test(graph.file)) || project.store.index !== undefined;
+    const worker = new ExecutionThread({
+      entry: executionThreadEntry(),
+      data,
+      broker,
+      logger,
+      apiUrl,
+      webhooksQueued,
+      typescript,
+    });
     return { worker, deliverer };
   }
   const worker = newRunWorker({

@@ -38,13 +38,17 @@ export type FromThread =
   | { k: "stopped" };
 
 /**
- * The Worker's module: run from sources (TypeScript, under the tests), the
- * thread registers tsx first, its loader hooks not reaching worker threads.
+ * The Worker's module. Loader hooks do not reach worker threads (Node 20):
+ * when the project has TypeScript modules, or Berth runs from its sources
+ * (the tests), the thread registers tsx's first.
  */
-function workerSource(entry: URL): [string | URL, { eval?: boolean }] {
-  if (!entry.pathname.endsWith(".ts")) return [entry, {}];
-  const tsx = import.meta.resolve("tsx/esm/api");
-  const code = `import(${JSON.stringify(tsx)}).then((api) => { api.register(); return import(${JSON.stringify(entry.href)}); });`;
+function workerSource(entry: URL, typescript: boolean): [string | URL, { eval?: boolean }] {
+  if (!typescript && !entry.pathname.endsWith(".ts")) return [entry, {}];
+  // Both of tsx's hooks, before anything loads: a CommonJS TypeScript module keeps its named exports only so.
+  const [cjs, esm] = [import.meta.resolve("tsx/cjs/api"), import.meta.resolve("tsx/esm/api")].map((url) => JSON.stringify(url));
+  const code =
+    `Promise.all([import(${cjs}), import(${esm})])` +
+    `.then(([cjs, esm]) => { cjs.register(); esm.register(); return import(${JSON.stringify(entry.href)}); });`;
   return [code, { eval: true }];
 }
 
@@ -64,6 +68,8 @@ export interface ExecutionThreadOptions {
   apiUrl: () => string | undefined;
   /** A run wrote a webhook delivery: the main thread's deliverer sends it. */
   webhooksQueued?: () => void;
+  /** The project has TypeScript modules the thread loads (graphs, an embedder). */
+  typescript: boolean;
 }
 
 /**
@@ -124,6 +130,7 @@ export class ExecutionThread {
         this.reserved--;
         if (this.thread !== thread) return;
         this.handed++;
+        this.post([]); // the server's address first, should this be the first message since it listens
         thread.postMessage({ k: "run", run } satisfies ToThread);
       },
       release: () => {
@@ -157,7 +164,7 @@ export class ExecutionThread {
 
   private spawn(): Promise<void> {
     const { entry, data, broker, logger } = this.options;
-    const [source, how] = workerSource(entry);
+    const [source, how] = workerSource(entry, this.options.typescript);
     const thread = new Worker(source, { ...how, workerData: data });
     this.thread = thread;
     return new Promise<void>((resolve, reject) => {
@@ -232,7 +239,7 @@ export class ExecutionThread {
     if (url !== this.sentUrl) {
       message.url = url;
       this.sentUrl = url;
-    }
+    } else if (messages.length === 0) return;
     this.thread?.postMessage(message);
   }
 }
