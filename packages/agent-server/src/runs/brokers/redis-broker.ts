@@ -140,7 +140,8 @@ export class RedisBroker implements RunBroker {
       this.subscribed.delete(runId);
       this.unlisten(this.runChannel(runId));
     };
-    if (subscription.active) return { active: true, unsubscribe };
+    // Executing here: its attempt replayed from memory, as in one process.
+    if (subscription.active) return { active: true, replayedAll: subscription.replayedAll, unsubscribe };
     if (this.subscriber.status === "ready") {
       // Off the request's path: what another process sends before the SUBSCRIBE takes effect is in the run's
       // buffer, replayed once it has (events that also came live are skipped by followers, same seq). Skipped
