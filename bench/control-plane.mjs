@@ -24,7 +24,11 @@ export async function startBenchControlPlane(env = {}) {
     cp.stdout.on("data", (chunk) => {
       text += chunk;
       const match = /"url":"([^"]+)"[^\n]*"msg":"control plane listening"/.exec(text);
-      if (match) resolve(match[1]);
+      if (!match) return;
+      resolve(match[1]);
+      // Read on, unkept: a long run's log must neither block the pipe nor pile up here.
+      cp.stdout.removeAllListeners("data");
+      cp.stdout.resume();
     });
     cp.once("exit", (code) => reject(new Error(`control plane exited ${code}`)));
   });
@@ -49,5 +53,5 @@ export async function startBenchControlPlane(env = {}) {
     }
   }
 
-  return { url, call, untilDeployed, stop: () => cp.kill("SIGTERM") };
+  return { url, pid: cp.pid, call, untilDeployed, stop: () => cp.kill("SIGTERM") };
 }

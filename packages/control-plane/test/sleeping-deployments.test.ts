@@ -266,7 +266,7 @@ describe("sleeping deployments", () => {
 
     dev.url = restored.source_config.custom_url!;
     const read = await call<{ metadata: Record<string, string> }>(dev, "GET", `/threads/${thread.body.thread_id}`);
-    assert.equal(read.status, 200);
+    assert.equal(read.status, 200, JSON.stringify(read.body));
     assert.equal(read.body.metadata.kept, "across");
     await until("the wake is reported", async () => (sleepingOf(await view(dev.id))?.status === "False" ? true : undefined));
     const woke = (await timeline(dev)).filter((event) => event.reason === "Woke");
