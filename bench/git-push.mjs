@@ -39,7 +39,7 @@ git(clone, "add", "-A");
 git(clone, "commit", "--quiet", "-m", "first");
 git(clone, "push", "--quiet", "origin", "main");
 
-const { url, call, untilDeployed, stop } = await startBenchControlPlane({});
+const { url, call, untilDeployed, stop } = await startBenchControlPlane({ BERTH_LOCAL_GIT_ROOTS: repos });
 
 const median = (values) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)];
 const results = { first: 0, pushes: [] };
