@@ -1,0 +1,41 @@
+import assert from "node:assert/strict";
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { GraphLoadError, startServer } from "@berth/agent-server";
+import { FIXTURES } from "@berth/test-support";
+import { pino } from "pino";
+
+// In a file of its own: the server runs in the test's process, and the module hooks it installs there (LangChain
+// packages pinned to Berth's copies) must not reach other files' checks of what a project resolves.
+const JSON_HEADERS = { "content-type": "application/json" };
+
+describe("a project whose graph fails to load, under berth dev", () => {
+  it("listens first: /ok and the assistants answer, a request needing the graph gets 503 with why", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "berth-deferred-graphs-"));
+    const server = await startServer({
+      config: join(FIXTURES, "broken-module"),
+      host: "127.0.0.1",
+      port: 0,
+      dataDir,
+      dev: true,
+      logger: pino({ level: "silent" }),
+    });
+    try {
+      assert.equal((await fetch(`${server.url}/ok`)).status, 200);
+      const search = await fetch(`${server.url}/assistants/search`, { method: "POST", body: "{}", headers: JSON_HEADERS });
+      const [assistant] = (await search.json()) as { assistant_id: string; graph_id: string }[];
+      assert.equal(assistant?.graph_id, "explodes");
+      const schemas = await fetch(`${server.url}/assistants/${assistant.assistant_id}/schemas`);
+      assert.equal(schemas.status, 503);
+      const { detail } = (await schemas.json()) as { detail: string };
+      assert.match(detail, /failed to load graph "explodes" from graph\.mjs \(export "graph"\): this module fails on purpose/);
+      // What the CLI reports: berth dev still exits 1 on it.
+      await assert.rejects(server.graphsLoaded, (error) => error instanceof GraphLoadError && error.message === detail);
+    } finally {
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
