@@ -12,6 +12,10 @@ import { pino } from "pino";
 const JSON_HEADERS = { "content-type": "application/json" };
 
 describe("a project whose graph fails to load, under berth dev", () => {
+  // Embedded SQLite in a data directory of its own, whichever backend the suite runs: the server reads these at start.
+  delete process.env.DATABASE_URL;
+  delete process.env.REDIS_URL;
+
   it("listens first: /ok and the assistants answer, a request needing the graph gets 503 with why", async () => {
     const dataDir = mkdtempSync(join(tmpdir(), "berth-deferred-graphs-"));
     const server = await startServer({
