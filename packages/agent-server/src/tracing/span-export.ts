@@ -52,18 +52,16 @@ export class SpanExporter {
 
   /** A span started: queued for its post. */
   started(span: Span): void {
-    if (this.queue.length >= MAX_QUEUED_SPANS) {
-      span.state = "done";
-      this.drop(1);
-      return;
-    }
-    this.queue.push(span);
-    this.schedule();
+    this.enqueue(span);
   }
 
   /** A span ended: one already posted is queued again for its patch (one still queued goes out whole). */
   ended(span: Span): void {
-    if (span.state !== "posted") return;
+    if (span.state === "posted") this.enqueue(span);
+  }
+
+  /** Queues a span for the next batch, or drops it when the queue is full. */
+  private enqueue(span: Span): void {
     if (this.queue.length >= MAX_QUEUED_SPANS) {
       span.state = "done";
       this.drop(1);
