@@ -280,7 +280,9 @@ export class RunService {
       const missing = filter.run_ids.filter((id) => !found.has(id));
       if (missing.length > 0) throw new NotFoundError(`Runs not found or not active: ${missing.join(", ")}`);
     }
-    for (const run of runs) await this.cancelRun(run, action);
+    // Queued runs first: a running run that ends hands its thread to the next queued one at once.
+    const queuedFirst = [...runs].sort((a, b) => Number(a.status === "running") - Number(b.status === "running"));
+    for (const run of queuedFirst) await this.cancelRun(run, action);
   }
 
   /** The run's final output (values, or `{__error__}`), once it has ended. */
