@@ -280,7 +280,11 @@ export class ThreadProtocolService {
     if (TERMINAL_RUN_STATUSES.has(status)) return this.storage.runs.readEvents(runId, -1);
     const through = await this.broker.lastSeq(runId);
     const events: StoredEvent[] = [];
-    if (through < 0) return events;
+    if (through < 0) {
+      // No live event known: not started yet, or it ended since `status` was read (its log is then complete).
+      const current = await this.storage.runs.get(runId);
+      return current && TERMINAL_RUN_STATUSES.has(current.status) ? this.storage.runs.readEvents(runId, -1) : events;
+    }
     const followed = await followRun(runId, -1, { runs: this.storage.runs, broker: this.broker });
     for await (const event of followed) {
       events.push(event);

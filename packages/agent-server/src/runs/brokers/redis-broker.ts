@@ -170,11 +170,16 @@ export class RedisBroker implements RunBroker {
   }
 
   async lastSeq(runId: string): Promise<number> {
-    const [last] = await this.commands.xrevrange(this.bufferKey(runId), "+", "-", "COUNT", 1).catch((error: unknown) => {
+    // The last two entries: a run that ended has its end notice after its last event.
+    const latest = await this.commands.xrevrange(this.bufferKey(runId), "+", "-", "COUNT", 2).catch((error: unknown) => {
       throw unreachable(error);
     });
-    const message = last ? this.readBuffered(runId, last[1]) : undefined;
-    return Math.max(await this.local.lastSeq(runId), message?.t === "event" ? message.e.seq : -1);
+    let seq = -1;
+    for (const [, fields] of latest) {
+      const message = this.readBuffered(runId, fields);
+      if (message?.t === "event") seq = Math.max(seq, message.e.seq);
+    }
+    return Math.max(await this.local.lastSeq(runId), seq);
   }
 
   async watchThread(threadId: string, onRunStart: (runId: string) => void): Promise<() => void> {
