@@ -114,14 +114,14 @@ export class RunService {
 
   /** Creates a run on a thread, or a stateless run (a temporary thread) when `threadId` is undefined. */
   async create(threadId: string | undefined, input: RunCreateInput, access: Access, runId: string = randomUUID()): Promise<Run> {
-    const run = await this.prepare(threadId, input, access, runId);
+    const { run, assistant } = await this.prepared(threadId, input, access, runId);
     const slot = this.reserveSlot?.();
     const result = await this.storage.runs.create(run, slot?.claimant).catch((error: unknown) => {
       slot?.release();
       throw error;
     });
     if (result.kind === "created" && result.claimed) {
-      slot?.execute(result.claimed);
+      slot?.execute({ ...result.claimed, assistant });
       return result.run;
     }
     slot?.release();
@@ -147,6 +147,17 @@ export class RunService {
     runId: string = randomUUID(),
     threadMetadata?: JsonObject,
   ): Promise<NewRun> {
+    return (await this.prepared(threadId, input, access, runId, threadMetadata)).run;
+  }
+
+  /** `prepare`, with the assistant it read (a run claimed on creation here is executed with it). */
+  private async prepared(
+    threadId: string | undefined,
+    input: RunCreateInput,
+    access: Access,
+    runId: string,
+    threadMetadata?: JsonObject,
+  ): Promise<{ run: NewRun; assistant: Assistant }> {
     // First: a webhook the URL policy refuses is a 422 before anything else is looked up or written.
     if (input.webhook) this.webhooks?.check(input.webhook);
     const authorized = await access.authorize("threads:create_run", {
@@ -197,7 +208,7 @@ export class RunService {
       durability: input.durability ?? null,
       ...(input.stream_protocol ? { stream_protocol: input.stream_protocol } : {}),
     };
-    return {
+    const run: NewRun = {
       run_id: runId,
       thread_id: threadId ?? randomUUID(),
       assistant_id: assistant.assistant_id,
@@ -209,6 +220,7 @@ export class RunService {
       create_thread: stateless || input.if_not_exists === "create",
       ...(threadMetadata || stamped ? { thread_metadata: { ...stamped, ...threadMetadata } } : {}),
     };
+    return { run, assistant };
   }
 
   /** After a prepared run was inserted: cancels the runs its multitask strategy interrupts, and wakes a worker. */

@@ -2,7 +2,7 @@ import { availableParallelism } from "node:os";
 import { Worker } from "node:worker_threads";
 import type { Logger } from "pino";
 import type { ServerSettings } from "../../config/settings.js";
-import type { QueuedRun } from "../../storage/types.js";
+import type { ExecutableRun } from "./executor.js";
 import type { FromExecution, MainSideBroker, ToExecution } from "../brokers/thread-port-broker.js";
 import type { RunStatsSnapshot } from "./run-stats.js";
 import { RunStats } from "./run-stats.js";
@@ -27,7 +27,7 @@ export interface ExecutionThreadData {
 /** What the main thread tells the execution thread. */
 export type ToThread =
   | { k: "broker"; m: ToExecution[]; url?: string }
-  | { k: "run"; run: QueuedRun }
+  | { k: "run"; run: ExecutableRun }
   | { k: "stop"; graceMs: number };
 
 /** What the execution thread tells the main thread. */

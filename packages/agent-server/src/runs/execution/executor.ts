@@ -2,7 +2,7 @@ import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { StreamEvent } from "@langchain/core/tracers/log_stream";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import type { Logger } from "pino";
-import type { QueuedRun, RunLease } from "../../storage/types.js";
+import type { Assistant, QueuedRun, RunLease } from "../../storage/types.js";
 import { PendingFeedbackUrls } from "../../tracing/feedback.js";
 import type { RunEndNotice } from "../brokers/broker.js";
 import { RunEventWriter } from "../streaming/event-writer.js";
@@ -39,12 +39,17 @@ interface AttemptLog {
   errorEmitted: boolean;
 }
 
+/** A claimed run; `assistant` when the creation that claimed it here read it a moment before (never stored). */
+export interface ExecutableRun extends QueuedRun {
+  assistant?: Assistant;
+}
+
 /**
  * Executes one claimed run to its end and records the outcome under `lease`.
  * Never throws: whatever fails around the graph (the graph's factory, reading
  * its final state, writing its log, recording its end) ends the run `error`.
  */
-export async function executeRun(run: QueuedRun, lease: RunLease, deps: ExecutorDeps): Promise<RunEnding> {
+export async function executeRun(run: ExecutableRun, lease: RunLease, deps: ExecutorDeps): Promise<RunEnding> {
   const startedAt = performance.now();
   const log = deps.logger.child({ run_id: run.run_id, thread_id: run.thread_id, attempt: run.attempt });
   const controller = deps.control.register(run.run_id);
@@ -75,7 +80,7 @@ export async function executeRun(run: QueuedRun, lease: RunLease, deps: Executor
 }
 
 async function attempt(
-  run: QueuedRun,
+  run: ExecutableRun,
   lease: RunLease,
   deps: ExecutorDeps,
   controller: AbortController,
@@ -163,11 +168,11 @@ async function handOver(
   return { ending: "handed_over", notice: { status: "running", output: null } };
 }
 
-async function stream(run: QueuedRun, deps: ExecutorDeps, writer: RunEventWriter, signal: AbortSignal): Promise<Outcome> {
+async function stream(run: ExecutableRun, deps: ExecutorDeps, writer: RunEventWriter, signal: AbortSignal): Promise<Outcome> {
   let lastValues: unknown = null;
   let checkpointer: RunCheckpointer | undefined;
   try {
-    const assistant = await deps.storage.assistants.get(run.assistant_id);
+    const assistant = run.assistant ?? (await deps.storage.assistants.get(run.assistant_id));
     const thread = await deps.storage.threads.get(run.thread_id);
     if (!assistant) throw new Error(`Assistant ${run.assistant_id} not found`);
     // A protocol run announces itself before its graph loads, as a classic run's `metadata` does.

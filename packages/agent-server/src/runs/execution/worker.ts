@@ -1,6 +1,6 @@
 import type { Logger } from "pino";
-import type { LeaseRenewal, QueuedRun, RunClaimant, RunLease, RunRepository } from "../../storage/types.js";
-import { type ExecutorDeps, executeRun, type RunEnding } from "./executor.js";
+import type { LeaseRenewal, RunClaimant, RunLease, RunRepository } from "../../storage/types.js";
+import { type ExecutableRun, type ExecutorDeps, executeRun, type RunEnding } from "./executor.js";
 import { deadOwnersOnThisHost, newLeaseOwner } from "./lease-owner.js";
 import { mainThreadLeases } from "./main-thread-leases.js";
 import { endInError, runError } from "./run-salvage.js";
@@ -29,7 +29,7 @@ export interface WorkerOptions {
 export interface SlotReservation {
   claimant: RunClaimant;
   /** Executes the run the creation claimed with the slot. */
-  execute(run: QueuedRun): void;
+  execute(run: ExecutableRun): void;
   /** Gives the slot back (the creation did not claim the run, or failed). */
   release(): void;
 }
@@ -145,7 +145,7 @@ export class RunWorker {
   }
 
   /** Executes a run claimed for this worker by its creation (here, or on the main thread of an execution thread). */
-  adopt(run: QueuedRun): void {
+  adopt(run: ExecutableRun): void {
     // Claimed as the worker began to stop: back to the queue, its attempt not counted, as a stop does.
     if (this.stopped) void this.runs.release(this.owner, { run_id: run.run_id, attempt: run.attempt }).catch(() => {});
     else this.execute(run);
@@ -223,7 +223,7 @@ export class RunWorker {
   }
 
   /** Executes a claimed run under its lease, renewed until the execution is over. */
-  private execute(run: QueuedRun): void {
+  private execute(run: ExecutableRun): void {
     const lease: RunLease = { owner: this.owner, attempt: run.attempt };
     this.leases?.hold({ run_id: run.run_id, attempt: run.attempt });
     const execution = this.watch(run, lease).finally(() => {
@@ -242,7 +242,7 @@ export class RunWorker {
    * whose end could not be recorded at all has its lease dropped: it lapses,
    * and a sweep requeues the run.
    */
-  private async watch(run: QueuedRun, lease: RunLease): Promise<void> {
+  private async watch(run: ExecutableRun, lease: RunLease): Promise<void> {
     let ending: RunEnding;
     try {
       ending = await executeRun(run, lease, this.deps);
