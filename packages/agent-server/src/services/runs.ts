@@ -105,6 +105,8 @@ export class RunService {
   async output(run: Run, ended: EndWatch): Promise<unknown> {
     try {
       const notice = await ended.promise;
+      // The output recorded with the run's end; without one (a run cancelled before it started), the thread's values.
+      if (notice.output !== null && notice.output !== undefined) return notice.output;
       const after = await this.storage.runs.get(run.run_id);
       return after ? this.outputOf(after) : notice.output;
     } finally {
