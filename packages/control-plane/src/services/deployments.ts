@@ -321,8 +321,13 @@ export class DeploymentService {
 
   /** Deployments with their latest revisions, their conditions read for all of them at once. */
   private async presentAll(deployments: readonly DeploymentRecord[]): Promise<Deployment[]> {
+    const latest = await this.storage.revisions.latestOfEach(deployments.map((deployment) => deployment.id));
     return this.presentShown(
-      await Promise.all(deployments.map(async (deployment) => ({ deployment, latest: await this.latestOf(deployment) }))),
+      deployments.map((deployment) => {
+        const revision = latest.get(deployment.id);
+        if (!revision) throw new Error(`deployment ${deployment.id} has no revision`);
+        return { deployment, latest: revision };
+      }),
     );
   }
 

@@ -263,6 +263,8 @@ export interface RevisionStore {
   list(tenantId: string, deploymentId: string, filter: RevisionFilter): Promise<RevisionRecord[]>;
   /** The latest revision of a deployment (deleted or not). */
   latest(deploymentId: string): Promise<RevisionRecord | undefined>;
+  /** The latest revision of each of these deployments, by deployment id, in one query (a page of a list). */
+  latestOfEach(deploymentIds: readonly string[]): Promise<Map<string, RevisionRecord>>;
   /** A revision by id, whatever its deployment (for listeners). */
   getAny(revisionId: string): Promise<RevisionRecord | undefined>;
   /** A deployment's revisions in the given statuses, newest first (for listeners). */

@@ -40,6 +40,16 @@ export class PostgresRevisionStore implements RevisionStore {
     return rows[0];
   }
 
+  async latestOfEach(deploymentIds: readonly string[]): Promise<Map<string, RevisionRecord>> {
+    if (deploymentIds.length === 0) return new Map();
+    const { rows } = await this.pool.query<RevisionRecord>(
+      `SELECT DISTINCT ON (deployment_id) ${REVISION} FROM revisions WHERE deployment_id = ANY($1)
+       ORDER BY deployment_id, number DESC`,
+      [deploymentIds],
+    );
+    return new Map(rows.map((row) => [row.deployment_id, row]));
+  }
+
   async getAny(revisionId: string): Promise<RevisionRecord | undefined> {
     const { rows } = await this.pool.query<RevisionRecord>(`SELECT ${REVISION} FROM revisions WHERE id = $1`, [revisionId]);
     return rows[0];

@@ -41,6 +41,18 @@ export class SqliteRevisionStore implements RevisionStore {
     return row && revisionFromRow(row);
   }
 
+  async latestOfEach(deploymentIds: readonly string[]): Promise<Map<string, RevisionRecord>> {
+    if (deploymentIds.length === 0) return new Map();
+    const rows = this.db
+      .prepare(
+        `SELECT ${R} FROM revisions r
+         WHERE r.deployment_id IN (${deploymentIds.map(() => "?").join(", ")})
+           AND r.number = (SELECT MAX(number) FROM revisions WHERE deployment_id = r.deployment_id)`,
+      )
+      .all(...deploymentIds) as Row[];
+    return new Map(rows.map((row) => [row.deployment_id as string, revisionFromRow(row)]));
+  }
+
   async getAny(revisionId: string): Promise<RevisionRecord | undefined> {
     const row = this.db.prepare(`SELECT ${REVISION} FROM revisions WHERE id = ?`).get(revisionId) as Row | undefined;
     return row && revisionFromRow(row);

@@ -196,6 +196,23 @@ export function deploymentsContract(backend: Backend): void {
       );
     });
 
+    it("reads the latest revision of each of several deployments at once", async () => {
+      const t = await newTenant(a);
+      const [one, two] = [await created(a, t, "each-one"), await created(a, t, "each-two")];
+      const updated = await a.deployments.update(t, two.deployment.id, (deployment, latest) => ({
+        source_config: deployment.source_config,
+        secret_references: deployment.secret_references,
+        updated_at: tick(),
+        revision: nextRevision(latest),
+      }));
+      const latest = await b.revisions.latestOfEach([one.deployment.id, two.deployment.id, "no-such-deployment"]);
+      assert.deepEqual([...latest.keys()].sort(), [one.deployment.id, two.deployment.id].sort());
+      assert.deepEqual(latest.get(one.deployment.id), await a.revisions.latest(one.deployment.id));
+      assert.equal(latest.get(two.deployment.id)?.id, updated!.revision!.id);
+      assert.deepEqual(latest.get(two.deployment.id), await a.revisions.latest(two.deployment.id));
+      assert.equal((await b.revisions.latestOfEach([])).size, 0);
+    });
+
     it("updates without a revision, and supersedes only revisions in progress", async () => {
       const t = await newTenant(a);
       const made = await created(a, t, "sup");
