@@ -104,11 +104,7 @@ export class RunService {
   /** The output of a run started with `startWaiting`. */
   async output(run: Run, ended: EndWatch): Promise<unknown> {
     try {
-      const notice = await ended.promise;
-      // The output recorded with the run's end; without one (a run cancelled before it started), the thread's values.
-      if (notice.output !== null && notice.output !== undefined) return notice.output;
-      const after = await this.storage.runs.get(run.run_id);
-      return after ? this.outputOf(after) : notice.output;
+      return await this.endedOutput(run.run_id, await ended.promise);
     } finally {
       ended.cancel();
     }
@@ -308,9 +304,7 @@ export class RunService {
       const current = await this.storage.runs.get(run.run_id);
       if (!current) throw new NotFoundError("Run not found");
       if (TERMINAL_RUN_STATUSES.has(current.status)) return this.outputOf(current);
-      const notice = await ended.promise;
-      const after = await this.storage.runs.get(run.run_id);
-      return after ? this.outputOf(after) : notice.output;
+      return await this.endedOutput(run.run_id, await ended.promise);
     } finally {
       signal?.removeEventListener("abort", abort);
       ended.cancel();
@@ -338,6 +332,13 @@ export class RunService {
       if (visible.get(run.thread_id)) kept.push(run);
     }
     return kept;
+  }
+
+  /** The output recorded with the run's end; without one (a run cancelled before it started), the thread's values. */
+  private async endedOutput(runId: string, notice: RunEndNotice): Promise<unknown> {
+    if (notice.output !== null && notice.output !== undefined) return notice.output;
+    const after = await this.storage.runs.get(runId);
+    return after ? this.outputOf(after) : notice.output;
   }
 
   private async outputOf(run: QueuedRun): Promise<unknown> {
