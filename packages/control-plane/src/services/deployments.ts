@@ -323,11 +323,7 @@ export class DeploymentService {
   private async presentAll(deployments: readonly DeploymentRecord[]): Promise<Deployment[]> {
     const latest = await this.storage.revisions.latestOfEach(deployments.map((deployment) => deployment.id));
     return this.presentShown(
-      deployments.map((deployment) => {
-        const revision = latest.get(deployment.id);
-        if (!revision) throw new Error(`deployment ${deployment.id} has no revision`);
-        return { deployment, latest: revision };
-      }),
+      deployments.map((deployment) => ({ deployment, latest: latestRevision(deployment, latest.get(deployment.id)) })),
     );
   }
 
@@ -337,10 +333,14 @@ export class DeploymentService {
   }
 
   private async latestOf(deployment: DeploymentRecord): Promise<RevisionRecord> {
-    const latest = await this.storage.revisions.latest(deployment.id);
-    if (!latest) throw new Error(`deployment ${deployment.id} has no revision`);
-    return latest;
+    return latestRevision(deployment, await this.storage.revisions.latest(deployment.id));
   }
+}
+
+/** Every deployment is created with its first revision: one without is a broken record, not a 404. */
+function latestRevision(deployment: DeploymentRecord, latest: RevisionRecord | undefined): RevisionRecord {
+  if (!latest) throw new Error(`deployment ${deployment.id} has no revision`);
+  return latest;
 }
 
 function redeployMessage(target: RevisionRecord): string {
