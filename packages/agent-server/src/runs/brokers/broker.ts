@@ -33,6 +33,8 @@ export interface RunSubscription {
    * cursor that replay reaches needs no read of the log to start.
    */
   replayedAll?: boolean;
+  /** Resolves once what the broker replays after subscribing (a buffer elsewhere) has reached the observer. */
+  replayed?: Promise<void>;
   unsubscribe(): void;
 }
 

@@ -147,16 +147,18 @@ export class RedisBroker implements RunBroker {
       // buffer, replayed once it has (events that also came live are skipped by followers, same seq). Skipped
       // when the run started here meanwhile (usually: this process creates and claims it), since local delivery
       // then had it all; a connection dropping meanwhile is caught up by `resubscribed`, as for any subscription.
-      this.channelOf(runId)
+      const replayed = this.channelOf(runId)
         .then(
-          () => {
+          async () => {
             if (!subscribed || guarded.ended || this.local.isExecuting(runId)) return;
-            return this.replay(runId, guarded);
+            await this.replay(runId, guarded);
           },
           () => {},
         )
-        .catch(() => subscribed && guarded.onLost());
-      return { active: false, unsubscribe };
+        .catch(() => {
+          if (subscribed) guarded.onLost();
+        });
+      return { active: false, replayed, unsubscribe };
     }
     try {
       await this.channelOf(runId);

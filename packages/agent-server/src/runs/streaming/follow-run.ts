@@ -44,8 +44,12 @@ export async function followRun(
       const replayed = inbox.peek();
       const fromMemory = subscription.replayedAll && replayed?.kind === "event" && replayed.event.seq <= afterSeq + 1;
       if (!fromMemory) yield* await fromLog();
-      // The run may have ended while the log was read: take what was flushed since.
-      if (!subscription.active && !inbox.isClosed() && (await ended())) return yield* await fromLog();
+      // The run ended before this subscribed, or as it did: its end notice may never come. Live delivery already
+      // queued what it had (all of a stateless run, which logs nothing); the log holds the rest.
+      if (!subscription.active && !inbox.isClosed()) {
+        await subscription.replayed;
+        if (!inbox.isClosed() && (await ended())) inbox.close();
+      }
       for await (const notice of inbox.drain()) {
         if (notice.kind === "event") {
           const { ready, gap } = order.live(notice.event);
