@@ -242,7 +242,7 @@ async function stream(run: ExecutableRun, deps: ExecutorDeps, writer: RunEventWr
     if (signal.aborted) return { kind: "aborted", reason: signal.reason as AbortReason, lastValues };
     return { kind: "failed", error: runError(error) };
   } finally {
-    await checkpointer?.settled();
+    await checkpointer?.close();
   }
 }
 

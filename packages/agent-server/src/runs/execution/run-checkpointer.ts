@@ -30,6 +30,7 @@ function configurableMetadata(config: RunnableConfig): JsonObject {
  */
 export class RunCheckpointer extends BaseCheckpointSaver<number> {
   private readonly inFlight = new Set<Promise<unknown>>();
+  private closed = false;
 
   constructor(
     private readonly inner: BaseCheckpointSaver<number>,
@@ -52,21 +53,26 @@ export class RunCheckpointer extends BaseCheckpointSaver<number> {
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
+    if (this.closed) return Promise.resolve(config);
     return this.track(
       this.inner.put(config, checkpoint, { ...configurableMetadata(config), ...this.runMetadata, ...metadata }, newVersions),
     );
   }
 
   putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
+    if (this.closed) return Promise.resolve();
     return this.track(this.inner.putWrites(config, writes, taskId, taskPath));
   }
 
   /**
-   * Resolves once every write started so far has finished. LangGraph writes
-   * checkpoints in the background; an aborted run may end before they land,
-   * and the thread's state must be read after them.
+   * Takes no more writes and resolves once every write started before has
+   * finished. LangGraph writes checkpoints in the background; an aborted run
+   * may end before they land, and the thread's state must be read after them.
+   * A node still running after its run was aborted must not write to the
+   * thread later (over a rollback, or under the next run).
    */
-  async settled(): Promise<void> {
+  async close(): Promise<void> {
+    this.closed = true;
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
   }
 
