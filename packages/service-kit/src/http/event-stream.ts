@@ -84,6 +84,20 @@ function drained(raw: ServerResponse): Promise<void> {
 export type SseFrame = SseEvent | Buffer | undefined;
 
 /**
+ * Events that can also be handed straight to the stream as they come, while
+ * it waits for the next one (no promise per event per connection): the sink
+ * writes the item and returns false once the client is behind or gone, and
+ * the source then hands on the rest through iteration.
+ */
+export interface PushingEvents<T> extends AsyncIterable<T> {
+  deliverTo(sink: (item: T) => boolean): void;
+}
+
+function isPushing<T>(events: AsyncIterable<T>): events is PushingEvents<T> {
+  return typeof (events as Partial<PushingEvents<T>>).deliverTo === "function";
+}
+
+/**
  * Answers 200 with `events` as Server-Sent Events as they come (each item
  * through `encode`, by default the item itself: an event, or its frame
  * already encoded by `encodeSseEvent`; undefined skips it), with a
@@ -111,13 +125,20 @@ export async function writeEventStream<T = SseFrame>(
   const stream: Beating = { raw, lastWrite: Date.now() };
   const stopBeating = beat(options.heartbeatMs, stream);
   let broken = false;
+  /** Writes an item; false when the socket holds more than it should until it drains. */
+  const write = (item: T): boolean => {
+    const event = encode(item);
+    if (event === undefined) return true;
+    stream.lastWrite = Date.now();
+    return raw.write(Buffer.isBuffer(event) ? event : eventText(event));
+  };
+  if (isPushing(events)) events.deliverTo((item) => !raw.destroyed && write(item));
   try {
     for await (const item of events) {
       if (raw.destroyed) break;
-      const event = encode(item);
-      if (event === undefined) continue;
-      stream.lastWrite = Date.now();
-      if (!raw.write(Buffer.isBuffer(event) ? event : eventText(event))) await drained(raw);
+      // Items handed straight over may have filled the socket.
+      if (raw.writableNeedDrain) await drained(raw);
+      if (!write(item)) await drained(raw);
     }
   } catch (error) {
     // Reading the events failed (the database went away): a clean end would tell the client the

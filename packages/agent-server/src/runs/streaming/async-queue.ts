@@ -3,8 +3,15 @@ export class AsyncQueue<T> {
   private readonly items: T[] = [];
   private waiting: (() => void) | undefined;
   private closed = false;
+  /**
+   * Takes an item instead of the iterator while the iterator waits with
+   * nothing queued, so everything handed out before it was consumed first;
+   * returns false to leave the item to the iterator.
+   */
+  direct: ((item: T) => boolean) | undefined;
 
   push(item: T): void {
+    if (this.waiting && this.items.length === 0 && !this.closed && this.direct?.(item)) return;
     this.items.push(item);
     this.wake();
   }

@@ -23,6 +23,18 @@ export class EventSequencer {
     return this.held.size > 0;
   }
 
+  /** A live event comes right after the last one with nothing held (the usual case): it can be handed on as it is. */
+  isNext(event: StoredEvent): boolean {
+    return event.seq === this.last + 1 && this.held.size === 0;
+  }
+
+  /** Takes a live event if it `isNext`: hand it on. */
+  takeNext(event: StoredEvent): boolean {
+    if (!this.isNext(event)) return false;
+    this.last = event.seq;
+    return true;
+  }
+
   /** A live event: what can be handed on now. Returns `gap: true` when it opens a gap. */
   live(event: StoredEvent): { ready: StoredEvent[]; gap: boolean } {
     if (event.seq <= this.last || this.held.has(event.seq)) return { ready: [], gap: false };

@@ -3,7 +3,7 @@ import type { RunBroker } from "../brokers/broker.js";
 import { AsyncQueue } from "./async-queue.js";
 import { internEvent } from "./interned-events.js";
 import { PROTOCOL_EVENT } from "./event-writer.js";
-import { followRun } from "./follow-run.js";
+import { followRun, type RunFollower } from "./follow-run.js";
 
 /** How many logged events one read of a thread's log returns. */
 const REPLAY_PAGE = 500;
@@ -35,11 +35,29 @@ function isProtocolRun(runs: RunRepository, runId: string): Promise<boolean> {
  * last seq handed on) follows them all; the events of classic runs on the
  * thread are not protocol events and are skipped.
  */
-export async function* followProtocolThread(
+export function followProtocolThread(
   threadId: string,
   since: number,
   deps: { runs: RunRepository; broker: RunBroker },
   signal: AbortSignal,
+): AsyncGenerator<StoredEvent> & { deliverTo(sink: (event: StoredEvent) => boolean): void } {
+  let sink: ((event: StoredEvent) => boolean) | undefined;
+  return Object.assign(
+    protocolEvents(threadId, since, deps, signal, () => sink),
+    {
+      deliverTo: (to: (event: StoredEvent) => boolean) => {
+        sink = to;
+      },
+    },
+  );
+}
+
+async function* protocolEvents(
+  threadId: string,
+  since: number,
+  deps: { runs: RunRepository; broker: RunBroker },
+  signal: AbortSignal,
+  sinkOf: () => ((event: StoredEvent) => boolean) | undefined,
 ): AsyncGenerator<StoredEvent> {
   const started = new AsyncQueue<string>();
   const unwatch = await deps.broker.watchThread(threadId, (runId) => started.push(runId));
@@ -47,29 +65,49 @@ export async function* followProtocolThread(
   signal.addEventListener("abort", stop, { once: true });
   let last = since;
   const followed = new Set<string>();
-  async function* relay(runId: string) {
-    followed.add(runId);
-    if (!(await isProtocolRun(deps.runs, runId))) return;
-    for await (const event of await followRun(runId, last, deps, signal)) {
+  async function* relay(follower: RunFollower) {
+    for await (const event of follower) {
       if (event.event !== PROTOCOL_EVENT || event.seq <= last) continue;
       last = event.seq;
       yield internEvent(event);
     }
   }
+  async function follow(runId: string): Promise<RunFollower | undefined> {
+    followed.add(runId);
+    if (!(await isProtocolRun(deps.runs, runId))) return undefined;
+    const follower = await followRun(runId, last, deps, signal);
+    const sink = sinkOf();
+    if (sink)
+      follower.deliverTo((event) => {
+        if (event.event !== PROTOCOL_EVENT || event.seq <= last) return true;
+        last = event.seq;
+        return sink(internEvent(event));
+      });
+    return follower;
+  }
+  let live: RunFollower | undefined;
   try {
-    // The run in progress is looked up before the log is read: should it end in between, the log holds all its
+    // The run in progress is followed before the log is read: should it end in between, the log holds all its
     // events by then (a run's end is recorded after its last batch is written), else it is followed from there.
     const [current] = (await deps.runs.inflight(threadId)).filter((run) => run.status === "running");
-    for (let page = await deps.runs.readThreadEvents(threadId, last, REPLAY_PAGE); page.length > 0; ) {
-      for (const event of page) yield internEvent(event);
-      last = page.at(-1)!.seq;
-      page = page.length < REPLAY_PAGE ? [] : await deps.runs.readThreadEvents(threadId, last, REPLAY_PAGE);
+    live = current && (await follow(current.run_id));
+    // Seqs rise across the thread's runs: when this process holds the run's attempt from at or before the cursor,
+    // no earlier event of the thread comes after it, and the log has nothing to add.
+    if (!live?.fromMemory) {
+      for (let page = await deps.runs.readThreadEvents(threadId, last, REPLAY_PAGE); page.length > 0; ) {
+        for (const event of page) yield internEvent(event);
+        last = page.at(-1)!.seq;
+        page = page.length < REPLAY_PAGE ? [] : await deps.runs.readThreadEvents(threadId, last, REPLAY_PAGE);
+      }
     }
-    if (current && !signal.aborted) yield* relay(current.run_id);
+    if (live && !signal.aborted) yield* relay(live);
     for await (const runId of started.drain()) {
-      if (!followed.has(runId)) yield* relay(runId);
+      if (followed.has(runId)) continue;
+      const follower = await follow(runId);
+      if (follower) yield* relay(follower);
     }
   } finally {
+    await live?.return(undefined);
     signal.removeEventListener("abort", stop);
     unwatch();
   }

@@ -3,6 +3,18 @@ import type { RunBroker } from "../brokers/broker.js";
 import { AsyncQueue } from "./async-queue.js";
 import { EventSequencer } from "./event-sequencer.js";
 
+/**
+ * A run's events after a cursor; `fromMemory`: all of them come from this
+ * process's memory, none from the log. `deliverTo(sink)` lets live events
+ * that come in order skip the iteration: the sink gets them as they are
+ * published, while the iterator waits, and returns false when it can take no
+ * more that way (a client that does not read): the iterator hands on the rest.
+ */
+export type RunFollower = AsyncGenerator<StoredEvent> & {
+  fromMemory: boolean;
+  deliverTo(sink: (event: StoredEvent) => boolean): void;
+};
+
 /** What the broker tells a follower: an event, a batch written to the log, or that live delivery may have skipped some. */
 type Notice = { kind: "event"; event: StoredEvent } | { kind: "logged" } | { kind: "lost" };
 
@@ -18,7 +30,7 @@ export async function followRun(
   afterSeq: number,
   deps: { runs: RunRepository; broker: RunBroker },
   signal?: AbortSignal,
-): Promise<AsyncGenerator<StoredEvent>> {
+): Promise<RunFollower> {
   const inbox = new AsyncQueue<Notice>();
   const subscription = await deps.broker.subscribe(runId, {
     onEvent: (event) => inbox.push({ kind: "event", event }),
@@ -28,6 +40,12 @@ export async function followRun(
   });
   const stop = () => inbox.close();
   signal?.addEventListener("abort", stop, { once: true });
+  // The broker replayed all the attempt's events from this process's memory, from at or before the cursor: the
+  // log holds nothing they lack. Thousands of joiners of a live run then read no log, and share the broker's event
+  // objects (and the frames encoded from them) instead of a copy each. Replays from elsewhere (a Redis buffer) may
+  // be partial or hold foreign entries: the log comes first then, as before.
+  const replayed = inbox.peek();
+  const fromMemory = !!subscription.replayedAll && replayed?.kind === "event" && replayed.event.seq <= afterSeq + 1;
 
   async function* events(): AsyncGenerator<StoredEvent> {
     const order = new EventSequencer(afterSeq);
@@ -37,12 +55,6 @@ export async function followRun(
       return !run || TERMINAL_RUN_STATUSES.has(run.status);
     };
     try {
-      // The broker replayed all the attempt's events from this process's memory, from at or before the cursor: the
-      // log holds nothing they lack. Thousands of joiners of a live run then read no log, and share the broker's event
-      // objects (and the frames encoded from them) instead of a copy each. Replays from elsewhere (a Redis buffer) may
-      // be partial or hold foreign entries: the log comes first then, as before.
-      const replayed = inbox.peek();
-      const fromMemory = subscription.replayedAll && replayed?.kind === "event" && replayed.event.seq <= afterSeq + 1;
       if (!fromMemory) yield* await fromLog();
       // The run ended before this subscribed, or as it did: its end notice may never come. Live delivery already
       // queued what it had (all of a stateless run, which logs nothing); the log holds the rest.
@@ -50,8 +62,28 @@ export async function followRun(
         await subscription.replayed;
         if (!inbox.isClosed() && (await ended())) inbox.close();
       }
+      // The iterator has handed on everything before whatever comes while it waits: the sink may take that, in order.
+      let sinking = sink !== undefined;
+      inbox.direct = (notice) => {
+        if (!sinking || notice.kind !== "event" || !order.isNext(notice.event)) return false;
+        try {
+          sinking = sink!(notice.event);
+        } catch {
+          // Not the publisher's failure (it calls this): the iterator hands the event on, and meets the error.
+          sinking = false;
+          return false;
+        }
+        order.takeNext(notice.event);
+        return true;
+      };
       for await (const notice of inbox.drain()) {
         if (notice.kind === "event") {
+          if (order.takeNext(notice.event)) {
+            yield notice.event;
+            // Asked for more: what it was handed is taken, so the sink may be again.
+            sinking = sink !== undefined;
+            continue;
+          }
           const { ready, gap } = order.live(notice.event);
           yield* ready;
           // Live delivery skipped events: the log holds them, or will once their batch is written (then "logged").
@@ -67,9 +99,29 @@ export async function followRun(
       yield* await fromLog();
       yield* order.rest();
     } finally {
-      signal?.removeEventListener("abort", stop);
-      subscription.unsubscribe();
+      inbox.direct = undefined;
+      leave();
     }
   }
-  return events();
+  let sink: ((event: StoredEvent) => boolean) | undefined;
+  let left = false;
+  const leave = () => {
+    if (left) return;
+    left = true;
+    signal?.removeEventListener("abort", stop);
+    subscription.unsubscribe();
+  };
+  const follower = events();
+  const returnOf = follower.return.bind(follower);
+  return Object.assign(follower, {
+    fromMemory,
+    deliverTo: (to: (event: StoredEvent) => boolean) => {
+      sink = to;
+    },
+    // Handed back before its first step, the generator never reaches its `finally`: it leaves here then.
+    return: (value: unknown) => {
+      leave();
+      return returnOf(value);
+    },
+  });
 }
