@@ -12,6 +12,8 @@
 // consecutive, no id twice, every token once in order, the run's end). For the server: RSS peak of its process tree (every
 // 100 ms), its CPU over the round; and `GET /ok` latency every 50 ms from a third light process (`--probe`) during the round.
 // Figures are medians of BENCH_REPEATS (3) rounds per scenario; BENCH_SCENARIOS=classic,v2-sse,v2-ws picks some.
+// BENCH_EXECUTION_THREAD (off) is the server's BERTH_EXECUTION_THREAD; BENCH_DUMP_FIRSTS=<file> writes each load process's
+// times to first event, in arrival order (to see whether a tail is queueing, late arrivals waiting longer).
 // Prints a markdown table and writes bench/results/streams-<time>.json. Not a test: the figures depend on the machine.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";
@@ -46,6 +48,7 @@ const CONNECTING = Number(process.env.BENCH_CONNECTING ?? 1024);
 const ARRIVAL_RATE = Number(process.env.BENCH_ARRIVAL_RATE ?? 1000);
 const TIMEOUT_S = Number(process.env.BENCH_STREAM_TIMEOUT_S ?? 180);
 const SCENARIOS = (process.env.BENCH_SCENARIOS ?? "classic,v2-sse,v2-ws").split(",");
+const EXECUTION_THREAD = process.env.BENCH_EXECUTION_THREAD ?? "off";
 
 const log = (text) => process.stderr.write(`bench: ${text}\n`);
 const json = { "content-type": "application/json" };
@@ -375,6 +378,8 @@ async function round(url, pid, kind, workDir) {
     .filter((v) => v !== null)
     .sort((a, b) => a - b);
   const sum = (key) => measured.reduce((total, m) => total + m[key], 0);
+  if (process.env.BENCH_DUMP_FIRSTS)
+    writeFileSync(process.env.BENCH_DUMP_FIRSTS, JSON.stringify(measured.map((m) => m.first_ms)));
   return {
     subscribers: sum("subscribers"),
     complete: sum("complete"),
@@ -409,7 +414,13 @@ const url = `http://127.0.0.1:${port}`;
 const dataDir = mkdtempSync(join(tmpdir(), "berth-bench-streams-"));
 const server = spawn(process.execPath, [...(process.env.BENCH_NODE_OPTIONS?.split(" ") ?? []), ...berthDevArgs(port, dataDir)], {
   cwd: root,
-  env: { ...withoutBerthVariables(process.env), DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "warn" },
+  env: {
+    ...withoutBerthVariables(process.env),
+    DATABASE_URL: "",
+    REDIS_URL: "",
+    LOG_LEVEL: "warn",
+    BERTH_EXECUTION_THREAD: EXECUTION_THREAD,
+  },
   detached: true,
   stdio: ["ignore", "ignore", "pipe"],
 });
