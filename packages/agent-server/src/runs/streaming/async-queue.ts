@@ -21,6 +21,17 @@ export class AsyncQueue<T> {
     this.wake();
   }
 
+  /**
+   * Hands what is queued to `direct` while it takes it, for an iterator that
+   * has consumed everything it was handed before. True when it took it all.
+   */
+  offerQueued(): boolean {
+    let taken = 0;
+    while (taken < this.items.length && this.direct?.(this.items[taken])) taken++;
+    if (taken > 0) this.items.splice(0, taken);
+    return this.items.length === 0;
+  }
+
   /** The item `drain` would yield next, if one is queued. */
   peek(): T | undefined {
     return this.items[0];

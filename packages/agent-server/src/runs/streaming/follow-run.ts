@@ -76,6 +76,8 @@ export async function followRun(
         order.takeNext(notice.event);
         return true;
       };
+      // What the broker replayed, in one go: the socket writes it all at once.
+      inbox.offerQueued();
       for await (const notice of inbox.drain()) {
         if (notice.kind === "event") {
           if (order.takeNext(notice.event)) {
