@@ -143,14 +143,23 @@ export class ProtocolSocketSession {
   }
 
   private async follow(filter: SubscriptionFilter, after: number, signal: AbortSignal): Promise<void> {
+    /** Sends the event; false once the client is too far behind (then disconnected) or gone. */
+    const send = (event: StoredEvent): boolean => {
+      if (signal.aborted) return false;
+      if (!matchesFilter(event, filter)) return true;
+      if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+        this.socket.close(1013, "client too slow: resubscribe with since");
+        return false;
+      }
+      this.socket.send(payloadOf(event), { binary: false });
+      return true;
+    };
     try {
-      for await (const event of await this.protocol.events(this.threadId, after, this.access, signal)) {
-        if (!matchesFilter(event, filter)) continue;
-        if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
-          this.socket.close(1013, "client too slow: resubscribe with since");
-          return;
-        }
-        this.socket.send(payloadOf(event), { binary: false });
+      const events = await this.protocol.events(this.threadId, after, this.access, signal);
+      // Live events in order go out as they are published; the loop sends the rest.
+      events.deliverTo(send);
+      for await (const event of events) {
+        if (!send(event)) return;
       }
     } catch {
       // Following failed (the database went away): the client resubscribes after a reconnect, with `since`.

@@ -3,7 +3,7 @@ import { ConflictError, HttpStatusError, NotFoundError } from "@berth/service-ki
 import { z } from "zod";
 import type { RunBroker } from "../runs/brokers/broker.js";
 import { PROTOCOL_EVENT } from "../runs/streaming/event-writer.js";
-import { followProtocolThread } from "../runs/streaming/follow-protocol.js";
+import { followProtocolThread, type ProtocolFollower } from "../runs/streaming/follow-protocol.js";
 import { followRun } from "../runs/streaming/follow-run.js";
 import {
   type JsonObject,
@@ -132,7 +132,7 @@ export class ThreadProtocolService {
    * not exist yet (a run started later creates it), but another user's
    * thread is not found.
    */
-  async events(threadId: string, since: number, access: Access, signal: AbortSignal): Promise<AsyncGenerator<StoredEvent>> {
+  async events(threadId: string, since: number, access: Access, signal: AbortSignal): Promise<ProtocolFollower> {
     await this.checkReadable(threadId, access);
     return followProtocolThread(threadId, since, { runs: this.storage.runs, broker: this.broker }, signal);
   }

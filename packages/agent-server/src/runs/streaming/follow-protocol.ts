@@ -35,12 +35,15 @@ function isProtocolRun(runs: RunRepository, runId: string): Promise<boolean> {
  * last seq handed on) follows them all; the events of classic runs on the
  * thread are not protocol events and are skipped.
  */
+/** A thread's protocol events; `deliverTo` as for a run's follower (follow-run.ts). */
+export type ProtocolFollower = AsyncGenerator<StoredEvent> & { deliverTo(sink: (event: StoredEvent) => boolean): void };
+
 export function followProtocolThread(
   threadId: string,
   since: number,
   deps: { runs: RunRepository; broker: RunBroker },
   signal: AbortSignal,
-): AsyncGenerator<StoredEvent> & { deliverTo(sink: (event: StoredEvent) => boolean): void } {
+): ProtocolFollower {
   let sink: ((event: StoredEvent) => boolean) | undefined;
   return Object.assign(
     protocolEvents(threadId, since, deps, signal, () => sink),
