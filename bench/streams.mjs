@@ -13,7 +13,7 @@
 // 100 ms), its CPU over the round; and `GET /ok` latency every 50 ms from a third light process (`--probe`) during the round.
 // Figures are medians of BENCH_REPEATS (3) rounds per scenario; BENCH_SCENARIOS=classic,v2-sse,v2-ws picks some.
 // BENCH_EXECUTION_THREAD (off) is the server's BERTH_EXECUTION_THREAD; BENCH_DUMP_FIRSTS=<file> writes each load process's
-// times to first event, in arrival order (to see whether a tail is queueing, late arrivals waiting longer).
+// times to first event of the last round, in arrival order (to see whether a tail is queueing, late arrivals waiting longer).
 // Prints a markdown table and writes bench/results/streams-<time>.json. Not a test: the figures depend on the machine.
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";

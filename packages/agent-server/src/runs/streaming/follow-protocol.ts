@@ -1,3 +1,4 @@
+import type { PushingEvents } from "@berth/service-kit";
 import type { RunRepository, StoredEvent } from "../../storage/types.js";
 import type { RunBroker } from "../brokers/broker.js";
 import { AsyncQueue } from "./async-queue.js";
@@ -28,6 +29,9 @@ function isProtocolRun(runs: RunRepository, runId: string): Promise<boolean> {
   return known;
 }
 
+/** A thread's protocol events; `deliverTo` as for a run's follower (follow-run.ts). */
+export type ProtocolFollower = AsyncGenerator<StoredEvent> & PushingEvents<StoredEvent>;
+
 /**
  * A thread's protocol v2 events after `since`, until the client leaves: what
  * its log holds, the run in progress, then each protocol run that starts
@@ -35,9 +39,6 @@ function isProtocolRun(runs: RunRepository, runId: string): Promise<boolean> {
  * last seq handed on) follows them all; the events of classic runs on the
  * thread are not protocol events and are skipped.
  */
-/** A thread's protocol events; `deliverTo` as for a run's follower (follow-run.ts). */
-export type ProtocolFollower = AsyncGenerator<StoredEvent> & { deliverTo(sink: (event: StoredEvent) => boolean): void };
-
 export function followProtocolThread(
   threadId: string,
   since: number,
@@ -68,11 +69,16 @@ async function* protocolEvents(
   signal.addEventListener("abort", stop, { once: true });
   let last = since;
   const followed = new Set<string>();
+  /** The event to hand on (a protocol event past the cursor, which then moves), or undefined. */
+  const take = (event: StoredEvent): StoredEvent | undefined => {
+    if (event.event !== PROTOCOL_EVENT || event.seq <= last) return undefined;
+    last = event.seq;
+    return internEvent(event);
+  };
   async function* relay(follower: RunFollower) {
     for await (const event of follower) {
-      if (event.event !== PROTOCOL_EVENT || event.seq <= last) continue;
-      last = event.seq;
-      yield internEvent(event);
+      const taken = take(event);
+      if (taken) yield taken;
     }
   }
   async function follow(runId: string): Promise<RunFollower | undefined> {
@@ -82,9 +88,8 @@ async function* protocolEvents(
     const sink = sinkOf();
     if (sink)
       follower.deliverTo((event) => {
-        if (event.event !== PROTOCOL_EVENT || event.seq <= last) return true;
-        last = event.seq;
-        return sink(internEvent(event));
+        const taken = take(event);
+        return taken ? sink(taken) : true;
       });
     return follower;
   }

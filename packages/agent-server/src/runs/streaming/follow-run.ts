@@ -1,3 +1,4 @@
+import type { PushingEvents } from "@berth/service-kit";
 import { type RunRepository, type StoredEvent, TERMINAL_RUN_STATUSES } from "../../storage/types.js";
 import type { RunBroker } from "../brokers/broker.js";
 import { AsyncQueue } from "./async-queue.js";
@@ -10,10 +11,7 @@ import { EventSequencer } from "./event-sequencer.js";
  * published, while the iterator waits, and returns false when it can take no
  * more that way (a client that does not read): the iterator hands on the rest.
  */
-export type RunFollower = AsyncGenerator<StoredEvent> & {
-  fromMemory: boolean;
-  deliverTo(sink: (event: StoredEvent) => boolean): void;
-};
+export type RunFollower = AsyncGenerator<StoredEvent> & PushingEvents<StoredEvent> & { fromMemory: boolean };
 
 /** What the broker tells a follower: an event, a batch written to the log, or that live delivery may have skipped some. */
 type Notice = { kind: "event"; event: StoredEvent } | { kind: "logged" } | { kind: "lost" };
