@@ -1,4 +1,5 @@
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
 import { after, before, describe, it } from "node:test";
 import { type BerthProcess, startBerth } from "@berth/test-support";
 
@@ -24,8 +25,16 @@ type SseFrame = SseEvent | SseComment;
 async function* sseFrames(body: ReadableStream<Uint8Array>): AsyncGenerator<SseFrame> {
   const decoder = new TextDecoder();
   let buffer = "";
+  // The chunks of a frame not ended yet: an event of several MB arrives in many chunks, joined once it is whole.
+  const pending: string[] = [];
   for await (const chunk of body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(chunk, { stream: true }).replace(/\r\n/g, "\n");
+    const text = decoder.decode(chunk, { stream: true }).replace(/\r\n/g, "\n");
+    const last = pending.at(-1) ?? buffer;
+    if (!`${last.slice(-1)}${text}`.includes("\n\n")) {
+      pending.push(text);
+      continue;
+    }
+    buffer = [buffer, ...pending.splice(0), text].join("");
     let end: number;
     while ((end = buffer.indexOf("\n\n")) >= 0) {
       const block = buffer.slice(0, end);
@@ -233,6 +242,39 @@ describe("run streams: resumption, joining, framing", () => {
     const full = await replay(threadId, run.run_id);
     assert.equal(full.length, 2 + 3 * 4, "metadata, input values, then custom+updates+values per step");
     for (const [index, result] of results.entries()) assert.deepEqual(wire(result.events), wire(full), `joiner ${index}`);
+  });
+
+  it("a client that stops reading mid-run gets every event once, in order, when it reads on", async () => {
+    const threadId = await thread();
+    // Each values and debug event carries this message: tens of MB in all, more than the loopback socket's buffers
+    // hold, so the server has to wait for this reader rather than write each event as it is published.
+    const message = "x".repeat(4 * 1024 * 1024);
+    const opened = await postStream(threadId, {
+      assistant_id: "chat",
+      input: { messages: [{ role: "human", content: message }] },
+      stream_mode: ["values", "updates", "debug"],
+    });
+    const runId = runIdOf(opened.response);
+    const head = await take(opened.frames, 1);
+    // Not reading while the run streams and ends.
+    await berth.client.runs.join(threadId, runId);
+    const rest = await collect(opened.frames);
+    const full = await replay(threadId, runId);
+
+    const digest = (events: SseEvent[]) =>
+      events.map(({ id, event, data }) => `${id} ${event} ${createHash("sha256").update(JSON.stringify(data)).digest("hex")}`);
+    const received = [...head, ...rest.events];
+    assert.deepEqual(digest(received), digest(full));
+    assert.deepEqual(
+      received.map((event) => event.id),
+      received.map((_, index) => String(index)),
+      "ids count up from 0",
+    );
+    const bytes = received.reduce((sum, event) => sum + JSON.stringify(event.data).length, 0);
+    assert.ok(bytes > 16 * 1024 * 1024, `the stream carried ${bytes} bytes`);
+    const last = received.filter((event) => event.event === "values").at(-1)!.data as { messages: { content: string }[] };
+    assert.equal(last.messages[0]?.content, message, "the input message arrives whole");
+    assert.equal(last.messages.length, 3, "the input, the model's answer and the summary");
   });
 
   it("the POST stream response carries Content-Location and Location, and every event has an id", async () => {
