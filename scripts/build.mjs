@@ -56,7 +56,7 @@ async function buildPackage(dir) {
   const fresh = join(dir, `.dist-${process.pid}`);
   rmSync(fresh, { recursive: true, force: true });
   const files = filesUnder(src);
-  const sources = files.filter((file) => /\.(c|m)?ts$/.test(file) && !file.endsWith(".d.ts"));
+  const sources = files.filter((file) => /\.(c|m)?ts$/.test(file) && !/\.d\.(c|m)?ts$/.test(file));
   await build({
     entryPoints: sources,
     outdir: fresh,

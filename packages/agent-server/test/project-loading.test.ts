@@ -2,7 +2,7 @@ import assert from "node:assert/strict";
 import { cpSync, mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { createRequire } from "node:module";
-import { join } from "node:path";
+import { dirname, join, sep } from "node:path";
 import { after, before, describe, it } from "node:test";
 import { type BerthProcess, FIXTURES, runBerthExpectingFailure, startBerth } from "@berth/test-support";
 import { outputWhere } from "./helpers/tracing.js";
@@ -173,6 +173,17 @@ describe("a project with its own copies of LangGraph and LangChain core", () => 
         ["ai", "two"],
       ],
     );
+  });
+
+  it("shares Berth's copy of zod when its own is the same version, and keeps its own otherwise", async () => {
+    const packageDir = (require: NodeJS.Require) => dirname(require.resolve("zod/package.json"));
+    const versionIn = (dir: string) => JSON.parse(readFileSync(join(dir, "package.json"), "utf8")).version as string;
+    const own = packageDir(createRequire(join(projectDir, "package.json")));
+    const berths = packageDir(createRequire(import.meta.url));
+    assert.notEqual(own, berths, "the fixture installs a copy of its own");
+    const { zod } = (await berth.client.runs.wait(null, "schema_library", { input: {} })) as { zod: string };
+    const expected = versionIn(own) === versionIn(berths) ? berths : own;
+    assert.ok(zod.startsWith(`${expected}${sep}`), `zod loaded from ${zod}, expected under ${expected}`);
   });
 });
 

@@ -3,6 +3,7 @@ import Module, { createRequire, register } from "node:module";
 import { dirname, join, resolve, sep } from "node:path";
 import { fileURLToPath, pathToFileURL } from "node:url";
 import type { ProjectConfig } from "../config/langgraph-config.js";
+import { isSameVersionCopy, type SharedPackage, sharedPackageOf } from "./shared-copies.mjs";
 
 /**
  * Packages whose classes cross the boundary between a project's graphs and
@@ -15,6 +16,14 @@ const PINNED_PACKAGES = /^(@langchain\/(core|langgraph|langgraph-checkpoint)|@be
 
 /** The pinned packages a project may install a copy of (not @berth/graph-auth, which is Berth's own and unpublished). */
 const PINNED_NAMES = ["@langchain/core", "@langchain/langgraph", "@langchain/langgraph-checkpoint"];
+
+/**
+ * Packages projects install beside LangChain (zod, for their state schemas):
+ * a project's copy of the same version as Berth's is the same code, so its
+ * imports resolve to Berth's copy, one instance instead of two (zod is ~100
+ * modules and a few MB loaded). A copy of another version stays the project's.
+ */
+const SHARED_WHEN_SAME_VERSION = ["zod"];
 
 let pinnedOnce = false;
 
@@ -29,12 +38,28 @@ export function pinLangChainPackages(moduleDirs: string[]): void {
   pinnedOnce = true;
   const anchorUrl = import.meta.url;
   const berths = berthsNodeModules();
+  const shared = sharedPackages();
   if (!berths || !moduleDirs.every((dir) => resolvesFirst(dir, berths))) {
     register(new URL("./pin-hooks.mjs", anchorUrl), {
-      data: { anchorUrl, pattern: PINNED_PACKAGES.source },
+      data: { anchorUrl, pattern: PINNED_PACKAGES.source, shared },
     });
   }
-  pinCommonJsResolution(fileURLToPath(anchorUrl));
+  pinCommonJsResolution(fileURLToPath(anchorUrl), shared);
+}
+
+/** Berth's copies of the packages shared by version, by name (those it has). */
+function sharedPackages(): Record<string, SharedPackage> {
+  const require = createRequire(import.meta.url);
+  const shared: Record<string, SharedPackage> = {};
+  for (const name of SHARED_WHEN_SAME_VERSION) {
+    try {
+      const manifest = require.resolve(`${name}/package.json`);
+      shared[name] = { root: dirname(manifest), version: (require(manifest) as { version: string }).version };
+    } catch {
+      // Not installed where Berth resolves it: nothing to share.
+    }
+  }
+  return shared;
 }
 
 /** The node_modules directory all of Berth's copies of the pinned packages are in, if they are in one. */
@@ -66,7 +91,7 @@ function resolvesFirst(dir: string, berths: string): boolean {
 type ResolveFilename = (request: string, parent: unknown, isMain: boolean, options?: unknown) => string;
 
 /** The same pinning for `require` (projects compiled to CommonJS). */
-function pinCommonJsResolution(anchorFile: string): void {
+function pinCommonJsResolution(anchorFile: string, shared: Record<string, SharedPackage>): void {
   const moduleInternals = Module as unknown as { _resolveFilename: ResolveFilename };
   const original = moduleInternals._resolveFilename;
   const anchor = new Module(anchorFile);
@@ -76,7 +101,10 @@ function pinCommonJsResolution(anchorFile: string): void {
   );
   moduleInternals._resolveFilename = function (request, parent, isMain, options) {
     if (PINNED_PACKAGES.test(request)) return original.call(this, request, anchor, isMain, options);
-    return original.call(this, request, parent, isMain, options);
+    const resolved = original.call(this, request, parent, isMain, options);
+    const name = sharedPackageOf(request, shared);
+    if (!name || !isSameVersionCopy(name, resolved, shared)) return resolved;
+    return original.call(this, request, anchor, isMain, options);
   };
 }
 
