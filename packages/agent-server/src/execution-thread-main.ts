@@ -5,6 +5,7 @@ import { loadProjectConfig } from "./config/langgraph-config.js";
 import { environment } from "./config/settings.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { pinLangChainPackages, projectModuleDirs } from "./graphs/pin-packages.js";
+import { poolRandomValues } from "./graphs/pooled-random-values.js";
 import { exposeToOwnClients } from "./http/own-client.js";
 import { createLogger } from "./logger.js";
 import { ExecutionSideBroker, type FromExecution } from "./runs/brokers/thread-port-broker.js";
@@ -25,6 +26,7 @@ const logger = createLogger();
 const { settings } = data;
 const project = loadProjectConfig(data.configFile, environment());
 pinLangChainPackages(projectModuleDirs(project));
+poolRandomValues();
 const storage = createSqliteStorage(data.dataDir, settings.sqliteSynchronous, { checkpointsElsewhere: true });
 let worker: RunWorker | undefined;
 /** The worker's slots changed since they were last sent: the next batch carries them and its counters. */

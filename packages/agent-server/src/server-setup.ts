@@ -12,6 +12,7 @@ import {
 import { type WebhookSettings, webhookSettings } from "./config/webhook-config.js";
 import { type CustomApp, CustomAppLoadError, loadCustomApp } from "./graphs/custom-app-module.js";
 import { pinLangChainPackages, projectModuleDirs } from "./graphs/pin-packages.js";
+import { poolRandomValues } from "./graphs/pooled-random-values.js";
 import { configureSchemaReading } from "./graphs/schemas.js";
 import { bundleUi, type UiBundles } from "./graphs/ui-bundle.js";
 import { type AuthenticationSetup, loadAuthentication } from "./http/auth/setup.js";
@@ -69,6 +70,7 @@ export async function prepareServer(options: ServerOptions, logger: Logger): Pro
   const settings = { ...settingsFromEnv(), ...options.settings };
   const assistantDefaults = systemAssistantDefaults(settings.langgraphConfig);
   pinLangChainPackages(projectModuleDirs(project));
+  poolRandomValues();
   // Workers load http.app too: they deliver the webhooks that name one of its paths.
   const customApp = project.http.app ? await loadProjectApp(project.http.app) : undefined;
   if (role !== "all" && !settings.databaseUrl) {
