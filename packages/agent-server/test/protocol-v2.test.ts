@@ -322,6 +322,40 @@ describe(`protocol v2 across processes (${TEST_BACKEND})`, () => {
     }
   });
 
+  it("a WebSocket subscription joining a run in progress gets what it missed after its ack, then the rest, once each", async () => {
+    const threadId = randomUUID();
+    const first = await Socket.open(apiA.url, threadId);
+    const late: Socket[] = [];
+    try {
+      const channels = ["custom", "lifecycle", "values"];
+      assert.equal((await first.send(1, "subscription.subscribe", { channels })).type, "success");
+      const started = await first.send(2, "run.start", { assistant_id: "slow", input: { steps: 6, delay_ms: 150 } });
+      assert.equal(started.type, "success");
+      const progressed = (n: number) => (frame: Frame) =>
+        frame.type === "event" &&
+        frame.method === "custom" &&
+        (frame.params.data as { payload?: { progress?: number } }).payload?.progress === n;
+      await first.next(progressed(2));
+      // One on each API process: the run executes in one of them (or in a worker), so one reads it from memory or the
+      // log, the other through the broker.
+      late.push(...(await Promise.all([Socket.open(apiA.url, threadId), Socket.open(apiB.url, threadId)])));
+      const acks = await Promise.all(late.map((socket) => socket.send(1, "subscription.subscribe", { channels })));
+      await Promise.all([first, ...late].map((socket) => socket.next((frame) => frame.type === "event" && isRootEnd(frame))));
+      const wire = (socket: Socket) =>
+        socket.events().map((event) => `${event.seq} ${event.method} ${JSON.stringify(event.params.data)}`);
+      for (const [index, socket] of late.entries()) {
+        const ack = acks[index]!;
+        assert.equal(ack.type, "success");
+        assert.equal(socket.frames.indexOf(ack), 0, "the ack comes first");
+        const replayed = ack.result!.replayed_events as number;
+        assert.ok(replayed >= 3, `the run's start and two steps were replayed (${replayed})`);
+        assert.deepEqual(wire(socket), wire(first), "every event of the run once, in order");
+      }
+    } finally {
+      for (const socket of [first, ...late]) socket.close();
+    }
+  });
+
   it("answers bad frames and bad commands in the protocol's shape", async () => {
     const threadId = randomUUID();
     const socket = await Socket.open(apiA.url, threadId);

@@ -1,13 +1,14 @@
 import { randomUUID } from "node:crypto";
+import type { Socket } from "node:net";
 import type { WebSocket } from "ws";
 import type { Access } from "../services/authorization.js";
 import { matchesFilter } from "../services/protocol-events.js";
-import { internEvent } from "../runs/streaming/interned-events.js";
+import type { ProtocolFollower } from "../runs/streaming/follow-protocol.js";
 import type { ProtocolReply, RunDecorator, ThreadProtocolService } from "../services/thread-protocol.js";
 import type { StoredEvent } from "../storage/types.js";
 import { ProtocolCommandSchema, type SubscriptionFilter, SubscriptionFilterSchema } from "./schemas/protocol.js";
 
-/** How many logged events a subscription replays at most. */
+/** How many events a subscription replays before its ack at most: those after it follow the ack as live ones do. */
 const REPLAY_LIMIT = 10_000;
 
 /** A client this far behind (bytes queued on its socket) is disconnected: it resumes with `since`. */
@@ -54,20 +55,26 @@ function payloadOf(event: StoredEvent): Buffer {
 /**
  * One WebSocket session of protocol v2 on a thread: commands come as text
  * frames and are answered in order (a reply never overtakes an earlier one);
- * each subscription replays the thread's logged events it matches, after its
- * ack, then follows the thread live. Subscriptions live as long as the socket.
+ * each subscription replays what the thread holds that it matches (its log,
+ * or the run in progress from this process's memory) after its ack, then
+ * follows the thread live. Subscriptions live as long as the socket.
  */
 export class ProtocolSocketSession {
   private readonly subscriptions = new Map<string, AbortController>();
   private queue: Promise<void> = Promise.resolve();
+  private readonly socket: WebSocket;
+  /** The TCP connection under the WebSocket: corked, the frames of a replay leave in one write. */
+  private readonly connection: Pick<Socket, "cork" | "uncork">;
 
   constructor(
-    private readonly socket: WebSocket,
+    { socket, connection }: { socket: WebSocket; connection: Pick<Socket, "cork" | "uncork"> },
     private readonly threadId: string,
     private readonly protocol: ThreadProtocolService,
     private readonly access: Access,
     private readonly decorate: RunDecorator,
   ) {
+    this.socket = socket;
+    this.connection = connection;
     socket.on("message", (data, isBinary) => {
       const text = isBinary ? undefined : data.toString();
       this.queue = this.queue.then(() => this.receive(text));
@@ -102,32 +109,52 @@ export class ProtocolSocketSession {
   }
 
   private async subscribe(id: number, params: unknown): Promise<void> {
-    const filter = SubscriptionFilterSchema.safeParse(params ?? {});
-    if (!filter.success) {
-      const issue = filter.error.issues[0];
+    const parsed = SubscriptionFilterSchema.safeParse(params ?? {});
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0];
       this.send({ type: "error", id, error: "invalid_argument", message: `${issue.path.join(".")}: ${issue.message}` });
       return;
     }
-    let backlog: StoredEvent[];
+    const filter = parsed.data;
+    const controller = new AbortController();
+    let events: ProtocolFollower;
     try {
-      backlog = await this.protocol.logged(this.threadId, filter.data.since ?? 0, REPLAY_LIMIT, this.access);
+      events = await this.protocol.events(this.threadId, filter.since ?? 0, this.access, controller.signal);
     } catch (error) {
       this.send({ type: "error", id, error: "invalid_argument", message: (error as Error).message });
       return;
     }
+    if (this.socket.readyState !== this.socket.OPEN) {
+      controller.abort(); // closed meanwhile: nothing will end this subscription else
+      await events.return(undefined);
+      return;
+    }
     const subscriptionId = randomUUID();
-    const controller = new AbortController();
     this.subscriptions.set(subscriptionId, controller);
-    const replayed = backlog.map(internEvent).filter((event) => matchesFilter(event, filter.data));
+    // What the thread holds already (its log, or the run in progress from this process's memory) comes before the
+    // ack answers; it is sent right after the ack, then each event as it is published.
+    let backlog: StoredEvent[] | undefined = [];
+    let backlogFull!: () => void;
+    const full = new Promise<void>((resolve) => (backlogFull = resolve));
+    const send = (event: StoredEvent): boolean => {
+      if (!backlog) return this.deliver(event, filter, controller.signal);
+      if (backlog.push(event) >= REPLAY_LIMIT) backlogFull();
+      return true;
+    };
+    events.deliverTo(send);
+    const following = this.follow(events, send, controller);
+    await Promise.race([events.caughtUp, full, following]);
+    const replayed = backlog.filter((event) => matchesFilter(event, filter));
+    this.connection.cork();
     this.send({
       type: "success",
       id,
       result: { subscription_id: subscriptionId, replayed_events: replayed.length },
-      meta: this.meta(backlog),
+      meta: { thread_id: this.threadId, applied_through_seq: backlog.at(-1)?.seq ?? 0 },
     });
     for (const event of replayed) this.socket.send(payloadOf(event), { binary: false });
-    const after = backlog.at(-1)?.seq ?? filter.data.since ?? 0;
-    void this.follow(filter.data, after, controller.signal);
+    this.connection.uncork();
+    backlog = undefined;
   }
 
   private unsubscribe(id: number, params: Record<string, unknown> | undefined): void {
@@ -142,33 +169,32 @@ export class ProtocolSocketSession {
     this.send({ type: "success", id, result: {}, meta: { thread_id: this.threadId, applied_through_seq: 0 } });
   }
 
-  private async follow(filter: SubscriptionFilter, after: number, signal: AbortSignal): Promise<void> {
-    /** Sends the event; false once the client is too far behind (then disconnected) or gone. */
-    const send = (event: StoredEvent): boolean => {
-      if (signal.aborted) return false;
-      if (!matchesFilter(event, filter)) return true;
-      if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
-        this.socket.close(1013, "client too slow: resubscribe with since");
-        return false;
-      }
-      this.socket.send(payloadOf(event), { binary: false });
-      return true;
-    };
+  /** Sends `event` if it matches; false once the client is too far behind (then disconnected) or gone. */
+  private deliver(event: StoredEvent, filter: SubscriptionFilter, signal: AbortSignal): boolean {
+    if (signal.aborted) return false;
+    if (!matchesFilter(event, filter)) return true;
+    if (this.socket.bufferedAmount > MAX_BUFFERED_BYTES) {
+      this.socket.close(1013, "client too slow: resubscribe with since");
+      return false;
+    }
+    this.socket.send(payloadOf(event), { binary: false });
+    return true;
+  }
+
+  /** Hands `events` to `send` until the subscription ends; live events in order reach it as they are published. */
+  private async follow(
+    events: ProtocolFollower,
+    send: (event: StoredEvent) => boolean,
+    controller: AbortController,
+  ): Promise<void> {
     try {
-      const events = await this.protocol.events(this.threadId, after, this.access, signal);
-      // Live events in order go out as they are published; the loop sends the rest.
-      events.deliverTo(send);
       for await (const event of events) {
         if (!send(event)) return;
       }
     } catch {
       // Following failed (the database went away): the client resubscribes after a reconnect, with `since`.
-      if (!signal.aborted) this.socket.close(1011, "event stream failed");
+      if (!controller.signal.aborted) this.socket.close(1011, "event stream failed");
     }
-  }
-
-  private meta(backlog: StoredEvent[]): { thread_id: string; applied_through_seq: number } {
-    return { thread_id: this.threadId, applied_through_seq: backlog.at(-1)?.seq ?? 0 };
   }
 
   private send(reply: ProtocolReply): void {

@@ -79,7 +79,13 @@ export function protocolRoutes({ protocol, heartbeatMs, forwardHeaders }: Protoc
             socket.close(1008, "thread_id must be a UUID");
             return;
           }
-          new ProtocolSocketSession(socket, parsed.data.thread_id, protocol, accessOf(request), decorator(request));
+          new ProtocolSocketSession(
+            { socket, connection: request.socket },
+            parsed.data.thread_id,
+            protocol,
+            accessOf(request),
+            decorator(request),
+          );
         });
       },
     },

@@ -9,6 +9,8 @@ export class AsyncQueue<T> {
    * returns false to leave the item to the iterator.
    */
   direct: ((item: T) => boolean) | undefined;
+  /** Called whenever the iterator has consumed everything and is about to wait for more. */
+  onWait: (() => void) | undefined;
 
   push(item: T): void {
     if (this.waiting && this.items.length === 0 && !this.closed && this.direct?.(item)) return;
@@ -45,6 +47,8 @@ export class AsyncQueue<T> {
     while (true) {
       while (this.items.length > 0) yield this.items.shift()!;
       if (this.closed) return;
+      this.onWait?.();
+      if (this.items.length > 0 || this.closed) continue;
       await new Promise<void>((resolve) => (this.waiting = resolve));
     }
   }

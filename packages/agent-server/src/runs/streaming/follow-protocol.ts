@@ -29,8 +29,13 @@ function isProtocolRun(runs: RunRepository, runId: string): Promise<boolean> {
   return known;
 }
 
-/** A thread's protocol events; `deliverTo` as for a run's follower (follow-run.ts). */
-export type ProtocolFollower = AsyncGenerator<StoredEvent> & PushingEvents<StoredEvent>;
+/**
+ * A thread's protocol events; `deliverTo` as for a run's follower
+ * (follow-run.ts). `caughtUp` settles once it has handed on everything
+ * published so far (iterated, or delivered) and waits for what comes next,
+ * or once it ended.
+ */
+export type ProtocolFollower = AsyncGenerator<StoredEvent> & PushingEvents<StoredEvent> & { caughtUp: Promise<void> };
 
 /**
  * A thread's protocol v2 events after `since`, until the client leaves: what
@@ -46,14 +51,14 @@ export function followProtocolThread(
   signal: AbortSignal,
 ): ProtocolFollower {
   let sink: ((event: StoredEvent) => boolean) | undefined;
-  return Object.assign(
-    protocolEvents(threadId, since, deps, signal, () => sink),
-    {
-      deliverTo: (to: (event: StoredEvent) => boolean) => {
-        sink = to;
-      },
+  let markCaughtUp!: () => void;
+  const caughtUp = new Promise<void>((resolve) => (markCaughtUp = resolve));
+  return Object.assign(protocolEvents(threadId, since, deps, signal, { sinkOf: () => sink, markCaughtUp }), {
+    deliverTo: (to: (event: StoredEvent) => boolean) => {
+      sink = to;
     },
-  );
+    caughtUp,
+  });
 }
 
 async function* protocolEvents(
@@ -61,9 +66,11 @@ async function* protocolEvents(
   since: number,
   deps: { runs: RunRepository; broker: RunBroker },
   signal: AbortSignal,
-  sinkOf: () => ((event: StoredEvent) => boolean) | undefined,
+  hooks: { sinkOf: () => ((event: StoredEvent) => boolean) | undefined; markCaughtUp: () => void },
 ): AsyncGenerator<StoredEvent> {
+  const { sinkOf, markCaughtUp } = hooks;
   const started = new AsyncQueue<string>();
+  started.onWait = markCaughtUp;
   const unwatch = await deps.broker.watchThread(threadId, (runId) => started.push(runId));
   const stop = () => started.close();
   signal.addEventListener("abort", stop, { once: true });
@@ -85,6 +92,7 @@ async function* protocolEvents(
     followed.add(runId);
     if (!(await isProtocolRun(deps.runs, runId))) return undefined;
     const follower = await followRun(runId, last, deps, signal);
+    follower.onCaughtUp(markCaughtUp);
     const sink = sinkOf();
     if (sink)
       follower.deliverTo((event) => {
@@ -115,6 +123,7 @@ async function* protocolEvents(
       if (follower) yield* relay(follower);
     }
   } finally {
+    markCaughtUp();
     await live?.return(undefined);
     signal.removeEventListener("abort", stop);
     unwatch();

@@ -10,8 +10,11 @@ import { EventSequencer } from "./event-sequencer.js";
  * that come in order skip the iteration: the sink gets them as they are
  * published, while the iterator waits, and returns false when it can take no
  * more that way (a client that does not read): the iterator hands on the rest.
+ * `onCaughtUp(callback)`: called each time the follower has handed on
+ * everything published so far and waits for what comes next.
  */
-export type RunFollower = AsyncGenerator<StoredEvent> & PushingEvents<StoredEvent> & { fromMemory: boolean };
+export type RunFollower = AsyncGenerator<StoredEvent> &
+  PushingEvents<StoredEvent> & { fromMemory: boolean; onCaughtUp(callback: () => void): void };
 
 /** What the broker tells a follower: an event, a batch written to the log, or that live delivery may have skipped some. */
 type Notice = { kind: "event"; event: StoredEvent } | { kind: "logged" } | { kind: "lost" };
@@ -76,6 +79,7 @@ export async function followRun(
       };
       // What the broker replayed, in one go: the socket writes it all at once.
       inbox.offerQueued();
+      inbox.onWait = () => caughtUp?.();
       for await (const notice of inbox.drain()) {
         if (notice.kind === "event") {
           if (order.takeNext(notice.event)) {
@@ -100,10 +104,12 @@ export async function followRun(
       yield* order.rest();
     } finally {
       inbox.direct = undefined;
+      inbox.onWait = undefined;
       leave();
     }
   }
   let sink: ((event: StoredEvent) => boolean) | undefined;
+  let caughtUp: (() => void) | undefined;
   let left = false;
   const leave = () => {
     if (left) return;
@@ -117,6 +123,9 @@ export async function followRun(
     fromMemory,
     deliverTo: (to: (event: StoredEvent) => boolean) => {
       sink = to;
+    },
+    onCaughtUp: (callback: () => void) => {
+      caughtUp = callback;
     },
     // Handed back before its first step, the generator never reaches its `finally`: it leaves here then.
     return: (value: unknown) => {
