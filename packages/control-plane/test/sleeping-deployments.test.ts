@@ -240,13 +240,8 @@ describe("sleeping deployments", () => {
     assert.equal(run.status, "success");
   });
 
-  // Last: the control plane (and its listener) restarts.
-  test("a sleeping deployment stays asleep across a listener restart, and a request wakes it", async () => {
-    const thread = await call<{ thread_id: string }>(dev, "POST", "/threads", { metadata: { kept: "across" } });
-    assert.equal(thread.status, 200);
-    await asleep(dev);
-    const wokeBefore = (await timeline(dev)).filter((event) => event.reason === "Woke").length;
-
+  /** Restarts the control plane and its listener on the same data; resolves once the listener reports the dev deployment. */
+  async function restart(): Promise<DeploymentView> {
     await cp.stop();
     cp = await startControlPlane({
       listener: true,
@@ -256,10 +251,20 @@ describe("sleeping deployments", () => {
       defaultTenantId: cp.defaultTenantId,
     });
     // The restarted listener reports what runs (its router's port is new): the revision, restored asleep.
-    const restored = await until("the restarted listener reports it", async () => {
+    return until("the restarted listener reports it", async () => {
       const deployment = await view(dev.id);
       return deployment.source_config.custom_url?.startsWith(cp.routerUrl!) ? deployment : undefined;
     });
+  }
+
+  // The last two restart the control plane (and its listener).
+  test("a sleeping deployment stays asleep across a listener restart, and a request wakes it", async () => {
+    const thread = await call<{ thread_id: string }>(dev, "POST", "/threads", { metadata: { kept: "across" } });
+    assert.equal(thread.status, 200);
+    await asleep(dev);
+    const wokeBefore = (await timeline(dev)).filter((event) => event.reason === "Woke").length;
+
+    const restored = await restart();
     assert.equal(restored.status, "READY");
     assert.equal(sleepingOf(restored)?.status, "True", "no agent server started for it");
     assert.equal((await timeline(dev)).filter((event) => event.reason === "Woke").length, wokeBefore);
@@ -272,5 +277,30 @@ describe("sleeping deployments", () => {
     const woke = (await timeline(dev)).filter((event) => event.reason === "Woke");
     assert.equal(woke.length, wokeBefore + 1);
     assert.match(woke.at(-1)!.message, /^Woke for a request/);
+  });
+  test("a delayed run wakes its sleeping deployment across a listener restart", async () => {
+    const thread = await call<{ thread_id: string }>(dev, "POST", "/threads", {});
+    const delayed = await call<{ run_id: string }>(dev, "POST", `/threads/${thread.body.thread_id}/runs`, {
+      assistant_id: "agent",
+      input: { messages: [{ role: "user", content: "after the restart" }] },
+      after_seconds: 30,
+    });
+    assert.equal(delayed.status, 200, JSON.stringify(delayed.body));
+    assert.match(sleepingOf(await asleep(dev))!.message, /a delayed run wakes it before/);
+    const wokeBefore = (await timeline(dev)).filter((event) => event.reason === "Woke").length;
+
+    const restored = await restart();
+    dev.url = restored.source_config.custom_url!;
+    // No request reaches it meanwhile: what wakes it is the restarted listener, from what it noted before.
+    const woke = await until("the delayed run wakes the deployment", async () => {
+      const events = (await timeline(dev)).filter((event) => event.reason === "Woke").slice(wokeBefore);
+      return events.length > 0 ? events : undefined;
+    });
+    assert.match(woke[0]!.message, /^Woke for a delayed run due at/);
+    const run = await until("the delayed run succeeds", async () => {
+      const read = await call<{ status: string }>(dev, "GET", `/threads/${thread.body.thread_id}/runs/${delayed.body.run_id}`);
+      return read.body.status === "success" ? read.body : undefined;
+    });
+    assert.equal(run.status, "success");
   });
 });
