@@ -62,19 +62,16 @@ function payloadOf(event: StoredEvent): Buffer {
 export class ProtocolSocketSession {
   private readonly subscriptions = new Map<string, AbortController>();
   private queue: Promise<void> = Promise.resolve();
-  private readonly socket: WebSocket;
-  /** The TCP connection under the WebSocket: corked, the frames of a replay leave in one write. */
-  private readonly connection: Pick<Socket, "cork" | "uncork">;
 
+  /** `connection`: the TCP connection under the WebSocket; corked, the frames of a replay leave in one write. */
   constructor(
-    { socket, connection }: { socket: WebSocket; connection: Pick<Socket, "cork" | "uncork"> },
+    private readonly socket: WebSocket,
+    private readonly connection: Pick<Socket, "cork" | "uncork">,
     private readonly threadId: string,
     private readonly protocol: ThreadProtocolService,
     private readonly access: Access,
     private readonly decorate: RunDecorator,
   ) {
-    this.socket = socket;
-    this.connection = connection;
     socket.on("message", (data, isBinary) => {
       const text = isBinary ? undefined : data.toString();
       this.queue = this.queue.then(() => this.receive(text));

@@ -137,12 +137,6 @@ export class ThreadProtocolService {
     return followProtocolThread(threadId, since, { runs: this.storage.runs, broker: this.broker }, signal);
   }
 
-  /** The thread's logged events after `since` (a subscription's replay), at most `limit`. */
-  async logged(threadId: string, since: number, limit: number, access: Access): Promise<StoredEvent[]> {
-    await this.checkReadable(threadId, access);
-    return this.storage.runs.readThreadEvents(threadId, since, limit);
-  }
-
   private async execute(threadId: string, command: ProtocolCommand, access: Access, decorate: RunDecorator): Promise<unknown> {
     const params = command.params ?? {};
     switch (command.method) {

@@ -80,7 +80,8 @@ export function protocolRoutes({ protocol, heartbeatMs, forwardHeaders }: Protoc
             return;
           }
           new ProtocolSocketSession(
-            { socket, connection: request.socket },
+            socket,
+            request.socket,
             parsed.data.thread_id,
             protocol,
             accessOf(request),

@@ -66,9 +66,8 @@ async function* protocolEvents(
   since: number,
   deps: { runs: RunRepository; broker: RunBroker },
   signal: AbortSignal,
-  hooks: { sinkOf: () => ((event: StoredEvent) => boolean) | undefined; markCaughtUp: () => void },
+  { sinkOf, markCaughtUp }: { sinkOf: () => ((event: StoredEvent) => boolean) | undefined; markCaughtUp: () => void },
 ): AsyncGenerator<StoredEvent> {
-  const { sinkOf, markCaughtUp } = hooks;
   const started = new AsyncQueue<string>();
   started.onWait = markCaughtUp;
   const unwatch = await deps.broker.watchThread(threadId, (runId) => started.push(runId));
