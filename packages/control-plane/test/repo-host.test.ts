@@ -200,13 +200,17 @@ describe("repo_host deployments: fetched from git at a ref, rebuilt on push", ()
       });
       made.push(...((await response.json()) as { revisions: string[] }).revisions);
     }
-    assert.equal(made.length, 3);
-    const newest = await finalRevision(cp.admin, deployment.id, made[2]!);
+    // A push's revision fetches the branch's head, which may already be a later push's commit: that later push
+    // then finds its commit had and makes nothing. So each push makes at most one revision, and the first one does.
+    assert.ok(made.length >= 1 && made.length <= 3, JSON.stringify(made));
+    const latest = (await cp.admin.get<Deployment>(`/v2/deployments/${deployment.id}`)).body.latest_revision_id!;
+    assert.equal(latest, made.at(-1));
+    const newest = await finalRevision(cp.admin, deployment.id, latest);
     assert.equal(newest.status, "DEPLOYED", newest.status_message ?? undefined);
     assert.equal(newest.source_revision_config.repo_commit_sha, head);
     assert.equal(await ask(deployment.id, "burst"), "three: burst");
     // The older ones were overtaken: skipped while in progress, or deployed before the next push came (never failed).
-    for (const id of made.slice(0, 2)) {
+    for (const id of made.slice(0, -1)) {
       const older = await finalRevision(cp.admin, deployment.id, id);
       assert.ok(["SKIPPED", "DEPLOYED"].includes(older.status), `${id}: ${older.status} ${older.status_message}`);
     }
