@@ -39,8 +39,14 @@ export class InProcessBroker implements RunBroker {
     for (const observer of this.observers.get(runId) ?? []) observer.onLogged?.();
   }
 
-  /** Tells this process's observers that live delivery may have skipped the run's events and end. */
-  deliverLost(runId: string): void {
+  /**
+   * Tells this process's observers that live delivery may have skipped the
+   * run's events and end; with `executorDied`, the attempt executing here is
+   * gone too: its events after the last logged batch are lost, so later
+   * joiners read the log instead of its memory.
+   */
+  deliverLost(runId: string, executorDied = false): void {
+    if (executorDied) this.streams.delete(runId);
     for (const observer of this.observers.get(runId) ?? []) observer.onLost?.();
   }
 

@@ -190,7 +190,7 @@ export class MainSideBroker extends PortBroker<ToExecution> {
    * starts again in the next execution thread).
    */
   executionLost(): void {
-    for (const runId of this.inFlight) this.local.deliverLost(runId);
+    for (const runId of this.inFlight) this.local.deliverLost(runId, true);
     this.inFlight.clear();
   }
 
