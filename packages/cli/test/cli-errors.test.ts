@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is the CLI,
+// where the control plane's database plays no part.
 import assert from "node:assert/strict";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";

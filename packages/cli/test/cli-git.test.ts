@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is the CLI,
+// where the control plane's database plays no part.
 // `berth integrations` and `berth deploy --repo` against a control plane with its embedded listener, the
 // repositories served by git's own smart-HTTP backend on loopback and read by path (a local integration), a push to
 // which reaches the control plane through the post-receive hook `berth integrations hook` prints.

@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is the CLI,
+// where the control plane's database plays no part.
 // `berth secrets`, `berth deploy --env-file` and revisions named by a prefix of their id, against a control plane
 // with its embedded listener: the fixture agent answers with its GREETING secret, so each change is seen served.
 import assert from "node:assert/strict";

@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is the official CLI,
+// where the control plane's database plays no part.
 import { Client } from "@langchain/langgraph-sdk";
 import assert from "node:assert/strict";
 import { cpSync, mkdtempSync, readFileSync, writeFileSync } from "node:fs";

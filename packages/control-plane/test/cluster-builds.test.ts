@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is cluster builds,
+// where the control plane's database plays no part.
 // A cluster listener building sources, end to end through processes: `berth control-plane` and `berth listener
 // --compute cluster --image-registry …` against the stateful fake of the Kubernetes API (helpers/fake-kubernetes.ts,
 // not a live cluster), with the REAL engine and loopback registry of the container tests: the image is built by the

@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is container builds and images,
+// where the control plane's database plays no part.
 import type Docker from "dockerode";
 import assert from "node:assert/strict";
 import { existsSync, mkdtempSync, writeFileSync } from "node:fs";

@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is container compute,
+// where the control plane's database plays no part.
 import { Client } from "@langchain/langgraph-sdk";
 import type Docker from "dockerode";
 import assert from "node:assert/strict";

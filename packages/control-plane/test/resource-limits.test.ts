@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is deployments' resource limits,
+// where the control plane's database plays no part.
 import assert from "node:assert/strict";
 import { existsSync, readdirSync, readFileSync, statfsSync } from "node:fs";
 import { join } from "node:path";

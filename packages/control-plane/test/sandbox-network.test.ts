@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is the sandbox's network,
+// where the control plane's database plays no part.
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { createConnection, createServer, type Server } from "node:net";

@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is the sandbox when bubblewrap is missing,
+// where the control plane's database plays no part.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { randomUUID } from "node:crypto";

@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is the local sandbox,
+// where the control plane's database plays no part.
 import assert from "node:assert/strict";
 import { randomBytes } from "node:crypto";
 import { chmodSync, existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";

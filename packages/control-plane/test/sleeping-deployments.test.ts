@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is the listener putting deployments to sleep and waking them,
+// where the control plane's database plays no part.
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
 import { once } from "node:events";

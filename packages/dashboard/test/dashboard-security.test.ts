@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is the dashboard in a browser,
+// where the control plane's database plays no part.
 import assert from "node:assert/strict";
 import { once } from "node:events";
 import { createServer, type IncomingHttpHeaders, type Server } from "node:http";

@@ -1,3 +1,5 @@
+// Runs in the SQLite pass only: its subject is the dashboard in a browser,
+// where the control plane's database plays no part.
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { fileURLToPath } from "node:url";
