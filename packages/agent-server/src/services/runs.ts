@@ -243,6 +243,10 @@ export class RunService {
 
   /** The sequence number of the run's latest event so far (-1 when none). */
   async lastSeq(runId: string): Promise<number> {
+    // An attempt numbers its events above every earlier attempt's, and publishes each before logging it: once the
+    // attempt executing here has one, it is the latest, and no read of the log or the broker can say more.
+    const executing = this.broker.executingLastSeq(runId);
+    if (executing !== undefined && executing >= 0) return executing;
     return Math.max(await this.storage.runs.lastEventSeq(runId), await this.broker.lastSeq(runId));
   }
 

@@ -4,6 +4,13 @@ import type { CancelAction, RunStatus, StoredEvent } from "../../storage/types.j
 export interface RunEndNotice {
   status: RunStatus;
   output: unknown;
+  /**
+   * The last sequence number of the attempt that ended, told only by a broker
+   * that held every event of that attempt in memory and delivered each to its
+   * observers: a follower that handed that one on has them all, and needs no
+   * last read of the log.
+   */
+  lastSeq?: number;
 }
 
 /** What observes a run through its broker: its events, its end, and notices about its log. */
@@ -65,6 +72,12 @@ export interface RunBroker {
   subscribe(runId: string, observer: RunObserver): Promise<RunSubscription>;
   /** The latest sequence number produced by the run's current attempt (-1 when none). */
   lastSeq(runId: string): Promise<number>;
+  /**
+   * When the run's current attempt executes in this process: the sequence
+   * number of its latest event (-1 before its first), from memory. Undefined
+   * when it executes elsewhere or not at all.
+   */
+  executingLastSeq(runId: string): number | undefined;
   /** Calls `onRunStart` whenever a run of the thread starts executing. */
   watchThread(threadId: string, onRunStart: (runId: string) => void): Promise<() => void>;
   /** Workers may have something to claim (now, or at `availableAt`). */

@@ -51,8 +51,10 @@ export class InProcessBroker implements RunBroker {
   }
 
   end(runId: string, notice: RunEndNotice): void {
+    const stream = this.streams.get(runId);
     this.streams.delete(runId);
-    for (const observer of this.observers.get(runId) ?? []) observer.onEnd(notice);
+    const told = stream ? { ...notice, lastSeq: stream.events.at(-1)?.seq ?? -1 } : notice;
+    for (const observer of this.observers.get(runId) ?? []) observer.onEnd(told);
   }
 
   async subscribe(runId: string, observer: RunObserver): Promise<RunSubscription> {
@@ -91,6 +93,11 @@ export class InProcessBroker implements RunBroker {
 
   async lastSeq(runId: string): Promise<number> {
     return this.streams.get(runId)?.events.at(-1)?.seq ?? -1;
+  }
+
+  executingLastSeq(runId: string): number | undefined {
+    const stream = this.streams.get(runId);
+    return stream && (stream.events.at(-1)?.seq ?? -1);
   }
 
   async watchThread(threadId: string, onRunStart: (runId: string) => void): Promise<() => void> {

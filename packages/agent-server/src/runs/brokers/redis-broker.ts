@@ -184,6 +184,10 @@ export class RedisBroker implements RunBroker {
     return Math.max(await this.local.lastSeq(runId), seq);
   }
 
+  executingLastSeq(runId: string): number | undefined {
+    return this.local.executingLastSeq(runId);
+  }
+
   async watchThread(threadId: string, onRunStart: (runId: string) => void): Promise<() => void> {
     const first = !this.local.hasThreadWatchers(threadId);
     const unwatch = await this.local.watchThread(threadId, onRunStart);

@@ -108,6 +108,10 @@ export class SignalBroker implements RunBroker {
     return Math.max(await this.local.lastSeq(runId), await this.runs.lastEventSeq(runId));
   }
 
+  executingLastSeq(runId: string): number | undefined {
+    return this.local.executingLastSeq(runId);
+  }
+
   watchThread(threadId: string, onRunStart: (runId: string) => void): Promise<() => void> {
     return this.local.watchThread(threadId, onRunStart);
   }

@@ -74,6 +74,10 @@ abstract class PortBroker<Out> implements RunBroker {
     return this.local.lastSeq(runId);
   }
 
+  executingLastSeq(runId: string): number | undefined {
+    return this.local.executingLastSeq(runId);
+  }
+
   watchThread(threadId: string, onRunStart: (runId: string) => void): Promise<() => void> {
     return this.local.watchThread(threadId, onRunStart);
   }

@@ -33,11 +33,15 @@ export async function followRun(
   signal?: AbortSignal,
 ): Promise<RunFollower> {
   const inbox = new AsyncQueue<Notice>();
+  let endSeq: number | undefined;
   const subscription = await deps.broker.subscribe(runId, {
     onEvent: (event) => inbox.push({ kind: "event", event }),
     onLogged: () => inbox.push({ kind: "logged" }),
     onLost: () => inbox.push({ kind: "lost" }),
-    onEnd: () => inbox.close(),
+    onEnd: (notice) => {
+      endSeq = notice.lastSeq;
+      inbox.close();
+    },
   });
   const stop = () => inbox.close();
   signal?.addEventListener("abort", stop, { once: true });
@@ -100,7 +104,9 @@ export async function followRun(
         }
       }
       // The run ended: the log holds every event it logged; live ones it did not log (stateless runs) come last.
-      yield* await fromLog();
+      // Told the attempt's last event and handed it on already, the follower has them all: thousands of followers
+      // of runs ending together then read nothing.
+      if (endSeq === undefined || order.last < endSeq) yield* await fromLog();
       yield* order.rest();
     } finally {
       inbox.direct = undefined;
