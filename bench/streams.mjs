@@ -264,8 +264,9 @@ if (process.argv[2] === "--load") {
       })(),
       load_lag_p99_ms: lag.percentile(99) / 1e6,
     })}\n`,
+    // A pipe takes what fits and queues the rest: exiting before it drained cut the line short.
+    () => process.exit(0),
   );
-  process.exit(0);
 }
 
 // Probe mode: `GET /ok` every 50 ms on one keep-alive socket until SIGTERM; prints the latencies (ms) as one JSON line.
@@ -292,8 +293,7 @@ if (process.argv[2] === "--probe") {
     });
     await new Promise((resolve) => setTimeout(resolve, Math.max(0, 50 - (performance.now() - start))));
   }
-  process.stdout.write(`${JSON.stringify(latencies)}\n`);
-  process.exit(0);
+  process.stdout.write(`${JSON.stringify(latencies)}\n`, () => process.exit(0));
 }
 
 function child(args) {
@@ -306,11 +306,15 @@ function child(args) {
   spawned.stdout.on("data", (chunk) => (stdout += chunk));
   spawned.stderr.on("data", (chunk) => (stderr += chunk));
   spawned.result = new Promise((resolve, reject) =>
-    spawned.on("exit", (code) =>
-      code === 0
-        ? resolve(JSON.parse(stdout.trim().split("\n").at(-1)))
-        : reject(new Error(`${args[0]}: ${stderr.slice(-2000)}`)),
-    ),
+    spawned.on("exit", (code, signal) => {
+      if (code !== 0) return reject(new Error(`${args[0]}: exit ${code ?? signal}: ${stderr.slice(-2000)}`));
+      try {
+        resolve(JSON.parse(stdout.trim().split("\n").at(-1)));
+      } catch (error) {
+        // A rejection, not a throw from this handler: the run's `finally` then stops the server.
+        reject(new Error(`${args[0]}: unreadable output (${error.message}): ${stderr.slice(-2000)}`));
+      }
+    }),
   );
   return spawned;
 }
@@ -366,7 +370,12 @@ async function round(url, pid, kind, workDir) {
   const loads = Array.from({ length: LOAD_PROCESSES }, (_, i) =>
     child(["--load", url, kind, file, String(i), String(LOAD_PROCESSES), String(STREAMS)]),
   );
-  const measured = await Promise.all(loads.map((load) => load.result));
+  const measured = await Promise.all(loads.map((load) => load.result)).catch((error) => {
+    clearInterval(sampler);
+    probe.result.catch(() => {}); // killed: its figures are not wanted
+    for (const spawned of [probe, ...loads]) spawned.kill("SIGKILL");
+    throw error;
+  });
   const seconds = (performance.now() - startedAt) / 1000;
   const cpu = treeCpuMs(pid) - cpuBefore;
   clearInterval(sampler);
