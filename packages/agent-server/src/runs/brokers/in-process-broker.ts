@@ -51,9 +51,9 @@ export class InProcessBroker implements RunBroker {
   }
 
   end(runId: string, notice: RunEndNotice): void {
-    const stream = this.streams.get(runId);
+    const lastSeq = this.executingLastSeq(runId);
     this.streams.delete(runId);
-    const told = stream ? { ...notice, lastSeq: stream.events.at(-1)?.seq ?? -1 } : notice;
+    const told = lastSeq === undefined ? notice : { ...notice, lastSeq };
     for (const observer of this.observers.get(runId) ?? []) observer.onEnd(told);
   }
 
@@ -92,7 +92,7 @@ export class InProcessBroker implements RunBroker {
   }
 
   async lastSeq(runId: string): Promise<number> {
-    return this.streams.get(runId)?.events.at(-1)?.seq ?? -1;
+    return this.executingLastSeq(runId) ?? -1;
   }
 
   executingLastSeq(runId: string): number | undefined {
