@@ -25,14 +25,27 @@ export async function followRevision(
   { onStatus, onLog, signal }: FollowHandlers,
 ): Promise<Revision> {
   const path = `/v2/deployments/${deploymentId}/revisions/${revisionId}`;
-  let printed = 0;
+  let read = 0;
+  // The build logs its reason to fail as an error line, then moves the revision: trailing error lines wait
+  // for a later line or the final status, so that a reason is not printed before its revision says it failed.
+  let held: LogLine[] = [];
+  const release = (current: Revision) => {
+    for (const line of held) onLog(line, current);
+    held = [];
+  };
   const drainLogs = async (current: Revision) => {
     for (;;) {
-      const lines = await client.logs(deploymentId, revisionId, "build", printed, signal);
-      for (const line of lines) onLog(line, current);
-      printed += lines.length;
-      if (lines.length < 1000) return;
+      const lines = await client.logs(deploymentId, revisionId, "build", read, signal);
+      for (const line of lines) {
+        if (line.level !== "error") {
+          release(current);
+          onLog(line, current);
+        } else held.push(line);
+      }
+      read += lines.length;
+      if (lines.length < 1000) break;
     }
+    if (FINAL_REVISION_STATUSES.includes(current.status)) release(current);
   };
   let revision = await client.request<Revision>("GET", path, undefined, signal);
   onStatus(revision);
