@@ -8,12 +8,14 @@ import { fileURLToPath } from "node:url";
 
 const root = join(dirname(fileURLToPath(import.meta.url)), "..");
 const key = "berth_bench_admin_key";
+// BENCH_CP_CPU_PROF=<dir>: the control plane runs with --cpu-prof, its profiles written to <dir> when it stops.
+const profileFlags = process.env.BENCH_CP_CPU_PROF ? ["--cpu-prof", `--cpu-prof-dir=${process.env.BENCH_CP_CPU_PROF}`] : [];
 
 export async function startBenchControlPlane(env = {}) {
   const dataDir = mkdtempSync(join(tmpdir(), "berth-bench-cp-"));
   const cp = spawn(
     process.execPath,
-    [join(root, "packages/cli/bin/berth.mjs"), "control-plane", "--port", "0", "--data-dir", dataDir],
+    [...profileFlags, join(root, "packages/cli/bin/berth.mjs"), "control-plane", "--port", "0", "--data-dir", dataDir],
     {
       env: { ...process.env, BERTH_ADMIN_API_KEY: key, BERTH_ROUTER_PORT: "0", LOG_LEVEL: "info", DATABASE_URL: "", ...env },
       stdio: ["ignore", "pipe", "inherit"],
