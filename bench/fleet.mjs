@@ -36,6 +36,8 @@ const SECONDS = Number(process.env.BENCH_SECONDS ?? 5);
 const IDLE_SECONDS = process.env.BERTH_IDLE_SECONDS ?? "10";
 /** Creation stops after this long (0: never), and the rounds measure the deployments made by then (results say how many). */
 const CREATE_SECONDS = Number(process.env.BENCH_CREATE_SECONDS ?? 0);
+/** How often keepAwake sends its requests: a third of the idle time. */
+const KEEP_AWAKE_MS = Math.max(1000, (Number(IDLE_SECONDS) * 1000) / 3);
 const key = "berth_bench_admin_key";
 const headers = { "x-api-key": key, "content-type": "application/json" };
 
@@ -176,19 +178,15 @@ async function throughput(deployment) {
   return done / ((performance.now() - t) / 1000);
 }
 
-/** How often keepAwake sends its requests. */
-const KEEP_AWAKE_MS = Math.max(1000, (Number(IDLE_SECONDS) * 1000) / 3);
-
 /** Keeps the deployments awake: a request through each one's stable URL more often than the idle time. */
 function keepAwake(deployments) {
-  const every = KEEP_AWAKE_MS;
   const timer = setInterval(() => {
     for (const d of deployments)
       fetch(`${d.url}/ok`).then(
         (r) => r.arrayBuffer(),
         () => {},
       );
-  }, every);
+  }, KEEP_AWAKE_MS);
   return () => clearInterval(timer);
 }
 
