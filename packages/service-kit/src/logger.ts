@@ -15,12 +15,19 @@ export function createServiceLogger(service: string, options: { pretty?: boolean
   const destination = pino.destination({ sync: false, minLength: 4096 });
   const flush = () => destination.flushSync();
   process.once("exit", flush);
-  setInterval(() => destination.flush(), 250).unref();
-  // JSON escapes C0 controls; a deployment's text logged here (a crash's last lines) may hold C1 ones too.
-  return pino(
-    { level: process.env.LOG_LEVEL ?? "info", base: { service }, hooks: { streamWrite: escapeJsonControls } },
-    destination,
-  );
+  // An idle process logs nothing: a flush of an empty buffer would still be a write, four times a second.
+  let unflushed = false;
+  setInterval(() => {
+    if (!unflushed) return;
+    unflushed = false;
+    destination.flush();
+  }, 250).unref();
+  const streamWrite = (line: string) => {
+    unflushed = true;
+    // JSON escapes C0 controls; a deployment's text logged here (a crash's last lines) may hold C1 ones too.
+    return escapeJsonControls(line);
+  };
+  return pino({ level: process.env.LOG_LEVEL ?? "info", base: { service }, hooks: { streamWrite } }, destination);
 }
 
 export type { Logger };
