@@ -76,11 +76,9 @@ export class SandboxNetworks {
         () => undefined,
         () => undefined,
       );
-    await run(this.tools.ip, ["netns", "add", name]);
     let pasta: ChildProcess | undefined;
     try {
-      await run(this.tools.ip, ["-n", name, "link", "set", "lo", "up"]);
-      await this.loadRules(name);
+      await this.create(name);
       const loopbackPorts = [...new Set([...request.loopbackPorts, ...this.grantedLoopbackPorts()])];
       pasta = await this.connect(path, name, request.inboundPort, loopbackPorts);
     } catch (error) {
@@ -113,15 +111,23 @@ export class SandboxNetworks {
     return names.length;
   }
 
-  private async loadRules(name: string): Promise<void> {
+  /**
+   * Adds the namespace, brings its loopback up and loads its firewall (read
+   * from stdin) in one shell: each spawn blocks the listener's event loop for
+   * a few milliseconds, and it routes every deployment's requests.
+   */
+  private async create(name: string): Promise<void> {
     const hostAddresses = Object.values(networkInterfaces())
       .flat()
       .filter((entry) => entry !== undefined && entry.family === "IPv4")
       .map((entry) => entry!.address);
+    const script = 'set -e; "$1" netns add "$3"; "$1" -n "$3" link set lo up; exec "$1" netns exec "$3" "$2" -f -';
     await new Promise<void>((resolve, reject) => {
-      const child = execFile(this.tools.ip, ["netns", "exec", name, this.tools.nft, "-f", "-"], (error, _out, stderr) =>
-        error ? reject(new Error(`loading the sandbox's firewall failed: ${stderr.trim() || error.message}`)) : resolve(),
+      const child = execFile("/bin/sh", ["-c", script, "sh", this.tools.ip, this.tools.nft, name], (error, _out, stderr) =>
+        error ? reject(new Error(`setting up the sandbox's network failed: ${stderr.trim() || error.message}`)) : resolve(),
       );
+      // A step failing before nft reads the ruleset closes the pipe: the exit status says what failed.
+      child.stdin?.on("error", () => undefined);
       child.stdin?.end(egressRuleset(hostAddresses, this.grants));
     });
   }
