@@ -108,6 +108,28 @@ describe("sleeping deployments", () => {
     return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
   }
 
+  /** A cron on a new thread of the dev deployment. */
+  async function createCron(schedule: string, content: string): Promise<{ threadId: string; cronId: string }> {
+    const thread = await call<{ thread_id: string }>(dev, "POST", "/threads", {});
+    const cron = await call<{ cron_id: string }>(dev, "POST", `/threads/${thread.body.thread_id}/runs/crons`, {
+      assistant_id: "agent",
+      schedule,
+      input: { messages: [{ role: "user", content }] },
+    });
+    assert.equal(cron.status, 200, JSON.stringify(cron.body));
+    return { threadId: thread.body.thread_id, cronId: cron.body.cron_id };
+  }
+
+  /** Waits for a run of the cron to succeed on its thread, then deletes the cron. */
+  async function cronRanThenDelete({ threadId, cronId }: { threadId: string; cronId: string }): Promise<void> {
+    const runs = await until("the cron's run succeeds", async () => {
+      const listed = await call<{ status: string }[]>(dev, "GET", `/threads/${threadId}/runs`);
+      return listed.body.some((run) => run.status === "success") ? listed.body : undefined;
+    });
+    assert.ok(runs.length >= 1);
+    assert.equal((await call(dev, "DELETE", `/runs/crons/${cronId}`)).status, 204);
+  }
+
   before(async () => {
     cp = await startControlPlane({ listener: true, env: { BERTH_IDLE_SECONDS: "1" } });
     key = { "x-api-key": cp.adminKey };
@@ -193,15 +215,8 @@ describe("sleeping deployments", () => {
   });
 
   test("a cron about to be due wakes its sleeping deployment, and its run happens", async () => {
-    const thread = await call<{ thread_id: string }>(dev, "POST", "/threads", {});
-    const threadId = thread.body.thread_id;
     // Every 15 seconds: the deployment sleeps between two ticks and wakes shortly before the next.
-    const cron = await call<{ cron_id: string }>(dev, "POST", `/threads/${threadId}/runs/crons`, {
-      assistant_id: "agent",
-      schedule: "*/15 * * * * *",
-      input: { messages: [{ role: "user", content: "from the cron" }] },
-    });
-    assert.equal(cron.status, 200, JSON.stringify(cron.body));
+    const cron = await createCron("*/15 * * * * *", "from the cron");
     const wokeBefore = (await timeline(dev)).filter((event) => event.reason === "Woke").length;
     await asleep(dev);
     const cronWake = await until("a cron wakes the deployment", async () => {
@@ -210,12 +225,7 @@ describe("sleeping deployments", () => {
     });
     assert.ok(cronWake);
     // Read once the cron woke it: the run the cron started is on the thread.
-    const runs = await until("the cron's run succeeds", async () => {
-      const listed = await call<{ status: string }[]>(dev, "GET", `/threads/${threadId}/runs`);
-      return listed.body.some((run) => run.status === "success") ? listed.body : undefined;
-    });
-    assert.ok(runs.length >= 1);
-    assert.equal((await call(dev, "DELETE", `/runs/crons/${cron.body.cron_id}`)).status, 204);
+    await cronRanThenDelete(cron);
   });
 
   test("a run delayed by after_seconds wakes its sleeping deployment when it is due", async () => {
@@ -259,7 +269,19 @@ describe("sleeping deployments", () => {
     });
   }
 
-  // The last two restart the control plane (and its listener).
+  /**
+   * Restarts with the dev deployment asleep and sends it no request: what wakes it is the restarted listener, from what
+   * it noted before the restart. The first wake after the `wokeBefore` earlier ones.
+   */
+  async function restartThenFirstWake(wokeBefore: number): Promise<TimelineEvent> {
+    const restored = await restart();
+    dev.url = restored.source_config.custom_url!;
+    return until("the restarted listener wakes the deployment", async () =>
+      (await timeline(dev)).filter((event) => event.reason === "Woke").at(wokeBefore),
+    );
+  }
+
+  // The last three restart the control plane (and its listener).
   test("a sleeping deployment stays asleep across a listener restart, and a request wakes it", async () => {
     const thread = await call<{ thread_id: string }>(dev, "POST", "/threads", { metadata: { kept: "across" } });
     assert.equal(thread.status, 200);
@@ -291,18 +313,21 @@ describe("sleeping deployments", () => {
     assert.match(sleepingOf(await asleep(dev))!.message, /a delayed run wakes it before/);
     const wokeBefore = (await timeline(dev)).filter((event) => event.reason === "Woke").length;
 
-    const restored = await restart();
-    dev.url = restored.source_config.custom_url!;
-    // No request reaches it meanwhile: what wakes it is the restarted listener, from what it noted before.
-    const woke = await until("the delayed run wakes the deployment", async () => {
-      const events = (await timeline(dev)).filter((event) => event.reason === "Woke").slice(wokeBefore);
-      return events.length > 0 ? events : undefined;
-    });
-    assert.match(woke[0]!.message, /^Woke for a delayed run due at/);
+    const woke = await restartThenFirstWake(wokeBefore);
+    assert.match(woke.message, /^Woke for a delayed run due at/);
     const run = await until("the delayed run succeeds", async () => {
       const read = await call<{ status: string }>(dev, "GET", `/threads/${thread.body.thread_id}/runs/${delayed.body.run_id}`);
       return read.body.status === "success" ? read.body : undefined;
     });
     assert.equal(run.status, "success");
+  });
+  test("a cron wakes its sleeping deployment across a listener restart", async () => {
+    const cron = await createCron("*/20 * * * * *", "from the cron, after the restart");
+    await asleep(dev);
+    const wokeBefore = (await timeline(dev)).filter((event) => event.reason === "Woke").length;
+
+    const woke = await restartThenFirstWake(wokeBefore);
+    assert.match(woke.message, /^Woke for a cron due at/);
+    await cronRanThenDelete(cron);
   });
 });
