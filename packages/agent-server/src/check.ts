@@ -40,7 +40,7 @@ export async function checkProject(config: string): Promise<CheckResult> {
   pinLangChainPackages(projectModuleDirs(project));
   // What graphs log while loading goes to stderr: stdout carries the check's answer.
   const logger = pino({ level: logLevelFromEnv(), base: { service: "berth-check" } }, pino.destination(2));
-  const registry = await GraphRegistry.load(project.graphs, new CheckCheckpointer(), logger);
+  const registry = await GraphRegistry.load(project.graphs, async () => new CheckCheckpointer(), logger);
   // The store's embedder module loads as the server would load it (a provider model is not called).
   if (project.store.index) await loadEmbedder(project.store.index, openAiSettingsFromEnv());
   // So does the auth module: a build catches a broken auth.path, not the first start.

@@ -13,7 +13,8 @@ import type { ExecutionThreadData, FromThread, ToThread } from "./runs/execution
 import { TestFaults } from "./runs/execution/test-faults.js";
 import type { RunWorker } from "./runs/execution/worker.js";
 import { openItemStore } from "./server.js";
-import { flushTraces, newRunWorker } from "./server-background.js";
+import { flushTraces } from "./server-background.js";
+import { newRunWorker } from "./server-worker.js";
 import { createSqliteStorage } from "./storage/sqlite/index.js";
 import { Tracing } from "./tracing/tracing.js";
 
@@ -54,7 +55,7 @@ function asJson(message: FromExecution): FromExecution {
   if (message.t !== "end") return message;
   return { ...message, n: { status: message.n.status, output: JSON.parse(JSON.stringify(message.n.output ?? null)) } };
 }
-const graphs = await GraphRegistry.load(project.graphs, storage.checkpointer, logger);
+const graphs = await GraphRegistry.load(project.graphs, () => storage.checkpointer(), logger);
 const items = await openItemStore(project.store, settings.openai, storage, logger);
 const tracing = settings.tracing ? Tracing.create(settings.tracing, logger) : undefined;
 worker = newRunWorker({

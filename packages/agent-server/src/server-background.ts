@@ -1,24 +1,20 @@
 import type { Lifecycle } from "@berth/service-kit";
 import { randomUUID } from "node:crypto";
 import type { GraphRegistry } from "./graphs/registry.js";
-import type { ServerSettings } from "./config/settings.js";
 import { customAppWebhooks } from "./http/custom-app.js";
 import type { Logger } from "./logger.js";
-import { GraphStore } from "./memory/graph-store.js";
 import type { ItemStore } from "./memory/item-store.js";
 import { startBatchSweeper, startStoreSweeper } from "./memory/sweeper.js";
-import type { RunBroker } from "./runs/brokers/broker.js";
 import { MainSideBroker } from "./runs/brokers/thread-port-broker.js";
+import { DeferredWorker } from "./runs/execution/deferred-worker.js";
 import { ExecutionThread, type ExecutionThreadData } from "./runs/execution/execution-thread.js";
-import { RunControl } from "./runs/execution/run-control.js";
 import type { TestFaults } from "./runs/execution/test-faults.js";
-import { RunWorker } from "./runs/execution/worker.js";
+import type { RunWorker } from "./runs/execution/worker.js";
 import { WebhookDeliverer } from "./runs/webhooks/deliverer.js";
 import type { Backends } from "./runtime.js";
 import type { ServerSetup } from "./server-setup.js";
 import { startCronScheduler } from "./services/cron-scheduler.js";
 import type { Services } from "./services/index.js";
-import type { Storage } from "./storage/types.js";
 import type { Tracing } from "./tracing/tracing.js";
 
 const TYPESCRIPT_MODULE = /\.[cm]?tsx?$/;
@@ -46,60 +42,6 @@ export interface ExecutionDeps {
   apiUrl: () => string | undefined;
   /** Test-only faults for the worker (test-faults.ts). */
   faults?: TestFaults;
-}
-
-/** What a run worker is built from, in the main thread or in the execution thread. */
-export interface WorkerParts {
-  settings: ServerSettings;
-  storage: Storage;
-  broker: RunBroker;
-  graphs: GraphRegistry;
-  items: ItemStore;
-  tracing?: Tracing;
-  logger: Logger;
-  apiUrl: () => string | undefined;
-  exclusive: boolean;
-  readsRunsFromDatabase: boolean;
-  pollMs?: number;
-  faults?: TestFaults;
-  /** A run wrote a webhook delivery; undefined when webhooks are disabled. */
-  webhooksQueued?: () => void;
-  /** The worker's slots changed (a run started or ended). */
-  slotsChanged?: () => void;
-}
-
-/** A run worker wired to the broker's cancellations and wake-ups, not started. */
-export function newRunWorker(parts: WorkerParts): RunWorker {
-  const { settings, storage, broker, logger } = parts;
-  const control = new RunControl();
-  broker.onCancel((runId, action) => control.abort(runId, action));
-  const worker = new RunWorker(
-    {
-      storage,
-      graphs: parts.graphs,
-      broker,
-      control,
-      logger,
-      maxAttempts: settings.maxAttempts,
-      runTimeoutMs: settings.runTimeoutMs,
-      // Other processes read runs from the database: keep stateless runs there for a minute.
-      statelessKeepMs: parts.readsRunsFromDatabase ? 60_000 : undefined,
-      tracing: parts.tracing,
-      store: new GraphStore(parts.items),
-      webhooks: parts.webhooksQueued && { retryMs: settings.webhookRetryMs, queued: parts.webhooksQueued },
-      apiUrl: () => settings.langgraphApiUrl || parts.apiUrl(),
-    },
-    {
-      concurrency: settings.workers,
-      leaseMs: settings.leaseMs,
-      exclusiveDatabase: parts.exclusive,
-      pollMs: parts.pollMs,
-      faults: parts.faults,
-      slotsChanged: parts.slotsChanged,
-    },
-  );
-  broker.onWake((availableAt) => worker.wake(availableAt));
-  return worker;
 }
 
 /** The worker (here, or in the execution thread) and the webhook deliverer, not started. */
@@ -142,7 +84,7 @@ export function createExecution({ setup, backends, graphs, items, tracing, logge
     });
     return { worker, deliverer };
   }
-  const worker = newRunWorker({
+  const parts = {
     settings,
     storage,
     broker,
@@ -156,7 +98,8 @@ export function createExecution({ setup, backends, graphs, items, tracing, logge
     pollMs: backends.workerPollMs,
     faults,
     webhooksQueued,
-  });
+  };
+  const worker = new DeferredWorker(async () => (await import("./server-worker.js")).newRunWorker(parts), settings.workers);
   return { worker, deliverer };
 }
 

@@ -12,6 +12,7 @@ import {
 import { type WebhookSettings, webhookSettings } from "./config/webhook-config.js";
 import { type CustomApp, CustomAppLoadError, loadCustomApp } from "./graphs/custom-app-module.js";
 import { pinLangChainPackages, projectModuleDirs } from "./graphs/pin-packages.js";
+import { beforeProjectModules } from "./graphs/project-module.js";
 import { poolRandomValues } from "./graphs/pooled-random-values.js";
 import { configureSchemaReading } from "./graphs/schemas.js";
 import { bundleUi, type UiBundles } from "./graphs/ui-bundle.js";
@@ -65,11 +66,11 @@ export async function prepareServer(options: ServerOptions, logger: Logger): Pro
   const project = loadProjectConfig(options.config, environment());
   for (const warning of project.warnings) logger.warn(warning);
   applyProjectEnv(project.env);
+  beforeProjectModules(() => pinLangChainPackages(projectModuleDirs(project)));
   // After the project's env, which may set BERTH_AUTH_* (and the module may read its variables).
   const authentication = await loadAuthentication(project.auth, builtinAuthSettingsFromEnv(), logger);
   const settings = { ...settingsFromEnv(), ...options.settings };
   const assistantDefaults = systemAssistantDefaults(settings.langgraphConfig);
-  pinLangChainPackages(projectModuleDirs(project));
   poolRandomValues();
   // Workers load http.app too: they deliver the webhooks that name one of its paths.
   const customApp = project.http.app ? await loadProjectApp(project.http.app) : undefined;

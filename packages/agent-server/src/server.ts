@@ -12,7 +12,7 @@ import { HttpSide } from "./server-http.js";
 import { prepareServer, type ServerOptions } from "./server-setup.js";
 import { createServices } from "./services/index.js";
 import type { Storage } from "./storage/types.js";
-import { Tracing } from "./tracing/tracing.js";
+import type { Tracing } from "./tracing/tracing.js";
 
 export type { ServerOptions, ServerRole } from "./server-setup.js";
 
@@ -50,11 +50,14 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
   return lifecycle.run(async () => {
     // `berth dev` answers /ok before the graphs (and the LangChain modules they pull) are imported: see graphsLoaded.
     const graphs = options.dev
-      ? GraphRegistry.deferred(project.graphs, storage.checkpointer, logger)
-      : await GraphRegistry.load(project.graphs, storage.checkpointer, logger);
+      ? GraphRegistry.deferred(project.graphs, () => storage.checkpointer(), logger)
+      : await GraphRegistry.load(project.graphs, () => storage.checkpointer(), logger);
     const items = await openItemStore(project.store, settings.openai, storage, logger);
     // Runs are traced where they execute: an API-only process has nothing to trace.
-    const tracing = role !== "api" && settings.tracing ? Tracing.create(settings.tracing, logger) : undefined;
+    const tracing =
+      role !== "api" && settings.tracing
+        ? (await import("./tracing/tracing.js")).Tracing.create(settings.tracing, logger)
+        : undefined;
     const http = new HttpSide(settings.shutdownGraceMs);
     lifecycle.defer(() => closeWhileFlushing(http, tracing, logger));
     const deps = { setup, backends, graphs, items, tracing, logger, apiUrl: () => http.ownUrl, faults: options.faults };

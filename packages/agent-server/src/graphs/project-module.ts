@@ -4,6 +4,16 @@ const TYPESCRIPT_MODULE = /\.[cm]?tsx?$/;
 
 let typescriptLoader: (() => Promise<unknown>) | undefined;
 let typescriptLoaded: Promise<unknown> | undefined;
+let preparation: (() => void) | undefined;
+
+/**
+ * What must be in place before the project's first module is imported (its LangChain packages pinned to Berth's
+ * copies): run once, then. A resolve hook registered earlier would serve every module Berth loads after it, LangChain
+ * included, a round trip to the hooks thread each.
+ */
+export function beforeProjectModules(prepare: () => void): void {
+  preparation = prepare;
+}
 
 /**
  * How the project's TypeScript modules get their loader when it is not in place yet: `load` runs once, before the
@@ -22,6 +32,9 @@ export function useTypeScriptLoader(load: () => Promise<unknown>): void {
  * load-agent-server.ts; Berth's tests run from sources under tsx already).
  */
 export async function importProjectModule(file: string): Promise<Record<string, unknown>> {
+  const prepare = preparation;
+  preparation = undefined;
+  prepare?.();
   if (typescriptLoader && TYPESCRIPT_MODULE.test(file)) await (typescriptLoaded ??= typescriptLoader());
   return (await import(pathToFileURL(file).href)) as Record<string, unknown>;
 }

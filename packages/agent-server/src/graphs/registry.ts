@@ -4,14 +4,19 @@ import type { GraphSpec } from "../config/langgraph-config.js";
 import type { Logger } from "../logger.js";
 import type { BerthCheckpointer } from "../storage/types.js";
 import { type CompiledGraph, toCompiledGraph } from "./compiled-graph.js";
-import { provideGraphLogger } from "./sdk-logger.js";
 import { importProjectModule } from "./project-module.js";
-import { drainStoreQueuesOnArrival } from "./memory-store-queue.js";
 import { throwSite, withinProject } from "./throw-site.js";
 
 type GraphFactory = (config: RunnableConfig) => unknown;
 
 type LoadedGraph = { spec: GraphSpec } & ({ graph: CompiledGraph } | { factory: GraphFactory });
+
+/** What graphs are bound to, and what must be in place before a graph module is imported. */
+interface GraphRuntime {
+  checkpointer: BerthCheckpointer;
+  /** Run after each graph module's import (memory-store-queue.ts). */
+  afterImport: () => void;
+}
 
 export class GraphLoadError extends Error {
   constructor(
@@ -35,28 +40,30 @@ export class GraphLoadError extends Error {
 /**
  * The graphs of a project, imported once and bound to Berth's checkpointer. Their ids, files and descriptions are known
  * from langgraph.json alone: `load` imports every module before it resolves (`berth serve`, `berth check`), `deferred`
- * imports none until `loadAll()` or the first `get()` (`berth dev`, which answers `/ok` first).
+ * imports none until `loadAll()` or the first `get()` (`berth dev`, which answers `/ok` first). Nothing of LangChain is
+ * loaded before the first graph module is: the checkpointer and the SDK's logger come with it.
  */
 export class GraphRegistry {
   private readonly imports = new Map<string, Promise<LoadedGraph>>();
   private all: Promise<void> | undefined;
+  private runtime: Promise<GraphRuntime> | undefined;
 
   private constructor(
     private readonly specs: Map<string, GraphSpec>,
-    private readonly checkpointer: BerthCheckpointer,
+    private readonly checkpointer: () => Promise<BerthCheckpointer>,
+    private readonly logger: Logger,
   ) {}
 
   /** Imports every graph module; the first one that fails stops the start. `logger` receives what graphs log with the SDK's `getLogger()`. */
-  static async load(specs: GraphSpec[], checkpointer: BerthCheckpointer, logger: Logger): Promise<GraphRegistry> {
+  static async load(specs: GraphSpec[], checkpointer: () => Promise<BerthCheckpointer>, logger: Logger): Promise<GraphRegistry> {
     const registry = GraphRegistry.deferred(specs, checkpointer, logger);
     await registry.loadAll();
     return registry;
   }
 
   /** Knows the graphs without importing them: `loadAll()` or a graph's first use does. */
-  static deferred(specs: GraphSpec[], checkpointer: BerthCheckpointer, logger: Logger): GraphRegistry {
-    provideGraphLogger(logger);
-    return new GraphRegistry(new Map(specs.map((spec) => [spec.graphId, spec])), checkpointer);
+  static deferred(specs: GraphSpec[], checkpointer: () => Promise<BerthCheckpointer>, logger: Logger): GraphRegistry {
+    return new GraphRegistry(new Map(specs.map((spec) => [spec.graphId, spec])), checkpointer, logger);
   }
 
   /**
@@ -95,22 +102,42 @@ export class GraphRegistry {
     });
     if ("graph" in loaded) return loaded.graph;
     const graph = await toCompiledGraph(loaded.factory(config));
-    graph.checkpointer = this.checkpointer;
+    graph.checkpointer = (await this.prepared()).checkpointer;
     return graph;
   }
 
   private imported(graphId: string): Promise<LoadedGraph> {
     let loading = this.imports.get(graphId);
     if (!loading) {
-      loading = loadGraph(this.specs.get(graphId)!, this.checkpointer);
+      const spec = this.specs.get(graphId)!;
+      loading = this.prepared().then((runtime) => loadGraph(spec, runtime));
       loading.catch(() => {}); // reported by whoever awaits it (loadAll, get), not as an unhandled rejection
       this.imports.set(graphId, loading);
     }
     return loading;
   }
+
+  /**
+   * The checkpointer, the SDK's logger (graph modules call `getLogger()` as they load) and the store queue's patch.
+   * LangGraph itself is loaded with them, before a TypeScript loader is registered for the first graph module: the
+   * loader's hooks would otherwise serve each of its modules (project-module.ts).
+   */
+  private prepared(): Promise<GraphRuntime> {
+    this.runtime ??= (async () => {
+      const [checkpointer, { provideGraphLogger }, { drainStoreQueuesOnArrival }] = await Promise.all([
+        this.checkpointer(),
+        import("./sdk-logger.js"),
+        import("./memory-store-queue.js"),
+        import("@langchain/langgraph"),
+      ]);
+      provideGraphLogger(this.logger);
+      return { checkpointer, afterImport: drainStoreQueuesOnArrival };
+    })();
+    return this.runtime;
+  }
 }
 
-async function loadGraph(spec: GraphSpec, checkpointer: BerthCheckpointer): Promise<LoadedGraph> {
+async function loadGraph(spec: GraphSpec, { checkpointer, afterImport }: GraphRuntime): Promise<LoadedGraph> {
   try {
     const module = await importProjectModule(spec.file);
     if (!(spec.exportName in module) || module[spec.exportName] === undefined) {
@@ -124,6 +151,6 @@ async function loadGraph(spec: GraphSpec, checkpointer: BerthCheckpointer): Prom
   } catch (error) {
     throw new GraphLoadError(spec, error);
   } finally {
-    drainStoreQueuesOnArrival(); // after each import: the CommonJS copy of LangGraph is there if the graph uses it
+    afterImport(); // after each import: the CommonJS copy of LangGraph is there if the graph uses it
   }
 }

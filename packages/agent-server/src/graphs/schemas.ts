@@ -2,7 +2,6 @@ import type { GraphSpec } from "../config/langgraph-config.js";
 import type { SchemaSettings } from "../config/settings.js";
 import { createLogger } from "../logger.js";
 import type { CompiledGraph } from "./compiled-graph.js";
-import { channelSchemas, isComplete, runtimeSchemas } from "./schema/runtime.js";
 import { StaticSchemaResolver } from "./schema/static-resolver.js";
 import type { JsonSchema, StaticGraphSchemas, TypedSchemas } from "./schema/types.js";
 
@@ -40,12 +39,18 @@ function staticResolver(): StaticSchemaResolver {
   return resolver;
 }
 
+/** The readers of a graph's runtime schemas, loaded on first use: they load LangGraph's zod support. */
+function schemaReaders(): Promise<typeof import("./schema/runtime.js")> {
+  return import("./schema/runtime.js");
+}
+
 /**
  * A graph's JSON schemas, each from the best source that has it: its runtime
  * (zod) schemas, else its TypeScript types (read on first use), else its
  * channel names.
  */
 export async function resolveGraphSchemas(spec: GraphSpec | undefined, graph: CompiledGraph): Promise<GraphSchemas> {
+  const { channelSchemas, isComplete, runtimeSchemas } = await schemaReaders();
   const runtime = runtimeSchemas(graph);
   const typed = isComplete(runtime) ? undefined : (await staticSchemas(spec))?.[""];
   return merge(runtime, typed, channelSchemas(graph));
@@ -58,6 +63,7 @@ export async function resolveSubgraphSchemas(
   namespace: string | undefined,
   recurse: boolean,
 ): Promise<Record<string, SubgraphSchemas>> {
+  const { channelSchemas, isComplete, runtimeSchemas } = await schemaReaders();
   const result: Record<string, SubgraphSchemas> = {};
   let typed: StaticGraphSchemas | undefined;
   for await (const [name, subgraph] of graph.getSubgraphsAsync(namespace, recurse)) {

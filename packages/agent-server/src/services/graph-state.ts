@@ -56,7 +56,7 @@ export class GraphStateService {
       return emptyThreadState();
     }
     const config = this.config(thread, checkpoint);
-    if (checkpoint?.checkpoint_id && !(await this.storage.checkpointer.getTuple(config))) {
+    if (checkpoint?.checkpoint_id && !(await (await this.storage.checkpointer()).getTuple(config))) {
       throw new NotFoundError(`Checkpoint ${checkpoint.checkpoint_id} not found`);
     }
     const state = toThreadState(await readingGraphState(threadId, () => graph.getState(config, { subgraphs })));
@@ -93,7 +93,7 @@ export class GraphStateService {
       throw new UnprocessableError(`Thread ${threadId} has no graph: create it with metadata.graph_id or run it first`, ["body"]);
     }
     const selector = update.checkpoint ?? (update.checkpoint_id ? { checkpoint_id: update.checkpoint_id } : undefined);
-    if (selector?.checkpoint_id && !(await this.storage.checkpointer.getTuple(this.config(thread, selector)))) {
+    if (selector?.checkpoint_id && !(await (await this.storage.checkpointer()).getTuple(this.config(thread, selector)))) {
       throw new NotFoundError(`Checkpoint ${selector.checkpoint_id} not found`);
     }
     const written = await withGraphInput(
@@ -120,7 +120,7 @@ export class GraphStateService {
   ): Promise<void> {
     const thread = await this.thread(threadId, access, "update");
     const config = this.config(thread, selector);
-    const tuple = await this.storage.checkpointer.getTuple(config);
+    const tuple = await (await this.storage.checkpointer()).getTuple(config);
     if (!tuple) {
       throw new NotFoundError(
         selector?.checkpoint_id ? `Checkpoint ${selector.checkpoint_id} not found` : `Thread ${threadId} has no checkpoint`,
@@ -130,7 +130,7 @@ export class GraphStateService {
     const parent = tuple.parentConfig ?? { configurable: { thread_id, checkpoint_ns } };
     // Client metadata is free-form: LangGraph's own keys (source, step, parents) stay unless the client overrides them.
     const merged = { ...tuple.metadata, ...metadata } as CheckpointMetadata;
-    await this.storage.checkpointer.put(parent, tuple.checkpoint, merged, {});
+    await (await this.storage.checkpointer()).put(parent, tuple.checkpoint, merged, {});
   }
 
   /** The thread, if the user may read (or update) it: another user's is not found. */

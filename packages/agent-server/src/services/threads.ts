@@ -1,6 +1,5 @@
 import { randomUUID } from "node:crypto";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import { Command } from "@langchain/langgraph";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, PruneStrategy, Storage, Thread, ThreadFilter, ThreadQuery } from "../storage/types.js";
 import { summarizeState, toThreadState } from "../wire/thread-state.js";
@@ -128,6 +127,7 @@ export class ThreadService {
   private async applySupersteps(thread: Thread, graphId: string, supersteps: CreateThreadInput["supersteps"] & {}) {
     const config: RunnableConfig = { configurable: { thread_id: thread.thread_id, graph_id: graphId } };
     const graph = await this.graphs.get(graphId, config);
+    const { Command } = await import("@langchain/langgraph"); // loaded with the graph
     await withGraphInput(
       () =>
         graph.bulkUpdateState(

@@ -254,7 +254,12 @@ export interface Storage {
   readonly assistants: AssistantRepository;
   readonly threads: ThreadRepository;
   readonly runs: RunRepository;
-  readonly checkpointer: BerthCheckpointer;
+  /**
+   * LangGraph's checkpointer on this database, made at the first call: that
+   * loads LangGraph's checkpoint modules, which a server answering its first
+   * requests may not need yet.
+   */
+  checkpointer(): Promise<BerthCheckpointer>;
   /** LangGraph's long-term memory store (memory-store-types.ts). */
   readonly store: StoreRepository;
   /** Scheduled runs (cron-types.ts). */

@@ -181,7 +181,7 @@ async function stream(run: ExecutableRun, deps: ExecutorDeps, writer: RunEventWr
     if (!thread) throw new Error(`Thread ${run.thread_id} not found`);
     const scope = runScope(run, assistant, thread, run.attempt, deps.apiUrl?.());
     // A stateless run's thread is deleted at its end: its checkpoints need not outlive it in the database.
-    if (!isEphemeral(run)) checkpointer = new RunCheckpointer(deps.storage.checkpointer, scope.metadata);
+    if (!isEphemeral(run)) checkpointer = new RunCheckpointer(await deps.storage.checkpointer(), scope.metadata);
     const graph = await deps.graphs.get(assistant.graph_id, scope.config);
     const modes = run.kwargs.stream_mode as StreamMode[];
     const encoder = new StreamEncoder(modes, run.kwargs.stream_subgraphs);
@@ -267,7 +267,7 @@ function tracedBy(tracer: BaseCallbackHandler | undefined): { callbacks?: BaseCa
 /** A retried attempt resumes from the run's last checkpoint instead of starting over. */
 async function runInput(run: QueuedRun, deps: ExecutorDeps): Promise<unknown> {
   if (run.attempt > 1) {
-    const written = deps.storage.checkpointer.list(
+    const written = (await deps.storage.checkpointer()).list(
       { configurable: { thread_id: run.thread_id, checkpoint_ns: "" } },
       { filter: { run_id: run.run_id }, limit: 1 },
     );

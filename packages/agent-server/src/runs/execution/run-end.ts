@@ -32,7 +32,7 @@ export async function settleThread(
   deps: ExecutorDeps,
 ): Promise<{ outcome: Outcome; thread: ThreadStateSummary }> {
   if (outcome.kind === "aborted" && outcome.reason === "rollback")
-    await deps.storage.checkpointer.deleteRun(run.thread_id, run.run_id);
+    await (await deps.storage.checkpointer()).deleteRun(run.thread_id, run.run_id);
   if (isEphemeral(run)) return { outcome, thread: { values: null, interrupts: {} } };
   try {
     return { outcome, thread: await threadAfter(run, deps, outcome.kind === "failed") };

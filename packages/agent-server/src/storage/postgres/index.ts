@@ -1,7 +1,6 @@
 import { threadLeaseKeeper } from "../shared/lease-thread.js";
-import type { Storage } from "../types.js";
+import type { BerthCheckpointer, Storage } from "../types.js";
 import { PostgresAssistantRepository } from "./assistants.js";
-import { PostgresCheckpointer } from "./checkpointer.js";
 import { PostgresCronRepository } from "./crons.js";
 import { openPostgresDatabase } from "./database.js";
 import { postgresRunCounts } from "./run-counts.js";
@@ -33,7 +32,9 @@ export async function createPostgresStorage(url: string, options: PostgresStorag
   const synchronousCommit = options.synchronousCommit ?? "on";
   const pool = await openPostgresDatabase(synchronousCommit === "off" ? withAsyncCommits(url) : url, options.poolSize);
   let closing: Promise<void> | undefined;
-  const checkpointer = new PostgresCheckpointer(pool);
+  let loading: Promise<BerthCheckpointer> | undefined;
+  const checkpointer = () =>
+    (loading ??= import("./checkpointer.js").then(({ PostgresCheckpointer }) => new PostgresCheckpointer(pool)));
   const store = new PostgresStoreRepository(pool);
   return {
     assistants: new PostgresAssistantRepository(pool),

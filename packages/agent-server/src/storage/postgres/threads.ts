@@ -48,7 +48,7 @@ function filterSql(filter: ThreadFilter, params: unknown[]): string {
 export class PostgresThreadRepository implements ThreadRepository {
   constructor(
     private readonly pool: pg.Pool,
-    private readonly checkpointer: BerthCheckpointer,
+    private readonly checkpointer: () => Promise<BerthCheckpointer>,
   ) {}
 
   async create(thread: NewThread): Promise<Thread | undefined> {
@@ -189,7 +189,7 @@ export class PostgresThreadRepository implements ThreadRepository {
       if (strategy === "delete") {
         if (await this.delete(threadId, scope)) pruned++;
       } else if (await this.exists(threadId, scope)) {
-        await this.checkpointer.keepLatest(threadId);
+        await (await this.checkpointer()).keepLatest(threadId);
         pruned++;
       }
     }

@@ -29,6 +29,7 @@ import {
   type WriteRow,
 } from "../shared/checkpoint-rows.js";
 import { CHECKPOINT_BLOB_COLUMNS, CHECKPOINT_COLUMNS, CHECKPOINT_WRITE_COLUMNS } from "../shared/columns.js";
+import { SqliteCheckpointTables } from "./checkpoint-tables.js";
 import type { SqliteDatabase } from "./database.js";
 import { type GroupCommit, groupCommitOf } from "./group-commit.js";
 
@@ -40,7 +41,6 @@ type ListParams = {
 /** Checkpoint rows as CheckpointRow: metadata is stored as JSON text. */
 const COLUMNS = `${CHECKPOINT_COLUMNS}, metadata`;
 const BY_KEY = "thread_id = @thread_id AND checkpoint_ns = @checkpoint_ns AND checkpoint_id = @checkpoint_id";
-const OF_RUN = "thread_id = @thread_id AND json_extract(metadata, '$.run_id') = @run_id";
 
 // Two variants so that a thread-scoped listing can use the primary key index.
 function listSql(byThread: boolean): string {
@@ -54,8 +54,6 @@ function listSql(byThread: boolean): string {
     LIMIT @limit`;
 }
 
-type CopyParams = { source: string; target: string };
-type RunParams = { thread_id: string; run_id: string };
 /** A checkpoint's channel_versions, as given by versionsParam. */
 type BlobsParams = Omit<CheckpointKey, "checkpoint_id"> & { versions: string };
 
@@ -81,32 +79,6 @@ function prepare(db: SqliteDatabase) {
        parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
        checkpoint = excluded.checkpoint, metadata = excluded.metadata`,
   );
-  const deleteOfThread = (table: string) => db.prepare<[string]>(`DELETE FROM ${table} WHERE thread_id = ?`);
-  const deleteThreadWrites = deleteOfThread("checkpoint_writes");
-  const deleteThreadBlobs = deleteOfThread("checkpoint_blobs");
-  const deleteThreadCheckpoints = deleteOfThread("checkpoints");
-  const copyCheckpoints = db.prepare<CopyParams>(
-    `INSERT INTO checkpoints (${COLUMNS}, created_at)
-     SELECT @target, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
-       CASE WHEN json_type(metadata, '$.thread_id') IS NULL THEN metadata
-            ELSE json_set(metadata, '$.thread_id', @target) END,
-       created_at
-     FROM checkpoints WHERE thread_id = @source`,
-  );
-  const copyWrites = db.prepare<CopyParams>(
-    `INSERT INTO checkpoint_writes (${CHECKPOINT_WRITE_COLUMNS})
-     SELECT @target, checkpoint_ns, checkpoint_id, task_id, task_path, idx, channel, type, value
-     FROM checkpoint_writes WHERE thread_id = @source`,
-  );
-  const copyBlobs = db.prepare<CopyParams>(
-    `INSERT INTO checkpoint_blobs (${CHECKPOINT_BLOB_COLUMNS})
-     SELECT @target, checkpoint_ns, channel, version, type, blob FROM checkpoint_blobs WHERE thread_id = @source`,
-  );
-  const deleteRunWrites = db.prepare<RunParams>(
-    `DELETE FROM checkpoint_writes WHERE thread_id = @thread_id AND (checkpoint_ns, checkpoint_id) IN
-       (SELECT checkpoint_ns, checkpoint_id FROM checkpoints WHERE ${OF_RUN})`,
-  );
-  const deleteRunCheckpoints = db.prepare<RunParams>(`DELETE FROM checkpoints WHERE ${OF_RUN}`);
   // keepLatest's statements: everything of a namespace older than its newest checkpoint.
   type KeepParams = { thread_id: string; checkpoint_ns: string; checkpoint_id: string; versions: string };
   const OF_NS = "thread_id = @thread_id AND checkpoint_ns = @checkpoint_ns";
@@ -151,16 +123,6 @@ function prepare(db: SqliteDatabase) {
       // must reflect the latest attempt; regular writes are kept from the first.
       for (const row of rows) (row.idx < 0 ? replaceWrite : keepWrite).run(row);
     }),
-    deleteThread: db.transaction((threadId: string) => {
-      deleteThreadWrites.run(threadId);
-      deleteThreadBlobs.run(threadId);
-      deleteThreadCheckpoints.run(threadId);
-    }),
-    copyThread: db.transaction((params: CopyParams) => {
-      copyCheckpoints.run(params);
-      copyWrites.run(params);
-      copyBlobs.run(params);
-    }),
     latestPerNamespace: db.prepare<[string], LatestRow>(
       `SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints AS c
        WHERE thread_id = ? AND checkpoint_id =
@@ -174,12 +136,6 @@ function prepare(db: SqliteDatabase) {
         clearParent.run(params);
         deleteOlderBlobs.run(params);
       }
-    }),
-    deleteRun: db.transaction((params: RunParams) => {
-      deleteRunWrites.run(params); // first: it finds the writes through the checkpoints deleted next
-      deleteRunCheckpoints.run(params);
-      // Blobs stay: they belong to (channel, version) pairs, which checkpoints of
-      // other runs (later ones, forks, copies via "__copy__") may still reference.
     }),
   };
 }
@@ -197,10 +153,12 @@ function prepare(db: SqliteDatabase) {
 export class SqliteCheckpointer extends BaseCheckpointSaver {
   private readonly sql: ReturnType<typeof prepare>;
   private readonly group: GroupCommit;
+  private readonly tables: SqliteCheckpointTables;
 
   constructor(db: SqliteDatabase, serde?: SerializerProtocol) {
     super(serde);
     this.sql = prepare(db);
+    this.tables = new SqliteCheckpointTables(db);
     this.group = groupCommitOf(db);
   }
 
@@ -257,22 +215,16 @@ export class SqliteCheckpointer extends BaseCheckpointSaver {
     return nextChannelVersion(current) as unknown as number;
   }
 
-  /** Deletes the checkpoints, writes and channel values of a thread. */
   override async deleteThread(threadId: string): Promise<void> {
-    this.sql.deleteThread.immediate(threadId);
+    this.tables.deleteThread(threadId);
   }
 
-  /** Copies every checkpoint, write and channel value of a thread to a new thread id (which must have none yet). */
   copyThread(sourceThreadId: string, targetThreadId: string): void {
-    this.sql.copyThread.immediate({ source: sourceThreadId, target: targetThreadId });
+    this.tables.copyThread(sourceThreadId, targetThreadId);
   }
 
-  /**
-   * Deletes the checkpoints written by one run (metadata.run_id) and their
-   * writes. Channel values stay, as other checkpoints may share them.
-   */
   deleteRun(threadId: string, runId: string): void {
-    this.sql.deleteRun.immediate({ thread_id: threadId, run_id: runId });
+    this.tables.deleteRun(threadId, runId);
   }
 
   async keepLatest(threadId: string): Promise<void> {

@@ -1,8 +1,8 @@
 import { join } from "node:path";
 import { threadLeaseKeeper } from "../shared/lease-thread.js";
-import type { Storage } from "../types.js";
+import type { BerthCheckpointer, Storage } from "../types.js";
 import { SqliteAssistantRepository } from "./assistants.js";
-import { SqliteCheckpointer } from "./checkpointer.js";
+import { SqliteCheckpointTables } from "./checkpoint-tables.js";
 import { SqliteCronRepository } from "./crons.js";
 import { openSqliteDatabase, type SqliteSynchronous } from "./database.js";
 import { sqliteRunCounts } from "./run-counts.js";
@@ -33,11 +33,13 @@ export function createSqliteStorage(
   const file = join(dataDir, "berth.sqlite");
   const db = openSqliteDatabase(file, synchronous);
   const stopCheckpoints = options.checkpointsElsewhere ? leaveCheckpointsToAnother(db) : checkpointInBackground(db, file);
-  const checkpointer = new SqliteCheckpointer(db);
+  let loading: Promise<BerthCheckpointer> | undefined;
+  const checkpointer = () =>
+    (loading ??= import("./checkpointer.js").then(({ SqliteCheckpointer }) => new SqliteCheckpointer(db)));
   const store = new SqliteStoreRepository(db);
   return {
     assistants: new SqliteAssistantRepository(db),
-    threads: new SqliteThreadRepository(db, checkpointer),
+    threads: new SqliteThreadRepository(db, new SqliteCheckpointTables(db), checkpointer),
     runs: new SqliteRunRepository(db),
     crons: new SqliteCronRepository(db),
     checkpointer,

@@ -13,6 +13,7 @@ import type {
 import { THREAD_COLUMNS } from "../shared/columns.js";
 import { sqliteScope } from "../shared/scope.js";
 import { expiresAtIso, nowIso } from "../shared/timestamps.js";
+import type { SqliteCheckpointTables } from "./checkpoint-tables.js";
 import type { SqliteDatabase } from "./database.js";
 import { parseJsonColumn, toJsonColumn } from "./json-columns.js";
 import { groupCommitOf } from "./group-commit.js";
@@ -73,7 +74,8 @@ function filterSql(filter: ThreadFilter): { where: string; params: unknown[] } {
 export class SqliteThreadRepository implements ThreadRepository {
   constructor(
     private readonly db: SqliteDatabase,
-    private readonly checkpointer: BerthCheckpointer,
+    private readonly checkpoints: SqliteCheckpointTables,
+    private readonly checkpointer: () => Promise<BerthCheckpointer>,
   ) {}
 
   async create(thread: NewThread): Promise<Thread | undefined> {
@@ -134,7 +136,7 @@ export class SqliteThreadRepository implements ThreadRepository {
       .transaction(() => {
         const deleted =
           this.db.prepare(`DELETE FROM threads WHERE thread_id = ?${inScope.sql}`).run(threadId, ...inScope.params).changes > 0;
-        if (deleted) void this.checkpointer.deleteThread(threadId);
+        if (deleted) this.checkpoints.deleteThread(threadId);
         return deleted;
       })
       .immediate();
@@ -167,7 +169,7 @@ export class SqliteThreadRepository implements ThreadRepository {
         const remove = this.db.prepare("DELETE FROM threads WHERE thread_id = ?");
         for (const { thread_id } of ids) {
           remove.run(thread_id);
-          void this.checkpointer.deleteThread(thread_id);
+          this.checkpoints.deleteThread(thread_id);
         }
         return ids.length;
       })
@@ -187,7 +189,7 @@ export class SqliteThreadRepository implements ThreadRepository {
           )
           .run(targetId, copiedMetadata, now, now, sourceId, ...inScope.params);
         if (copied.changes === 0) return undefined;
-        void this.checkpointer.copyThread(sourceId, targetId);
+        this.checkpoints.copyThread(sourceId, targetId);
         return this.getSync(targetId);
       })
       .immediate();
@@ -213,7 +215,7 @@ export class SqliteThreadRepository implements ThreadRepository {
       if (strategy === "delete") {
         if (await this.delete(threadId, scope)) pruned++;
       } else if (this.getSync(threadId, scope)) {
-        await this.checkpointer.keepLatest(threadId);
+        await (await this.checkpointer()).keepLatest(threadId);
         pruned++;
       }
     }

@@ -20,7 +20,8 @@ const ids = (prefix: string, n: number) => Array.from({ length: n }, (_, i) => `
 /** Every result of the script, in order. */
 async function script(storage: Storage): Promise<unknown[]> {
   const log: unknown[] = [];
-  const { assistants: as, threads: ts, runs: rs, checkpointer: cp } = storage;
+  const { assistants: as, threads: ts, runs: rs } = storage;
+  const cp = await storage.checkpointer();
   const base = { description: null, config: {}, context: {} };
   const [a0, a1, a2, a3] = ids("assistant", 4);
   log.push(await as.create({ ...base, assistant_id: a0, graph_id: "g1", name: "beta", metadata: { k: 0 } }));

@@ -44,19 +44,19 @@ const State = Annotation.Root({
 });
 
 /** A two-node graph over the storage's checkpointer: each invoke writes several checkpoints, writes and blobs. */
-function graphOf(storage: Storage) {
+async function graphOf(storage: Storage) {
   return new StateGraph(State)
     .addNode("a", (state) => ({ log: [`a${state.log.length}`], last: "a" }))
     .addNode("b", () => ({ log: ["b"], last: "b" }))
     .addEdge("__start__", "a")
     .addEdge("a", "b")
-    .compile({ checkpointer: storage.checkpointer });
+    .compile({ checkpointer: await storage.checkpointer() });
 }
 
 /** A thread with three invokes' checkpoints, a run and its events. */
 async function busyHistory(storage: Storage): Promise<string> {
   const threadId = await newThread(storage);
-  const graph = graphOf(storage);
+  const graph = await graphOf(storage);
   const config = { configurable: { thread_id: threadId } };
   for (const word of ["x", "y", "z"]) await graph.invoke({ log: [word] }, config);
   const runId = await createdRun(storage, threadId);
@@ -90,7 +90,7 @@ export function threadsContract(backend: Backend): void {
     it("keep_latest keeps the latest checkpoint and its state, and drops older checkpoints, writes and blobs", async () => {
       const { storage } = test;
       const threadId = await busyHistory(storage);
-      const graph = graphOf(storage);
+      const graph = await graphOf(storage);
       const config = { configurable: { thread_id: threadId } };
       const state = await graph.getState(config);
       const before = await rowCounts(test, threadId);
@@ -100,7 +100,7 @@ export function threadsContract(backend: Backend): void {
       assert.equal(after.checkpoints, 1);
       assert.equal(after.checkpoint_writes, 0, "the latest checkpoint of a finished run has no pending writes");
       assert.ok(after.checkpoint_blobs > 0 && after.checkpoint_blobs < before.checkpoint_blobs);
-      const latest = await storage.checkpointer.getTuple(config);
+      const latest = await (await storage.checkpointer()).getTuple(config);
       const named = Object.keys(latest?.checkpoint.channel_versions ?? {}).length;
       assert.equal(after.checkpoint_blobs, named, "one blob per channel version the kept checkpoint names");
       assert.deepEqual([after.runs, after.run_events], [before.runs, before.run_events], "runs stay");
@@ -169,7 +169,7 @@ export function threadsContract(backend: Backend): void {
       const forever = await newThread(storage);
       const expiring = randomUUID();
       assert.ok(await storage.threads.create({ thread_id: expiring, metadata: { k: 1 }, ttl_minutes: 0.01 }));
-      const graph = graphOf(storage);
+      const graph = await graphOf(storage);
       await graph.invoke({ log: ["x"] }, { configurable: { thread_id: expiring } });
       await storage.runs.appendEvents(await createdRun(storage, expiring), [{ seq: 0, event: "metadata", data: "{}" }]);
       await storage.runs.finish((await storage.runs.claim("w", 60_000))?.run_id ?? "", {
