@@ -120,8 +120,10 @@ export async function startExecution(
   { setup, backends, logger }: ExecutionDeps,
 ): Promise<void> {
   if (deliverer) lifecycle.defer(() => deliverer.stop());
-  await worker.start();
+  // Before it starts: `berth dev` starts its worker after listening, and may be closed meanwhile.
   lifecycle.defer(() => worker.stop(setup.settings.shutdownGraceMs));
+  await worker.start();
+  if (lifecycle.closed) return;
   deliverer?.start();
   const crons = startCronScheduler({ storage: backends.storage, runs: services.runs, logger, pollMs: setup.settings.cronPollMs });
   services.crons.scheduleChanged = () => crons.wake();

@@ -27,6 +27,7 @@ export interface RunningServer {
    * Resolves once every graph module is imported; rejects with the GraphLoadError of the first that fails. Settled
    * before startServer resolves, but for `dev`: there the graphs import right after the server listens (requests that
    * need one wait for it, and answer 503 with the load error if it fails), so the caller says whether the project loads.
+   * `dev` starts its run worker then too (runs created before wait in the queue); a failure to start it rejects this.
    */
   graphsLoaded: Promise<void>;
   /** Stops taking work, lets executing runs and open responses finish within the grace period, and closes. */
@@ -76,7 +77,11 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
       worker: execution?.worker,
     });
     if (role !== "worker") await services.assistants.ensureSystemAssistants(setup.assistantDefaults);
-    if (execution) await startExecution(lifecycle, execution, services, deps);
+    const startWorker = async () => {
+      if (execution) await startExecution(lifecycle, execution, services, deps);
+    };
+    // `berth dev` starts its worker after it listens, as it imports the graphs then: the executor loads LangGraph.
+    if (!options.dev) await startWorker();
     startMaintenance(lifecycle, setup, backends, logger);
     const where = { host: options.host, port: options.port, logger };
     const details = { role, graphs: graphs.ids(), storage: describe };
@@ -89,7 +94,12 @@ export async function startServer(options: ServerOptions): Promise<RunningServer
         throw error;
       });
     }
-    const graphsLoaded = graphs.loadAll();
+    const graphsLoaded = Promise.all([options.dev ? startWorker() : undefined, graphs.loadAll()]).then(
+      () => {},
+      (error: unknown) => {
+        if (!lifecycle.closed) throw error; // closed while loading (its storage with it): nothing to report
+      },
+    );
     graphsLoaded.catch(() => {}); // the caller's to report (the CLI prints it once); requests needing the graph say it too
     logger.flush();
     const close = () => lifecycle.close();

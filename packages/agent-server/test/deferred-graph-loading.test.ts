@@ -43,3 +43,79 @@ describe("a project whose graph fails to load, under berth dev", () => {
     }
   });
 });
+
+describe("a project under berth dev, while its graphs and run worker load after it listens", () => {
+  delete process.env.DATABASE_URL;
+  delete process.env.REDIS_URL;
+  const start = (dataDir: string, executionThread: "on" | "off" = "off") =>
+    startServer({
+      config: join(FIXTURES, "graphs"),
+      host: "127.0.0.1",
+      port: 0,
+      dataDir,
+      dev: true,
+      settings: { executionThread },
+      logger: pino({ level: "silent" }),
+    });
+
+  for (const executionThread of ["off", "on"] as const) {
+    it(`runs what it was asked before they loaded (execution thread ${executionThread}): a thread's run and a stateless wait answer`, async () => {
+      await runsAskedEarly(executionThread);
+    });
+  }
+
+  async function runsAskedEarly(executionThread: "on" | "off"): Promise<void> {
+    const dataDir = mkdtempSync(join(tmpdir(), "berth-deferred-worker-"));
+    const server = await start(dataDir, executionThread);
+    try {
+      const input = { messages: [{ role: "user", content: "early" }] };
+      const thread = (await (
+        await fetch(`${server.url}/threads`, { method: "POST", body: "{}", headers: JSON_HEADERS })
+      ).json()) as { thread_id: string };
+      const [threadRun, stateless] = await Promise.all([
+        fetch(`${server.url}/threads/${thread.thread_id}/runs/wait`, {
+          method: "POST",
+          body: JSON.stringify({ assistant_id: "agent", input }),
+          headers: JSON_HEADERS,
+        }),
+        fetch(`${server.url}/runs/wait`, {
+          method: "POST",
+          body: JSON.stringify({ assistant_id: "agent", input }),
+          headers: JSON_HEADERS,
+        }),
+      ]);
+      for (const response of [threadRun, stateless]) {
+        assert.equal(response.status, 200);
+        const { messages } = (await response.json()) as { messages: { content: string }[] };
+        assert.match(messages.at(-1)?.content ?? "", /: early$/);
+      }
+      await server.graphsLoaded;
+    } finally {
+      await server.close();
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  }
+
+  it("closes at once when told to before they loaded, reporting no failure to load", async () => {
+    const dataDir = mkdtempSync(join(tmpdir(), "berth-deferred-close-"));
+    try {
+      const server = await start(dataDir);
+      await server.close();
+      await server.graphsLoaded;
+      // The next start on the same data directory serves runs: nothing was left half started.
+      const next = await start(dataDir);
+      try {
+        const response = await fetch(`${next.url}/runs/wait`, {
+          method: "POST",
+          body: JSON.stringify({ assistant_id: "agent", input: { messages: [{ role: "user", content: "again" }] } }),
+          headers: JSON_HEADERS,
+        });
+        assert.equal(response.status, 200);
+      } finally {
+        await next.close();
+      }
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});

@@ -32,6 +32,11 @@ export class Lifecycle {
     }
   }
 
+  /** Whether close was called: a part that finished starting after it must stop itself. */
+  get closed(): boolean {
+    return this.closing !== undefined;
+  }
+
   /** Stops every part, the last started first; once, however often it is called. */
   close(): Promise<void> {
     this.closing ??= (async () => {

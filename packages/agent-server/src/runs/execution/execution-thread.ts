@@ -185,7 +185,9 @@ export class ExecutionThread {
             this.lastSlots = message.slots;
             broker.attach((messages) => this.post(messages));
             this.sentUrl = undefined;
-            this.post([]); // the server's address, when known already
+            // The server's address, when known already, and a wake-up: the wake-ups of runs created while the thread
+            // started had no thread to reach.
+            this.post([{ t: "wake" }]);
             resolve();
             return;
           case "webhooks":
