@@ -44,3 +44,12 @@ export function devServerNodeFlags(env: Env = process.env, execArgv: string[] = 
   const setsIt = (flags: string) => /--max[-_]semi[-_]space[-_]size/.test(flags);
   return setsIt(env.NODE_OPTIONS ?? "") || execArgv.some(setsIt) ? [] : ["--max-semi-space-size=2"];
 }
+
+/**
+ * The environment of `berth dev`'s server process: glibc's malloc in one arena (MALLOC_ARENA_MAX=1) unless the variable
+ * is set. Each thread allocating (the event loop, V8's helpers, libuv's pool, the loader hooks' thread) otherwise gets an
+ * arena of its own, ~6–8 MB more resident for a server that serves one developer.
+ */
+export function devServerEnv(env: Env = process.env): Env {
+  return env.MALLOC_ARENA_MAX === undefined ? { ...env, MALLOC_ARENA_MAX: "1" } : { ...env };
+}

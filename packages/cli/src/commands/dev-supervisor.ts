@@ -6,7 +6,7 @@ import { devBanner } from "./dev-banner.js";
 import { isFailedMessage, isListeningMessage, SUPERVISED_ENV } from "./dev-child.js";
 import { type StandIn, serveUnavailable } from "./dev-stand-in.js";
 import { type ProjectWatcher, watchProject } from "./project-watcher.js";
-import { devServerNodeFlags } from "../settings.js";
+import { devServerEnv, devServerNodeFlags } from "../settings.js";
 
 export interface DevOptions {
   config: string;
@@ -198,7 +198,7 @@ class DevSupervisor {
     const child = spawn(process.execPath, [...devServerNodeFlags(), ...process.execArgv, process.argv[1]!, ...args], {
       stdio: ["ignore", "inherit", "inherit", "ipc"],
       detached: true,
-      env: { ...process.env, [SUPERVISED_ENV]: "1" },
+      env: { ...devServerEnv(), [SUPERVISED_ENV]: "1" },
     });
     const exited = new Promise<number>((resolve) => {
       child.once("exit", (code) => resolve(code ?? 1));
