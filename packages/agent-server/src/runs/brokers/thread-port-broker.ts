@@ -161,9 +161,13 @@ export class MainSideBroker extends PortBroker<ToExecution> {
     super((messages) => this.post?.(messages));
   }
 
-  /** Where wake-ups and cancellations go from now on (a new execution thread after a crash). */
+  /**
+   * Where wake-ups and cancellations go from now on (a new execution thread after a crash). A thread attached gets a
+   * wake-up: those of runs created while none was attached went nowhere.
+   */
   attach(post: ((messages: ToExecution[]) => void) | undefined): void {
     this.post = post;
+    if (post) this.outbox.push({ t: "wake" });
   }
 
   /** Handles what the execution thread sent. */

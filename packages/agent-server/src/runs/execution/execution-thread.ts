@@ -185,9 +185,7 @@ export class ExecutionThread {
             this.lastSlots = message.slots;
             broker.attach((messages) => this.post(messages));
             this.sentUrl = undefined;
-            // The server's address, when known already, and a wake-up: the wake-ups of runs created while the thread
-            // started had no thread to reach.
-            this.post([{ t: "wake" }]);
+            this.post([]); // the server's address, when known already
             resolve();
             return;
           case "webhooks":
