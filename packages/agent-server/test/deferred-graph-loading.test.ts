@@ -4,6 +4,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, it } from "node:test";
 import { GraphLoadError, startServer } from "@berth/agent-server";
+import { Client } from "@langchain/langgraph-sdk";
 import { FIXTURES } from "@berth/test-support";
 import { pino } from "pino";
 
@@ -68,25 +69,15 @@ describe("a project under berth dev, while its graphs and run worker load after 
     const dataDir = mkdtempSync(join(tmpdir(), "berth-deferred-worker-"));
     const server = await start(dataDir, executionThread);
     try {
+      const client = new Client({ apiUrl: server.url });
       const input = { messages: [{ role: "user", content: "early" }] };
-      const thread = (await (
-        await fetch(`${server.url}/threads`, { method: "POST", body: "{}", headers: JSON_HEADERS })
-      ).json()) as { thread_id: string };
-      const [threadRun, stateless] = await Promise.all([
-        fetch(`${server.url}/threads/${thread.thread_id}/runs/wait`, {
-          method: "POST",
-          body: JSON.stringify({ assistant_id: "agent", input }),
-          headers: JSON_HEADERS,
-        }),
-        fetch(`${server.url}/runs/wait`, {
-          method: "POST",
-          body: JSON.stringify({ assistant_id: "agent", input }),
-          headers: JSON_HEADERS,
-        }),
+      const thread = await client.threads.create();
+      const outputs = await Promise.all([
+        client.runs.wait(thread.thread_id, "agent", { input }),
+        client.runs.wait(null, "agent", { input }),
       ]);
-      for (const response of [threadRun, stateless]) {
-        assert.equal(response.status, 200);
-        const { messages } = (await response.json()) as { messages: { content: string }[] };
+      for (const output of outputs) {
+        const { messages } = output as { messages: { content: string }[] };
         assert.match(messages.at(-1)?.content ?? "", /: early$/);
       }
       await server.graphsLoaded;
@@ -105,12 +96,11 @@ describe("a project under berth dev, while its graphs and run worker load after 
       // The next start on the same data directory serves runs: nothing was left half started.
       const next = await start(dataDir);
       try {
-        const response = await fetch(`${next.url}/runs/wait`, {
-          method: "POST",
-          body: JSON.stringify({ assistant_id: "agent", input: { messages: [{ role: "user", content: "again" }] } }),
-          headers: JSON_HEADERS,
-        });
-        assert.equal(response.status, 200);
+        const input = { messages: [{ role: "user", content: "again" }] };
+        const { messages } = (await new Client({ apiUrl: next.url }).runs.wait(null, "agent", { input })) as {
+          messages: { content: string }[];
+        };
+        assert.match(messages.at(-1)?.content ?? "", /: again$/);
       } finally {
         await next.close();
       }

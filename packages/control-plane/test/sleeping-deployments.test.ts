@@ -321,6 +321,7 @@ describe("sleeping deployments", () => {
     });
     assert.equal(run.status, "success");
   });
+
   test("a cron wakes its sleeping deployment across a listener restart", async () => {
     const cron = await createCron("*/20 * * * * *", "from the cron, after the restart");
     await asleep(dev);
