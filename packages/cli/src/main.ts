@@ -5,6 +5,8 @@ import {
   BASE_IMAGE_USAGE,
   CHECK_HELP,
   CHECK_USAGE,
+  COMPILE_HELP,
+  COMPILE_USAGE,
   CONTROL_PLANE_HELP,
   CONTROL_PLANE_USAGE,
   LISTENER_HELP,
@@ -23,7 +25,7 @@ Commands:
   serve [dir-or-langgraph.json]   Serve a project in production: the options of dev, and
       --role api|worker|all       What this process does (default BERTH_ROLE, else all; a worker given --port answers GET /ok there)
       --workers <n>               Runs executing at once in this process (default BERTH_WORKERS or 100)
-${CHECK_USAGE}${CONTROL_PLANE_USAGE}${LISTENER_USAGE}${BASE_IMAGE_USAGE}${BACKUP_USAGE}${REMOTE_USAGE}  -v, --version                   The CLI's version
+${CHECK_USAGE}${COMPILE_USAGE}${CONTROL_PLANE_USAGE}${LISTENER_USAGE}${BASE_IMAGE_USAGE}${BACKUP_USAGE}${REMOTE_USAGE}  -v, --version                   The CLI's version
   -h, --help                      This help; \`berth <command> --help\` prints a command's own
 
 DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-out backends.
@@ -32,6 +34,7 @@ DATABASE_URL (postgres://...) and REDIS_URL (redis://...) switch to the scale-ou
 /** Help answered here, before loading a command that loads a server package (check: the agent server). */
 const EARLY_HELP = new Map([
   ["check", CHECK_HELP],
+  ["compile", COMPILE_HELP],
   ["control-plane", CONTROL_PLANE_HELP],
   ["listener", LISTENER_HELP],
   ["base-image", BASE_IMAGE_HELP],
@@ -78,6 +81,8 @@ async function run(argv: string[]): Promise<number> {
       return (await import("./commands/serve.js")).serveCommand(command, rest);
     case "check":
       return (await import("./commands/check.js")).checkCommand(rest);
+    case "compile":
+      return (await import("./commands/compile.js")).compileCommand(rest);
     case "control-plane":
       return (await import("./commands/control-plane.js")).controlPlaneCommand(rest);
     case "listener":

@@ -3,6 +3,10 @@ export const CHECK_USAGE = `  check [dir-or-langgraph.json]   Load every graph o
                                   exit 0 listing the graphs, 1 with the reason one fails to load
 `;
 
+export const COMPILE_USAGE = `  compile [dir-or-langgraph.json] Transpile the project's TypeScript modules into .berth/compiled/ beside langgraph.json:
+                                  \`berth serve\` and \`berth check\` then load them with no TypeScript loader (a build does this)
+`;
+
 export const CONTROL_PLANE_USAGE = `  control-plane                   Serve the /v2/deployments API (SQLite under --data-dir; PostgreSQL with DATABASE_URL)
       --port <n>                  Port (default 8000; 0 picks a free one)
       --host <addr>               Address (default 127.0.0.1)
@@ -180,6 +184,7 @@ Deletes the file \`berth login\` wrote; later commands take their connection fro
 
 /** \`berth <command> --help\` for the commands whose texts are also parts of \`berth --help\`. */
 export const CHECK_HELP = `Usage: berth check [dir-or-langgraph.json]\n\n${CHECK_USAGE}`;
+export const COMPILE_HELP = `Usage: berth compile [dir-or-langgraph.json]\n\n${COMPILE_USAGE}`;
 export const LISTENER_HELP = `Usage: berth listener --control-plane <url> --api-key <key> --listener-id <id> [options]\n\n${LISTENER_USAGE}`;
 export const BASE_IMAGE_HELP = `Usage: berth base-image [--engine <address>]\n\n${BASE_IMAGE_USAGE}`;
 export const CONTROL_PLANE_HELP = `Usage: berth control-plane [options]

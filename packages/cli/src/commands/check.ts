@@ -12,7 +12,7 @@ export async function checkCommand(argv: string[]): Promise<number> {
     return 2;
   }
   const config = positionals[0] ?? ".";
-  const { checkProject, ConfigError, GraphLoadError } = await loadAgentServer(config);
+  const { checkProject, ConfigError, GraphLoadError } = await loadAgentServer(config, { compiled: true });
   let code: number;
   try {
     const { graphs, warnings } = await checkProject(config);

@@ -1,5 +1,6 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { dirname, join, resolve } from "node:path";
+import { isCommonJsModule } from "@berth/agent-server/module-format";
 
 type AgentServer = typeof import("@berth/agent-server");
 
@@ -16,20 +17,25 @@ const TYPESCRIPT_MODULE = /\.[cm]?tsx?$/;
  * CommonJS (`.cts`, or `.ts` under a package.json without `"type":
  * "module"`): such a file loses its named exports unless the hooks were in
  * place before anything else loaded, as with `node --import tsx`. A project of
- * JavaScript never loads a TypeScript loader.
+ * JavaScript never loads a TypeScript loader, nor does one `berth compile`
+ * compiled when `compiled` is set (`berth serve`, `berth check`; not `berth
+ * dev`, whose sources change under it) and the compilation is of their
+ * current content.
  */
-export async function loadAgentServer(configPath: string): Promise<AgentServer> {
+export async function loadAgentServer(configPath: string, options: { compiled?: boolean } = {}): Promise<AgentServer> {
   const folder = projectFolder(configPath);
   const typescript = projectModules(configPath)
     .map((path) => resolve(folder, path.replace(/:[^:/\\]*$/, "")))
     .filter((file) => TYPESCRIPT_MODULE.test(file));
   if (typescript.length === 0) return import("@berth/agent-server");
-  if (typescript.some(isCommonJs)) {
+  if (typescript.some(isCommonJsModule)) {
     await loadTsx();
     return import("@berth/agent-server");
   }
   const server = await import("@berth/agent-server");
-  server.useTypeScriptLoader(loadTsx);
+  const compiled = options.compiled ? server.readCompiledModules(resolve(folder)) : undefined;
+  if (compiled && typescript.every((file) => compiled.has(file))) server.useCompiledModules(compiled);
+  else server.useTypeScriptLoader(loadTsx);
   return server;
 }
 
@@ -40,23 +46,6 @@ function loadTsx(): Promise<unknown> {
 
 function projectFolder(configPath: string): string {
   return existsSync(configPath) && statSync(configPath).isDirectory() ? configPath : dirname(configPath);
-}
-
-/** Node's rule: `.cts` is CommonJS, `.mts` ES; `.ts`/`.tsx` follow the nearest package.json's `type`. */
-function isCommonJs(file: string): boolean {
-  if (file.endsWith(".cts")) return true;
-  if (file.endsWith(".mts")) return false;
-  for (let folder = dirname(file); ; folder = dirname(folder)) {
-    const manifest = join(folder, "package.json");
-    if (existsSync(manifest)) {
-      try {
-        return (JSON.parse(readFileSync(manifest, "utf8")) as { type?: unknown }).type !== "module";
-      } catch {
-        return true; // unreadable: Node would fail on it anyway; load tsx the safe way
-      }
-    }
-    if (dirname(folder) === folder) return true;
-  }
 }
 
 /** The module paths langgraph.json names; none when it cannot be read (the agent server then says why). */

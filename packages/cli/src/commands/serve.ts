@@ -105,7 +105,7 @@ function parseOptions(command: "dev" | "serve", argv: string[]): ServeOptions | 
 async function serveInProcess(command: "dev" | "serve", options: ServeOptions): Promise<number> {
   const { config, host, port, role, workers } = options;
   if (command === "dev") followSupervisor();
-  const { ConfigError, GraphLoadError, startServer } = await loadAgentServer(config);
+  const { ConfigError, GraphLoadError, startServer } = await loadAgentServer(config, { compiled: command === "serve" });
   try {
     const server = await startServer({
       config,
