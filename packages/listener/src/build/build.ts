@@ -4,6 +4,7 @@ import { formatBytes } from "./archive-rules.js";
 import type { BuildSandbox } from "./build-sandbox.js";
 import { commandEnv } from "./command-env.js";
 import { locateConfig } from "./config-file.js";
+import { compileTypeScript } from "./compile-step.js";
 import { BuildError, type BuildLog } from "./errors.js";
 import { checkGraphs, type GraphChecker } from "./graph-check.js";
 import { installDependencies } from "./install.js";
@@ -127,6 +128,11 @@ export async function buildSource(request: BuildRequest): Promise<BuildResult> {
       () => "build_command succeeded",
     );
   }
+  await step(
+    "Compiling TypeScript ahead of time",
+    () => compileTypeScript({ configFile, workDir, env, log, signal, timeoutMs: limits.timeoutMs, sandbox }),
+    (outcome) => (outcome === "compiled" ? "Compiled" : "Sources kept"),
+  );
   await step(
     "Checking that every graph loads",
     () =>

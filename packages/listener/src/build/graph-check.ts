@@ -34,8 +34,7 @@ const WARNING_PREFIX = "berth check: warning: ";
  */
 export async function checkGraphs(options: GraphCheckOptions): Promise<void> {
   const { configFile, workDir, log, sandbox } = options;
-  const berthBin = sandbox?.berthBin ?? BERTH_BIN;
-  const command = `${shellQuote(process.execPath)} ${shellQuote(berthBin)} check ${shellQuote(sandbox?.inside(configFile) ?? configFile)}`;
+  const command = berthCommand("check", options);
   let failure: string | undefined;
   // The user knows their tarball, not the build's directories (nor where the sandbox mounts them).
   const shown = (message: string) => withoutPrefix(withoutPrefix(message, workDir), sandbox?.inside(workDir));
@@ -62,6 +61,15 @@ export async function checkGraphs(options: GraphCheckOptions): Promise<void> {
     const reason = failure !== undefined ? `A graph failed to load: ${failure}` : error.message;
     throw new BuildError(shown(reason), { cause: error });
   }
+}
+
+/** The shell command running `berth <subcommand> <langgraph.json>` with this checkout's CLI, inside the sandbox if any. */
+export function berthCommand(
+  subcommand: string,
+  { configFile, sandbox }: Pick<GraphCheckOptions, "configFile" | "sandbox">,
+): string {
+  const berthBin = sandbox?.berthBin ?? BERTH_BIN;
+  return `${shellQuote(process.execPath)} ${shellQuote(berthBin)} ${subcommand} ${shellQuote(sandbox?.inside(configFile) ?? configFile)}`;
 }
 
 /** `/var/lib/berth/builds/abc/src/agent.ts` → `src/agent.ts`: the user knows their tarball, not our directories. */

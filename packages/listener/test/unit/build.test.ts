@@ -73,6 +73,9 @@ describe("buildSource", () => {
     const text = build.text();
     // No package.json at the tarball root: the install step has nothing to do.
     assert.match(text, /nothing to install/);
+    // The TypeScript graph is compiled ahead of time, and the check loads the compiled module.
+    assert.match(text, /==> Compiling TypeScript ahead of time\n1 module compiled in \d+\.\d\d s: src\/agent\.ts\nCompiled \(/);
+    assert.ok(existsSync(join(workDir, "project", ".berth", "compiled", "manifest.json")));
     assert.match(text, /==> Checking that every graph loads/);
     assert.match(text, /1 graph loaded: agent/);
     assert.match(text, /Build finished in \d+\.\d s/);
@@ -121,6 +124,13 @@ describe("buildSource", () => {
       /^A graph failed to load: failed to load graph "broken" from src\/agent\.ts .*broken on purpose: MY_SETTING is not set/,
     );
     assert.ok(!error.message.includes(build.request.workDir), "the listener's directories are not shown to users");
+  });
+
+  test("a project that cannot be compiled keeps its sources: the build goes on and says why", async () => {
+    // build-broken has no package.json saying "type": "module": its .ts is CommonJS, which is not compiled.
+    const build = request(await pack("build-broken"));
+    await buildFails(build, /^A graph failed to load/);
+    assert.match(build.text(), /sources kept, loaded through tsx: src\/agent\.ts is CommonJS\nSources kept \(/);
   });
 
   test("npm ci runs once per lockfile: a second build restores node_modules from the cache", async () => {
