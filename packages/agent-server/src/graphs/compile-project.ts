@@ -2,6 +2,8 @@ import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync 
 import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
 import type { BuildOptions, Message, Metafile } from "esbuild";
 import { loadProjectConfig, type ProjectConfig } from "../config/langgraph-config.js";
+
+export { ConfigError } from "../config/config-error.js";
 import { isCommonJsModule } from "./module-format.js";
 import { COMPILED_DIR, COMPILED_FORMAT, COMPILED_MANIFEST, type CompiledManifest, contentHash } from "./compiled-modules.js";
 

@@ -12,7 +12,8 @@ export async function compileCommand(argv: string[]): Promise<number> {
     process.stderr.write(`berth compile: expected one directory or langgraph.json, got "${argv.join(" ")}"\n\n${COMPILE_USAGE}`);
     return 2;
   }
-  const { compileProject, ConfigError } = await import("@berth/agent-server");
+  // Not the agent server's main entry: a build runs this in a process of its own, and the server is not needed.
+  const { compileProject, ConfigError } = await import("@berth/agent-server/compile");
   try {
     const result = await compileProject(positionals[0] ?? ".");
     const seconds = (result.durationMs / 1000).toFixed(2);
