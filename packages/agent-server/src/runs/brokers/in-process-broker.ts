@@ -1,5 +1,6 @@
 import type { CancelAction, StoredEvent } from "../../storage/types.js";
 import type { RunBroker, RunEndNotice, RunObserver, RunSubscription } from "./broker.js";
+import { CALL_COST, PacedFanOut } from "./paced-fan-out.js";
 
 interface LiveStream {
   /** Every event of the current attempt, kept while the run is active so late joiners catch up from memory. */
@@ -13,6 +14,7 @@ export class InProcessBroker implements RunBroker {
   private readonly threadWatchers = new Map<string, Set<(runId: string) => void>>();
   private wakeHandlers: ((availableAt?: number) => void)[] = [];
   private cancelHandlers: ((runId: string, action: CancelAction) => void)[] = [];
+  private readonly fanOut = new PacedFanOut((runId) => this.observers.get(runId));
 
   begin(runId: string, threadId: string): void {
     this.streams.set(runId, { events: [] });
@@ -31,12 +33,12 @@ export class InProcessBroker implements RunBroker {
 
   /** Hands an event to this process's observers (also used for events of runs executing elsewhere). */
   deliver(runId: string, event: StoredEvent): void {
-    for (const observer of this.observers.get(runId) ?? []) observer.onEvent(event);
+    this.fanOut.send(runId, (observer) => observer.onEvent(event));
   }
 
   /** Tells this process's observers that a batch of the run's events reached the log. */
   deliverLogged(runId: string): void {
-    for (const observer of this.observers.get(runId) ?? []) observer.onLogged?.();
+    this.fanOut.send(runId, (observer) => observer.onLogged?.());
   }
 
   /**
@@ -47,14 +49,14 @@ export class InProcessBroker implements RunBroker {
    */
   deliverLost(runId: string, executorDied = false): void {
     if (executorDied) this.streams.delete(runId);
-    for (const observer of this.observers.get(runId) ?? []) observer.onLost?.();
+    this.fanOut.send(runId, (observer) => observer.onLost?.());
   }
 
   end(runId: string, notice: RunEndNotice): void {
     const lastSeq = this.executingLastSeq(runId);
     this.streams.delete(runId);
     const told = lastSeq === undefined ? notice : { ...notice, lastSeq };
-    for (const observer of this.observers.get(runId) ?? []) observer.onEnd(told);
+    this.fanOut.send(runId, (observer) => observer.onEnd(told), CALL_COST.end);
   }
 
   async subscribe(runId: string, observer: RunObserver): Promise<RunSubscription> {
