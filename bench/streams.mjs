@@ -12,6 +12,7 @@
 // consecutive, no id twice, every token once in order, the run's end). For the server: RSS peak of its process tree (every
 // 100 ms), its CPU over the round; and `GET /ok` latency every 50 ms from a third light process (`--probe`) during the round.
 // Figures are medians of BENCH_REPEATS (3) rounds per scenario; BENCH_SCENARIOS=classic,v2-sse,v2-ws picks some.
+// BENCH_DUMP_OK=<file> writes the probe's `/ok` times of the last round in the order they were taken (one every 50 ms).
 // BENCH_EXECUTION_THREAD (off) is the server's BERTH_EXECUTION_THREAD; BENCH_DUMP_FIRSTS=<file> writes each load process's
 // times to first event of the last round, in arrival order (to see whether a tail is queueing, late arrivals waiting longer).
 // Prints a markdown table and writes bench/results/streams-<time>.json. Not a test: the figures depend on the machine.
@@ -380,8 +381,10 @@ async function round(url, pid, kind, workDir) {
   const cpu = treeCpuMs(pid) - cpuBefore;
   clearInterval(sampler);
   probe.kill("SIGTERM");
-  const ok = (await probe.result).filter((v) => v !== null).sort((a, b) => a - b);
-  const probeFailures = (await probe.result).length - ok.length;
+  const samples = await probe.result;
+  if (process.env.BENCH_DUMP_OK) writeFileSync(process.env.BENCH_DUMP_OK, JSON.stringify(samples));
+  const ok = samples.filter((v) => v !== null).sort((a, b) => a - b);
+  const probeFailures = samples.length - ok.length;
   const firsts = measured
     .flatMap((m) => m.first_ms)
     .filter((v) => v !== null)
