@@ -5,7 +5,7 @@ import { after, before, describe, it } from "node:test";
 import { type BerthProcess, startBerth } from "@berth/test-support";
 import { collect } from "./helpers/streams.js";
 
-/** Above the thousand event deliveries a turn of the server's event loop makes before deferring the rest. */
+/** Several times the event deliveries a turn of the server's event loop makes before deferring the rest. */
 const SUBSCRIBERS = 1500;
 const STEPS = 8;
 

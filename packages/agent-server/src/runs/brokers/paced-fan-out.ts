@@ -1,7 +1,7 @@
 import type { RunObserver } from "./broker.js";
 
 /** Observer calls one turn of the event loop makes before the rest wait for the next turn (in event deliveries). */
-const CALLS_PER_TURN = 1000;
+const CALLS_PER_TURN = 250;
 
 /**
  * What a call costs against CALLS_PER_TURN: an event is a socket write; an end
