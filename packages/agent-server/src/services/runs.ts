@@ -5,6 +5,7 @@ import { followRun } from "../runs/streaming/follow-run.js";
 import { followThread, parseThreadEventId } from "../runs/streaming/follow-thread.js";
 import type { RunBroker, RunEndNotice } from "../runs/brokers/broker.js";
 import { toApiRun } from "../storage/run-record.js";
+import { createdThread } from "../storage/shared/created-thread.js";
 import {
   type Assistant,
   type CancelAction,
@@ -119,7 +120,8 @@ export class RunService {
       throw error;
     });
     if (result.kind === "created" && result.claimed) {
-      slot?.execute({ ...result.claimed, assistant });
+      const made = threadId === undefined ? { thread: createdThread(run, result.claimed.created_at) } : {};
+      slot?.execute({ ...result.claimed, assistant, ...made });
       return result.run;
     }
     slot?.release();

@@ -2,7 +2,7 @@ import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { StreamEvent } from "@langchain/core/tracers/log_stream";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import type { Logger } from "pino";
-import type { Assistant, QueuedRun, RunLease } from "../../storage/types.js";
+import type { Assistant, QueuedRun, RunLease, Thread } from "../../storage/types.js";
 import { PendingFeedbackUrls } from "../../tracing/feedback.js";
 import type { RunEndNotice } from "../brokers/broker.js";
 import { RunEventWriter } from "../streaming/event-writer.js";
@@ -39,9 +39,13 @@ interface AttemptLog {
   errorEmitted: boolean;
 }
 
-/** A claimed run; `assistant` when the creation that claimed it here read it a moment before (never stored). */
+/**
+ * A claimed run; `assistant` when the creation that claimed it here read it a moment before, `thread` when that
+ * creation made it (a stateless run's): neither is read again.
+ */
 export interface ExecutableRun extends QueuedRun {
   assistant?: Assistant;
+  thread?: Thread;
 }
 
 /**
@@ -173,7 +177,7 @@ async function stream(run: ExecutableRun, deps: ExecutorDeps, writer: RunEventWr
   let checkpointer: RunCheckpointer | undefined;
   try {
     const assistant = run.assistant ?? (await deps.storage.assistants.get(run.assistant_id));
-    const thread = await deps.storage.threads.get(run.thread_id);
+    const thread = run.thread ?? (await deps.storage.threads.get(run.thread_id));
     if (!assistant) throw new Error(`Assistant ${run.assistant_id} not found`);
     // A protocol run announces itself before its graph loads, as a classic run's `metadata` does.
     const protocol = run.kwargs.stream_protocol === "v2" ? new ProtocolEncoder(assistant.graph_id) : undefined;

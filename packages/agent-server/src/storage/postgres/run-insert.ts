@@ -1,6 +1,7 @@
 import { jsonb } from "@berth/service-kit";
 import { toApiRun } from "../run-record.js";
 import { RUN_COLUMNS } from "../shared/columns.js";
+import { createdThreadMetadata } from "../shared/created-thread.js";
 import type { CreateRunResult, NewRun, RunClaimant } from "../types.js";
 import type { Queryable } from "./database.js";
 import { prepared } from "./prepared.js";
@@ -33,7 +34,7 @@ export async function insertRun(client: Queryable, run: NewRun, claimFor?: RunCl
     new Date(now).toISOString(),
     run.available_at,
     run.create_thread,
-    jsonb({ ...run.thread_metadata, graph_id: run.graph_id, assistant_id: run.assistant_id }),
+    jsonb(createdThreadMetadata(run)),
     jsonb(run.thread_config ?? {}),
   ];
   const { rows } = claimFor

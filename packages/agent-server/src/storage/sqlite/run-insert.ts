@@ -1,5 +1,6 @@
 import { toApiRun } from "../run-record.js";
 import { RUN_COLUMNS } from "../shared/columns.js";
+import { createdThreadMetadata } from "../shared/created-thread.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { CreateRunResult, NewRun } from "../types.js";
 import type { SqliteDatabase } from "./database.js";
@@ -19,13 +20,7 @@ export function insertRun(db: SqliteDatabase, run: NewRun): CreateRunResult {
     if (!run.create_thread) return { kind: "thread_not_found" };
     db.prepare(
       `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at) VALUES (?, 'busy', ?, ?, ?, ?)`,
-    ).run(
-      run.thread_id,
-      JSON.stringify({ ...run.thread_metadata, graph_id: run.graph_id, assistant_id: run.assistant_id }),
-      JSON.stringify(run.thread_config ?? {}),
-      now,
-      now,
-    );
+    ).run(run.thread_id, JSON.stringify(createdThreadMetadata(run)), JSON.stringify(run.thread_config ?? {}), now, now);
   }
   const inflight = db
     .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid`)
