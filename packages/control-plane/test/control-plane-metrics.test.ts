@@ -62,7 +62,8 @@ function parseExposition(text: string): Sample[] {
       labels[label[1]!] = label[2]!.replace(/\\(.)/g, (_, c: string) => (c === "n" ? "\n" : c));
     }
     const value = valueText === "+Inf" ? Infinity : valueText === "-Inf" ? -Infinity : Number(valueText);
-    assert.ok(valueText === "NaN" || !Number.isNaN(value), `a number: ${line}`);
+    // prom-client writes NaN as "Nan" (an event-loop lag with no sample yet); Prometheus reads either case.
+    assert.ok(valueText!.toLowerCase() === "nan" || !Number.isNaN(value), `a number: ${line}`);
     const family = SUFFIXES.map((suffix) => (name!.endsWith(suffix) ? name!.slice(0, name!.length - suffix.length) : ""))
       .filter((base) => base && types.has(base))
       .at(0);
