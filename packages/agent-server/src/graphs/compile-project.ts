@@ -1,11 +1,18 @@
 import { existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
-import { dirname, isAbsolute, join, relative, resolve, sep } from "node:path";
+import { dirname, join, relative, sep } from "node:path";
 import type { BuildOptions, Message, Metafile } from "esbuild";
 import { loadProjectConfig, type ProjectConfig } from "../config/langgraph-config.js";
+import {
+  COMPILED_DIR,
+  COMPILED_FORMAT,
+  COMPILED_MANIFEST,
+  type CompiledManifest,
+  contentHash,
+  isBelow,
+} from "./compiled-modules.js";
+import { isCommonJsModule } from "./module-format.js";
 
 export { ConfigError } from "../config/config-error.js";
-import { isCommonJsModule } from "./module-format.js";
-import { COMPILED_DIR, COMPILED_FORMAT, COMPILED_MANIFEST, type CompiledManifest, contentHash } from "./compiled-modules.js";
 
 /** What `berth compile` did: the modules it compiled, or why the project keeps loading its sources through tsx. */
 export type CompileResult = { compiled: string[]; durationMs: number } | { compiled: []; reason: string; durationMs: number };
@@ -45,7 +52,7 @@ export async function compileProject(configPath: string): Promise<CompileResult>
   if (entries.length === 0) return kept("the project has no TypeScript modules");
   for (const file of entries) {
     if (!existsSync(file)) return kept(`${relative(projectDir, file)} does not exist`);
-    if (!insideFolder(projectDir, file)) return kept(`${file} is outside the project's folder`);
+    if (!isBelow(projectDir, file)) return kept(`${file} is outside the project's folder`);
     if (isCommonJsModule(file)) return kept(`${relative(projectDir, file)} is CommonJS`);
   }
 
@@ -70,42 +77,42 @@ export async function compileProject(configPath: string): Promise<CompileResult>
     metafile: true,
     logLevel: "silent",
   };
-  let metafile: Metafile;
   try {
-    metafile = (await build(options)).metafile!;
-  } catch (error) {
+    let metafile: Metafile;
+    try {
+      metafile = (await build(options)).metafile!;
+    } catch (error) {
+      const errors = (error as { errors?: Message[] }).errors;
+      const detail = errors?.length
+        ? (await formatMessages(errors.slice(0, 1), { kind: "error", color: false })).join("").trim()
+        : (error as Error).message;
+      return kept(`esbuild failed: ${detail}`);
+    }
+    const refusal = refuseInputs(projectDir, metafile);
+    if (refusal) return kept(refusal);
+    const manifest: CompiledManifest = { format: COMPILED_FORMAT, modules: {}, inputs: {} };
+    for (const input of Object.keys(metafile.inputs)) manifest.inputs[input] = contentHash(join(projectDir, input));
+    const tsconfig = join(projectDir, "tsconfig.json");
+    if (existsSync(tsconfig)) manifest.inputs["tsconfig.json"] = contentHash(tsconfig);
+    for (const [output, meta] of Object.entries(metafile.outputs)) {
+      if (!meta.entryPoint) continue;
+      manifest.modules[normalized(meta.entryPoint)] = relative(staging, join(projectDir, output));
+    }
+    writeFileSync(join(staging, COMPILED_MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
+    mkdirSync(dirname(target), { recursive: true });
+    renameSync(staging, target);
+    return { compiled: Object.keys(manifest.modules), durationMs: Date.now() - started };
+  } finally {
+    // What esbuild wrote, unless it became COMPILED_DIR above.
     rmSync(staging, { recursive: true, force: true });
-    const errors = (error as { errors?: Message[] }).errors;
-    const detail = errors?.length
-      ? (await formatMessages(errors.slice(0, 1), { kind: "error", color: false })).join("").trim()
-      : (error as Error).message;
-    return kept(`esbuild failed: ${detail}`);
   }
-
-  const refusal = refuseInputs(projectDir, metafile);
-  if (refusal) {
-    rmSync(staging, { recursive: true, force: true });
-    return kept(refusal);
-  }
-  const manifest: CompiledManifest = { format: COMPILED_FORMAT, modules: {}, inputs: {} };
-  for (const input of Object.keys(metafile.inputs)) manifest.inputs[input] = contentHash(join(projectDir, input));
-  const tsconfig = join(projectDir, "tsconfig.json");
-  if (existsSync(tsconfig)) manifest.inputs["tsconfig.json"] = contentHash(tsconfig);
-  for (const [output, meta] of Object.entries(metafile.outputs)) {
-    if (!meta.entryPoint) continue;
-    manifest.modules[normalized(meta.entryPoint)] = relative(staging, join(projectDir, output));
-  }
-  writeFileSync(join(staging, COMPILED_MANIFEST), `${JSON.stringify(manifest, null, 2)}\n`);
-  mkdirSync(dirname(target), { recursive: true });
-  renameSync(staging, target);
-  return { compiled: Object.keys(manifest.modules), durationMs: Date.now() - started };
 }
 
 /** Why the bundle's inputs cannot run from COMPILED_DIR as they do from their folders, if they cannot. */
 function refuseInputs(projectDir: string, metafile: Metafile): string | undefined {
   for (const [input, meta] of Object.entries(metafile.inputs)) {
     const file = join(projectDir, input);
-    if (!insideFolder(projectDir, file) || input.split(/[\\/]/).includes("node_modules"))
+    if (!isBelow(projectDir, file) || input.split(/[\\/]/).includes("node_modules"))
       return `${input} is outside the project's own sources`;
     if (meta.format === "cjs") return `${input} is CommonJS`;
     const nested = nestedNodeModules(projectDir, dirname(file));
@@ -119,7 +126,7 @@ function refuseInputs(projectDir: string, metafile: Metafile): string | undefine
 
 /** A node_modules folder between `dir` and the project's folder (the project's own excluded), if any. */
 function nestedNodeModules(projectDir: string, dir: string): string | undefined {
-  for (let folder = dir; folder !== projectDir && insideFolder(projectDir, folder); folder = dirname(folder)) {
+  for (let folder = dir; isBelow(projectDir, folder); folder = dirname(folder)) {
     if (existsSync(join(folder, "node_modules"))) return join(folder, "node_modules");
   }
   return undefined;
@@ -134,11 +141,6 @@ function projectModules(config: ProjectConfig): string[] {
     ...(config.http.app ? [config.http.app.file] : []),
     ...(embed?.kind === "module" ? [embed.file] : []),
   ];
-}
-
-function insideFolder(folder: string, file: string): boolean {
-  const inside = relative(folder, resolve(file));
-  return inside !== "" && !inside.startsWith(`..${sep}`) && inside !== ".." && !isAbsolute(inside);
 }
 
 /** esbuild's paths use `/`; the manifest's are the platform's, relative to the project's folder. */

@@ -64,10 +64,15 @@ export function readCompiledModules(projectDir: string): Map<string, string> | u
   return modules;
 }
 
+/** Whether `file` is below `dir` (not `dir` itself). */
+export function isBelow(dir: string, file: string): boolean {
+  const inside = relative(dir, resolve(file));
+  return inside !== "" && inside !== ".." && !inside.startsWith(`..${sep}`) && !isAbsolute(inside);
+}
+
 /** `path` (relative) resolved under `dir`, or undefined when it is absolute or leaves `dir`. */
 function within(dir: string, path: string): string | undefined {
   if (typeof path !== "string" || isAbsolute(path)) return undefined;
   const file = resolve(dir, path);
-  const inside = relative(dir, file);
-  return inside === "" || inside.startsWith(`..${sep}`) || inside === ".." || isAbsolute(inside) ? undefined : file;
+  return isBelow(dir, file) ? file : undefined;
 }
