@@ -120,8 +120,8 @@ export class RunService {
       throw error;
     });
     if (result.kind === "created" && result.claimed) {
-      const made = threadId === undefined ? { thread: createdThread(run, result.claimed.created_at) } : {};
-      slot?.execute({ ...result.claimed, assistant, ...made });
+      const thread = result.thread ?? (threadId === undefined ? createdThread(run, result.claimed.created_at) : undefined);
+      slot?.execute({ ...result.claimed, assistant, ...(thread ? { thread } : {}) });
       return result.run;
     }
     slot?.release();

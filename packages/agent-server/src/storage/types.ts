@@ -88,6 +88,9 @@ export interface Thread {
   interrupts: Record<string, Interrupt[]>;
 }
 
+/** What a run takes from its thread: the metadata and config it executes with. */
+export type RunThread = Pick<Thread, "metadata" | "config">;
+
 export interface NewThread {
   thread_id: string;
   metadata: JsonObject;
@@ -400,8 +403,13 @@ export interface CronRepository {
 }
 
 export type CreateRunResult =
-  /** `claimed`: the run as claimed for the creator's worker, when the creation claimed it (see RunRepository.create). */
-  { kind: "created"; run: Run; inflight: Run[]; claimed?: QueuedRun } | { kind: "thread_not_found" } | { kind: "thread_busy" };
+  /**
+   * `claimed`: the run as claimed for the creator's worker, when the creation claimed it (see RunRepository.create);
+   * with it `thread`, when the store read the thread's metadata and config on the way (not a thread it created).
+   */
+  | { kind: "created"; run: Run; inflight: Run[]; claimed?: QueuedRun; thread?: RunThread }
+  | { kind: "thread_not_found" }
+  | { kind: "thread_busy" };
 
 export interface RunEnd {
   status: Exclude<RunStatus, "pending" | "running">;

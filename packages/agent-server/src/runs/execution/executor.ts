@@ -2,7 +2,7 @@ import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { StreamEvent } from "@langchain/core/tracers/log_stream";
 import { Command, MemorySaver } from "@langchain/langgraph";
 import type { Logger } from "pino";
-import type { Assistant, QueuedRun, RunLease, Thread } from "../../storage/types.js";
+import type { Assistant, QueuedRun, RunLease, RunThread } from "../../storage/types.js";
 import { PendingFeedbackUrls } from "../../tracing/feedback.js";
 import type { RunEndNotice } from "../brokers/broker.js";
 import { RunEventWriter } from "../streaming/event-writer.js";
@@ -41,11 +41,11 @@ interface AttemptLog {
 
 /**
  * A claimed run; `assistant` when the creation that claimed it here read it a moment before, `thread` when that
- * creation made it (a stateless run's): neither is read again.
+ * creation made it (a stateless run's) or read it: neither is read again.
  */
 export interface ExecutableRun extends QueuedRun {
   assistant?: Assistant;
-  thread?: Thread;
+  thread?: RunThread;
 }
 
 /**

@@ -1,6 +1,6 @@
 import { createRequire } from "node:module";
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { Assistant, JsonObject, Run, RunIds, Thread } from "../../storage/types.js";
+import type { Assistant, JsonObject, Run, RunIds, RunThread } from "../../storage/types.js";
 
 export interface RunScope {
   config: RunnableConfig;
@@ -19,7 +19,7 @@ function configurableOf(config: JsonObject): JsonObject {
  * LangGraph and graphs read from `configurable`, and the checkpoint to start
  * from when the run forks or resumes one.
  */
-export function runScope(run: Run, assistant: Assistant, thread: Thread, attempt = 1, apiUrl?: string): RunScope {
+export function runScope(run: Run, assistant: Assistant, thread: RunThread, attempt = 1, apiUrl?: string): RunScope {
   const runConfig = run.kwargs.config;
   const ids: RunIds = {
     thread_id: run.thread_id,
