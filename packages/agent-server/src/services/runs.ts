@@ -3,7 +3,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { SlotReservation } from "../runs/execution/worker.js";
 import { followRun } from "../runs/streaming/follow-run.js";
 import { followThread, parseThreadEventId } from "../runs/streaming/follow-thread.js";
-import type { RunBroker, RunEndNotice } from "../runs/brokers/broker.js";
+import type { RunBroker, RunEndNotice, SubscribeOptions } from "../runs/brokers/broker.js";
 import { toApiRun } from "../storage/run-record.js";
 import { createdThread } from "../storage/shared/created-thread.js";
 import {
@@ -77,9 +77,11 @@ export class RunService {
     options: { signal: AbortSignal; access: Access },
   ): Promise<{ run: Run; events: AsyncGenerator<StoredEvent> }> {
     const runId = randomUUID();
-    const events = await this.follow(runId, -1, options.signal);
+    const events = await followRun(runId, -1, { runs: this.storage.runs, broker: this.broker }, options.signal, {
+      creating: true,
+    });
     try {
-      return { run: await this.create(threadId, input, options.access, runId), events };
+      return { run: await this.create(threadId, input, options.access, runId, events.created), events };
     } catch (error) {
       await events.return(undefined);
       throw error;
@@ -93,9 +95,9 @@ export class RunService {
     options: { access: Access },
   ): Promise<{ run: Run; ended: EndWatch }> {
     const runId = randomUUID();
-    const ended = await this.watchEnd(runId);
+    const ended = await this.watchEnd(runId, { creating: true });
     try {
-      return { run: await this.create(threadId, input, options.access, runId), ended };
+      return { run: await this.create(threadId, input, options.access, runId, ended.created), ended };
     } catch (error) {
       ended.cancel();
       throw error;
@@ -111,20 +113,31 @@ export class RunService {
     }
   }
 
-  /** Creates a run on a thread, or a stateless run (a temporary thread) when `threadId` is undefined. */
-  async create(threadId: string | undefined, input: RunCreateInput, access: Access, runId: string = randomUUID()): Promise<Run> {
+  /**
+   * Creates a run on a thread, or a stateless run (a temporary thread) when `threadId` is undefined. `created`:
+   * told once the run exists whether it executes in this process (a subscription made before, RunSubscription).
+   */
+  async create(
+    threadId: string | undefined,
+    input: RunCreateInput,
+    access: Access,
+    runId: string = randomUUID(),
+    created?: (executingHere: boolean) => void,
+  ): Promise<Run> {
     const { run, assistant } = await this.prepared(threadId, input, access, runId);
     const slot = this.reserveSlot?.();
     const result = await this.storage.runs.create(run, slot?.claimant).catch((error: unknown) => {
       slot?.release();
       throw error;
     });
-    if (result.kind === "created" && result.claimed) {
+    if (result.kind === "created" && result.claimed && slot) {
       const thread = result.thread ?? (threadId === undefined ? createdThread(run, result.claimed.created_at) : undefined);
-      slot?.execute({ ...result.claimed, assistant, ...(thread ? { thread } : {}) });
+      slot.execute({ ...result.claimed, assistant, ...(thread ? { thread } : {}) });
+      created?.(true);
       return result.run;
     }
     slot?.release();
+    if (result.kind === "created") created?.(false);
     if (result.kind === "thread_not_found") throw new NotFoundError("Thread not found");
     if (result.kind === "thread_busy") {
       throw new ConflictError(
@@ -397,7 +410,7 @@ export class RunService {
   }
 
   /** A promise of the run's end notice; subscribe before checking the database to miss nothing. */
-  private async watchEnd(runId: string): Promise<EndWatch> {
+  private async watchEnd(runId: string, options?: SubscribeOptions): Promise<EndWatch> {
     let resolve!: (notice: RunEndNotice) => void;
     let reject!: (reason: Error) => void;
     const promise = new Promise<RunEndNotice>((res, rej) => {
@@ -405,9 +418,10 @@ export class RunService {
       reject = rej;
     });
     promise.catch(() => {}); // a cancelled watch nobody awaits is fine
-    const subscription = await this.broker.subscribe(runId, { onEvent: () => {}, onEnd: (notice) => resolve(notice) });
+    const subscription = await this.broker.subscribe(runId, { onEvent: () => {}, onEnd: (notice) => resolve(notice) }, options);
     return {
       promise,
+      created: (executingHere) => subscription.created?.(executingHere),
       cancel: () => {
         subscription.unsubscribe();
         reject(STOPPED_WATCHING);
@@ -422,5 +436,7 @@ function isObject(value: unknown): boolean {
 
 export interface EndWatch {
   promise: Promise<RunEndNotice>;
+  /** Watched from before its creation: the creation is over (RunSubscription.created). */
+  created(executingHere: boolean): void;
   cancel(): void;
 }

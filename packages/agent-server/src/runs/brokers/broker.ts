@@ -42,7 +42,23 @@ export interface RunSubscription {
   replayedAll?: boolean;
   /** Resolves once what the broker replays after subscribing (a buffer elsewhere) has reached the observer. */
   replayed?: Promise<void>;
+  /**
+   * For a subscription to a run being created (`creating`): the creation is
+   * over, and the run executes in this process (`executingHere`) or may
+   * execute anywhere. Called once, unless the creation failed.
+   */
+  created?(executingHere: boolean): void;
   unsubscribe(): void;
+}
+
+export interface SubscribeOptions {
+  /**
+   * This process is about to create the run (its id is new: nobody else can
+   * have started it). A broker across processes may then wait for
+   * `RunSubscription.created` before it listens beyond this process, and not
+   * listen at all for a run that executes here.
+   */
+  creating?: boolean;
 }
 
 /**
@@ -69,7 +85,7 @@ export interface RunBroker {
    * already produced that the persisted log may not hold yet (followers read
    * the log themselves). Works for a run that has not started yet too.
    */
-  subscribe(runId: string, observer: RunObserver): Promise<RunSubscription>;
+  subscribe(runId: string, observer: RunObserver, options?: SubscribeOptions): Promise<RunSubscription>;
   /** The latest sequence number produced by the run's current attempt (-1 when none). */
   lastSeq(runId: string): Promise<number>;
   /**

@@ -3,7 +3,7 @@ import { type ChainableCommander, Redis } from "ioredis";
 import { ServiceUnavailableError } from "@berth/service-kit";
 import { createLogger, type Logger } from "../../logger.js";
 import type { CancelAction, StoredEvent } from "../../storage/types.js";
-import type { RunBroker, RunEndNotice, RunObserver, RunSubscription } from "./broker.js";
+import type { RunBroker, RunEndNotice, RunObserver, RunSubscription, SubscribeOptions } from "./broker.js";
 import { InProcessBroker } from "./in-process-broker.js";
 import { MessageReader, REDIS_MESSAGES, type RedisMessage } from "./messages.js";
 
@@ -128,7 +128,7 @@ export class RedisBroker implements RunBroker {
     this.broadcastToRun(runId, { o: this.origin, t: "end", n: notice }, true);
   }
 
-  async subscribe(runId: string, observer: RunObserver): Promise<RunSubscription> {
+  async subscribe(runId: string, observer: RunObserver, options?: SubscribeOptions): Promise<RunSubscription> {
     const guarded = new GuardedObserver(observer);
     const subscription = this.local.subscribeSync(runId, guarded);
     let subscribed = true;
@@ -137,28 +137,30 @@ export class RedisBroker implements RunBroker {
       subscribed = false;
       subscription.unsubscribe();
       if (this.local.hasObservers(runId)) return;
-      this.subscribed.delete(runId);
-      this.unlisten(this.runChannel(runId));
+      const channel = this.runChannel(runId);
+      // Not listened to (a run created and executed here): nothing to tell Redis.
+      if (this.subscribed.delete(runId) || this.channels.has(channel)) this.unlisten(channel);
     };
     // Executing here: its attempt replayed from memory, as in one process.
     if (subscription.active) return { active: true, replayedAll: subscription.replayedAll, unsubscribe };
+    if (options?.creating) {
+      // Nobody else can have started it: whether to listen beyond this process waits for its creation. A run that
+      // executes here is delivered locally (a SUBSCRIBE, a replay and an UNSUBSCRIBE fewer per run), as for a
+      // subscription made while it executes; one left to the queue is listened to and replayed as any other.
+      let settle!: () => void;
+      const replayed = new Promise<void>((resolve) => (settle = resolve));
+      const created = (executingHere: boolean) => {
+        if (executingHere || !subscribed) settle();
+        else this.listenAndReplay(runId, guarded, () => subscribed).then(settle, settle);
+      };
+      return { active: false, replayed, created, unsubscribe };
+    }
     if (this.subscriber.status === "ready") {
       // Off the request's path: what another process sends before the SUBSCRIBE takes effect is in the run's
       // buffer, replayed once it has (events that also came live are skipped by followers, same seq). Skipped
       // when the run started here meanwhile (usually: this process creates and claims it), since local delivery
       // then had it all; a connection dropping meanwhile is caught up by `resubscribed`, as for any subscription.
-      const replayed = this.channelOf(runId)
-        .then(
-          async () => {
-            if (!subscribed || guarded.ended || this.local.isExecuting(runId)) return;
-            await this.replay(runId, guarded);
-          },
-          () => {},
-        )
-        .catch(() => {
-          if (subscribed) guarded.onLost();
-        });
-      return { active: false, replayed, unsubscribe };
+      return { active: false, replayed: this.listenAndReplay(runId, guarded, () => subscribed), unsubscribe };
     }
     try {
       await this.channelOf(runId);
@@ -232,6 +234,26 @@ export class RedisBroker implements RunBroker {
     // What is still queued goes out if Redis is there; otherwise closing must not wait for it.
     if (this.publisher.status === "ready") await this.publisher.quit().catch(() => this.publisher.disconnect());
     else this.publisher.disconnect();
+  }
+
+  /**
+   * Listens to the run's channel, then replays its buffer to `observer` (what another process sent before the
+   * SUBSCRIBE took effect; events that also came live are skipped by followers, same seq). No replay once the
+   * observer left or heard the end, or when the run started here meanwhile: local delivery then had it all. A
+   * connection dropping meanwhile is caught up by `resubscribed`, as for any subscription.
+   */
+  private listenAndReplay(runId: string, observer: GuardedObserver, observing: () => boolean): Promise<void> {
+    return this.channelOf(runId)
+      .then(
+        async () => {
+          if (!observing() || observer.ended || this.local.isExecuting(runId)) return;
+          await this.replay(runId, observer);
+        },
+        () => {},
+      )
+      .catch(() => {
+        if (observing()) observer.onLost();
+      });
   }
 
   /** The run channel's SUBSCRIBE, sent once for all of this process's observers of the run. */

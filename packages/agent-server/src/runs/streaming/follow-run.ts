@@ -1,6 +1,6 @@
 import type { PushingEvents } from "@berth/service-kit";
 import { type RunRepository, type StoredEvent, TERMINAL_RUN_STATUSES } from "../../storage/types.js";
-import type { RunBroker } from "../brokers/broker.js";
+import type { RunBroker, SubscribeOptions } from "../brokers/broker.js";
 import { AsyncQueue } from "./async-queue.js";
 import { EventSequencer } from "./event-sequencer.js";
 
@@ -14,7 +14,12 @@ import { EventSequencer } from "./event-sequencer.js";
  * everything published so far and waits for what comes next.
  */
 export type RunFollower = AsyncGenerator<StoredEvent> &
-  PushingEvents<StoredEvent> & { fromMemory: boolean; onCaughtUp(callback: () => void): void };
+  PushingEvents<StoredEvent> & {
+    fromMemory: boolean;
+    onCaughtUp(callback: () => void): void;
+    /** Followed from before its creation (`creating`): the creation is over (RunSubscription.created). */
+    created(executingHere: boolean): void;
+  };
 
 /** What the broker tells a follower: an event, a batch written to the log, or that live delivery may have skipped some. */
 type Notice = { kind: "event"; event: StoredEvent } | { kind: "logged" } | { kind: "lost" };
@@ -31,18 +36,23 @@ export async function followRun(
   afterSeq: number,
   deps: { runs: RunRepository; broker: RunBroker },
   signal?: AbortSignal,
+  options?: SubscribeOptions,
 ): Promise<RunFollower> {
   const inbox = new AsyncQueue<Notice>();
   let endSeq: number | undefined;
-  const subscription = await deps.broker.subscribe(runId, {
-    onEvent: (event) => inbox.push({ kind: "event", event }),
-    onLogged: () => inbox.push({ kind: "logged" }),
-    onLost: () => inbox.push({ kind: "lost" }),
-    onEnd: (notice) => {
-      endSeq = notice.lastSeq;
-      inbox.close();
+  const subscription = await deps.broker.subscribe(
+    runId,
+    {
+      onEvent: (event) => inbox.push({ kind: "event", event }),
+      onLogged: () => inbox.push({ kind: "logged" }),
+      onLost: () => inbox.push({ kind: "lost" }),
+      onEnd: (notice) => {
+        endSeq = notice.lastSeq;
+        inbox.close();
+      },
     },
-  });
+    options,
+  );
   const stop = () => inbox.close();
   signal?.addEventListener("abort", stop, { once: true });
   // The broker replayed all the attempt's events from this process's memory, from at or before the cursor: the
@@ -133,6 +143,7 @@ export async function followRun(
     onCaughtUp: (callback: () => void) => {
       caughtUp = callback;
     },
+    created: (executingHere: boolean) => subscription.created?.(executingHere),
     // Handed back before its first step, the generator never reaches its `finally`: it leaves here then.
     return: (value: unknown) => {
       leave();
