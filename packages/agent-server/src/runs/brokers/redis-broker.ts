@@ -34,6 +34,8 @@ type RunMessage = Extract<Message, { t: "event" | "logged" | "end" }>;
 export class RedisBroker implements RunBroker {
   private readonly local = new InProcessBroker();
   private readonly origin = randomUUID();
+  /** How every message this process sends begins (`o`, its origin, is each message's first key). */
+  private readonly ownMessages = `{"o":"${this.origin}"`;
   private readonly reader: MessageReader;
   /** One SUBSCRIBE per run channel, awaited by every observer before it replays the buffer. */
   private readonly subscribed = new Map<string, Promise<unknown>>();
@@ -107,8 +109,8 @@ export class RedisBroker implements RunBroker {
   begin(runId: string, threadId: string): void {
     this.local.begin(runId, threadId);
     const message = JSON.stringify({ o: this.origin, t: "start", r: runId } satisfies Message);
-    this.flushOutbox(); // what was queued before goes first
-    this.send(this.publisher.multi().del(this.bufferKey(runId)).publish(this.threadChannel(threadId), message));
+    // In this turn's pipeline, after what was queued before (an earlier attempt's end, say), before the attempt's events.
+    this.outbox().del(this.bufferKey(runId)).publish(this.threadChannel(threadId), message);
   }
 
   publish(runId: string, event: StoredEvent): void {
@@ -396,6 +398,8 @@ export class RedisBroker implements RunBroker {
   }
 
   private dispatch(channel: string, text: string): void {
+    // This process's own messages (delivered locally already) begin with its origin: not parsed to be dropped.
+    if (text.startsWith(this.ownMessages)) return;
     if (channel === this.wakeChannel) {
       const message = this.reader.read(REDIS_MESSAGES.wake, text, channel);
       if (message && message.o !== this.origin) this.local.wakeWorkers(message.at);
