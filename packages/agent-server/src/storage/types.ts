@@ -457,8 +457,11 @@ export interface RunRepository {
   /**
    * Atomically claims the oldest startable run: pending, available, and the
    * first in line on a thread with no running run. Increments its attempt.
+   * When it claims none, `claimedNone` is told whether any run is pending at
+   * all (delayed, or behind another run of its thread): none, and nothing is
+   * claimable until a run is created or handed back.
    */
-  claim(owner: string, leaseMs: number): Promise<QueuedRun | undefined>;
+  claim(owner: string, leaseMs: number, claimedNone?: (pendingLeft: boolean) => void): Promise<QueuedRun | undefined>;
   /**
    * Extends the leases `owner` holds: those of `held` (all of the owner's
    * without it). Returns the ids of the `held` runs it no longer holds.

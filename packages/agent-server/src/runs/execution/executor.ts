@@ -165,6 +165,8 @@ async function handOver(
   await writer.flush();
   try {
     await deps.storage.runs.release(lease.owner, { run_id: run.run_id, attempt: lease.attempt });
+    // Other processes' workers may have stopped looking (nothing was pending): this one is now.
+    deps.broker.wakeWorkers();
     log.info("run handed back to the queue at shutdown");
   } catch (err) {
     log.error({ err }, "handing the run back failed");

@@ -66,6 +66,12 @@ export class RunWorker {
   /** The claiming loop under way, if any: a stop waits for it, so a run it claims is executing (or handed back). */
   private pumping: Promise<void> | undefined;
   private pumpAgain = false;
+  /**
+   * False once a claim found nothing and no pending run at all, until the next
+   * wake-up: a run's end then makes nothing claimable (no run waits behind it
+   * on its thread), and claiming after it would be a round trip for nothing.
+   */
+  private mayFindRuns = true;
   /** Slots held for runs being created (reserveSlot). */
   private reserved = 0;
   private stopped = false;
@@ -147,7 +153,11 @@ export class RunWorker {
   /** Executes a run claimed for this worker by its creation (here, or on the main thread of an execution thread). */
   adopt(run: ExecutableRun): void {
     // Claimed as the worker began to stop: back to the queue, its attempt not counted, as a stop does.
-    if (this.stopped) void this.runs.release(this.owner, { run_id: run.run_id, attempt: run.attempt }).catch(() => {});
+    if (this.stopped)
+      void this.runs
+        .release(this.owner, { run_id: run.run_id, attempt: run.attempt })
+        .then(() => this.deps.broker.wakeWorkers())
+        .catch(() => {});
     else this.execute(run);
   }
 
@@ -157,6 +167,7 @@ export class RunWorker {
    */
   wake(availableAt?: number): void {
     if (this.stopped) return;
+    this.mayFindRuns = true;
     if (availableAt !== undefined && availableAt > Date.now()) {
       this.scheduleAt(availableAt);
       return;
@@ -187,7 +198,10 @@ export class RunWorker {
     try {
       // Runs whose execution did not hand them back by now (a graph ignoring the abort).
       const released = await this.runs.release(this.owner);
-      if (released > 0) this.log.warn({ released }, "released unfinished runs");
+      if (released > 0) {
+        this.log.warn({ released }, "released unfinished runs");
+        this.deps.broker.wakeWorkers();
+      }
     } catch (err) {
       this.log.error({ err }, "releasing runs failed: their leases will lapse");
     }
@@ -212,7 +226,10 @@ export class RunWorker {
       do {
         this.pumpAgain = false;
         while (!this.stopped && this.executing.size + this.reserved < this.options.concurrency) {
-          const run = await this.runs.claim(this.owner, this.options.leaseMs);
+          const run = await this.runs.claim(this.owner, this.options.leaseMs, (pendingLeft) => {
+            // A wake-up during the claim comes with another pass of the loop: that claim's answer counts.
+            if (!this.pumpAgain) this.mayFindRuns = pendingLeft;
+          });
           if (!run) break;
           this.execute(run);
         }
@@ -230,7 +247,7 @@ export class RunWorker {
       if (this.executing.get(run.run_id) === execution) this.executing.delete(run.run_id);
       this.leases?.drop(run.run_id);
       this.options.slotsChanged?.();
-      this.wake();
+      if (this.mayFindRuns) this.wake();
     });
     this.executing.set(run.run_id, execution);
     this.options.slotsChanged?.();

@@ -48,22 +48,31 @@ const CLAIM = `
   ), busy AS (
     UPDATE threads SET status = 'busy', updated_at = $4 WHERE threads.thread_id = (SELECT thread_id FROM claimed)
   )
-  SELECT ${qualified("claimed", RUN_COLUMNS)}, EXISTS (SELECT 1 FROM runs r WHERE ${STARTABLE}) AS startable
+  SELECT ${qualified("claimed", RUN_COLUMNS)}, EXISTS (SELECT 1 FROM runs r WHERE ${STARTABLE}) AS startable,
+         EXISTS (SELECT 1 FROM runs WHERE status = 'pending') AS pending
     FROM (VALUES (1)) AS one LEFT JOIN claimed ON true`;
 
-export async function claimRun(q: Queryable, owner: string, leaseMs: number): Promise<QueuedRun | undefined> {
+export async function claimRun(
+  q: Queryable,
+  owner: string,
+  leaseMs: number,
+  claimedNone?: (pendingLeft: boolean) => void,
+): Promise<QueuedRun | undefined> {
   for (let attempt = 1; attempt <= CLAIM_ATTEMPTS; attempt++) {
     const now = Date.now();
     try {
-      const { rows } = await prepared<RunRow & { startable: boolean }>(q, "berth_claim_run", CLAIM, [
+      const { rows } = await prepared<RunRow & { startable: boolean; pending: boolean }>(q, "berth_claim_run_pending", CLAIM, [
         now,
         owner,
         now + leaseMs,
         new Date(now).toISOString(),
       ]);
-      const { startable, ...row } = rows[0];
+      const { startable, pending, ...row } = rows[0];
       if (row.run_id !== null) return fromRow(row);
-      if (!startable) return undefined;
+      if (!startable) {
+        claimedNone?.(pending);
+        return undefined;
+      }
       // Only locked rows: their transactions are short (and SQLite would have
       // waited for them), so look again instead of leaving the run behind.
     } catch (err) {
@@ -73,6 +82,7 @@ export async function claimRun(q: Queryable, owner: string, leaseMs: number): Pr
     }
     if (attempt < CLAIM_ATTEMPTS) await sleep(attempt * 2);
   }
+  claimedNone?.(true);
   return undefined; // still contended after ~0.4 s: the worker's next wake-up (a run created or ended) claims it
 }
 

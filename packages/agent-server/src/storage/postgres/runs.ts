@@ -108,8 +108,8 @@ export class PostgresRunRepository implements RunRepository {
     return ((await this.pool.query("DELETE FROM runs WHERE run_id = $1", [runId])).rowCount ?? 0) > 0;
   }
 
-  claim(owner: string, leaseMs: number): Promise<QueuedRun | undefined> {
-    return queue.claimRun(this.pool, owner, leaseMs);
+  claim(owner: string, leaseMs: number, claimedNone?: (pendingLeft: boolean) => void): Promise<QueuedRun | undefined> {
+    return queue.claimRun(this.pool, owner, leaseMs, claimedNone);
   }
 
   heartbeat(owner: string, leaseMs: number, held?: HeldRun[]): Promise<string[]> {

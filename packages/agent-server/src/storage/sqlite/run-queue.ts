@@ -24,17 +24,24 @@ export class SqliteRunQueue {
           WHERE run_id = ? AND status = 'pending' RETURNING ${RUN_COLUMNS}`,
       ),
       threadBusy: db.prepare("UPDATE threads SET status = 'busy', updated_at = ? WHERE thread_id = ?"),
+      anyPending: db.prepare("SELECT 1 FROM runs WHERE status = 'pending' LIMIT 1"),
     };
   }
 
-  claim(owner: string, leaseMs: number): QueuedRun | undefined {
-    // Most claims find nothing (a worker asks again after each run): a read, which takes no lock, answers those.
-    if (!this.statements.claimable.get(Date.now())) return undefined;
+  claim(owner: string, leaseMs: number, claimedNone?: (pendingLeft: boolean) => void): QueuedRun | undefined {
+    // Most claims find nothing: a read, which takes no lock, answers those.
+    if (!this.statements.claimable.get(Date.now())) {
+      claimedNone?.(this.statements.anyPending.get() !== undefined);
+      return undefined;
+    }
     return this.db
       .transaction(() => {
         const now = Date.now();
         const next = this.statements.claimable.get(now) as { run_id: string } | undefined;
-        if (!next) return undefined;
+        if (!next) {
+          claimedNone?.(true); // taken under it by another process sharing the file: more may come
+          return undefined;
+        }
         const run = this.markRunning(next.run_id, { owner, leaseMs }, now);
         this.statements.threadBusy.run(new Date(now).toISOString(), run.thread_id);
         return run;

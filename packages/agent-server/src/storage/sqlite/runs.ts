@@ -98,8 +98,8 @@ export class SqliteRunRepository implements RunRepository {
     return this.db.prepare("DELETE FROM runs WHERE run_id = ?").run(runId).changes > 0;
   }
 
-  async claim(owner: string, leaseMs: number): Promise<QueuedRun | undefined> {
-    return this.queue.claim(owner, leaseMs);
+  async claim(owner: string, leaseMs: number, claimedNone?: (pendingLeft: boolean) => void): Promise<QueuedRun | undefined> {
+    return this.queue.claim(owner, leaseMs, claimedNone);
   }
 
   async heartbeat(owner: string, leaseMs: number, held?: HeldRun[]): Promise<string[]> {

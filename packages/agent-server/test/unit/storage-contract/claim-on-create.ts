@@ -50,5 +50,22 @@ export function claimOnCreateContract(backend: Backend): void {
       assert.equal(await create(storage, newRun(busyThread)), undefined, "its thread runs another run");
       assert.equal(await storage.runs.claim("worker-2", 60_000), undefined);
     });
+
+    it("a claim that takes nothing says whether any run is pending: behind a running one, delayed, or none", async () => {
+      const { storage } = test;
+      const told: boolean[] = [];
+      const claim = () => storage.runs.claim("worker-2", 60_000, (pendingLeft) => told.push(pendingLeft));
+      assert.equal(await claim(), undefined);
+      const thread = await newThread(storage);
+      const first = await createdRun(storage, thread);
+      assert.equal((await claim())?.run_id, first);
+      const queued = await createdRun(storage, thread);
+      assert.equal(await claim(), undefined, "its thread runs another run");
+      assert.deepEqual(told, [false, true], "no word when a run is claimed");
+      await storage.runs.delete(queued);
+      await createdRun(storage, await newThread(storage), { available_at: Date.now() + 60_000 });
+      assert.equal(await claim(), undefined, "not available yet");
+      assert.deepEqual(told, [false, true, true]);
+    });
   });
 }
