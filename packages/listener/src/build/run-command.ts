@@ -28,6 +28,8 @@ const MAX_LINE = 4000;
 const KILL_GRACE_MS = 3000;
 /** After the shell exits, how long its output may take to drain (a leftover background process could hold the pipes open). */
 const DRAIN_MS = 2000;
+/** How long a step waits, once its command exited, for the processes of its group it killed to be gone. */
+const GROUP_EXIT_WAIT_MS = 2000;
 
 /**
  * Runs a command in its own process group and streams every output line to
@@ -130,6 +132,7 @@ function runPlanned(plan: SpawnPlan, described: string, options: RunCommandOptio
       const finish = async () => {
         stdout.flush();
         stderr.flush();
+        if (child.pid !== undefined) await groupGone(child.pid, GROUP_EXIT_WAIT_MS);
         const hits = await limitHits;
         if (stopReason !== undefined) return settle(new BuildError(`${described} ${stopReason}`));
         if (code === 0) return settle();
@@ -153,6 +156,24 @@ function runPlanned(plan: SpawnPlan, described: string, options: RunCommandOptio
       });
     });
   });
+}
+
+/**
+ * Resolves once no process of the group `pgid` is left, or after `withinMs`: a killed process is gone only once it
+ * next runs (and is reaped), and a step must not end while what it started still runs. No event tells of the death of
+ * processes that are not this one's children (the shell's background jobs): their group is looked at every 10 ms.
+ */
+async function groupGone(pgid: number, withinMs: number): Promise<void> {
+  const deadline = Date.now() + withinMs;
+  for (;;) {
+    try {
+      process.kill(-pgid, 0);
+    } catch {
+      return;
+    }
+    if (Date.now() >= deadline) return;
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
 }
 
 /** Splits a text stream into lines, also across chunk boundaries. */
