@@ -1,7 +1,7 @@
 import { randomUUID } from "node:crypto";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { SlotReservation } from "../runs/execution/worker.js";
-import { followRun } from "../runs/streaming/follow-run.js";
+import { followRun, type RunFollower } from "../runs/streaming/follow-run.js";
 import { followThread, parseThreadEventId } from "../runs/streaming/follow-thread.js";
 import type { RunBroker, RunEndNotice, SubscribeOptions } from "../runs/brokers/broker.js";
 import { toApiRun } from "../storage/run-record.js";
@@ -77,9 +77,7 @@ export class RunService {
     options: { signal: AbortSignal; access: Access },
   ): Promise<{ run: Run; events: AsyncGenerator<StoredEvent> }> {
     const runId = randomUUID();
-    const events = await followRun(runId, -1, { runs: this.storage.runs, broker: this.broker }, options.signal, {
-      creating: true,
-    });
+    const events = await this.follow(runId, -1, options.signal, { creating: true });
     try {
       return { run: await this.create(threadId, input, options.access, runId, events.created), events };
     } catch (error) {
@@ -331,8 +329,8 @@ export class RunService {
   }
 
   /** Events of a run after `lastEventId` (-1: from the start). */
-  follow(runId: string, lastEventId: number, signal?: AbortSignal): Promise<AsyncGenerator<StoredEvent>> {
-    return followRun(runId, lastEventId, { runs: this.storage.runs, broker: this.broker }, signal);
+  follow(runId: string, lastEventId: number, signal?: AbortSignal, options?: SubscribeOptions): Promise<RunFollower> {
+    return followRun(runId, lastEventId, { runs: this.storage.runs, broker: this.broker }, signal, options);
   }
 
   /** Every run of the thread from now on (or from a thread stream's Last-Event-ID). */
