@@ -1,6 +1,7 @@
 // The execution thread (runs/execution/execution-thread.ts): the process's run worker on its own SQLite connection
 // to the same file (WAL), its broker bridged to the main thread's over the thread's port.
 import { type MessagePort, parentPort, workerData } from "node:worker_threads";
+import { SqliteWriteLock } from "@berth/service-kit";
 import { loadProjectConfig } from "./config/langgraph-config.js";
 import { environment } from "./config/settings.js";
 import { GraphRegistry } from "./graphs/registry.js";
@@ -28,7 +29,10 @@ const { settings } = data;
 const project = loadProjectConfig(data.configFile, environment());
 pinLangChainPackages(projectModuleDirs(project));
 poolRandomValues();
-const storage = createSqliteStorage(data.dataDir, settings.sqliteSynchronous, { checkpointsElsewhere: true });
+const storage = createSqliteStorage(data.dataDir, settings.sqliteSynchronous, {
+  checkpointsElsewhere: true,
+  writeLock: data.writeLock && new SqliteWriteLock(data.writeLock),
+});
 let worker: RunWorker | undefined;
 /** The worker's slots changed since they were last sent: the next batch carries them and its counters. */
 let statsDue = false;

@@ -1,5 +1,5 @@
 import { join } from "node:path";
-import { warnIfPostgresTrustsAnyone } from "@berth/service-kit";
+import { SqliteWriteLock, warnIfPostgresTrustsAnyone } from "@berth/service-kit";
 import type { ServerSettings } from "./config/settings.js";
 import type { Logger } from "./logger.js";
 import type { RunBroker } from "./runs/brokers/broker.js";
@@ -23,6 +23,8 @@ export interface Backends {
   /** The broker cannot hand a run's events and output to other processes (signals only): they are read from the database. */
   readsRunsFromDatabase: boolean;
   describe: string;
+  /** Shared with the execution thread, whose connection writes the same file. */
+  sqliteWriteLock?: SqliteWriteLock;
 }
 
 /** How often workers poll the queue when processes coordinate through signals (LISTEN/NOTIFY, a shared SQLite table). */
@@ -38,17 +40,18 @@ const SIGNAL_MODE_POLL_MS = 250;
 export async function openBackends(settings: ServerSettings, dataDir: string, logger: Logger): Promise<Backends> {
   const sqliteFile = join(dataDir, "berth.sqlite");
   const authChecks = checkServerAuthentication(settings, logger);
+  const sharedSqlite = !settings.databaseUrl && settings.sqliteShared;
+  // Runs execute in a thread of their own, on its own connection to the file (execution-thread.ts).
+  const threaded = !settings.databaseUrl && !sharedSqlite && wantsExecutionThread(settings.executionThread);
+  const sqliteWriteLock = threaded ? new SqliteWriteLock() : undefined;
   // The scale-out backends load only when configured: embedded SQLite does not pay for their drivers.
   const storage = settings.databaseUrl
     ? await (await import("./storage/postgres/index.js")).createPostgresStorage(settings.databaseUrl, {
         poolSize: settings.postgresPoolSize,
         synchronousCommit: settings.postgresSynchronousCommit,
       })
-    : createSqliteStorage(dataDir, settings.sqliteSynchronous, { shared: settings.sqliteShared });
+    : createSqliteStorage(dataDir, settings.sqliteSynchronous, { shared: settings.sqliteShared, writeLock: sqliteWriteLock });
   const notifyUrl = settings.redisUrl ? undefined : settings.databaseUrl;
-  const sharedSqlite = !settings.databaseUrl && settings.sqliteShared;
-  // Runs execute in a thread of their own, on its own connection to the file (execution-thread.ts).
-  const threaded = !settings.databaseUrl && !sharedSqlite && wantsExecutionThread(settings.executionThread);
   try {
     const broker = settings.redisUrl
       ? await (await import("./runs/brokers/redis-broker.js")).RedisBroker.connect(
@@ -84,6 +87,7 @@ export async function openBackends(settings: ServerSettings, dataDir: string, lo
       exclusive: !settings.databaseUrl && !sharedSqlite,
       workerPollMs: signalsOnly ? SIGNAL_MODE_POLL_MS : undefined,
       readsRunsFromDatabase: signalsOnly,
+      sqliteWriteLock,
       describe: `${store}${settings.redisUrl ? " + redis" : notifyUrl ? " + listen/notify" : sharedSqlite ? " + signals table" : ""}${threaded ? " + execution thread" : ""}`,
     };
   } catch (error) {

@@ -71,6 +71,7 @@ export function createExecution({ setup, backends, graphs, items, tracing, logge
       settings,
       faults: faults?.spec,
       webhooks: deliverer !== undefined,
+      writeLock: backends.sqliteWriteLock?.buffer,
     };
     const typescript = project.graphs.some((graph) => TYPESCRIPT_MODULE.test(graph.file)) || project.store.index !== undefined;
     const worker = new ExecutionThread({

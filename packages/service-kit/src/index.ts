@@ -10,6 +10,7 @@ export * from "./http/openapi.js";
 export * from "./http/route.js";
 export * from "./postgres.js";
 export * from "./sqlite.js";
+export * from "./sqlite-write-lock.js";
 export * from "./logger.js";
 export * from "./jsonb.js";
 export * from "./terminal-text.js";

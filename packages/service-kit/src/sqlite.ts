@@ -2,6 +2,7 @@ import Database from "better-sqlite3";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import { type AppliedMigration, migrationFiles, refuseUnknownMigrations } from "./migrations.js";
+import { guardWrites, type SqliteWriteLock } from "./sqlite-write-lock.js";
 import { BERTH_VERSION } from "./version.js";
 
 export type SqliteDatabase = Database.Database;
@@ -18,6 +19,8 @@ export interface SqliteOpenOptions {
   /** Directory of the `NNN_name.sql` migration files. */
   migrationsDir: string;
   synchronous?: SqliteSynchronous;
+  /** Shared with the other threads of this process that write the file (sqlite-write-lock.ts). */
+  writeLock?: SqliteWriteLock;
   /** Runs before the migrations, e.g. to register SQL functions they use. */
   configure?: (db: SqliteDatabase) => void;
 }
@@ -26,6 +29,7 @@ export interface SqliteOpenOptions {
 export function openSqliteDatabase(file: string, options: SqliteOpenOptions): SqliteDatabase {
   if (file !== ":memory:") mkdirSync(dirname(file), { recursive: true });
   const db = cachePreparedStatements(new Database(file));
+  if (options.writeLock) guardWrites(db, options.writeLock);
   // First: another process may be opening or writing the same file (switching a new file to WAL takes a lock too).
   db.pragma("busy_timeout = 5000");
   db.pragma("journal_mode = WAL");

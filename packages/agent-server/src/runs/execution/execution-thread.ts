@@ -22,6 +22,8 @@ export interface ExecutionThreadData {
   faults?: string;
   /** Runs' webhook deliveries are sent by the main thread (undefined when webhooks are disabled). */
   webhooks: boolean;
+  /** The SQLite write lock's memory, shared with the main thread's connection. */
+  writeLock?: SharedArrayBuffer;
 }
 
 /** What the main thread tells the execution thread. */

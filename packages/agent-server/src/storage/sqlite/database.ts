@@ -1,4 +1,9 @@
-import { openSqliteDatabase as openWithMigrations, type SqliteDatabase, type SqliteSynchronous } from "@berth/service-kit";
+import {
+  openSqliteDatabase as openWithMigrations,
+  type SqliteDatabase,
+  type SqliteSynchronous,
+  type SqliteWriteLock,
+} from "@berth/service-kit";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { matchesConditions, type StoreCondition } from "../shared/memory-store-filter.js";
@@ -16,10 +21,15 @@ const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations
  * waits for another writer (busy_timeout), where a deferred transaction that
  * read before writing would fail with SQLITE_BUSY.
  */
-export function openSqliteDatabase(file: string, synchronous: SqliteSynchronous = "full"): SqliteDatabase {
+export function openSqliteDatabase(
+  file: string,
+  synchronous: SqliteSynchronous = "full",
+  writeLock?: SqliteWriteLock,
+): SqliteDatabase {
   return openWithMigrations(file, {
     migrationsDir: MIGRATIONS_DIR,
     synchronous,
+    writeLock,
     configure: (db) => {
       db.function("json_contains", { deterministic: true }, (doc: unknown, filter: unknown) =>
         jsonContains(parseJson(doc), parseJson(filter)) ? 1 : 0,

@@ -1,3 +1,4 @@
+import type { SqliteWriteLock } from "@berth/service-kit";
 import { join } from "node:path";
 import { threadLeaseKeeper } from "../shared/lease-thread.js";
 import type { BerthCheckpointer, Storage } from "../types.js";
@@ -22,6 +23,8 @@ export interface SqliteStorageOptions {
   shared?: boolean;
   /** Another connection of this process checkpoints the WAL (the main thread's, for the execution thread's). */
   checkpointsElsewhere?: boolean;
+  /** Taken by every write, with the other threads of this process that write the file (the execution thread's). */
+  writeLock?: SqliteWriteLock;
 }
 
 /** The embedded storage: one SQLite file (WAL) under the data directory. */
@@ -31,7 +34,7 @@ export function createSqliteStorage(
   options: SqliteStorageOptions = {},
 ): Storage {
   const file = join(dataDir, "berth.sqlite");
-  const db = openSqliteDatabase(file, synchronous);
+  const db = openSqliteDatabase(file, synchronous, options.writeLock);
   const stopCheckpoints = options.checkpointsElsewhere ? leaveCheckpointsToAnother(db) : checkpointInBackground(db, file);
   let loading: Promise<BerthCheckpointer> | undefined;
   const checkpointer = () =>
