@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `node bench/graphs-vs-floor.mjs`: Berth against the floor on real graphs. For each graph of BENCH_GRAPHS (default
 // `trivial,messages,tools`: one node; `MessagesAnnotation` with one node appending an `AIMessage`; a tool-calling loop
-// over a fake model) and each server (Berth on SQLite; Berth on PostgreSQL + Redis when DATABASE_URL and REDIS_URL are
-// set; the reference when bench/ is installed), it measures thread create + `/threads/{id}/runs/wait` at concurrency 32
-// and stateless `/runs/wait` at concurrency 1, and the floor (floor.mjs: the same graph invoked in-process, one at a time,
+// over a fake model) and each server (BENCH_SERVERS; Berth on SQLite with BERTH_EXECUTION_THREAD off, auto and on;
+// Berth on PostgreSQL + Redis when DATABASE_URL and REDIS_URL are set; the reference when bench/ is installed), it warms
+// the server up (BENCH_WARMUP_REQUESTS thread runs per graph, 1,000), then measures thread create +
+// `/threads/{id}/runs/wait` at concurrency 32 and stateless `/runs/wait` at concurrency 1, and the floor (floor.mjs: the same graph invoked in-process, one at a time,
 // with a MemorySaver for the thread case) in the same round, right before. BENCH_REPEATS (3) rounds, medians; the
 // Berth ÷ floor ratio of each server uses the floors of its own rounds. Server CPU per thread run comes from /proc.
 // BENCH_CPU_PROF=<dir> starts Berth with --cpu-prof (profiles written to <dir> when it stops; profile-summary.mjs reads them).
@@ -20,27 +21,27 @@ const GRAPHS = (process.env.BENCH_GRAPHS ?? "trivial,messages,tools").split(",")
 const THREAD_REQUESTS = Number(process.env.BENCH_REQUESTS ?? 600);
 const WAIT1_REQUESTS = Number(process.env.BENCH_WAIT1_REQUESTS ?? 400);
 const FLOOR_COUNT = Number(process.env.BENCH_FLOOR_COUNT ?? 1000);
+const WARMUP_REQUESTS = Number(process.env.BENCH_WARMUP_REQUESTS ?? 1000);
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 
 // Node flags, not NODE_OPTIONS: Node 20 refuses --cpu-prof there.
 const profileFlags = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : [];
+/** `berth dev` on SQLite with BERTH_EXECUTION_THREAD=`executionThread`. */
+const embedded = (label, executionThread) => ({
+  label,
+  command: (port, dataDir) => [
+    process.execPath,
+    [...profileFlags, ...berthDevArgs(port, dataDir)],
+    {
+      cwd: root,
+      env: { ...process.env, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "warn", BERTH_EXECUTION_THREAD: executionThread },
+    },
+  ],
+});
 const SERVERS = {
-  berth: {
-    label: "Berth embedded (SQLite)",
-    command: (port, dataDir) => [
-      process.execPath,
-      [...profileFlags, ...berthDevArgs(port, dataDir)],
-      { cwd: root, env: { ...process.env, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "warn", BERTH_EXECUTION_THREAD: "off" } },
-    ],
-  },
-  berth_thread: {
-    label: "Berth embedded (SQLite), runs in the execution thread",
-    command: (port, dataDir) => [
-      process.execPath,
-      [...profileFlags, ...berthDevArgs(port, dataDir)],
-      { cwd: root, env: { ...process.env, DATABASE_URL: "", REDIS_URL: "", LOG_LEVEL: "warn", BERTH_EXECUTION_THREAD: "on" } },
-    ],
-  },
+  berth: embedded("Berth embedded (SQLite)", "off"),
+  berth_auto: embedded("Berth embedded (SQLite), runs on the main thread and, under load, an execution thread beside it", "auto"),
+  berth_thread: embedded("Berth embedded (SQLite), runs in the execution thread", "on"),
 };
 if (process.env.DATABASE_URL && process.env.REDIS_URL) {
   const { freshDatabase } = await import("./scale-out.mjs");
@@ -131,7 +132,11 @@ function threadSplit(before, after, runs) {
 }
 
 async function measure(url, pid) {
-  for (const graph of GRAPHS) load(url, "statelessWait", { concurrency: 4, requests: 100, seconds: 30, graph: body(graph) });
+  // Warm-up: each graph's code paths compiled by the JIT, in every thread that executes runs.
+  for (const graph of GRAPHS) {
+    load(url, "statelessWait", { concurrency: 4, requests: 100, seconds: 30, graph: body(graph) });
+    load(url, "threadWait", { concurrency: 32, requests: WARMUP_REQUESTS, seconds: 30, graph: body(graph) });
+  }
   const rounds = Object.fromEntries(GRAPHS.map((graph) => [graph, []]));
   for (let round = 0; round < REPEATS; round++) {
     for (const graph of GRAPHS) {

@@ -71,8 +71,10 @@ worker = newRunWorker({
   tracing,
   logger,
   apiUrl: () => apiUrl,
-  // Only this thread executes runs on the file: a new thread requeues what a crashed one left running.
-  exclusive: true,
+  // Alone, this thread owns the file's runs: a new thread requeues what a crashed one left running. Beside the main
+  // thread's worker, it requeues only the crashed thread's runs.
+  exclusive: !data.beside,
+  requeueOwners: data.requeueOwners,
   readsRunsFromDatabase: false,
   faults: data.faults ? new TestFaults(data.faults) : undefined,
   webhooksQueued: data.webhooks ? () => post({ k: "webhooks" }) : undefined,

@@ -5,7 +5,7 @@ import type { Logger } from "./logger.js";
 import type { RunBroker } from "./runs/brokers/broker.js";
 import { InProcessBroker } from "./runs/brokers/in-process-broker.js";
 import { MainSideBroker } from "./runs/brokers/thread-port-broker.js";
-import { wantsExecutionThread } from "./runs/execution/execution-thread.js";
+import { type ExecutionPlacement, executionPlacement } from "./runs/execution/execution-thread.js";
 import { createSqliteStorage } from "./storage/sqlite/index.js";
 import type { Storage } from "./storage/types.js";
 
@@ -23,6 +23,8 @@ export interface Backends {
   /** The broker cannot hand a run's events and output to other processes (signals only): they are read from the database. */
   readsRunsFromDatabase: boolean;
   describe: string;
+  /** Where runs execute: with `thread` or `beside`, the broker is a MainSideBroker. */
+  placement: ExecutionPlacement;
   /** Shared with the execution thread, whose connection writes the same file. */
   sqliteWriteLock?: SqliteWriteLock;
 }
@@ -41,8 +43,10 @@ export async function openBackends(settings: ServerSettings, dataDir: string, lo
   const sqliteFile = join(dataDir, "berth.sqlite");
   const authChecks = checkServerAuthentication(settings, logger);
   const sharedSqlite = !settings.databaseUrl && settings.sqliteShared;
-  // Runs execute in a thread of their own, on its own connection to the file (execution-thread.ts).
-  const threaded = !settings.databaseUrl && !sharedSqlite && wantsExecutionThread(settings.executionThread);
+  // Runs may execute in a thread of their own, on its own connection to the file (execution-thread.ts).
+  const placement: ExecutionPlacement =
+    settings.databaseUrl || sharedSqlite ? "main" : executionPlacement(settings.executionThread);
+  const threaded = placement !== "main";
   const sqliteWriteLock = threaded ? new SqliteWriteLock() : undefined;
   // The scale-out backends load only when configured: embedded SQLite does not pay for their drivers.
   const storage = settings.databaseUrl
@@ -87,8 +91,9 @@ export async function openBackends(settings: ServerSettings, dataDir: string, lo
       exclusive: !settings.databaseUrl && !sharedSqlite,
       workerPollMs: signalsOnly ? SIGNAL_MODE_POLL_MS : undefined,
       readsRunsFromDatabase: signalsOnly,
+      placement,
       sqliteWriteLock,
-      describe: `${store}${settings.redisUrl ? " + redis" : notifyUrl ? " + listen/notify" : sharedSqlite ? " + signals table" : ""}${threaded ? " + execution thread" : ""}`,
+      describe: `${store}${settings.redisUrl ? " + redis" : notifyUrl ? " + listen/notify" : sharedSqlite ? " + signals table" : ""}${placement === "thread" ? " + execution thread" : placement === "beside" ? " + execution thread under load" : ""}`,
     };
   } catch (error) {
     await storage.close();

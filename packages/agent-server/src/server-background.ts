@@ -8,6 +8,7 @@ import { startBatchSweeper, startStoreSweeper } from "./memory/sweeper.js";
 import { MainSideBroker } from "./runs/brokers/thread-port-broker.js";
 import { DeferredWorker } from "./runs/execution/deferred-worker.js";
 import { ExecutionThread, type ExecutionThreadData } from "./runs/execution/execution-thread.js";
+import { SharedExecution } from "./runs/execution/shared-execution.js";
 import type { TestFaults } from "./runs/execution/test-faults.js";
 import type { RunWorker } from "./runs/execution/worker.js";
 import { WebhookDeliverer } from "./runs/webhooks/deliverer.js";
@@ -64,6 +65,7 @@ export function createExecution({ setup, backends, graphs, items, tracing, logge
         logger,
       );
   const webhooksQueued = deliverer && (() => deliverer.wake());
+  let thread: ExecutionThread | undefined;
   if (broker instanceof MainSideBroker) {
     const data: ExecutionThreadData = {
       configFile: project.configFile,
@@ -72,9 +74,10 @@ export function createExecution({ setup, backends, graphs, items, tracing, logge
       faults: faults?.spec,
       webhooks: deliverer !== undefined,
       writeLock: backends.sqliteWriteLock?.buffer,
+      beside: backends.placement === "beside",
     };
     const typescript = project.graphs.some((graph) => TYPESCRIPT_MODULE.test(graph.file)) || project.store.index !== undefined;
-    const worker = new ExecutionThread({
+    thread = new ExecutionThread({
       entry: executionThreadEntry(),
       data,
       broker,
@@ -83,7 +86,7 @@ export function createExecution({ setup, backends, graphs, items, tracing, logge
       webhooksQueued,
       typescript,
     });
-    return { worker, deliverer };
+    if (backends.placement === "thread") return { worker: thread, deliverer };
   }
   const parts = {
     settings,
@@ -101,7 +104,7 @@ export function createExecution({ setup, backends, graphs, items, tracing, logge
     webhooksQueued,
   };
   const worker = new DeferredWorker(async () => (await import("./server-worker.js")).newRunWorker(parts), settings.workers);
-  return { worker, deliverer };
+  return { worker: thread ? new SharedExecution(worker, thread, logger) : worker, deliverer };
 }
 
 /** The execution thread's module, beside this one (TypeScript under the tests, JavaScript once built). */

@@ -21,6 +21,8 @@ export interface WorkerParts {
   logger: Logger;
   apiUrl: () => string | undefined;
   exclusive: boolean;
+  /** Runs of these owners are requeued at start (a crashed execution thread's). */
+  requeueOwners?: string[];
   readsRunsFromDatabase: boolean;
   pollMs?: number;
   faults?: TestFaults;
@@ -55,6 +57,7 @@ export function newRunWorker(parts: WorkerParts): RunWorker {
       concurrency: settings.workers,
       leaseMs: settings.leaseMs,
       exclusiveDatabase: parts.exclusive,
+      requeueOwners: parts.requeueOwners,
       pollMs: parts.pollMs,
       faults: parts.faults,
       slotsChanged: parts.slotsChanged,

@@ -37,9 +37,10 @@ export interface ServerSettings {
    */
   sqliteShared: boolean;
   /**
-   * BERTH_EXECUTION_THREAD: on embedded SQLite, runs execute in a worker
-   * thread of their own beside the HTTP thread; `auto`: when the host has a
-   * second core.
+   * BERTH_EXECUTION_THREAD: on embedded SQLite, `on`: runs execute in a
+   * worker thread of their own beside the HTTP thread; `auto`: on the main
+   * thread and, once they keep it busy on a host with a second core, also in
+   * such a thread (execution-thread.ts).
    */
   executionThread: "auto" | "on" | "off";
   /** PostgreSQL instead of SQLite (scale-out). */

@@ -8,9 +8,16 @@ import type { RunStatsSnapshot } from "./run-stats.js";
 import { RunStats } from "./run-stats.js";
 import type { SlotReservation, WorkerSlots } from "./worker.js";
 
-/** Whether runs execute in a thread of their own (embedded SQLite only): `auto` when the host has a second core. */
-export function wantsExecutionThread(setting: "auto" | "on" | "off"): boolean {
-  return setting === "on" || (setting === "auto" && availableParallelism() >= 2);
+/**
+ * Where an embedded SQLite server executes runs: on its main thread (`main`), in an execution thread only (`thread`),
+ * or on both (`beside`: the main thread's worker, and an execution thread beside it once runs keep the main thread
+ * busy), which `auto` means when the host has a second core.
+ */
+export type ExecutionPlacement = "main" | "thread" | "beside";
+
+export function executionPlacement(setting: "auto" | "on" | "off"): ExecutionPlacement {
+  if (setting === "on") return "thread";
+  return setting === "auto" && availableParallelism() >= 2 ? "beside" : "main";
 }
 
 /** What the execution thread starts from (its workerData): it opens its own storage, graphs and worker. */
@@ -24,6 +31,10 @@ export interface ExecutionThreadData {
   webhooks: boolean;
   /** The SQLite write lock's memory, shared with the main thread's connection. */
   writeLock?: SharedArrayBuffer;
+  /** The main thread executes runs too: the thread does not own the file's runs (it requeues only `requeueOwners`'). */
+  beside: boolean;
+  /** The lease owner of the thread this one replaces (crashed), whose runs it requeues at its start. */
+  requeueOwners?: string[];
 }
 
 /** What the main thread tells the execution thread. */
@@ -95,6 +106,8 @@ export class ExecutionThread {
   private handed = 0;
   private adopted = 0;
   private stopped: (() => void) | undefined;
+  /** Lease owners of crashed threads whose runs the next thread requeues (beside the main thread's worker). */
+  private crashedOwners: string[] = [];
 
   constructor(private readonly options: ExecutionThreadOptions) {}
 
@@ -164,8 +177,9 @@ export class ExecutionThread {
     await thread.terminate();
   }
 
-  private spawn(): Promise<void> {
-    const { entry, data, broker, logger } = this.options;
+  private spawn(requeueOwners: string[] = []): Promise<void> {
+    const { entry, broker, logger } = this.options;
+    const data: ExecutionThreadData = { ...this.options.data, requeueOwners };
     const [source, how] = workerSource(entry, this.options.typescript);
     const thread = new Worker(source, { ...how, workerData: data });
     this.thread = thread;
@@ -181,6 +195,7 @@ export class ExecutionThread {
             return;
           case "ready":
             ready = true;
+            this.crashedOwners = [];
             this.owner = message.owner;
             this.handed = 0;
             this.adopted = 0;
@@ -205,6 +220,7 @@ export class ExecutionThread {
       thread.on("exit", (code) => {
         if (this.thread !== thread) return;
         this.thread = undefined;
+        if (this.owner) this.crashedOwners.push(this.owner);
         this.owner = "";
         broker.attach(undefined);
         if (!ready) {
@@ -229,7 +245,7 @@ export class ExecutionThread {
   /** Replaces a crashed thread, retrying until one starts (or the server stops). */
   private respawn(): void {
     if (this.stopping) return;
-    this.spawn().catch((err) => {
+    this.spawn(this.crashedOwners).catch((err) => {
       this.options.logger.error({ err }, "restarting the execution thread failed: retrying");
       this.restartTimer = setTimeout(() => this.respawn(), RESTART_DELAY_MS);
     });

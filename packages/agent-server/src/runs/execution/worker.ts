@@ -17,6 +17,8 @@ export interface WorkerOptions {
    * process requeues them, and the sweeps here skip the runs executing here).
    */
   exclusiveDatabase: boolean;
+  /** Owners whose runs are requeued at start, besides dead processes' (a crashed execution thread's, from the same process). */
+  requeueOwners?: string[];
   /** Also looks for claimable runs this often, for brokers whose wake-ups may be lost (LISTEN/NOTIFY); default: never. */
   pollMs?: number;
   /** Test-only faults to inject (test-faults.ts); none in production. */
@@ -100,7 +102,9 @@ export class RunWorker {
   async start(): Promise<void> {
     // A restart of the only process requeues everything; otherwise the runs of this host's dead processes (an
     // earlier incarnation of this one, say) are requeued at once, and other processes' runs once their lease lapses.
-    const deadOwners = this.options.exclusiveDatabase ? [] : await this.deadLocalOwners();
+    const deadOwners = this.options.exclusiveDatabase
+      ? []
+      : [...(await this.deadLocalOwners()), ...(this.options.requeueOwners ?? [])];
     const requeued = await this.runs.requeueExpired({ all: this.options.exclusiveDatabase, deadOwners });
     if (requeued > 0) this.log.warn({ requeued, dead_owners: deadOwners }, "requeued runs left running by a stopped process");
     const { leaseMs } = this.options;
