@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { newId } from "./ids.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { SlotReservation } from "../runs/execution/worker.js";
 import { followRun, type RunFollower } from "../runs/streaming/follow-run.js";
@@ -76,7 +76,7 @@ export class RunService {
     input: RunCreateInput,
     options: { signal: AbortSignal; access: Access },
   ): Promise<{ run: Run; events: AsyncGenerator<StoredEvent> }> {
-    const runId = randomUUID();
+    const runId = newId();
     const events = await this.follow(runId, -1, options.signal, { creating: true });
     try {
       return { run: await this.create(threadId, input, options.access, runId, events.created), events };
@@ -92,7 +92,7 @@ export class RunService {
     input: RunCreateInput,
     options: { access: Access },
   ): Promise<{ run: Run; ended: EndWatch }> {
-    const runId = randomUUID();
+    const runId = newId();
     const ended = await this.watchEnd(runId, { creating: true });
     try {
       return { run: await this.create(threadId, input, options.access, runId, ended.created), ended };
@@ -119,7 +119,7 @@ export class RunService {
     threadId: string | undefined,
     input: RunCreateInput,
     access: Access,
-    runId: string = randomUUID(),
+    runId: string = newId(),
     created?: (executingHere: boolean) => void,
   ): Promise<Run> {
     const { run, assistant } = await this.prepared(threadId, input, access, runId);
@@ -155,7 +155,7 @@ export class RunService {
     threadId: string | undefined,
     input: RunCreateInput,
     access: Access,
-    runId: string = randomUUID(),
+    runId: string = newId(),
     threadMetadata?: JsonObject,
   ): Promise<NewRun> {
     return (await this.prepared(threadId, input, access, runId, threadMetadata)).run;
@@ -221,7 +221,7 @@ export class RunService {
     };
     const run: NewRun = {
       run_id: runId,
-      thread_id: threadId ?? randomUUID(),
+      thread_id: threadId ?? newId(),
       assistant_id: assistant.assistant_id,
       graph_id: assistant.graph_id,
       metadata,

@@ -1,4 +1,4 @@
-import { randomUUID } from "node:crypto";
+import { newId } from "./ids.js";
 import type { RunnableConfig } from "@langchain/core/runnables";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { JsonObject, PruneStrategy, Storage, Thread, ThreadFilter, ThreadQuery } from "../storage/types.js";
@@ -35,7 +35,7 @@ export class ThreadService {
   ) {}
 
   async create(input: CreateThreadInput, access: Access): Promise<Thread> {
-    const threadId = input.thread_id ?? randomUUID();
+    const threadId = input.thread_id ?? newId();
     const { scope, value } = await access.authorize("threads:create", {
       thread_id: threadId,
       metadata: { ...input.metadata },
@@ -113,7 +113,7 @@ export class ThreadService {
     const { scope } = await access.authorize("threads:read", { thread_id: threadId });
     const source = await this.storage.threads.get(threadId, scope);
     if (!source) throw new ConflictError("Thread not found");
-    const targetId = randomUUID();
+    const targetId = newId();
     const { value, handled } = await access.authorize("threads:create", {
       thread_id: targetId,
       metadata: { ...source.metadata },
