@@ -85,7 +85,7 @@ describe("the dashboard's chat: tool calls, Markdown and a thousand threads, in 
   test("the thread is listed by its first message with a preview and the assistant's name; its run links to its trace", async () => {
     const heading = await view.getByRole("heading", { name: /^Thread [0-9a-f-]{36}/ }).textContent();
     threadId = /[0-9a-f-]{36}/.exec(heading ?? "")![0];
-    const row = view.getByRole("list", { name: "Threads" }).getByRole("button", { name: new RegExp(threadId.slice(0, 8)) });
+    const row = view.getByRole("list", { name: "Threads" }).getByRole("button", { name: new RegExp(threadId.slice(-8)) });
     await row.locator(".cb-thread-title", { hasText: QUESTION }).waitFor();
     await row.locator(".cb-thread-preview", { hasText: "Weather in Paris Sunny all day" }).waitFor();
     await row.getByText(ASSISTANT).waitFor();
@@ -93,7 +93,7 @@ describe("the dashboard's chat: tool calls, Markdown and a thousand threads, in 
     const [run] = await sdk.runs.list(threadId);
     const runs = view.getByRole("region", { name: "Runs" });
     await runs.getByRole("cell", { name: ASSISTANT, exact: true }).waitFor();
-    const trace = runs.getByRole("link", { name: `Trace of run ${run!.run_id.slice(0, 8)}` });
+    const trace = runs.getByRole("link", { name: `Trace of run ${run!.run_id.slice(-8)}` });
     assert.equal(await trace.getAttribute("href"), `#/deployments/${deployment.id}/traces/${run!.run_id}`);
     const studio = await view.getByRole("link", { name: "Open in Studio" }).getAttribute("href");
     assert.equal(studio, `#/deployments/${deployment.id}/studio?assistant=${run!.assistant_id}&thread=${threadId}`);
@@ -134,7 +134,7 @@ describe("the dashboard's chat: tool calls, Markdown and a thousand threads, in 
 
     // Scrolled to the end, page after page, until the oldest thread (the weather chat) is reached.
     const scroller = view.getByTestId("thread-scroller");
-    const oldest = threads.getByRole("button", { name: new RegExp(threadId.slice(0, 8)) });
+    const oldest = threads.getByRole("button", { name: new RegExp(threadId.slice(-8)) });
     while (!(await oldest.isVisible())) {
       const before = await count.textContent();
       await scroller.evaluate((element) => element.scrollTo({ top: element.scrollHeight }));

@@ -107,7 +107,7 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
 
   test("the thread is listed with its status, its runs (the interrupted one, the resumed one) and its checkpoints", async () => {
     const threads = view.getByRole("list", { name: "Threads" });
-    const listed = threads.getByRole("button", { name: new RegExp(threadId.slice(0, 8)) });
+    const listed = threads.getByRole("button", { name: new RegExp(threadId.slice(-8)) });
     await listed.getByText("idle").waitFor();
 
     const runs = view.getByRole("region", { name: "Runs" }).getByRole("row");
@@ -143,7 +143,7 @@ describe("the dashboard's conversation browser, in headless Chromium", () => {
 
     await search.getByLabel("Metadata (JSON)").fill('{"graph_id": "agent"}');
     await search.getByRole("button", { name: "Search" }).click();
-    await threads.getByRole("button", { name: new RegExp(threadId.slice(0, 8)) }).waitFor();
+    await threads.getByRole("button", { name: new RegExp(threadId.slice(-8)) }).waitFor();
     await screenshot(page, "conversations-search");
   });
 

@@ -4,9 +4,12 @@ export function showValue(value: unknown): string {
   return JSON.stringify(value, null, 2) ?? String(value);
 }
 
-/** The first 8 characters of an id: enough to tell threads and runs apart in a list (the full id is in the title). */
+/**
+ * The last 8 characters of an id: enough to tell threads and runs apart in a list (the full id is in the title). Not
+ * the first ones: a UUIDv7 begins with its creation time, the same for every id made within a minute.
+ */
 export function shortId(id: string | null | undefined): string {
-  return id ? id.slice(0, 8) : "";
+  return id ? id.slice(-8) : "";
 }
 
 /**
