@@ -107,6 +107,9 @@ export class RunWorker {
       : [...(await this.deadLocalOwners()), ...(this.options.requeueOwners ?? [])];
     const requeued = await this.runs.requeueExpired({ all: this.options.exclusiveDatabase, deadOwners });
     if (requeued > 0) this.log.warn({ requeued, dead_owners: deadOwners }, "requeued runs left running by a stopped process");
+    // Stopped while it started (a `berth dev` whose graphs failed to load closes its storage meanwhile): no lease
+    // keeper, sweeps or timers may outlive that stop.
+    if (this.stopped) return;
     const { leaseMs } = this.options;
     const keeper = this.deps.storage.keepLeases ?? mainThreadLeases(this.runs);
     this.leases = keeper(this.owner, leaseMs, {
