@@ -1,6 +1,6 @@
 import type { BaseCallbackHandler } from "@langchain/core/callbacks/base";
 import type { StreamEvent } from "@langchain/core/tracers/log_stream";
-import { Command, MemorySaver } from "@langchain/langgraph";
+import { Command } from "@langchain/langgraph";
 import type { Logger } from "pino";
 import type { Assistant, QueuedRun, RunLease, RunThread } from "../../storage/types.js";
 import { PendingFeedbackUrls } from "../../tracing/feedback.js";
@@ -14,6 +14,7 @@ import type { ExecutorDeps } from "./executor-deps.js";
 import { RunCheckpointer } from "./run-checkpointer.js";
 import { runScope } from "./run-config.js";
 import type { AbortReason } from "./run-control.js";
+import { ephemeralSaver } from "./ephemeral-saver.js";
 import { isEphemeral, type Outcome, record, settleThread } from "./run-end.js";
 import { asError, endInError, type RunError, runError } from "./run-salvage.js";
 
@@ -196,7 +197,7 @@ async function stream(run: ExecutableRun, deps: ExecutorDeps, writer: RunEventWr
       // The root traced run is the Berth run: feedback created for run_id attaches to its trace.
       runId: run.run_id,
       ...tracedBy(deps.tracing?.tracerFor(scope.ids, run.attempt)),
-      configurable: { ...scope.config.configurable, __pregel_checkpointer: checkpointer ?? new MemorySaver() },
+      configurable: { ...scope.config.configurable, __pregel_checkpointer: checkpointer ?? ephemeralSaver() },
       // LangGraph hands `store` to every node and subgraph (config.store, getStore()).
       ...(deps.store ? { store: deps.store } : {}),
       context: scope.context,
