@@ -114,15 +114,16 @@ function prepare(db: SqliteDatabase) {
        CROSS JOIN checkpoint_blobs AS b ON b.thread_id = @thread_id AND b.checkpoint_ns = @checkpoint_ns
          AND b.channel = v.key AND b.version = v.value`,
     ),
-    put: db.transaction((row: CheckpointRow & { created_at: string }, blobs: BlobRow[]) => {
+    // Both run inside a group commit's transaction (a savepoint of their own when they share it).
+    put: (row: CheckpointRow & { created_at: string }, blobs: BlobRow[]) => {
       for (const blob of blobs) putBlob.run(blob);
       putCheckpoint.run(row);
-    }),
-    putWrites: db.transaction((rows: WriteRow[]) => {
+    },
+    putWrites: (rows: WriteRow[]) => {
       // Special writes (errors, interrupts...) have fixed negative indexes and
       // must reflect the latest attempt; regular writes are kept from the first.
       for (const row of rows) (row.idx < 0 ? replaceWrite : keepWrite).run(row);
-    }),
+    },
     latestPerNamespace: db.prepare<[string], LatestRow>(
       `SELECT checkpoint_ns, checkpoint_id, type, checkpoint FROM checkpoints AS c
        WHERE thread_id = ? AND checkpoint_id =

@@ -1,4 +1,7 @@
+import type { Transaction } from "better-sqlite3";
 import type { SqliteDatabase } from "./database.js";
+
+type Outcome = { ok: true; value: unknown } | { ok: false; error: unknown };
 
 interface QueuedWrite {
   work: () => unknown;
@@ -11,16 +14,30 @@ interface QueuedWrite {
  * batches: many runs write at once under load) commit together, in one
  * IMMEDIATE transaction: a commit costs more than most of the writes it
  * carries. Each write resolves only once that transaction committed; a write
- * that throws is rolled back alone (each `work` is a better-sqlite3
- * transaction function, a savepoint inside the shared transaction) and
- * rejects alone.
+ * that throws is rolled back alone (a savepoint inside the shared transaction,
+ * when it shares it) and rejects alone.
  */
 export class GroupCommit {
   private queue: QueuedWrite[] = [];
   private readonly queuedTopics = new Set<string>();
   private scheduled = false;
+  /** Runs one write: as the IMMEDIATE transaction itself, or nested (a savepoint) inside a batch's. */
+  private readonly write: Transaction<(work: () => unknown) => unknown>;
+  private readonly batch: Transaction<(batch: QueuedWrite[], outcomes: Outcome[]) => void>;
 
-  constructor(private readonly db: SqliteDatabase) {}
+  constructor(db: SqliteDatabase) {
+    // Made once: a transaction function costs more to make than a small write costs to run.
+    this.write = db.transaction((work: () => unknown) => work());
+    this.batch = db.transaction((batch: QueuedWrite[], outcomes: Outcome[]) => {
+      for (const write of batch) {
+        try {
+          outcomes.push({ ok: true, value: this.write(write.work) });
+        } catch (error) {
+          outcomes.push({ ok: false, error });
+        }
+      }
+    });
+  }
 
   run<T>(work: () => T, topic?: string): Promise<T> {
     return new Promise<T>((resolve, reject) => {
@@ -50,19 +67,22 @@ export class GroupCommit {
     this.queue = [];
     this.queuedTopics.clear();
     if (batch.length === 0) return;
-    const outcomes: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    if (batch.length === 1) {
+      // Alone in its transaction: no savepoint needed, its failure rolls the whole transaction back.
+      const [write] = batch;
+      let value: unknown;
+      try {
+        value = this.write.immediate(write.work);
+      } catch (error) {
+        write.reject(error);
+        return;
+      }
+      write.resolve(value);
+      return;
+    }
+    const outcomes: Outcome[] = [];
     try {
-      this.db
-        .transaction(() => {
-          for (const write of batch) {
-            try {
-              outcomes.push({ ok: true, value: write.work() });
-            } catch (error) {
-              outcomes.push({ ok: false, error });
-            }
-          }
-        })
-        .immediate();
+      this.batch.immediate(batch, outcomes);
     } catch (error) {
       // The commit itself failed (busy, disk full): none of the writes is in the database.
       for (const write of batch) write.reject(error);

@@ -30,16 +30,13 @@ export class SqliteRunEvents {
    * does not. With `threadId`, raises the thread's protocol sequence too.
    */
   appendEvents(runId: string, events: StoredEvent[], lease?: RunLease, threadId?: string): Promise<boolean> {
-    return this.group.run(
-      this.db.transaction(() => {
-        if (lease && !this.statements.leaseHeld.get(runId, ...leaseParams(lease))) return false;
-        for (const event of events) this.statements.insert.run(runId, event.seq, event.event, event.data);
-        const last = events.at(-1);
-        if (threadId && last) this.statements.raiseThreadSeq.run(last.seq, threadId);
-        return true;
-      }),
-      eventsTopic(runId),
-    );
+    return this.group.run(() => {
+      if (lease && !this.statements.leaseHeld.get(runId, ...leaseParams(lease))) return false;
+      for (const event of events) this.statements.insert.run(runId, event.seq, event.event, event.data);
+      const last = events.at(-1);
+      if (threadId && last) this.statements.raiseThreadSeq.run(last.seq, threadId);
+      return true;
+    }, eventsTopic(runId));
   }
 
   readEvents(runId: string, afterSeq: number): StoredEvent[] {

@@ -46,14 +46,12 @@ export class SqliteRunRepository implements RunRepository {
 
   async create(run: NewRun, claimFor?: RunClaimant): Promise<CreateRunResult> {
     // Runs created at once commit together; each is a savepoint, so a refused one (thread busy) is rolled back alone.
-    return groupCommitOf(this.db).run(
-      this.db.transaction((): CreateRunResult => {
-        const result = insertRun(this.db, run);
-        if (result.kind !== "created" || !claimFor) return result;
-        const claimed = this.queue.claimInserted(run.run_id, claimFor);
-        return claimed ? { ...result, claimed } : result;
-      }),
-    );
+    return groupCommitOf(this.db).run((): CreateRunResult => {
+      const result = insertRun(this.db, run);
+      if (result.kind !== "created" || !claimFor) return result;
+      const claimed = this.queue.claimInserted(run.run_id, claimFor);
+      return claimed ? { ...result, claimed } : result;
+    });
   }
 
   async get(runId: string): Promise<QueuedRun | undefined> {
@@ -123,31 +121,29 @@ export class SqliteRunRepository implements RunRepository {
   }
 
   async finish(runId: string, end: RunEnd, lease?: RunLease): Promise<boolean> {
-    return groupCommitOf(this.db).run(
-      this.db.transaction(() => {
-        const now = nowIso();
-        const updated = this.db
-          .prepare(
-            `UPDATE runs SET status = ?, output = ?, ended_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL,
+    return groupCommitOf(this.db).run(() => {
+      const now = nowIso();
+      const updated = this.db
+        .prepare(
+          `UPDATE runs SET status = ?, output = ?, ended_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL,
                  kwargs = CASE WHEN ? IS NULL THEN kwargs ELSE json_set(kwargs, '$.feedback_urls', json(?)) END
             WHERE run_id = ? ${lease ? LEASE_HELD : ""} RETURNING thread_id`,
-          )
-          .get(
-            end.status,
-            JSON.stringify(end.output ?? null),
-            now,
-            now,
-            ...feedbackUrlsParams(end),
-            runId,
-            ...leaseParams(lease),
-          ) as { thread_id: string } | undefined;
-        if (!updated) return false;
-        if (end.webhook) insertWebhook(this.db, runId, updated.thread_id, end.webhook, now);
-        if (end.deleteThread) this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(updated.thread_id);
-        else this.recordThreadState(updated.thread_id, end.thread, now);
-        return true;
-      }),
-    );
+        )
+        .get(
+          end.status,
+          JSON.stringify(end.output ?? null),
+          now,
+          now,
+          ...feedbackUrlsParams(end),
+          runId,
+          ...leaseParams(lease),
+        ) as { thread_id: string } | undefined;
+      if (!updated) return false;
+      if (end.webhook) insertWebhook(this.db, runId, updated.thread_id, end.webhook, now);
+      if (end.deleteThread) this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(updated.thread_id);
+      else this.recordThreadState(updated.thread_id, end.thread, now);
+      return true;
+    });
   }
 
   async discard(runId: string, thread: RunEnd["thread"], lease?: RunLease): Promise<boolean> {

@@ -80,26 +80,24 @@ export class SqliteThreadRepository implements ThreadRepository {
 
   async create(thread: NewThread): Promise<Thread | undefined> {
     // Threads created at once (many clients starting conversations) commit together.
-    return groupCommitOf(this.db).run(
-      this.db.transaction(() => {
-        const now = nowIso();
-        const inserted = this.db
-          .prepare(
-            `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at, expires_at, ttl_minutes)
+    return groupCommitOf(this.db).run(() => {
+      const now = nowIso();
+      const inserted = this.db
+        .prepare(
+          `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at, expires_at, ttl_minutes)
              VALUES (?, 'idle', ?, ?, ?, ?, ?, ?) ON CONFLICT (thread_id) DO NOTHING`,
-          )
-          .run(
-            thread.thread_id,
-            JSON.stringify(thread.metadata),
-            JSON.stringify(thread.config ?? {}),
-            now,
-            now,
-            expiresAtIso(thread.ttl_minutes),
-            thread.ttl_minutes ?? null,
-          );
-        return inserted.changes === 0 ? undefined : this.getSync(thread.thread_id);
-      }),
-    );
+        )
+        .run(
+          thread.thread_id,
+          JSON.stringify(thread.metadata),
+          JSON.stringify(thread.config ?? {}),
+          now,
+          now,
+          expiresAtIso(thread.ttl_minutes),
+          thread.ttl_minutes ?? null,
+        );
+      return inserted.changes === 0 ? undefined : this.getSync(thread.thread_id);
+    });
   }
 
   async get(threadId: string, scope?: MetadataScope): Promise<Thread | undefined> {
