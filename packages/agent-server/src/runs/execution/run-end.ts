@@ -1,5 +1,5 @@
 import type { Logger } from "pino";
-import type { JsonObject, QueuedRun, RunEnd, RunLease, ThreadStateSummary } from "../../storage/types.js";
+import type { JsonObject, QueuedRun, RunEnd, RunLease, RunThread, ThreadStateSummary } from "../../storage/types.js";
 import type { FeedbackUrls } from "../../tracing/feedback.js";
 import { toWire } from "../../wire/serialize.js";
 import { summarizeState, toThreadState } from "../../wire/thread-state.js";
@@ -27,7 +27,7 @@ export function isEphemeral(run: QueuedRun): boolean {
  * recorded, status `error`.
  */
 export async function settleThread(
-  run: QueuedRun,
+  run: QueuedRun & { thread?: RunThread },
   outcome: Outcome,
   deps: ExecutorDeps,
 ): Promise<{ outcome: Outcome; thread: ThreadStateSummary }> {
@@ -97,11 +97,19 @@ export async function record(
   return { status, output };
 }
 
-/** The thread's values, interrupts and status after the run, read back through its graph. */
-async function threadAfter(run: QueuedRun, deps: ExecutorDeps, failed: boolean): Promise<ThreadStateSummary> {
-  const thread = await deps.storage.threads.get(run.thread_id);
+/**
+ * The thread's values, interrupts and status after the run, read back through its graph. A run claimed at its creation
+ * carries its thread's settings as that creation left them (graph and config): the thread is not read again.
+ */
+async function threadAfter(
+  run: QueuedRun & { thread?: RunThread },
+  deps: ExecutorDeps,
+  failed: boolean,
+): Promise<ThreadStateSummary> {
+  const thread = run.thread ?? (await deps.storage.threads.get(run.thread_id));
   const graphId = thread?.metadata.graph_id;
-  let summary: ThreadStateSummary = { values: (thread?.values ?? null) as JsonObject | null, interrupts: {}, status: "idle" };
+  const stored = thread && "values" in thread ? (thread.values as JsonObject | null) : null;
+  let summary: ThreadStateSummary = { values: stored, interrupts: {}, status: "idle" };
   if (thread && typeof graphId === "string" && deps.graphs.has(graphId)) {
     const configurable = {
       ...(thread.config.configurable as JsonObject | undefined),

@@ -173,7 +173,7 @@ export class SqliteCronRepository implements CronRepository {
           .prepare("UPDATE crons SET next_run_date = ? WHERE cron_id = ? AND next_run_date = ? AND enabled = 1")
           .run(tick.next, tick.cron_id, tick.due).changes;
         if (claimed === 0) return { kind: "taken" };
-        return run ? { kind: "claimed", run: insertRun(this.db, run) } : { kind: "claimed" };
+        return run ? { kind: "claimed", run: insertRun(this.db, run).result } : { kind: "claimed" };
       })
       .immediate();
   }

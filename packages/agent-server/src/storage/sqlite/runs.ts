@@ -47,10 +47,11 @@ export class SqliteRunRepository implements RunRepository {
   async create(run: NewRun, claimFor?: RunClaimant): Promise<CreateRunResult> {
     // Runs created at once commit together; each is a savepoint, so a refused one (thread busy) is rolled back alone.
     return groupCommitOf(this.db).run((): CreateRunResult => {
-      const result = insertRun(this.db, run);
+      const { result, existingThread } = insertRun(this.db, run);
       if (result.kind !== "created" || !claimFor) return result;
       const claimed = this.queue.claimInserted(run.run_id, claimFor);
-      return claimed ? { ...result, claimed } : result;
+      if (!claimed) return result;
+      return { ...result, claimed, ...(existingThread ? { thread: existingThread } : {}) };
     });
   }
 
