@@ -23,10 +23,13 @@ export function insertRun(db: SqliteDatabase, run: NewRun): { result: CreateRunR
       `INSERT INTO threads (thread_id, status, metadata, config, created_at, updated_at) VALUES (?, 'busy', ?, ?, ?, ?)`,
     ).run(run.thread_id, JSON.stringify(createdThreadMetadata(run)), JSON.stringify(run.thread_config ?? {}), now, now);
   }
-  const inflight = db
-    .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid`)
-    .all(run.thread_id)
-    .map((row) => toApiRun(fromRow(row as RunRow)));
+  // A thread this insert created has no runs yet.
+  const inflight = thread
+    ? db
+        .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = ? AND status IN ('pending', 'running') ORDER BY rowid`)
+        .all(run.thread_id)
+        .map((row) => toApiRun(fromRow(row as RunRow)))
+    : [];
   if (inflight.length > 0 && run.multitask_strategy === "reject") return { result: { kind: "thread_busy" } };
   let existingThread: RunThread | undefined;
   if (thread) {
@@ -38,20 +41,22 @@ export function insertRun(db: SqliteDatabase, run: NewRun): { result: CreateRunR
     );
     existingThread = { metadata, config: JSON.parse(thread.config) };
   }
-  db.prepare(
-    `INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, available_at)
-     VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?)`,
-  ).run(
-    run.run_id,
-    run.thread_id,
-    run.assistant_id,
-    JSON.stringify(run.metadata),
-    JSON.stringify(run.kwargs),
-    run.multitask_strategy,
-    now,
-    now,
-    run.available_at,
-  );
-  const created = toApiRun(fromRow(db.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = ?`).get(run.run_id) as RunRow));
+  const inserted = db
+    .prepare(
+      `INSERT INTO runs (run_id, thread_id, assistant_id, status, metadata, kwargs, multitask_strategy, created_at, updated_at, available_at)
+       VALUES (?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?) RETURNING ${RUN_COLUMNS}`,
+    )
+    .get(
+      run.run_id,
+      run.thread_id,
+      run.assistant_id,
+      JSON.stringify(run.metadata),
+      JSON.stringify(run.kwargs),
+      run.multitask_strategy,
+      now,
+      now,
+      run.available_at,
+    ) as RunRow;
+  const created = toApiRun(fromRow(inserted));
   return { result: { kind: "created", run: created, inflight }, ...(existingThread ? { existingThread } : {}) };
 }
