@@ -37,10 +37,10 @@ export interface ServerSettings {
    */
   sqliteShared: boolean;
   /**
-   * BERTH_EXECUTION_THREAD: on embedded SQLite, `auto` (the default): runs
-   * execute on the main thread and, once they keep it busy on a host with a
-   * second core, also in a worker thread beside it; `on`: in that thread
-   * only; `off`: on the main thread only (execution-thread.ts).
+   * BERTH_EXECUTION_THREAD: on embedded SQLite, `on`: runs execute in a
+   * worker thread of their own beside the HTTP thread; `auto`: on the main
+   * thread and, once they keep it busy on a host with a second core, also in
+   * such a thread (execution-thread.ts).
    */
   executionThread: "auto" | "on" | "off";
   /** PostgreSQL instead of SQLite (scale-out). */
@@ -113,7 +113,7 @@ export function settingsFromEnv(): ServerSettings {
     shutdownGraceMs: envNumber("BERTH_SHUTDOWN_GRACE_SECONDS", 10, { min: 0 }) * 1000,
     sqliteSynchronous: envOneOf("BERTH_SQLITE_SYNCHRONOUS", ["normal", "full"] as const, "normal"),
     sqliteShared: envBoolean("BERTH_SQLITE_SHARED", false),
-    executionThread: envOneOf("BERTH_EXECUTION_THREAD", ["auto", "on", "off"] as const, "auto"),
+    executionThread: envOneOf("BERTH_EXECUTION_THREAD", ["auto", "on", "off"] as const, "off"),
     databaseUrl: process.env.DATABASE_URL || undefined,
     apiKey: process.env.BERTH_API_KEY || undefined,
     redisUrl: process.env.REDIS_URL || undefined,
