@@ -1,7 +1,7 @@
 #!/usr/bin/env node
 // `node bench/graphs-vs-floor.mjs`: Berth against the floor on real graphs. For each graph of BENCH_GRAPHS (default
 // `trivial,messages,tools`: one node; `MessagesAnnotation` with one node appending an `AIMessage`; a tool-calling loop
-// over a fake model) and each server (BENCH_SERVERS; Berth on SQLite with BERTH_EXECUTION_THREAD auto (the default, `berth`), off and on;
+// over a fake model) and each server (BENCH_SERVERS; Berth on SQLite with BERTH_EXECUTION_THREAD off (the default, `berth`), auto and on;
 // Berth on PostgreSQL + Redis when DATABASE_URL and REDIS_URL are set; the reference when bench/ is installed), it warms
 // the server up (BENCH_WARMUP_REQUESTS thread runs per graph, 1,000), then measures thread create +
 // `/threads/{id}/runs/wait` at concurrency 32 and stateless `/runs/wait` at concurrency 1, and the floor (floor.mjs: the same graph invoked in-process, one at a time,
@@ -39,11 +39,8 @@ const embedded = (label, executionThread) => ({
   ],
 });
 const SERVERS = {
-  berth: embedded(
-    "Berth embedded (SQLite), the default: runs on the main thread and, under load, an execution thread beside it",
-    "auto",
-  ),
-  berth_off: embedded("Berth embedded (SQLite), one thread (BERTH_EXECUTION_THREAD=off)", "off"),
+  berth: embedded("Berth embedded (SQLite), the default: one thread", "off"),
+  berth_auto: embedded("Berth embedded (SQLite), runs on the main thread and, under load, an execution thread beside it", "auto"),
   berth_thread: embedded("Berth embedded (SQLite), runs in the execution thread only", "on"),
 };
 if (process.env.DATABASE_URL && process.env.REDIS_URL) {
@@ -198,8 +195,8 @@ for (const [name, server] of Object.entries(results.servers)) {
   }
 }
 const pg = results.servers.berth_pg?.graphs;
-// PostgreSQL serves runs from one thread: against SQLite's default (both cores under load) and its one thread (`off`).
-const sqlites = ["berth", "berth_off"].filter((name) => results.servers[name]?.graphs);
+// Against SQLite's default (one thread) and `auto` (both cores under load).
+const sqlites = ["berth", "berth_auto"].filter((name) => results.servers[name]?.graphs);
 if (pg && sqlites.length > 0) {
   lines.push(
     "",
