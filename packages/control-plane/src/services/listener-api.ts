@@ -24,7 +24,14 @@ import type {
   RevisionFacts,
 } from "@berth/listener-protocol";
 import { IN_PROGRESS_REVISION_STATUSES, type RevisionRepository, type RevisionStatus } from "@berth/listener-protocol";
-import type { ControlPlaneStorage, DeploymentRecord, DeploymentReport, LogEntry, RevisionRecord } from "../storage/types.js";
+import type {
+  ControlPlaneStorage,
+  DeploymentRecord,
+  DeploymentReport,
+  EventAlongside,
+  LogEntry,
+  RevisionRecord,
+} from "../storage/types.js";
 import { observationOf } from "../domain/status-conditions.js";
 import { revisionSecrets } from "./deployment-views.js";
 import type { ChangeFeed } from "./change-feed.js";
@@ -108,10 +115,10 @@ export class ListenerApi {
       ? (await this.storage.deployments.getAny(revision.deployment_id))?.active_revision_id
       : null;
     const now = new Date().toISOString();
-    const moved = await this.storage.revisions.transition(revision.id, from, to, message, now, facts);
+    const replaced = serving && serving !== report?.active_revision_id ? replacedNote(serving, revision, now) : undefined;
+    const moved = await this.storage.revisions.transition(revision.id, from, to, message, now, facts, replaced);
     if (moved && report) {
       await this.applyReport(deployment, report, now, [moved.id, serving]);
-      if (serving && serving !== report.active_revision_id) await this.noteReplaced(serving, moved, now);
       this.changes.publish("deployment", { change: "reported", deployment_id: deployment.id });
     } else if (moved) await recordConditions(this.storage, deployment.id, [moved.id], undefined, now);
     if (moved) {
@@ -126,16 +133,6 @@ export class ListenerApi {
       });
     }
     return { transitioned: moved !== undefined, status: (moved ?? (await this.storage.revisions.getAny(revisionId)))?.status };
-  }
-
-  /**
-   * A replaced revision keeps DEPLOYED (as the hosted platform does), with
-   * Replaced=True and Serving=False; its message says it no longer serves
-   * too, so a poller reading only the status and message is not misled.
-   */
-  private async noteReplaced(replacedId: string, by: RevisionRecord, at: string): Promise<void> {
-    const message = `Replaced by revision ${by.number} (${by.id}) at ${at}: no longer serving`;
-    await this.storage.revisions.recordEvent(replacedId, { type: "Normal", reason: "Replaced", message }, at, message);
   }
 
   /**
@@ -346,4 +343,15 @@ export class ListenerApi {
     if (!revision) throw new NotFoundError(`Revision ${revisionId} not found`);
     return { revision, deployment: await this.deploymentInScope(scope, revision.deployment_id) };
   }
+}
+
+/**
+ * A replaced revision keeps DEPLOYED (as the hosted platform does), with
+ * Replaced=True and Serving=False; its message says it no longer serves too,
+ * so a poller reading only the status and message is not misled. It is
+ * recorded with the move of the revision replacing it, in one transaction.
+ */
+function replacedNote(replacedId: string, by: RevisionRecord, at: string): EventAlongside {
+  const message = `Replaced by revision ${by.number} (${by.id}) at ${at}: no longer serving`;
+  return { revisionId: replacedId, event: { type: "Normal", reason: "Replaced", message } };
 }

@@ -209,6 +209,12 @@ export interface RevisionFilter {
 /** A revision as it is created: the listener records its image digest later. */
 export type NewRevision = Omit<RevisionRecord, "number" | "deployment_id" | "tenant_id" | "image_digest">;
 
+/** An event a revision's move records on another revision of its deployment (the one it replaces). */
+export interface EventAlongside {
+  revisionId: string;
+  event: RevisionEventInput;
+}
+
 /** What a PATCH changes, decided by `plan` from the current records inside the store's transaction. */
 export interface DeploymentChange {
   source_config: JsonObject;
@@ -274,7 +280,10 @@ export interface RevisionStore {
   /**
    * Moves a revision to `status` if it is currently in one of `from`, and
    * adds the step to its timeline; returns the updated record, or undefined
-   * when it was not in `from`.
+   * when it was not in `from`. With `alongside`, an event is recorded on
+   * another revision in the same transaction when the move happens (its
+   * message that revision's status_message), so no reader sees one without
+   * the other.
    */
   transition(
     revisionId: string,
@@ -283,6 +292,7 @@ export interface RevisionStore {
     message: string,
     now: string,
     facts?: RevisionFacts,
+    alongside?: EventAlongside,
   ): Promise<RevisionRecord | undefined>;
   /**
    * Adds an event to the revision's timeline without moving its status (with

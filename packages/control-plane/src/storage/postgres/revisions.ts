@@ -2,7 +2,14 @@ import type { Queryable } from "@berth/service-kit";
 import type pg from "pg";
 import type { RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
 import type { RevisionStatus } from "@berth/listener-protocol";
-import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore, StatusCounts } from "../types.js";
+import type {
+  EventAlongside,
+  RevisionEventRecord,
+  RevisionFilter,
+  RevisionRecord,
+  RevisionStore,
+  StatusCounts,
+} from "../types.js";
 import { REVISION, REVISION_EVENT, qualified } from "../columns.js";
 
 const R = qualified(REVISION, "r");
@@ -79,9 +86,10 @@ export class PostgresRevisionStore implements RevisionStore {
     message: string,
     now: string,
     facts: RevisionFacts = {},
+    alongside?: EventAlongside,
   ): Promise<RevisionRecord | undefined> {
     if (from.length === 0) return undefined;
-    // One statement: the row lock, the status check and the timeline step are atomic.
+    // One statement: the row lock, the status check, the timeline step and the event alongside are atomic.
     const { rows } = await this.pool.query<RevisionRecord>(
       `WITH moved AS (
          UPDATE revisions SET status = $1, status_message = $2, updated_at = $3, image_digest = COALESCE($6, image_digest),
@@ -91,9 +99,27 @@ export class PostgresRevisionStore implements RevisionStore {
        ), step AS (
          INSERT INTO revision_events (revision_id, deployment_id, at, status, message)
          SELECT id, deployment_id, $3, $1, $2 FROM moved
+       ), noted AS (
+         UPDATE revisions SET status_message = $9, updated_at = $3
+         WHERE id = $8 AND EXISTS (SELECT 1 FROM moved) RETURNING id, deployment_id, status
+       ), noted_step AS (
+         INSERT INTO revision_events (revision_id, deployment_id, at, status, message, type, reason)
+         SELECT id, deployment_id, $3, status, $9, $10, $11 FROM noted
        )
        SELECT ${REVISION} FROM moved`,
-      [status, message, now, revisionId, from, facts.image_digest ?? null, facts.repo_commit_sha ?? null],
+      [
+        status,
+        message,
+        now,
+        revisionId,
+        from,
+        facts.image_digest ?? null,
+        facts.repo_commit_sha ?? null,
+        alongside?.revisionId ?? null,
+        alongside?.event.message ?? null,
+        alongside?.event.type ?? null,
+        alongside?.event.reason ?? null,
+      ],
     );
     return rows[0];
   }

@@ -2,7 +2,14 @@ import type { SqliteDatabase } from "@berth/service-kit";
 import type { RevisionEventInput, RevisionFacts } from "@berth/listener-protocol";
 import type { RevisionStatus } from "@berth/listener-protocol";
 import { qualified, REVISION, REVISION_EVENT } from "../columns.js";
-import type { RevisionEventRecord, RevisionFilter, RevisionRecord, RevisionStore, StatusCounts } from "../types.js";
+import type {
+  EventAlongside,
+  RevisionEventRecord,
+  RevisionFilter,
+  RevisionRecord,
+  RevisionStore,
+  StatusCounts,
+} from "../types.js";
 import { revisionFromRow } from "./rows.js";
 
 type Row = Record<string, unknown>;
@@ -82,6 +89,7 @@ export class SqliteRevisionStore implements RevisionStore {
     message: string,
     now: string,
     facts: RevisionFacts = {},
+    alongside?: EventAlongside,
   ): Promise<RevisionRecord | undefined> {
     if (from.length === 0) return undefined;
     return this.db
@@ -106,28 +114,28 @@ export class SqliteRevisionStore implements RevisionStore {
         if (!row) return undefined;
         const revision = revisionFromRow(row);
         recordMove(this.db, revision.id, revision.deployment_id, now, status, message);
+        if (alongside) this.noteEvent(alongside.revisionId, alongside.event, now, alongside.event.message);
         return revision;
       })
       .immediate();
   }
 
   async recordEvent(revisionId: string, event: RevisionEventInput, now: string, statusMessage?: string): Promise<boolean> {
-    return this.db
-      .transaction(() => {
-        const recorded = this.db
-          .prepare(
-            `INSERT INTO revision_events (revision_id, deployment_id, at, status, message, type, reason)
-             SELECT id, deployment_id, ?, status, ?, ?, ? FROM revisions WHERE id = ?`,
-          )
-          .run(now, event.message, event.type, event.reason, revisionId);
-        if (recorded.changes === 0) return false;
-        if (statusMessage !== undefined)
-          this.db
-            .prepare("UPDATE revisions SET status_message = ?, updated_at = ? WHERE id = ?")
-            .run(statusMessage, now, revisionId);
-        return true;
-      })
-      .immediate();
+    return this.db.transaction(() => this.noteEvent(revisionId, event, now, statusMessage)).immediate();
+  }
+
+  /** The event on the revision's timeline, and its status_message (inside the caller's transaction). */
+  private noteEvent(revisionId: string, event: RevisionEventInput, now: string, statusMessage?: string): boolean {
+    const recorded = this.db
+      .prepare(
+        `INSERT INTO revision_events (revision_id, deployment_id, at, status, message, type, reason)
+         SELECT id, deployment_id, ?, status, ?, ?, ? FROM revisions WHERE id = ?`,
+      )
+      .run(now, event.message, event.type, event.reason, revisionId);
+    if (recorded.changes === 0) return false;
+    if (statusMessage !== undefined)
+      this.db.prepare("UPDATE revisions SET status_message = ?, updated_at = ? WHERE id = ?").run(statusMessage, now, revisionId);
+    return true;
   }
 
   async countByStatus(): Promise<StatusCounts> {

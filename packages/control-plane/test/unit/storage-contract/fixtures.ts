@@ -13,6 +13,7 @@ import type { TracedRunRecord } from "../../../src/storage/tracing-types.js";
 import type {
   ApiKeyRecord,
   ControlPlaneStorage,
+  DeploymentChange,
   DeploymentRecord,
   ListenerRecord,
   NewRevision,
@@ -101,6 +102,16 @@ export function newDeployment(tenantId: string, name: string, options: Deploymen
 export function nextRevision(latest: RevisionRecord, id: string = randomUUID(), at = tick()): NewRevision {
   const { number: _n, deployment_id: _d, tenant_id: _t, ...rest } = latest;
   return { ...rest, id, status: "QUEUED", status_message: "", created_at: at, updated_at: at };
+}
+
+/** A PATCH that changes nothing but makes a new revision of the deployment (the latest one is superseded or replaced). */
+export function sameWithNewRevision(deployment: DeploymentRecord, latest: RevisionRecord): DeploymentChange {
+  return {
+    source_config: deployment.source_config,
+    secret_references: deployment.secret_references,
+    updated_at: tick(),
+    revision: nextRevision(latest),
+  };
 }
 
 export function newListener(tenantId: string, computeId: string, id: string = randomUUID(), isDefault = false): ListenerRecord {

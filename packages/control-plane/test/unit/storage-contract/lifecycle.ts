@@ -7,7 +7,7 @@ import { beforeEach, describe, it } from "node:test";
 import { IN_PROGRESS_REVISION_STATUSES } from "@berth/listener-protocol";
 import type { ControlPlaneStorage, LogFilter, UploadRecord } from "../../../src/storage/types.js";
 import { type Backend, databasePerTest } from "./backends.js";
-import { BASE, created, newListener, newTenant, nextRevision, tick } from "./fixtures.js";
+import { BASE, created, newListener, newTenant, nextRevision, sameWithNewRevision, tick } from "./fixtures.js";
 
 function newUpload(tenantId: string, deploymentId: string, objectPath: string): UploadRecord {
   return {
@@ -97,16 +97,36 @@ export function lifecycleContract(backend: Backend): void {
       assert.equal((await b.revisions.get(t, made.deployment.id, id))?.image_digest, digest);
     });
 
+    it("records an event on the replaced revision with a move, and none when the move does not happen", async () => {
+      const t = await newTenant(a);
+      const made = await created(a, t, "replacing");
+      await a.revisions.transition(made.revision.id, ["QUEUED"], "DEPLOYED", "Serving 1", tick());
+      const next = (await a.deployments.update(t, made.deployment.id, sameWithNewRevision))!.revision!;
+      const timeline = await a.revisions.events(made.revision.id);
+      const replaced = { revisionId: made.revision.id, event: { type: "Normal" as const, reason: "Replaced", message: "gone" } };
+      const refused = await b.revisions.transition(next.id, ["BUILDING"], "DEPLOYED", "Serving 2", tick(), {}, replaced);
+      assert.equal(refused, undefined);
+      assert.equal((await a.revisions.getAny(made.revision.id))?.status_message, "Serving 1");
+      assert.deepEqual(await a.revisions.events(made.revision.id), timeline);
+
+      const at = tick();
+      const moved = await b.revisions.transition(next.id, ["QUEUED"], "DEPLOYED", "Serving 2", at, {}, replaced);
+      assert.equal(moved?.status, "DEPLOYED");
+      const first = (await a.revisions.getAny(made.revision.id))!;
+      assert.equal(first.status, "DEPLOYED");
+      assert.equal(first.status_message, "gone");
+      const added = (await a.revisions.events(made.revision.id)).slice(timeline.length);
+      assert.deepEqual(
+        added.map(({ at, status, message, type, reason }) => ({ at, status, message, type, reason })),
+        [{ at, status: "DEPLOYED", message: "gone", type: "Normal", reason: "Replaced" }],
+      );
+    });
+
     it("finds a deployment's revisions in given statuses, newest first, and any revision by id", async () => {
       const t = await newTenant(a);
       const made = await created(a, t, "statuses");
       const other = await created(a, t, "other");
-      const next = (await a.deployments.update(t, made.deployment.id, (d, latest) => ({
-        source_config: d.source_config,
-        secret_references: d.secret_references,
-        updated_at: tick(),
-        revision: nextRevision(latest),
-      })))!.revision!;
+      const next = (await a.deployments.update(t, made.deployment.id, sameWithNewRevision))!.revision!;
       // Revision 1 was superseded by 2; 2 moves on to BUILDING.
       const building = (await a.revisions.transition(next.id, ["QUEUED"], "BUILDING", "b", tick()))!;
       const first = (await a.revisions.getAny(made.revision.id))!;
