@@ -15,19 +15,19 @@ const INSERT_RUN = `SELECT ${RUN_COLUMNS} FROM berth_insert_run($1, $2, $3, $4, 
  * redone here, instead of reading the thread again. Null when the thread did not exist yet.
  */
 const INSERT_RUN_CLAIMED = `SELECT ${qualified("r", RUN_COLUMNS)}, t.metadata AS thread_metadata, t.config AS thread_config
-  FROM berth_insert_run_claimed($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $14, $15) r
+  FROM berth_insert_run($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $14, $15) r
   LEFT JOIN threads t ON t.thread_id = $2`;
 
 type ClaimedRow = RunRow & { thread_metadata?: JsonObject | null; thread_config?: JsonObject | null };
 
 /**
  * Inserts a run with the multitask check (see RunRepository.create) in one
- * round trip (berth_insert_run, migration 008): atomic on its own, or inside
+ * round trip (berth_insert_run, migrations 009 and 013): atomic on its own, or inside
  * the caller's transaction, so that a run's creation and a cron's claim of
  * its tick commit together. It locks the thread row first (or creates it), as
  * every transaction that decides a thread's status does (runs.ts). With
  * `claimFor`, the same statement claims the run for that worker when a claim
- * would take it now (berth_insert_run_claimed, migration 012).
+ * would take it now: the run is inserted running.
  */
 export async function insertRun(client: Queryable, run: NewRun, claimFor?: RunClaimant): Promise<CreateRunResult> {
   const now = Date.now();
@@ -46,7 +46,7 @@ export async function insertRun(client: Queryable, run: NewRun, claimFor?: RunCl
     jsonb(run.thread_config ?? {}),
   ];
   const { rows } = claimFor
-    ? await prepared<ClaimedRow>(client, "berth_insert_run_claimed_thread", INSERT_RUN_CLAIMED, [
+    ? await prepared<ClaimedRow>(client, "berth_insert_run_claimed", INSERT_RUN_CLAIMED, [
         ...params,
         claimFor.owner,
         now,

@@ -27,6 +27,7 @@ const ALL_MIGRATIONS = [
   { version: 10, name: "010_pending_runs_index.sql" },
   { version: 11, name: "011_thread_event_seq.sql" },
   { version: 12, name: "012_insert_run_claimed.sql" },
+  { version: 13, name: "013_insert_run_running.sql" },
 ];
 
 /** How databases migrated before the numbers matched SQLite's recorded them. */
