@@ -108,18 +108,19 @@ async function attempt(
   const exhausted = run.attempt - run.handovers > deps.maxAttempts;
   const runsGraph = !exhausted && !run.cancel_action;
   const feedback = runsGraph ? PendingFeedbackUrls.start(run.run_id, run.kwargs.feedback_keys, deps.tracing, log) : undefined;
+  const saver: { checkpointer?: RunCheckpointer } = {};
   let outcome: Outcome = run.cancel_action
     ? { kind: "aborted", reason: run.cancel_action, lastValues: null } // cancelled while no attempt executed it
     : exhausted
       ? { kind: "failed", error: { error: "RunAttemptsExceeded", message: `Run exceeded ${deps.maxAttempts} attempts` } }
-      : await stream(run, deps, writer, controller.signal);
+      : await stream(run, deps, writer, controller.signal, saver);
   if (writer.failure) outcome = { kind: "failed", error: logFailure(writer.failure) };
   if (outcome.kind === "aborted" && outcome.reason === "lease_lost") {
     log.warn("another attempt holds the run now: this one stops without recording anything");
     return { ending: "lease_lost" };
   }
   if (outcome.kind === "aborted" && outcome.reason === "shutdown") return handOver(run, lease, writer, deps, log);
-  const settled = await settleThread(run, outcome, deps);
+  const settled = await settleThread(run, outcome, deps, saver.checkpointer);
   outcome = settled.outcome;
   // A run rolled back has no end here to attach feedback to.
   const feedbackUrls = outcome.kind === "aborted" && outcome.reason === "rollback" ? undefined : await feedback?.settle(log);
@@ -175,7 +176,14 @@ async function handOver(
   return { ending: "handed_over", notice: { status: "running", output: null } };
 }
 
-async function stream(run: ExecutableRun, deps: ExecutorDeps, writer: RunEventWriter, signal: AbortSignal): Promise<Outcome> {
+/** Streams the run's graph; `saver.checkpointer` is the run's checkpointer, once made. */
+async function stream(
+  run: ExecutableRun,
+  deps: ExecutorDeps,
+  writer: RunEventWriter,
+  signal: AbortSignal,
+  saver: { checkpointer?: RunCheckpointer },
+): Promise<Outcome> {
   let lastValues: unknown = null;
   let checkpointer: RunCheckpointer | undefined;
   try {
@@ -188,7 +196,10 @@ async function stream(run: ExecutableRun, deps: ExecutorDeps, writer: RunEventWr
     if (!thread) throw new Error(`Thread ${run.thread_id} not found`);
     const scope = runScope(run, assistant, thread, run.attempt, deps.apiUrl?.());
     // A stateless run's thread is deleted at its end: its checkpoints need not outlive it in the database.
-    if (!isEphemeral(run)) checkpointer = new RunCheckpointer(await deps.storage.checkpointer(), scope.metadata);
+    if (!isEphemeral(run)) {
+      checkpointer = new RunCheckpointer(await deps.storage.checkpointer(), scope.metadata);
+      saver.checkpointer = checkpointer;
+    }
     const graph = await deps.graphs.get(assistant.graph_id, scope.config);
     const modes = run.kwargs.stream_mode as StreamMode[];
     const encoder = new StreamEncoder(modes, run.kwargs.stream_subgraphs);

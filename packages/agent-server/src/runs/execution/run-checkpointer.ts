@@ -5,8 +5,14 @@ import {
   type Checkpoint,
   type CheckpointListOptions,
   type CheckpointMetadata,
+  type CheckpointPendingWrite,
   type CheckpointTuple,
+  compareWritesSortKeys,
+  copyCheckpoint,
   type PendingWrite,
+  WRITES_IDX_MAP,
+  type WritesSortKey,
+  writesSortKey,
 } from "@langchain/langgraph-checkpoint";
 import type { JsonObject } from "../../storage/types.js";
 
@@ -23,14 +29,34 @@ function configurableMetadata(config: RunnableConfig): JsonObject {
   return Object.fromEntries(entries) as JsonObject;
 }
 
+/** A root checkpoint the run wrote, as its saver keeps it. */
+interface WrittenCheckpoint {
+  threadId: string;
+  id: string;
+  checkpoint: Checkpoint;
+  metadata: CheckpointMetadata;
+  parentId: string | undefined;
+}
+
 /**
  * The server's checkpointer as one run sees it: every checkpoint it writes
  * carries the run's metadata (run_id, graph_id, user metadata...), so history
  * filters find a run's checkpoints and a rollback can delete them.
+ *
+ * Once closed, it answers the thread's latest root checkpoint from what the
+ * run wrote last (with the writes stored against it, in the saver's order)
+ * instead of reading it back: nothing else writes a thread's root
+ * checkpoints while a run holds it (a state update on a busy thread is a
+ * 409). After a write that failed it reads from the saver again.
  */
 export class RunCheckpointer extends BaseCheckpointSaver<number> {
   private readonly inFlight = new Set<Promise<unknown>>();
   private closed = false;
+  private settled = false;
+  private writeFailed = false;
+  private last: WrittenCheckpoint | undefined;
+  /** Writes by checkpoint id, each by task and index (a checkpoint's writes may land before it does). */
+  private readonly writes = new Map<string, Map<string, { key: WritesSortKey; write: CheckpointPendingWrite }>>();
 
   constructor(
     private readonly inner: BaseCheckpointSaver<number>,
@@ -40,7 +66,27 @@ export class RunCheckpointer extends BaseCheckpointSaver<number> {
   }
 
   getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    return this.inner.getTuple(config);
+    const written = this.settled ? this.lastWritten(config) : undefined;
+    return written ? Promise.resolve(written) : this.inner.getTuple(config);
+  }
+
+  /** The run's last root checkpoint as a saver returns it, when `config` asks for it. */
+  private lastWritten(config: RunnableConfig): CheckpointTuple | undefined {
+    const last = this.last;
+    const asked = config.configurable ?? {};
+    if (!last || this.writeFailed || asked.thread_id !== last.threadId || (asked.checkpoint_ns ?? "") !== "") return undefined;
+    if (asked.checkpoint_id !== undefined && asked.checkpoint_id !== last.id) return undefined;
+    const address = (checkpointId: string) => ({
+      configurable: { thread_id: last.threadId, checkpoint_ns: "", checkpoint_id: checkpointId },
+    });
+    const pending = [...(this.writes.get(last.id)?.values() ?? [])].sort((a, b) => compareWritesSortKeys(a.key, b.key));
+    return {
+      config: address(last.id),
+      checkpoint: copyCheckpoint(last.checkpoint),
+      metadata: last.metadata,
+      ...(last.parentId ? { parentConfig: address(last.parentId) } : {}),
+      pendingWrites: pending.map(({ write }) => write),
+    };
   }
 
   list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
@@ -54,14 +100,50 @@ export class RunCheckpointer extends BaseCheckpointSaver<number> {
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
     if (this.closed) return Promise.resolve(config);
+    const stored = { ...configurableMetadata(config), ...this.runMetadata, ...metadata };
     return this.track(
-      this.inner.put(config, checkpoint, { ...configurableMetadata(config), ...this.runMetadata, ...metadata }, newVersions),
+      this.inner.put(config, checkpoint, stored, newVersions).then((written) => {
+        const { thread_id, checkpoint_ns, checkpoint_id } = written.configurable ?? {};
+        if (typeof thread_id === "string" && typeof checkpoint_id === "string" && (checkpoint_ns ?? "") === "")
+          this.wrote({
+            threadId: thread_id,
+            id: checkpoint_id,
+            checkpoint,
+            metadata: stored,
+            parentId: config.configurable?.checkpoint_id,
+          });
+        return written;
+      }),
     );
   }
 
   putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath?: string): Promise<void> {
     if (this.closed) return Promise.resolve();
-    return this.track(this.inner.putWrites(config, writes, taskId, taskPath));
+    return this.track(
+      this.inner.putWrites(config, writes, taskId, taskPath).then(() => {
+        const { checkpoint_ns, checkpoint_id } = config.configurable ?? {};
+        if (typeof checkpoint_id === "string" && (checkpoint_ns ?? "") === "")
+          this.wroteWrites(checkpoint_id, writes, taskId, taskPath ?? "");
+      }),
+    );
+  }
+
+  /** LangGraph chains its checkpoint writes: the last one to land is the latest. */
+  private wrote(written: WrittenCheckpoint): void {
+    this.last = written;
+    for (const id of this.writes.keys()) if (id !== written.id) this.writes.delete(id);
+  }
+
+  /** As the savers store them: special writes (errors, interrupts...) replace the task's earlier one, others keep the first. */
+  private wroteWrites(checkpointId: string, writes: PendingWrite[], taskId: string, taskPath: string): void {
+    let stored = this.writes.get(checkpointId);
+    if (!stored) this.writes.set(checkpointId, (stored = new Map()));
+    writes.forEach(([channel, value], position) => {
+      const idx = WRITES_IDX_MAP[channel] ?? position;
+      const slot = `${taskId}\u0000${idx}`;
+      if (idx >= 0 && stored.has(slot)) return;
+      stored.set(slot, { key: writesSortKey(taskPath, taskId, idx), write: [taskId, channel, value] });
+    });
   }
 
   /**
@@ -74,11 +156,16 @@ export class RunCheckpointer extends BaseCheckpointSaver<number> {
   async close(): Promise<void> {
     this.closed = true;
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+    this.settled = true;
   }
 
   private track<T>(write: Promise<T>): Promise<T> {
     this.inFlight.add(write);
-    void write.finally(() => this.inFlight.delete(write)).catch(() => {});
+    void write
+      .catch(() => {
+        this.writeFailed = true;
+      })
+      .finally(() => this.inFlight.delete(write));
     return write;
   }
 

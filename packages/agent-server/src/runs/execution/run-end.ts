@@ -1,3 +1,4 @@
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { Logger } from "pino";
 import type { JsonObject, QueuedRun, RunEnd, RunLease, RunThread, ThreadStateSummary } from "../../storage/types.js";
 import type { FeedbackUrls } from "../../tracing/feedback.js";
@@ -30,12 +31,15 @@ export async function settleThread(
   run: QueuedRun & { thread?: RunThread },
   outcome: Outcome,
   deps: ExecutorDeps,
+  runSaver?: BaseCheckpointSaver,
 ): Promise<{ outcome: Outcome; thread: ThreadStateSummary }> {
-  if (outcome.kind === "aborted" && outcome.reason === "rollback")
-    await (await deps.storage.checkpointer()).deleteRun(run.thread_id, run.run_id);
+  const rolledBack = outcome.kind === "aborted" && outcome.reason === "rollback";
+  if (rolledBack) await (await deps.storage.checkpointer()).deleteRun(run.thread_id, run.run_id);
   if (isEphemeral(run)) return { outcome, thread: { values: null, interrupts: {} } };
   try {
-    return { outcome, thread: await threadAfter(run, deps, outcome.kind === "failed") };
+    // The run's saver knows the latest checkpoint it wrote, unless a rollback deleted them.
+    const saver = rolledBack ? undefined : runSaver;
+    return { outcome, thread: await threadAfter(run, deps, outcome.kind === "failed", saver) };
   } catch (error) {
     const stored = await deps.storage.threads.get(run.thread_id);
     const thread = {
@@ -99,12 +103,14 @@ export async function record(
 
 /**
  * The thread's values, interrupts and status after the run, read back through its graph. A run claimed at its creation
- * carries its thread's settings as that creation left them (graph and config): the thread is not read again.
+ * carries its thread's settings as that creation left them (graph and config): the thread is not read again. With the
+ * run's `saver`, the latest checkpoint is the one the run wrote last, not read back (run-checkpointer.ts).
  */
 async function threadAfter(
   run: QueuedRun & { thread?: RunThread },
   deps: ExecutorDeps,
   failed: boolean,
+  saver: BaseCheckpointSaver | undefined,
 ): Promise<ThreadStateSummary> {
   const thread = run.thread ?? (await deps.storage.threads.get(run.thread_id));
   const graphId = thread?.metadata.graph_id;
@@ -117,7 +123,10 @@ async function threadAfter(
       checkpoint_ns: "",
     };
     const graph = await deps.graphs.get(graphId, { configurable });
-    summary = summarizeState(toThreadState(await graph.getState({ configurable })));
+    const state = await graph.getState({
+      configurable: saver ? { ...configurable, __pregel_checkpointer: saver } : configurable,
+    });
+    summary = summarizeState(toThreadState(state));
   }
   return failed ? { ...summary, status: "error" } : summary;
 }
