@@ -37,10 +37,10 @@ export interface ServerSettings {
    */
   sqliteShared: boolean;
   /**
-   * BERTH_EXECUTION_THREAD: on embedded SQLite, `on`: runs execute in a
-   * worker thread of their own beside the HTTP thread; `auto`: on the main
-   * thread and, once they keep it busy on a host with a second core, also in
-   * such a thread (execution-thread.ts).
+   * BERTH_EXECUTION_THREAD: on embedded SQLite, `off` (the default): runs
+   * execute on the main thread; `on`: in a worker thread of their own beside
+   * the HTTP thread; `auto`: on the main thread and, once they keep it busy on
+   * a host with a second core, also in such a thread (execution-thread.ts).
    */
   executionThread: "auto" | "on" | "off";
   /** PostgreSQL instead of SQLite (scale-out). */

@@ -7,7 +7,7 @@
 -- berth_insert_run_claimed is gone. Its rows: the thread's inflight runs, then the new run as created (pending, as its
 -- creation answers), then, when it claimed it, the run once more as claimed: the run can start now (available, no
 -- other run of its thread inflight: the thread stays locked until commit) and no older run could (a claim would take
--- that one first). The claim is the queue's (run_queue.ts): running, attempt counted, leased to p_claim_owner until
+-- that one first). The claim is the queue's (run-queue.ts): running, attempt counted, leased to p_claim_owner until
 -- p_lease_expires_at; the thread is busy already.
 DROP FUNCTION berth_insert_run_claimed(text, text, text, text, jsonb, jsonb, text, timestamptz, bigint, boolean, jsonb, jsonb,
   text, bigint, bigint);
