@@ -55,6 +55,8 @@ export class RunCheckpointer extends BaseCheckpointSaver<number> {
   private settled = false;
   private writeFailed = false;
   private last: WrittenCheckpoint | undefined;
+  /** Root checkpoints a later one replaced as the latest: writes against them no longer matter. */
+  private readonly superseded = new Set<string>();
   /** Writes by checkpoint id, each by task and index (a checkpoint's writes may land before it does). */
   private readonly writes = new Map<string, Map<string, { key: WritesSortKey; write: CheckpointPendingWrite }>>();
 
@@ -128,14 +130,23 @@ export class RunCheckpointer extends BaseCheckpointSaver<number> {
     );
   }
 
-  /** LangGraph chains its checkpoint writes: the last one to land is the latest. */
+  /**
+   * LangGraph chains its checkpoint writes: the last one to land is the
+   * latest. Task writes are not chained with them: those against the next
+   * checkpoint may land before this one does, and are kept.
+   */
   private wrote(written: WrittenCheckpoint): void {
+    const previous = this.last;
+    if (previous && previous.id !== written.id) {
+      this.superseded.add(previous.id);
+      this.writes.delete(previous.id);
+    }
     this.last = written;
-    for (const id of this.writes.keys()) if (id !== written.id) this.writes.delete(id);
   }
 
   /** As the savers store them: special writes (errors, interrupts...) replace the task's earlier one, others keep the first. */
   private wroteWrites(checkpointId: string, writes: PendingWrite[], taskId: string, taskPath: string): void {
+    if (this.superseded.has(checkpointId)) return;
     let stored = this.writes.get(checkpointId);
     if (!stored) this.writes.set(checkpointId, (stored = new Map()));
     writes.forEach(([channel, value], position) => {
