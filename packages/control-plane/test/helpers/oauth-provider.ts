@@ -64,8 +64,12 @@ export interface TestOAuthProvider {
   /** Null when registration is off. */
   registrationUrl: string | null;
   clients: { basic: TestClient; post: TestClient; public: TestClient };
-  /** Whether the provider still honours an access token (known, not revoked, not expired), and its scopes. */
-  accessToken(token: string): Promise<{ active: boolean; scopes: string[] }>;
+  /**
+   * Whether the provider still honours an access token (known, not revoked,
+   * not expired), its scopes, and when it expires (epoch seconds; null when
+   * the provider does not know it).
+   */
+  accessToken(token: string): Promise<{ active: boolean; scopes: string[]; expiresAt: number | null }>;
   provider: Provider;
   close(): Promise<void>;
 }
@@ -187,7 +191,7 @@ export async function startOAuthProvider(options: TestOAuthProviderOptions = {})
       // find() still returns a token within the provider's clock tolerance (15 s) after it expired.
       const found = await provider.AccessToken.find(token);
       const active = found !== undefined && !found.isExpired;
-      return { active, scopes: found?.scope?.split(" ").filter(Boolean) ?? [] };
+      return { active, scopes: found?.scope?.split(" ").filter(Boolean) ?? [], expiresAt: found?.exp ?? null };
     },
     provider,
     close: () => closeServer(server),
