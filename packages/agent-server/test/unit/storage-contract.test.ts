@@ -4,6 +4,7 @@
 // PostgreSQL's part is one skipped test that says why.
 import { describe, it } from "node:test";
 import { BACKENDS } from "./storage-contract/backends.js";
+import { checkpointsContract } from "./storage-contract/checkpoints.js";
 import { claimOnCreateContract } from "./storage-contract/claim-on-create.js";
 import { parityWithSqlite } from "./storage-contract/parity.js";
 import { postgresOnlyContract } from "./storage-contract/postgres-only.js";
@@ -19,6 +20,7 @@ for (const backend of BACKENDS) {
     sharedDatabaseContract(backend);
     storeContract(backend);
     threadsContract(backend);
+    checkpointsContract(backend);
     claimOnCreateContract(backend);
     scopesContract(backend);
     webhookOutboxContract(backend);

@@ -225,39 +225,84 @@ export async function insertCheckpoint(
 
 /**
  * Special writes (errors, interrupts...) have fixed negative indexes and must
- * reflect the latest attempt; regular writes are kept from the first. Rows of
- * one call are deduplicated first (the last special write of a key wins), as
- * one INSERT may not update the same row twice.
+ * reflect the latest attempt; regular writes are kept from the first. Rows
+ * sent together are deduplicated first (the last special write of a key wins),
+ * as one INSERT may not update the same row twice.
  */
-export async function insertWrites(q: Queryable, rows: WriteRow[]): Promise<void> {
+function uniqueWrites(rows: WriteRow[]): WriteRow[] {
   const byKey = new Map<string, WriteRow>();
   for (const row of rows) {
     const key = JSON.stringify([row.thread_id, row.checkpoint_ns, row.checkpoint_id, row.task_id, row.idx]);
     if (row.idx < 0 || !byKey.has(key)) byKey.set(key, row);
   }
-  const unique = [...byKey.values()];
-  if (unique.length === 0) return;
-  const column = <K extends keyof WriteRow>(name: K) => unique.map((row) => row[name]);
-  await prepared(
-    q,
-    "berth_insert_writes",
-    `INSERT INTO checkpoint_writes (${CHECKPOINT_WRITE_COLUMNS})
+  return [...byKey.values()];
+}
+
+const INSERT_WRITES = `INSERT INTO checkpoint_writes (${CHECKPOINT_WRITE_COLUMNS})
      SELECT ${CHECKPOINT_WRITE_COLUMNS}
        FROM unnest($1::text[], $2::text[], $3::text[], $4::text[], $5::text[], $6::integer[], $7::text[], $8::text[], $9::bytea[])
          AS w(${CHECKPOINT_WRITE_COLUMNS})
      ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) DO UPDATE SET
        task_path = excluded.task_path, channel = excluded.channel, type = excluded.type, value = excluded.value
-     WHERE excluded.idx < 0`,
+     WHERE excluded.idx < 0`;
+
+/** The statement parameters of write rows, one array a column ($1–$9 of INSERT_WRITES). */
+function writeColumns(rows: WriteRow[]): unknown[] {
+  return [
+    ...columnsOf(rows, ["thread_id", "checkpoint_ns", "checkpoint_id", "task_id", "task_path", "idx", "channel", "type"]),
+    rows.map((row) => toBuffer(row.value)),
+  ];
+}
+
+/** One array of values a column, for statements that insert rows from unnest(...). */
+function columnsOf<T>(rows: T[], names: (keyof T)[]): unknown[][] {
+  return names.map((name) => rows.map((row) => row[name]));
+}
+
+export async function insertWrites(q: Queryable, rows: WriteRow[]): Promise<void> {
+  const unique = uniqueWrites(rows);
+  if (unique.length === 0) return;
+  await prepared(q, "berth_insert_writes", INSERT_WRITES, writeColumns(unique));
+}
+
+/**
+ * Checkpoints (with their channel values) and writes of several calls as one
+ * statement, with each call's effect: a checkpoint put again replaces the one
+ * before, as insertCheckpoint's conflict does; writes as insertWrites keeps them.
+ */
+export async function insertCheckpointBatch(
+  q: Queryable,
+  checkpoints: { row: CheckpointRow & { created_at: string }; blobs: BlobRow[] }[],
+  writes: WriteRow[],
+): Promise<void> {
+  const latest = new Map<string, CheckpointRow & { created_at: string }>();
+  for (const { row } of checkpoints) latest.set(JSON.stringify([row.thread_id, row.checkpoint_ns, row.checkpoint_id]), row);
+  const rows = [...latest.values()];
+  const blobs = checkpoints.flatMap((checkpoint) => checkpoint.blobs);
+  await prepared(
+    q,
+    "berth_insert_checkpoint_batch",
+    `WITH writes AS (${INSERT_WRITES}),
+     blobs AS (
+       INSERT INTO checkpoint_blobs (${CHECKPOINT_BLOB_COLUMNS})
+       SELECT * FROM unnest($10::text[], $11::text[], $12::text[], $13::text[], $14::text[], $15::bytea[])
+       ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+     )
+     INSERT INTO checkpoints (${CHECKPOINT_COLUMNS}, metadata, created_at)
+     SELECT c.thread_id, c.checkpoint_ns, c.checkpoint_id, c.parent_checkpoint_id, c.type, c.checkpoint,
+            c.metadata::jsonb, c.created_at::timestamptz
+       FROM unnest($16::text[], $17::text[], $18::text[], $19::text[], $20::text[], $21::bytea[], $22::text[], $23::text[])
+         AS c(${CHECKPOINT_COLUMNS}, metadata, created_at)
+     ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id) DO UPDATE SET
+       parent_checkpoint_id = excluded.parent_checkpoint_id, type = excluded.type,
+       checkpoint = excluded.checkpoint, metadata = excluded.metadata`,
     [
-      column("thread_id"),
-      column("checkpoint_ns"),
-      column("checkpoint_id"),
-      column("task_id"),
-      column("task_path"),
-      column("idx"),
-      column("channel"),
-      column("type"),
-      unique.map((row) => toBuffer(row.value)),
+      ...writeColumns(uniqueWrites(writes)),
+      ...columnsOf(blobs, ["thread_id", "checkpoint_ns", "channel", "version", "type"]),
+      blobs.map((b) => toBuffer(b.blob)),
+      ...columnsOf(rows, ["thread_id", "checkpoint_ns", "checkpoint_id", "parent_checkpoint_id", "type"]),
+      rows.map((row) => toBuffer(row.checkpoint)),
+      ...columnsOf(rows, ["metadata", "created_at"]),
     ],
   );
 }

@@ -29,8 +29,6 @@ import {
   copyThreadCheckpoints,
   deleteRunCheckpoints,
   deleteThreadCheckpoints,
-  insertCheckpoint,
-  insertWrites,
   keepLatestCheckpoints,
   selectBlobs,
   selectLatestPerNamespace,
@@ -38,6 +36,7 @@ import {
   selectTuple,
   selectWrites,
 } from "./checkpoint-sql.js";
+import { CheckpointWriteBatch } from "./checkpoint-batch.js";
 import type { Queryable } from "./database.js";
 import { jsonb } from "@berth/service-kit";
 
@@ -58,11 +57,15 @@ const LIST_BATCH = 100;
  * SQLite (checkpoint-rows.ts); only the SQL differs (checkpoint-sql.ts).
  */
 export class PostgresCheckpointer extends BaseCheckpointSaver {
+  /** Puts of concurrent runs go out together (checkpoint-batch.ts). */
+  private readonly writes: CheckpointWriteBatch;
+
   constructor(
     private readonly db: Queryable,
     serde?: SerializerProtocol,
   ) {
     super(serde);
+    this.writes = new CheckpointWriteBatch(db);
   }
 
   override async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
@@ -107,13 +110,13 @@ export class PostgresCheckpointer extends BaseCheckpointSaver {
   ): Promise<RunnableConfig> {
     const { row: encoded, blobs } = await encodePut(this.serde, config, checkpoint, newVersions);
     const row = { ...encoded, metadata: jsonb(metadata) }; // JSONB as given, so @> and ->> can query it
-    await insertCheckpoint(this.db, row, blobs);
+    await this.writes.putCheckpoint({ row, blobs });
     return { configurable: { thread_id: row.thread_id, checkpoint_ns: row.checkpoint_ns, checkpoint_id: row.checkpoint_id } };
   }
 
   override async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string, taskPath = ""): Promise<void> {
     const rows = await encodeWrites(this.serde, config, writes, taskId, taskPath);
-    await insertWrites(this.db, rows);
+    await this.writes.putWrites(rows);
   }
 
   /** String versions, as the SQLite checkpointer's (see nextChannelVersion). */

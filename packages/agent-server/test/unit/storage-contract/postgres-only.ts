@@ -6,11 +6,14 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { describe, it } from "node:test";
+import { type CheckpointMetadata, emptyCheckpoint, uuid6 } from "@langchain/langgraph-checkpoint";
 import pg from "pg";
 import { createPostgresStorage } from "../../../src/storage/postgres/index.js";
 import { type Backend, databasePerTest } from "./backends.js";
 import { newRun, newThread } from "./fixtures.js";
 import { freshSchema } from "./postgres-schema.js";
+
+const meta = { source: "loop", step: 0, parents: {} } as CheckpointMetadata;
 
 const MIGRATIONS_DIR = fileURLToPath(new URL("../../../src/storage/postgres/migrations", import.meta.url));
 
@@ -142,6 +145,36 @@ export function postgresOnlyContract(backend: Backend): void {
       const thread = await db.storage.threads.create({ thread_id: threadId, metadata });
       assert.deepEqual(thread?.metadata, { ab: "xy", lone: "\ufffd!", pair: "\ud83d\ude00", literal: "\\u0000 \\ud800" });
       assert.deepEqual(await db.storage.threads.idsByMetadata({ "a\u0000b": "x\u0000y" }), [threadId]);
+    });
+
+    it("a checkpoint write PostgreSQL refuses fails alone, the writes sent with it land", async () => {
+      const saver = await db.storage.checkpointer();
+      const threadId = await newThread(db.storage);
+      const checkpointId = uuid6(0);
+      const at = { configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: checkpointId } };
+      // Issued in one turn, they go out as one statement first; a text column refuses U+0000.
+      const outcomes = await Promise.allSettled([
+        saver.putWrites(at, [["x", 1]], "task-1"),
+        saver.putWrites(at, [["x", 2]], "task\u0000bad"),
+        saver.putWrites(at, [["x", 3]], "task-3"),
+      ]);
+      assert.deepEqual(
+        outcomes.map((outcome) => outcome.status),
+        ["fulfilled", "rejected", "fulfilled"],
+      );
+      const tuple = await saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: "" } });
+      assert.equal(tuple, undefined, "writes alone make no checkpoint");
+      await saver.put(
+        { configurable: { thread_id: threadId, checkpoint_ns: "" } },
+        { ...emptyCheckpoint(), id: checkpointId },
+        meta,
+        {},
+      );
+      const written = await saver.getTuple({ configurable: { thread_id: threadId, checkpoint_ns: "" } });
+      assert.deepEqual(written?.pendingWrites?.map(([task, , value]) => [task, value]).sort(), [
+        ["task-1", 1],
+        ["task-3", 3],
+      ]);
     });
   });
 }
