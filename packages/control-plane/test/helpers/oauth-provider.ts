@@ -64,12 +64,10 @@ export interface TestOAuthProvider {
   /** Null when registration is off. */
   registrationUrl: string | null;
   clients: { basic: TestClient; post: TestClient; public: TestClient };
-  /**
-   * Whether the provider still honours an access token (known, not revoked,
-   * not expired), its scopes, and when it expires (epoch seconds; null when
-   * the provider does not know it).
-   */
-  accessToken(token: string): Promise<{ active: boolean; scopes: string[]; expiresAt: number | null }>;
+  /** Whether the provider still honours an access token (known, not revoked, not expired), and its scopes. */
+  accessToken(token: string): Promise<{ active: boolean; scopes: string[] }>;
+  /** When the provider has an access token expire (epoch seconds; null when it does not know the token). */
+  accessTokenExpiry(token: string): Promise<number | null>;
   provider: Provider;
   close(): Promise<void>;
 }
@@ -191,7 +189,10 @@ export async function startOAuthProvider(options: TestOAuthProviderOptions = {})
       // find() still returns a token within the provider's clock tolerance (15 s) after it expired.
       const found = await provider.AccessToken.find(token);
       const active = found !== undefined && !found.isExpired;
-      return { active, scopes: found?.scope?.split(" ").filter(Boolean) ?? [], expiresAt: found?.exp ?? null };
+      return { active, scopes: found?.scope?.split(" ").filter(Boolean) ?? [] };
+    },
+    async accessTokenExpiry(token) {
+      return (await provider.AccessToken.find(token))?.exp ?? null;
     },
     provider,
     close: () => closeServer(server),
