@@ -422,6 +422,8 @@ export interface RunEnd {
   feedbackUrls?: Record<string, string>;
   /** The run's webhook delivery, written to the outbox in the same transaction as the end. */
   webhook?: NewWebhookDelivery;
+  /** The last events of the run's log, logged in the same transaction as the end (not when its thread is deleted). */
+  events?: StoredEvent[];
 }
 
 export interface StoredEvent {

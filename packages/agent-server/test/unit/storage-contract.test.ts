@@ -8,6 +8,7 @@ import { checkpointsContract } from "./storage-contract/checkpoints.js";
 import { claimOnCreateContract } from "./storage-contract/claim-on-create.js";
 import { parityWithSqlite } from "./storage-contract/parity.js";
 import { postgresOnlyContract } from "./storage-contract/postgres-only.js";
+import { runEndEventsContract } from "./storage-contract/run-end-events.js";
 import { DATABASE_URL, skipWithoutPostgres } from "./storage-contract/postgres-schema.js";
 import { scopesContract } from "./storage-contract/scopes.js";
 import { sharedDatabaseContract } from "./storage-contract/shared-database.js";
@@ -24,6 +25,7 @@ for (const backend of BACKENDS) {
     claimOnCreateContract(backend);
     scopesContract(backend);
     webhookOutboxContract(backend);
+    runEndEventsContract(backend);
     if (backend.name === "PostgreSQL") {
       postgresOnlyContract(backend);
       parityWithSqlite();

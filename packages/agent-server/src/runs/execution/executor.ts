@@ -135,16 +135,19 @@ async function attempt(
     // A protocol client waits for the root's end: a cancelled graph stream never sends it.
     writer.emitError({ error: "RunCancelled", message: `The run was cancelled (${outcome.reason})` });
   }
-  await writer.flush();
+  // A classic run's last events are logged with its end, in its transaction (a protocol run's raise its thread's sequence).
+  const lastEvents = threadSequence ? undefined : await writer.unloggedAtEnd();
+  if (!lastEvents) await writer.flush();
   // The log lost its last events: the run cannot be followed to its end, so it does not succeed.
   if (writer.failure && outcome.kind !== "failed") throw asError(logFailure(writer.failure));
   let notice: RunEndNotice | undefined;
   try {
-    notice = await record(run, lease, outcome, settled.thread, deps, log, feedbackUrls);
+    notice = await record(run, lease, outcome, settled.thread, deps, log, feedbackUrls, lastEvents);
   } catch (error) {
     // Recording failed: it is ended in error instead, with the error it had if it failed anyway.
     throw outcome.kind === "failed" ? asError(outcome.error) : error;
   }
+  if (notice) writer.loggedWithEnd();
   return notice ? { ending: "ended", notice } : { ending: "lease_lost" };
 }
 

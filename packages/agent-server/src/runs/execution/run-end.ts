@@ -1,6 +1,6 @@
 import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
 import type { Logger } from "pino";
-import type { JsonObject, QueuedRun, RunEnd, RunLease, RunThread, ThreadStateSummary } from "../../storage/types.js";
+import type { JsonObject, QueuedRun, RunEnd, RunLease, RunThread, StoredEvent, ThreadStateSummary } from "../../storage/types.js";
 import type { FeedbackUrls } from "../../tracing/feedback.js";
 import { toWire } from "../../wire/serialize.js";
 import { summarizeState, toThreadState } from "../../wire/thread-state.js";
@@ -53,9 +53,10 @@ export async function settleThread(
 }
 
 /**
- * Records the run's end under its lease: `finish`, or `discard` for a
- * rollback. Resolves with the notice for followers, or undefined when the
- * lease was lost (another attempt holds the run: nothing recorded).
+ * Records the run's end under its lease: `finish` (with `lastEvents`, the
+ * log's last batch), or `discard` for a rollback. Resolves with the notice
+ * for followers, or undefined when the lease was lost (another attempt holds
+ * the run: nothing recorded).
  */
 export async function record(
   run: QueuedRun,
@@ -65,6 +66,7 @@ export async function record(
   deps: ExecutorDeps,
   log: Logger,
   feedbackUrls: FeedbackUrls | undefined,
+  lastEvents?: StoredEvent[],
 ): Promise<RunEndNotice | undefined> {
   if (outcome.kind === "aborted" && outcome.reason === "rollback") {
     if (!(await deps.storage.runs.discard(run.run_id, thread, lease))) return undefined;
@@ -88,7 +90,8 @@ export async function record(
   const webhook = deps.webhooks
     ? webhookDelivery(run, { status, values: failed ? thread.values : output, error: failed }, deps.webhooks.retryMs)
     : undefined;
-  const end = { status, output, thread, deleteThread: deleteNow, feedbackUrls, webhook };
+  const events = lastEvents?.length ? { events: lastEvents } : {};
+  const end = { status, output, thread, deleteThread: deleteNow, feedbackUrls, webhook, ...events };
   if (!(await deps.storage.runs.finish(run.run_id, end, lease))) return undefined;
   if (isEphemeral(run) && !deleteNow) {
     const removal = setTimeout(() => {

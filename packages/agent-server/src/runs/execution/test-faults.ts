@@ -1,4 +1,4 @@
-import type { RunRepository } from "../../storage/types.js";
+import type { RunEnd, RunRepository } from "../../storage/types.js";
 
 /**
  * TEST-ONLY fault injection, for the black-box tests of failures a client
@@ -9,7 +9,8 @@ import type { RunRepository } from "../../storage/types.js";
  * The spec is a comma-separated list of `<point>:<times>`:
  * - `finish:<n>`: the first n times this process's worker ends a run in the
  *   database (`finish`), the call fails as a database error would;
- * - `append:<n>`: the same for writing a batch of a run's event log;
+ * - `append:<n>`: the same for writing a batch of a run's event log (a run's
+ *   last batch is written by its `finish`, which then counts as one);
  * - `pid-check:off`: this process judges no lease owner by its pid, as if every
  *   other process ran on another host (only lapsed leases are requeued).
  * `<n>` is a count, `once` or `always`.
@@ -51,6 +52,7 @@ export class TestFaults {
         const point = property === "finish" ? "finish" : property === "appendEvents" ? "append" : undefined;
         if (!point || typeof value !== "function") return typeof value === "function" ? value.bind(target) : value;
         return async (...args: unknown[]) => {
+          if (point === "finish" && (args[1] as RunEnd | undefined)?.events?.length) this.hit("append");
           this.hit(point);
           return (value as (...params: unknown[]) => unknown).apply(target, args);
         };

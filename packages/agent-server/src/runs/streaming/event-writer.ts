@@ -126,6 +126,25 @@ export class RunEventWriter {
     return this.flushing;
   }
 
+  /**
+   * The events not in the log yet once every batch under way has landed, for
+   * the run's end to log in its own transaction (then `loggedWithEnd`); they
+   * stay pending meanwhile, for a flush should the end not be recorded.
+   * Undefined when the log failed or another attempt holds the run.
+   */
+  async unloggedAtEnd(): Promise<StoredEvent[] | undefined> {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
+    await this.flushing;
+    if (this.failure || this.lost) return undefined;
+    return [...this.pending];
+  }
+
+  /** The run's end logged what `unloggedAtEnd` gave it. */
+  loggedWithEnd(): void {
+    this.pending = [];
+  }
+
   private async write(): Promise<void> {
     const batch = this.pending;
     this.pending = [];

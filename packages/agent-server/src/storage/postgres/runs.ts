@@ -33,6 +33,10 @@ const MAX_UNLOGGED = 10_000;
 const FINISH_RUN =
   "SELECT berth_finish_run($1, $2, $3::jsonb, $4, $5::jsonb, $6, $7, $8, $9, $10::jsonb, $11::jsonb) AS thread_id";
 
+/** The end with the log's last events (migration 014). */
+const FINISH_RUN_WITH_EVENTS =
+  "SELECT berth_finish_run($1, $2, $3::jsonb, $4, $5::jsonb, $6, $7, $8, $9, $10::jsonb, $11::jsonb, $12::bigint[], $13::text[], $14::text[]) AS thread_id";
+
 const GET_RUN = `SELECT ${RUN_COLUMNS} FROM runs WHERE run_id = $1`;
 
 const INFLIGHT = `SELECT ${RUN_COLUMNS} FROM runs WHERE thread_id = $1 AND status IN ('pending', 'running') ORDER BY seq`;
@@ -138,7 +142,7 @@ export class PostgresRunRepository implements RunRepository {
     this.unlogged.delete(runId);
     const now = nowIso();
     const thread = end.thread;
-    const params = [
+    const params: unknown[] = [
       runId,
       end.status,
       jsonb(end.output ?? null),
@@ -151,9 +155,17 @@ export class PostgresRunRepository implements RunRepository {
       jsonbOrNull(thread.values),
       jsonb(thread.interrupts),
     ];
+    const events = end.events?.length ? end.events : undefined;
+    if (events)
+      params.push(
+        events.map((e) => e.seq),
+        events.map((e) => e.event),
+        events.map((e) => e.data),
+      );
+    const [name, text] = events ? ["berth_finish_run_events", FINISH_RUN_WITH_EVENTS] : ["berth_finish_run", FINISH_RUN];
     const finish = async (q: Queryable) =>
-      (await prepared<{ thread_id: string | null }>(q, "berth_finish_run", FINISH_RUN, params)).rows[0].thread_id;
-    // Without a webhook, one statement (berth_finish_run, migration 008) is the whole transaction.
+      (await prepared<{ thread_id: string | null }>(q, name, text, params)).rows[0].thread_id;
+    // Without a webhook, one statement (berth_finish_run, migrations 009 and 014) is the whole transaction.
     if (!end.webhook) return (await retryingConflicts(() => finish(this.pool))) !== null;
     const webhook = end.webhook;
     return withTransaction(this.pool, async (client) => {

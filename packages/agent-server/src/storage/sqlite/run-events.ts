@@ -39,6 +39,11 @@ export class SqliteRunEvents {
     }, eventsTopic(runId));
   }
 
+  /** Logs events inside the caller's transaction (a run's end), an event already logged kept. */
+  insertInTransaction(runId: string, events: StoredEvent[]): void {
+    for (const event of events) this.statements.insert.run(runId, event.seq, event.event, event.data);
+  }
+
   readEvents(runId: string, afterSeq: number): StoredEvent[] {
     this.group.flush(eventsTopic(runId));
     return this.statements.read.all(runId, afterSeq) as StoredEvent[];
@@ -70,6 +75,6 @@ export class SqliteRunEvents {
 }
 
 /** The group-commit topic of a run's event log. */
-function eventsTopic(runId: string): string {
+export function eventsTopic(runId: string): string {
   return `events:${runId}`;
 }

@@ -16,7 +16,7 @@ import { toApiRun } from "../run-record.js";
 import { RUN_COLUMNS } from "../shared/columns.js";
 import { nowIso } from "../shared/timestamps.js";
 import type { SqliteDatabase } from "./database.js";
-import { SqliteRunEvents } from "./run-events.js";
+import { eventsTopic, SqliteRunEvents } from "./run-events.js";
 import { insertRun } from "./run-insert.js";
 import { SqliteRunQueue } from "./run-queue.js";
 import { fromRow, LEASE_HELD, leaseParams, type RunRow } from "./run-rows.js";
@@ -122,29 +122,35 @@ export class SqliteRunRepository implements RunRepository {
   }
 
   async finish(runId: string, end: RunEnd, lease?: RunLease): Promise<boolean> {
-    return groupCommitOf(this.db).run(() => {
-      const now = nowIso();
-      const updated = this.db
-        .prepare(
-          `UPDATE runs SET status = ?, output = ?, ended_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL,
+    return groupCommitOf(this.db).run(
+      () => {
+        const now = nowIso();
+        const updated = this.db
+          .prepare(
+            `UPDATE runs SET status = ?, output = ?, ended_at = ?, updated_at = ?, lease_owner = NULL, lease_expires_at = NULL,
                  kwargs = CASE WHEN ? IS NULL THEN kwargs ELSE json_set(kwargs, '$.feedback_urls', json(?)) END
             WHERE run_id = ? ${lease ? LEASE_HELD : ""} RETURNING thread_id`,
-        )
-        .get(
-          end.status,
-          JSON.stringify(end.output ?? null),
-          now,
-          now,
-          ...feedbackUrlsParams(end),
-          runId,
-          ...leaseParams(lease),
-        ) as { thread_id: string } | undefined;
-      if (!updated) return false;
-      if (end.webhook) insertWebhook(this.db, runId, updated.thread_id, end.webhook, now);
-      if (end.deleteThread) this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(updated.thread_id);
-      else this.recordThreadState(updated.thread_id, end.thread, now);
-      return true;
-    });
+          )
+          .get(
+            end.status,
+            JSON.stringify(end.output ?? null),
+            now,
+            now,
+            ...feedbackUrlsParams(end),
+            runId,
+            ...leaseParams(lease),
+          ) as { thread_id: string } | undefined;
+        if (!updated) return false;
+        if (end.webhook) insertWebhook(this.db, runId, updated.thread_id, end.webhook, now);
+        if (end.deleteThread) this.db.prepare("DELETE FROM threads WHERE thread_id = ?").run(updated.thread_id);
+        else {
+          if (end.events) this.events.insertInTransaction(runId, end.events);
+          this.recordThreadState(updated.thread_id, end.thread, now);
+        }
+        return true;
+      },
+      end.events?.length ? eventsTopic(runId) : undefined,
+    );
   }
 
   async discard(runId: string, thread: RunEnd["thread"], lease?: RunLease): Promise<boolean> {
