@@ -119,22 +119,21 @@ export class GraphRegistry {
 
   /**
    * The checkpointer, the SDK's logger (graph modules call `getLogger()` as they load), the store queue's patch and
-   * the lighter run context of untraced calls (untraced-run-context.ts).
+   * the lighter run contexts of runnable calls (run-contexts.ts).
    * LangGraph itself is loaded with them, before a TypeScript loader is registered for the first graph module: the
    * loader's hooks would otherwise serve each of its modules (project-module.ts).
    */
   private prepared(): Promise<GraphRuntime> {
     this.runtime ??= (async () => {
-      const [checkpointer, { provideGraphLogger }, { drainStoreQueuesOnArrival }, { lightenUntracedRunContext }] =
-        await Promise.all([
-          this.checkpointer(),
-          import("./sdk-logger.js"),
-          import("./memory-store-queue.js"),
-          import("./untraced-run-context.js"),
-          import("@langchain/langgraph"),
-        ]);
+      const [checkpointer, { provideGraphLogger }, { drainStoreQueuesOnArrival }, { lightenRunContexts }] = await Promise.all([
+        this.checkpointer(),
+        import("./sdk-logger.js"),
+        import("./memory-store-queue.js"),
+        import("./run-contexts.js"),
+        import("@langchain/langgraph"),
+      ]);
       provideGraphLogger(this.logger);
-      lightenUntracedRunContext();
+      lightenRunContexts();
       return { checkpointer, afterImport: drainStoreQueuesOnArrival };
     })();
     return this.runtime;

@@ -8,11 +8,19 @@ import { RunTree } from "langsmith";
  * among the call's callbacks it still configures a callback manager to look
  * for one and builds a langsmith `RunTree` with tracing disabled to hold the
  * config: ids, timestamps and environment lookups, ~9 % of the CPU of a short
- * run, for a tree that nothing traces. Without a tracer, the context below
- * is a run tree to whoever reads it (a context variable set under it keeps the
- * config, langsmith's `traceable` makes untraced children of it) that costs
- * no more than an object of a few fields. With a tracer (Berth's own, or LangChain's when the environment
- * switches tracing on) calls go to LangChain's code as before.
+ * run, for a tree that nothing traces. With a tracer it configures a copy of
+ * the call's callback manager (its handlers, tags and metadata) only to ask
+ * the tracer for the context of the parent run.
+ *
+ * Below, a call without a tracer gets a run tree to whoever reads it (a
+ * context variable set under it keeps the config, langsmith's `traceable`
+ * makes untraced children of it) that costs no more than an object of a few
+ * fields; a call whose callback manager has a tracer and a parent run gets
+ * that tracer's context directly (a copy of the manager has the same tracer
+ * and parent). Anything else goes to LangChain's code: a call without a
+ * tracer while the environment switches LangChain's tracing on (it would add
+ * its own tracer), under a traced run tree, or under a context that disabled
+ * tracing (which removes the tracer).
  */
 
 /** Where LangChain keeps the config of the runnable being called, in the context's `extra`. */
@@ -22,37 +30,55 @@ const CONTEXT_VARIABLES = Symbol.for("lc:context_variables");
 /** The name LangChain recognizes a tracer by among a call's handlers. */
 const TRACER_NAME = "langchain_tracer";
 
-/** The environment switches that make LangChain add a tracer or a console logger of its own to every call. */
-const SWITCHES = ["LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING", "LANGCHAIN_TRACING", "LANGCHAIN_VERBOSE"];
+/** The environment switches that make LangChain add a tracer of its own to a call without one (`isTracingEnabled`). */
+const TRACING_SWITCHES = ["LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING", "LANGCHAIN_TRACING"];
 
 type RunWithConfig = typeof AsyncLocalStorageProviderSingleton.runWithConfig;
-type Handler = { name?: unknown };
-type Context = { tracingEnabled?: unknown; [CONTEXT_VARIABLES]?: unknown };
+type Context = { tracingEnabled?: unknown; extra?: Record<string | symbol, unknown>; [CONTEXT_VARIABLES]?: unknown };
 
 let installed = false;
 
 /**
- * Installs the lighter context for untraced calls into Berth's copy of
- * LangChain. Decided once: with one of SWITCHES set to "true" in the
- * environment at that moment, nothing changes.
+ * Installs the lighter contexts into Berth's copy of LangChain. The
+ * environment's tracing switches are read once, here.
  */
-export function lightenUntracedRunContext(env: NodeJS.ProcessEnv = process.env): void {
+export function lightenRunContexts(env: NodeJS.ProcessEnv = process.env): void {
   if (installed) return;
   installed = true;
-  if (SWITCHES.some((name) => env[name] === "true")) return;
+  const tracingFromEnv = TRACING_SWITCHES.some((name) => env[name] === "true");
   const provider = AsyncLocalStorageProviderSingleton;
   const original: RunWithConfig = provider.runWithConfig.bind(provider);
   provider.runWithConfig = ((config, callback, avoidCreatingRootRunTree) => {
     const storage = provider.getInstance();
     const previous = storage.getStore() as Context | undefined;
-    // A tracer in the config, a traced run around the call, or a caller that asks for no context of its own: LangChain's way.
-    if (avoidCreatingRootRunTree || hasTracer(config?.callbacks) || previous?.tracingEnabled === true) {
-      return original(config, callback, avoidCreatingRootRunTree);
-    }
-    const context = disabledTree(config);
+    const context = avoidCreatingRootRunTree ? undefined : contextOf(config, previous, tracingFromEnv);
+    if (!context) return original(config, callback, avoidCreatingRootRunTree);
     if (previous?.[CONTEXT_VARIABLES] !== undefined) context[CONTEXT_VARIABLES] = previous[CONTEXT_VARIABLES];
     return storage.run(context, callback);
   }) as RunWithConfig;
+}
+
+type Tracer = { name?: unknown; getRunTreeWithTracingConfig?: (parentRunId: string) => Context };
+type CallbackManagerLike = { handlers?: unknown; getParentRunId?: () => string | undefined };
+
+/** The context of a call as LangChain would make it, when it can be made directly; undefined when LangChain must. */
+function contextOf(
+  config: { callbacks?: unknown } | undefined,
+  previous: Context | undefined,
+  tracingFromEnv: boolean,
+): Context | undefined {
+  const callbacks = config?.callbacks;
+  const handlers = Array.isArray(callbacks) ? callbacks : (callbacks as CallbackManagerLike | undefined)?.handlers;
+  const tracer = Array.isArray(handlers)
+    ? (handlers as (Tracer | null)[]).find((handler) => handler?.name === TRACER_NAME)
+    : undefined;
+  if (!tracer) return tracingFromEnv || previous?.tracingEnabled === true ? undefined : disabledTree(config);
+  if (Array.isArray(callbacks) || previous?.tracingEnabled === false) return undefined;
+  const parentRunId = (callbacks as CallbackManagerLike).getParentRunId?.();
+  if (parentRunId === undefined || typeof tracer.getRunTreeWithTracingConfig !== "function") return undefined;
+  const context = tracer.getRunTreeWithTracingConfig(parentRunId);
+  context.extra = { ...context.extra, [CHILD_CONFIG]: config };
+  return context;
 }
 
 type DisabledTree = Context & { extra: Record<string | symbol, unknown> };
@@ -87,11 +113,4 @@ function disabledTreeClass(): new (config: unknown) => DisabledTree {
   }
   Object.setPrototypeOf(DisabledRunTree.prototype, template);
   return DisabledRunTree;
-}
-
-/** Whether a call's callbacks (a list of handlers, or a callback manager) include a tracer. */
-function hasTracer(callbacks: unknown): boolean {
-  if (!callbacks) return false;
-  const handlers = Array.isArray(callbacks) ? callbacks : (callbacks as { handlers?: unknown }).handlers;
-  return Array.isArray(handlers) && handlers.some((handler: Handler | null) => handler?.name === TRACER_NAME);
 }
