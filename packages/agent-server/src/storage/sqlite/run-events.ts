@@ -32,7 +32,7 @@ export class SqliteRunEvents {
   appendEvents(runId: string, events: StoredEvent[], lease?: RunLease, threadId?: string): Promise<boolean> {
     return this.group.run(() => {
       if (lease && !this.statements.leaseHeld.get(runId, ...leaseParams(lease))) return false;
-      for (const event of events) this.statements.insert.run(runId, event.seq, event.event, event.data);
+      this.insertInTransaction(runId, events);
       const last = events.at(-1);
       if (threadId && last) this.statements.raiseThreadSeq.run(last.seq, threadId);
       return true;
