@@ -1,9 +1,6 @@
-import type { BlobRow, CheckpointRow, WriteRow } from "../shared/checkpoint-rows.js";
-import { insertCheckpoint, insertCheckpointBatch, insertWrites } from "./checkpoint-sql.js";
+import type { WriteRow } from "../shared/checkpoint-rows.js";
+import { type CheckpointInsert, insertCheckpoint, insertCheckpointBatch, insertWrites } from "./checkpoint-sql.js";
 import type { Queryable } from "./database.js";
-
-/** A checkpoint row as `put` stores it: metadata as JSONB text. */
-export type CheckpointInsert = { row: CheckpointRow & { created_at: string }; blobs: BlobRow[] };
 
 type QueuedWrite =
   | { kind: "checkpoint"; insert: CheckpointInsert; resolve: () => void; reject: (error: unknown) => void }
@@ -69,7 +66,7 @@ export class CheckpointWriteBatch {
 
   private async sendAlone(write: QueuedWrite): Promise<void> {
     try {
-      if (write.kind === "checkpoint") await insertCheckpoint(this.db, write.insert.row, write.insert.blobs);
+      if (write.kind === "checkpoint") await insertCheckpoint(this.db, write.insert);
       else await insertWrites(this.db, write.rows);
       write.resolve();
     } catch (error) {

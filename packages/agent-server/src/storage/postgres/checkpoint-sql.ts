@@ -188,11 +188,10 @@ export async function selectWrites(q: Queryable, keys: CheckpointKey[], channel?
  * version) names one value, so an existing blob is already right; re-putting
  * a checkpoint id replaces its content but keeps its creation time.
  */
-export async function insertCheckpoint(
-  q: Queryable,
-  row: CheckpointRow & { created_at: string },
-  blobs: BlobRow[],
-): Promise<void> {
+/** A checkpoint as `put` stores it: its row (metadata as JSONB text) and the channel values it changed. */
+export type CheckpointInsert = { row: CheckpointRow & { created_at: string }; blobs: BlobRow[] };
+
+export async function insertCheckpoint(q: Queryable, { row, blobs }: CheckpointInsert): Promise<void> {
   await prepared(
     q,
     "berth_insert_checkpoint",
@@ -270,12 +269,8 @@ export async function insertWrites(q: Queryable, rows: WriteRow[]): Promise<void
  * statement, with each call's effect: a checkpoint put again replaces the one
  * before, as insertCheckpoint's conflict does; writes as insertWrites keeps them.
  */
-export async function insertCheckpointBatch(
-  q: Queryable,
-  checkpoints: { row: CheckpointRow & { created_at: string }; blobs: BlobRow[] }[],
-  writes: WriteRow[],
-): Promise<void> {
-  const latest = new Map<string, CheckpointRow & { created_at: string }>();
+export async function insertCheckpointBatch(q: Queryable, checkpoints: CheckpointInsert[], writes: WriteRow[]): Promise<void> {
+  const latest = new Map<string, CheckpointInsert["row"]>();
   for (const { row } of checkpoints) latest.set(JSON.stringify([row.thread_id, row.checkpoint_ns, row.checkpoint_id]), row);
   const rows = [...latest.values()];
   const blobs = checkpoints.flatMap((checkpoint) => checkpoint.blobs);
