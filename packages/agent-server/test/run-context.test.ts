@@ -20,12 +20,13 @@ describe("LangChain's run context in an untraced run", () => {
     assert.deepEqual(state.values.seen, [
       "same config: true",
       "hello from a child of first",
+      "hello while streaming, still hello a step later",
       "traceable sees hello",
       "custom key: mine",
     ]);
     assert.deepEqual(state.next, ["second"]);
     const resumed = await berth.client.runs.wait(thread.thread_id, "context", { command: { resume: "yes" } });
     // A context variable lives in the node that set it (and its children), not in the next node.
-    assert.deepEqual((resumed as { seen: string[] }).seen.slice(4), ["asked: yes", "greeting here: undefined"]);
+    assert.deepEqual((resumed as { seen: string[] }).seen.slice(5), ["asked: yes", "greeting here: undefined"]);
   });
 });

@@ -15,7 +15,8 @@ import { RunTree } from "langsmith";
  * Below, a call without a tracer gets a run tree to whoever reads it (a
  * context variable set under it keeps the config, langsmith's `traceable`
  * makes untraced children of it) that costs no more than an object of a few
- * fields; a call whose callback manager has a tracer and a parent run gets
+ * fields, or no run tree when the caller asks for none (each step of a
+ * stream); a call whose callback manager has a tracer and a parent run gets
  * that tracer's context directly (a copy of the manager has the same tracer
  * and parent). Anything else goes to LangChain's code: a call without a
  * tracer while the environment switches LangChain's tracing on (it would add
@@ -32,6 +33,9 @@ const TRACER_NAME = "langchain_tracer";
 
 /** The environment switches that make LangChain add a tracer of its own to a call without one (`isTracingEnabled`). */
 const TRACING_SWITCHES = ["LANGSMITH_TRACING_V2", "LANGCHAIN_TRACING_V2", "LANGSMITH_TRACING", "LANGCHAIN_TRACING"];
+
+/** contextOf's answer when only LangChain's own code makes the context right. */
+const LANGCHAINS = Symbol("made by LangChain");
 
 type RunWithConfig = typeof AsyncLocalStorageProviderSingleton.runWithConfig;
 type Context = { tracingEnabled?: unknown; extra?: Record<string | symbol, unknown>; [CONTEXT_VARIABLES]?: unknown };
@@ -51,9 +55,14 @@ export function lightenRunContexts(env: NodeJS.ProcessEnv = process.env): void {
   provider.runWithConfig = ((config, callback, avoidCreatingRootRunTree) => {
     const storage = provider.getInstance();
     const previous = storage.getStore() as Context | undefined;
-    const context = avoidCreatingRootRunTree ? undefined : contextOf(config, previous, tracingFromEnv);
-    if (!context) return original(config, callback, avoidCreatingRootRunTree);
-    if (previous?.[CONTEXT_VARIABLES] !== undefined) context[CONTEXT_VARIABLES] = previous[CONTEXT_VARIABLES];
+    const made = contextOf(config, previous, tracingFromEnv, avoidCreatingRootRunTree === true);
+    if (made === LANGCHAINS) return original(config, callback, avoidCreatingRootRunTree);
+    let context = made;
+    const variables = previous?.[CONTEXT_VARIABLES];
+    if (variables !== undefined) {
+      context ??= {};
+      context[CONTEXT_VARIABLES] = variables;
+    }
     return storage.run(context, callback);
   }) as RunWithConfig;
 }
@@ -61,21 +70,28 @@ export function lightenRunContexts(env: NodeJS.ProcessEnv = process.env): void {
 type Tracer = { name?: unknown; getRunTreeWithTracingConfig?: (parentRunId: string) => Context };
 type CallbackManagerLike = { handlers?: unknown; getParentRunId?: () => string | undefined };
 
-/** The context of a call as LangChain would make it, when it can be made directly; undefined when LangChain must. */
+/**
+ * The context of a call as LangChain would make it (undefined: none, as for an untraced call that asks for no run
+ * tree), when it can be made directly; LANGCHAINS when LangChain must make it.
+ */
 function contextOf(
   config: { callbacks?: unknown } | undefined,
   previous: Context | undefined,
   tracingFromEnv: boolean,
-): Context | undefined {
+  withoutRunTree: boolean,
+): Context | undefined | typeof LANGCHAINS {
   const callbacks = config?.callbacks;
   const handlers = Array.isArray(callbacks) ? callbacks : (callbacks as CallbackManagerLike | undefined)?.handlers;
   const tracer = Array.isArray(handlers)
     ? (handlers as (Tracer | null)[]).find((handler) => handler?.name === TRACER_NAME)
     : undefined;
-  if (!tracer) return tracingFromEnv || previous?.tracingEnabled === true ? undefined : disabledTree(config);
-  if (Array.isArray(callbacks) || previous?.tracingEnabled === false) return undefined;
+  if (!tracer) {
+    if (tracingFromEnv || previous?.tracingEnabled === true) return LANGCHAINS;
+    return withoutRunTree ? undefined : disabledTree(config);
+  }
+  if (Array.isArray(callbacks) || previous?.tracingEnabled === false) return LANGCHAINS;
   const parentRunId = (callbacks as CallbackManagerLike).getParentRunId?.();
-  if (parentRunId === undefined || typeof tracer.getRunTreeWithTracingConfig !== "function") return undefined;
+  if (parentRunId === undefined || typeof tracer.getRunTreeWithTracingConfig !== "function") return LANGCHAINS;
   const context = tracer.getRunTreeWithTracingConfig(parentRunId);
   context.extra = { ...context.extra, [CHILD_CONFIG]: config };
   return context;
