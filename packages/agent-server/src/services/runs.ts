@@ -130,7 +130,13 @@ export class RunService {
     });
     if (result.kind === "created" && result.claimed && slot) {
       const thread = result.thread ?? (threadId === undefined ? createdThread(run, result.claimed.created_at) : undefined);
-      slot.execute({ ...result.claimed, assistant, ...(thread ? { thread } : {}) });
+      const { threadCheckpointed } = result;
+      slot.execute({
+        ...result.claimed,
+        assistant,
+        ...(thread ? { thread } : {}),
+        ...(threadCheckpointed === undefined ? {} : { threadCheckpointed }),
+      });
       created?.(true);
       return result.run;
     }

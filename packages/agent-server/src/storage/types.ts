@@ -405,9 +405,17 @@ export interface CronRepository {
 export type CreateRunResult =
   /**
    * `claimed`: the run as claimed for the creator's worker, when the creation claimed it (see RunRepository.create);
-   * with it `thread`, when the store read the thread's metadata and config on the way (not a thread it created).
+   * with it `thread`, when the store read the thread's metadata and config on the way (not a thread it created), and
+   * `threadCheckpointed`, when the store knows whether the thread had a root checkpoint as the run claimed it.
    */
-  | { kind: "created"; run: Run; inflight: Run[]; claimed?: QueuedRun; thread?: RunThread }
+  | {
+      kind: "created";
+      run: Run;
+      inflight: Run[];
+      claimed?: QueuedRun;
+      thread?: RunThread;
+      threadCheckpointed?: boolean;
+    }
   | { kind: "thread_not_found" }
   | { kind: "thread_busy" };
 

@@ -66,3 +66,33 @@ describe("a run's checkpointer once closed", () => {
     assert.deepEqual(latest?.pendingWrites, []);
   });
 });
+
+describe("a run's checkpointer on a thread that had no checkpoint", () => {
+  /** An in-memory saver that counts the reads it answers. */
+  class CountingSaver extends MemorySaver {
+    reads = 0;
+    override getTuple(config: RunnableConfig) {
+      this.reads += 1;
+      return super.getTuple(config);
+    }
+  }
+
+  test("answers the thread's root reads without the saver until the run writes a root checkpoint", async () => {
+    const inner = new CountingSaver();
+    const saver = new RunCheckpointer(inner, { run_id: "r1" }, "t1");
+    assert.equal(await saver.getTuple(thread()), undefined);
+    assert.equal(inner.reads, 0);
+    const child = { configurable: { thread_id: "t1", checkpoint_ns: "child:1" } };
+    await saver.put(child, { ...emptyCheckpoint(), id: uuid6(0) }, metadata, {});
+    assert.ok(await saver.getTuple(child), "a subgraph's checkpoints are read from the saver");
+    assert.equal(await saver.getTuple({ configurable: { thread_id: "t2", checkpoint_ns: "" } }), undefined);
+    assert.equal(inner.reads, 2, "as are other threads'");
+    assert.equal(await saver.getTuple(thread()), undefined, "still no root checkpoint");
+    assert.equal(inner.reads, 2);
+
+    const first = { ...emptyCheckpoint(), id: uuid6(1) };
+    await saver.put(thread(), first, metadata, {});
+    assert.equal((await saver.getTuple(thread()))?.checkpoint.id, first.id);
+    assert.equal(inner.reads, 3, "read from the saver once the run wrote one");
+  });
+});

@@ -42,11 +42,13 @@ interface AttemptLog {
 
 /**
  * A claimed run; `assistant` when the creation that claimed it here read it a moment before, `thread` when that
- * creation made it (a stateless run's) or read it: neither is read again.
+ * creation made it (a stateless run's) or read it: neither is read again. `threadCheckpointed` when that creation
+ * found whether the thread had a root checkpoint: one without has its first read of the thread's state skipped.
  */
 export interface ExecutableRun extends QueuedRun {
   assistant?: Assistant;
   thread?: RunThread;
+  threadCheckpointed?: boolean;
 }
 
 /**
@@ -200,7 +202,8 @@ async function stream(
     const scope = runScope(run, assistant, thread, run.attempt, deps.apiUrl?.());
     // A stateless run's thread is deleted at its end: its checkpoints need not outlive it in the database.
     if (!isEphemeral(run)) {
-      checkpointer = new RunCheckpointer(await deps.storage.checkpointer(), scope.metadata);
+      const emptyThread = run.threadCheckpointed === false ? run.thread_id : undefined;
+      checkpointer = new RunCheckpointer(await deps.storage.checkpointer(), scope.metadata, emptyThread);
       saver.checkpointer = checkpointer;
     }
     const graph = await deps.graphs.get(assistant.graph_id, scope.config);

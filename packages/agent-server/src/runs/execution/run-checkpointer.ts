@@ -47,7 +47,10 @@ interface WrittenCheckpoint {
  * run wrote last (with the writes stored against it, in the saver's order)
  * instead of reading it back: nothing else writes a thread's root
  * checkpoints while a run holds it (a state update on a busy thread is a
- * 409). After a write that failed it reads from the saver again.
+ * 409). After a write that failed it reads from the saver again. For the
+ * same reason, a thread that had no root checkpoint when the run claimed it
+ * (`emptyThread`) has none until the run writes one: reads of it answer
+ * nothing without asking the saver.
  */
 export class RunCheckpointer extends BaseCheckpointSaver<number> {
   private readonly inFlight = new Set<Promise<unknown>>();
@@ -63,13 +66,20 @@ export class RunCheckpointer extends BaseCheckpointSaver<number> {
   constructor(
     private readonly inner: BaseCheckpointSaver<number>,
     private readonly runMetadata: JsonObject,
+    private emptyThread?: string,
   ) {
     super(inner.serde);
   }
 
   getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    if (this.emptyThread !== undefined && this.isRootOfEmptyThread(config)) return Promise.resolve(undefined);
     const written = this.settled ? this.lastWritten(config) : undefined;
     return written ? Promise.resolve(written) : this.inner.getTuple(config);
+  }
+
+  private isRootOfEmptyThread(config: RunnableConfig): boolean {
+    const { thread_id, checkpoint_ns } = config.configurable ?? {};
+    return thread_id === this.emptyThread && (checkpoint_ns ?? "") === "";
   }
 
   /** The run's last root checkpoint as a saver returns it, when `config` asks for it. */
@@ -102,6 +112,7 @@ export class RunCheckpointer extends BaseCheckpointSaver<number> {
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
     if (this.closed) return Promise.resolve(config);
+    if (this.emptyThread !== undefined && this.isRootOfEmptyThread(config)) this.emptyThread = undefined;
     const stored = { ...configurableMetadata(config), ...this.runMetadata, ...metadata };
     return this.track(
       this.inner.put(config, checkpoint, stored, newVersions).then((written) => {

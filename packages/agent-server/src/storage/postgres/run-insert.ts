@@ -12,13 +12,19 @@ const INSERT_RUN = `SELECT ${RUN_COLUMNS} FROM berth_insert_run($1, $2, $3, $4, 
 /**
  * With the claim, the thread's metadata and config as the statement began (the join reads the statement's snapshot,
  * not what the function then wrote): the run executes with them, the insert's own merge of graph_id and assistant_id
- * redone here, instead of reading the thread again. Null when the thread did not exist yet.
+ * redone here, instead of reading the thread again. Null when the thread did not exist yet. And whether the thread
+ * has a root checkpoint, asked once the insert holds it (berth_thread_checkpointed, migration 015).
  */
-const INSERT_RUN_CLAIMED = `SELECT ${qualified("r", RUN_COLUMNS)}, t.metadata AS thread_metadata, t.config AS thread_config
+const INSERT_RUN_CLAIMED = `SELECT ${qualified("r", RUN_COLUMNS)}, t.metadata AS thread_metadata, t.config AS thread_config,
+    berth_thread_checkpointed($2) AS thread_checkpointed
   FROM berth_insert_run($1, $2, $3, $4, $5::jsonb, $6::jsonb, $7, $8, $9, $10, $11::jsonb, $12::jsonb, $13, $14, $15) r
   LEFT JOIN threads t ON t.thread_id = $2`;
 
-type ClaimedRow = RunRow & { thread_metadata?: JsonObject | null; thread_config?: JsonObject | null };
+type ClaimedRow = RunRow & {
+  thread_metadata?: JsonObject | null;
+  thread_config?: JsonObject | null;
+  thread_checkpointed?: boolean;
+};
 
 /**
  * Inserts a run with the multitask check (see RunRepository.create) in one
@@ -62,10 +68,18 @@ export async function insertRun(client: Queryable, run: NewRun, claimFor?: RunCl
   if (!created) return { kind: "thread_busy" };
   if (!claimed) return { kind: "created", run: toApiRun(runOf(created)), inflight };
   const thread = claimed.thread_metadata ? claimedThread(run, claimed) : undefined;
-  return { kind: "created", run: toApiRun(runOf(created)), inflight, claimed: runOf(claimed), ...(thread ? { thread } : {}) };
+  return {
+    kind: "created",
+    run: toApiRun(runOf(created)),
+    inflight,
+    claimed: runOf(claimed),
+    ...(thread ? { thread } : {}),
+    threadCheckpointed: claimed.thread_checkpointed === true,
+  };
 }
 
-const runOf = ({ thread_metadata: _metadata, thread_config: _config, ...row }: ClaimedRow) => fromRow(row);
+const runOf = ({ thread_metadata: _metadata, thread_config: _config, thread_checkpointed: _checkpointed, ...row }: ClaimedRow) =>
+  fromRow(row);
 
 /** What a claimed run takes from its thread, as the insert left it. */
 function claimedThread(run: NewRun, row: ClaimedRow): RunThread {

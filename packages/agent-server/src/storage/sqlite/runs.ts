@@ -51,7 +51,8 @@ export class SqliteRunRepository implements RunRepository {
       if (result.kind !== "created" || !claimFor) return result;
       const claimed = this.queue.claimInserted(run.run_id, claimFor);
       if (!claimed) return result;
-      return { ...result, claimed, ...(existingThread ? { thread: existingThread } : {}) };
+      // A thread the insert made has no checkpoint; the saver answers for one that existed.
+      return { ...result, claimed, ...(existingThread ? { thread: existingThread } : { threadCheckpointed: false }) };
     });
   }
 

@@ -1,7 +1,9 @@
 // RunRepository.create's `claimFor`: the creation claims the run for a worker with a free slot (both backends do), but
 // never a run that could not start now or that would overtake an older claimable run.
 import assert from "node:assert/strict";
+import { randomUUID } from "node:crypto";
 import { describe, it } from "node:test";
+import { type CheckpointMetadata, emptyCheckpoint } from "@langchain/langgraph-checkpoint";
 import type { NewRun, QueuedRun, Storage } from "../../../src/storage/types.js";
 import { type Backend, databasePerTest } from "./backends.js";
 import { createdRun, newRun, newThread } from "./fixtures.js";
@@ -32,6 +34,39 @@ export function claimOnCreateContract(backend: Backend): void {
       assert.equal((await storage.threads.get(run.thread_id))?.status, "busy");
       assert.deepEqual(await storage.runs.leaseOwners(), [claimant.owner]);
       assert.equal(await storage.runs.claim("worker-2", 60_000), undefined, "nothing left to claim");
+    });
+
+    it("says whether the thread had a root checkpoint as the run claimed it, or nothing", async () => {
+      const { storage } = test;
+      const saver = await storage.checkpointer();
+      const put = (threadId: string, ns: string) =>
+        saver.put(
+          { configurable: { thread_id: threadId, checkpoint_ns: ns } },
+          emptyCheckpoint(),
+          {
+            source: "input",
+            step: -1,
+            parents: {},
+          } as CheckpointMetadata,
+          {},
+        );
+      /** What the claimed creation of a run on `threadId` says (undefined: the store does not say). */
+      const said = async (threadId: string, create_thread = false) => {
+        const result = await storage.runs.create(newRun(threadId, { create_thread }), claimant);
+        assert.ok(result.kind === "created" && result.claimed, "claimed");
+        return result.threadCheckpointed;
+      };
+      assert.equal(await said(randomUUID(), true), false, "a thread the creation made has none");
+      const withRoot = await newThread(storage);
+      await put(withRoot, "");
+      const withSubgraphOnly = await newThread(storage);
+      await put(withSubgraphOnly, "child:1");
+      const untouched = await newThread(storage);
+      // SQLite leaves existing threads to the saver's read (as cheap as the check); PostgreSQL checks them.
+      const expected = (had: boolean) => (backend.name === "PostgreSQL" ? had : undefined);
+      assert.equal(await said(withRoot), expected(true));
+      assert.equal(await said(withSubgraphOnly), expected(false), "a subgraph's checkpoint is not the thread's");
+      assert.equal(await said(untouched), expected(false));
     });
 
     it("leaves pending a run that would overtake an older claimable run, one delayed, and one its thread must wait for", async () => {

@@ -32,6 +32,7 @@ const ALL_MIGRATIONS = [
   { version: 12, name: "012_insert_run_claimed.sql" },
   { version: 13, name: "013_insert_run_running.sql" },
   { version: 14, name: "014_finish_run_events.sql" },
+  { version: 15, name: "015_thread_checkpointed.sql" },
 ];
 
 /** How databases migrated before the numbers matched SQLite's recorded them. */
