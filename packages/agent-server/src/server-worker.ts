@@ -7,6 +7,7 @@ import type { RunBroker } from "./runs/brokers/broker.js";
 import { RunControl } from "./runs/execution/run-control.js";
 import type { TestFaults } from "./runs/execution/test-faults.js";
 import { RunWorker } from "./runs/execution/worker.js";
+import { EVENT_LOG_INTERVAL_MS } from "./runs/streaming/event-writer.js";
 import type { Storage } from "./storage/types.js";
 import type { Tracing } from "./tracing/tracing.js";
 
@@ -48,6 +49,8 @@ export function newRunWorker(parts: WorkerParts): RunWorker {
       runTimeoutMs: settings.runTimeoutMs,
       // Other processes read runs from the database: keep stateless runs there for a minute.
       statelessKeepMs: parts.readsRunsFromDatabase ? 60_000 : undefined,
+      // There, followers elsewhere read a run's events from its log; otherwise they get them live.
+      eventLogIntervalMs: parts.readsRunsFromDatabase ? EVENT_LOG_INTERVAL_MS.logFollowed : EVENT_LOG_INTERVAL_MS.live,
       tracing: parts.tracing,
       store: new GraphStore(parts.items),
       webhooks: parts.webhooksQueued && { retryMs: settings.webhookRetryMs, queued: parts.webhooksQueued },

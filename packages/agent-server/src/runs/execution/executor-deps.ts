@@ -24,6 +24,8 @@ export interface ExecutorDeps {
    * thread deleted this long after its end, so followers elsewhere can read it.
    */
   statelessKeepMs?: number;
+  /** How long a run's events may wait before they are written to its log (see EVENT_LOG_INTERVAL_MS). */
+  eventLogIntervalMs?: number;
   /** The long-term memory store graphs see as `config.store` / `getStore()`. */
   store?: BaseStore;
   /** Traces runs and makes their feedback URLs, when tracing is configured. */

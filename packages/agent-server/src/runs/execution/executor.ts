@@ -96,7 +96,9 @@ async function attempt(
 ): Promise<Conclusion> {
   const persistEvents = !(isEphemeral(run) && !deps.statelessKeepMs);
   const threadSequence = run.kwargs.stream_protocol === "v2";
-  const writer = await RunEventWriter.open({ ...run, persistEvents, lease, threadSequence }, deps.storage.runs, deps.broker, {
+  const logIntervalMs = deps.eventLogIntervalMs;
+  const writerRun = { ...run, persistEvents, lease, threadSequence, logIntervalMs };
+  const writer = await RunEventWriter.open(writerRun, deps.storage.runs, deps.broker, {
     failed: (err) => {
       log.error({ err }, "writing the run's event log failed: the run ends in error");
       controller.abort("failure");

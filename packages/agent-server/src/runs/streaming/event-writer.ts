@@ -15,8 +15,13 @@ const ATTEMPT_SEQ_SPAN = 1_000_000_000;
  */
 const RETRY_SEQ_SKIP = 100_000;
 
-/** How long events may wait before they are written to the log in one batch. */
-const FLUSH_INTERVAL_MS = 25;
+/**
+ * How long a run's events may wait before they are written to its log in one batch. Briefly when followers in other
+ * processes read the events from the log (`logFollowed`: the brokers of signal mode). Otherwise every follower gets
+ * them live and the log serves those that join late or lost live delivery, and the run's next attempt: a run shorter
+ * than `live` logs its events with its end, in one write.
+ */
+export const EVENT_LOG_INTERVAL_MS = { logFollowed: 25, live: 200 } as const;
 
 /** What the writer tells its run about the log. */
 export interface EventLogHooks {
@@ -35,6 +40,8 @@ export interface WriterRun {
   lease?: RunLease;
   /** A protocol v2 run: its events are numbered in its thread's sequence, which keeps rising across runs. */
   threadSequence?: boolean;
+  /** How long its events may wait for the log (EVENT_LOG_INTERVAL_MS.logFollowed when not given). */
+  logIntervalMs?: number;
 }
 
 /**
@@ -115,7 +122,7 @@ export class RunEventWriter {
     this.broker.publish(this.run.run_id, stored);
     if (!this.run.persistEvents) return;
     this.pending.push(stored);
-    this.flushTimer ??= setTimeout(() => void this.flush(), FLUSH_INTERVAL_MS);
+    this.flushTimer ??= setTimeout(() => void this.flush(), this.run.logIntervalMs ?? EVENT_LOG_INTERVAL_MS.logFollowed);
   }
 
   /** Writes every pending event; resolves once they are in the log, or once writing them failed (see `failure`). */
