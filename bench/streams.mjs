@@ -8,7 +8,8 @@
 //   classic:  `GET /threads/{id}/runs/{run_id}/stream` with `Last-Event-ID: -1` (node:http, a socket per stream);
 //   v2-sse:   `POST /threads/{id}/stream/events` {channels: custom, lifecycle; since: 0} (node:http);
 //   v2-ws:    `GET /threads/{id}/stream/events` over a WebSocket (the workspace's `ws`), `subscription.subscribe` once open.
-// Measured per subscriber: ms from sending the request to its first event; its events checked against the run's (ids
+// Measured per subscriber: ms from sending the request to its first event (and in the server, from accepting the connection
+// to writing its first event: stream-first-writes.mjs, preloaded); its events checked against the run's (ids
 // consecutive, no id twice, every token once in order, the run's end). For the server: RSS peak of its process tree (every
 // 100 ms), its CPU over the round; and `GET /ok` latency every 50 ms from a third light process (`--probe`) during the round.
 // Figures are medians of BENCH_REPEATS (3) rounds per scenario; BENCH_SCENARIOS=classic,v2-sse,v2-ws picks some.
@@ -23,7 +24,7 @@ import http from "node:http";
 import { createRequire } from "node:module";
 import { loadavg, tmpdir } from "node:os";
 import { monitorEventLoopDelay } from "node:perf_hooks";
-import { join } from "node:path";
+import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import {
   benchDir,
@@ -361,6 +362,7 @@ async function startRuns(url, kind, runs = RUNS, input = dripInput) {
 async function round(url, pid, kind, workDir) {
   const probe = child(["--probe", url]);
   await new Promise((resolve) => setTimeout(resolve, 200));
+  writeFileSync(firstWritesFile, "");
   const cpuBefore = treeCpuMs(pid);
   const startedAt = performance.now();
   let peak = treeRss(pid);
@@ -379,6 +381,13 @@ async function round(url, pid, kind, workDir) {
   });
   const seconds = (performance.now() - startedAt) / 1000;
   const cpu = treeCpuMs(pid) - cpuBefore;
+  // The server flushes its first-write times every 250 ms.
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const serverFirsts = readFileSync(firstWritesFile, "utf8")
+    .split("\n")
+    .filter(Boolean)
+    .map(Number)
+    .sort((a, b) => a - b);
   clearInterval(sampler);
   probe.kill("SIGTERM");
   const samples = await probe.result;
@@ -404,6 +413,10 @@ async function round(url, pid, kind, workDir) {
     first_event_p50_ms: percentile(firsts, 0.5),
     first_event_p99_ms: percentile(firsts, 0.99),
     first_event_max_ms: firsts.at(-1) ?? null,
+    server_first_write_count: serverFirsts.length,
+    server_first_write_p50_ms: percentile(serverFirsts, 0.5),
+    server_first_write_p99_ms: percentile(serverFirsts, 0.99),
+    server_first_write_max_ms: serverFirsts.at(-1) ?? null,
     ok_p50_ms: percentile(ok, 0.5),
     ok_p99_ms: percentile(ok, 0.99),
     ok_max_ms: ok.at(-1) ?? null,
@@ -424,10 +437,17 @@ ensureInstalled(root);
 const port = await freePort();
 const url = `http://127.0.0.1:${port}`;
 const dataDir = mkdtempSync(join(tmpdir(), "berth-bench-streams-"));
-const server = spawn(process.execPath, [...(process.env.BENCH_NODE_OPTIONS?.split(" ") ?? []), ...berthDevArgs(port, dataDir)], {
+const firstWritesFile = join(mkdtempSync(join(tmpdir(), "berth-bench-first-writes-")), "first-writes.txt");
+const serverFlags = [
+  ...(process.env.BENCH_NODE_OPTIONS?.split(" ") ?? []),
+  "--import",
+  join(benchDir, "stream-first-writes.mjs"),
+];
+const server = spawn(process.execPath, [...serverFlags, ...berthDevArgs(port, dataDir)], {
   cwd: root,
   env: {
     ...withoutBerthVariables(process.env),
+    BENCH_FIRST_WRITES_FILE: firstWritesFile,
     DATABASE_URL: "",
     REDIS_URL: "",
     LOG_LEVEL: "warn",
@@ -491,6 +511,7 @@ try {
   await stopGroup(server);
   rmSync(dataDir, { recursive: true, force: true });
   rmSync(workDir, { recursive: true, force: true });
+  rmSync(dirname(firstWritesFile), { recursive: true, force: true });
 }
 
 const fmt = (value) =>
@@ -503,6 +524,8 @@ const rows = [
   ["s until the last subscriber got its first event", "attach_s", ""],
   ["first event p50 ms", "first_event_p50_ms", ""],
   ["first event p99 ms", "first_event_p99_ms", "≤ 100"],
+  ["server: connection accepted to first event written, p50 ms", "server_first_write_p50_ms", ""],
+  ["server: connection accepted to first event written, p99 ms", "server_first_write_p99_ms", ""],
   ["`/ok` p50 ms (every 50 ms, during the round)", "ok_p50_ms", ""],
   ["`/ok` p99 ms", "ok_p99_ms", "≤ 20"],
   ["`/ok` max ms", "ok_max_ms", ""],
