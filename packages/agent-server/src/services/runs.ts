@@ -133,6 +133,7 @@ export class RunService {
       const { threadCheckpointed } = result;
       slot.execute({
         ...result.claimed,
+        claimedAtCreation: true,
         assistant,
         ...(thread ? { thread } : {}),
         ...(threadCheckpointed === undefined ? {} : { threadCheckpointed }),

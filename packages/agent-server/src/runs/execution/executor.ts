@@ -41,11 +41,13 @@ interface AttemptLog {
 }
 
 /**
- * A claimed run; `assistant` when the creation that claimed it here read it a moment before, `thread` when that
- * creation made it (a stateless run's) or read it: neither is read again. `threadCheckpointed` when that creation
- * found whether the thread had a root checkpoint: one without has its first read of the thread's state skipped.
+ * A claimed run; `claimedAtCreation` when the creation that inserted it claimed it here (its event log is empty),
+ * `assistant` when that creation read it a moment before, `thread` when that creation made it (a stateless run's) or
+ * read it: neither is read again. `threadCheckpointed` when that creation found whether the thread had a root
+ * checkpoint: one without has its first read of the thread's state skipped.
  */
 export interface ExecutableRun extends QueuedRun {
+  claimedAtCreation?: boolean;
   assistant?: Assistant;
   thread?: RunThread;
   threadCheckpointed?: boolean;
@@ -97,7 +99,8 @@ async function attempt(
   const persistEvents = !(isEphemeral(run) && !deps.statelessKeepMs);
   const threadSequence = run.kwargs.stream_protocol === "v2";
   const logIntervalMs = deps.eventLogIntervalMs;
-  const writerRun = { ...run, persistEvents, lease, threadSequence, logIntervalMs };
+  const logEmpty = run.claimedAtCreation === true && run.attempt === 1;
+  const writerRun = { ...run, persistEvents, lease, threadSequence, logIntervalMs, logEmpty };
   const writer = await RunEventWriter.open(writerRun, deps.storage.runs, deps.broker, {
     failed: (err) => {
       log.error({ err }, "writing the run's event log failed: the run ends in error");

@@ -42,6 +42,8 @@ export interface WriterRun {
   threadSequence?: boolean;
   /** How long its events may wait for the log (EVENT_LOG_INTERVAL_MS.logFollowed when not given). */
   logIntervalMs?: number;
+  /** Its log holds nothing yet (a run its creation claimed here, in its first attempt): the log's last id is not read. */
+  logEmpty?: boolean;
 }
 
 /**
@@ -82,7 +84,8 @@ export class RunEventWriter {
       return new RunEventWriter(run, logged + 1 + (run.attempt > 1 ? RETRY_SEQ_SKIP : 0), runs, broker, hooks);
     }
     const attemptBase = (run.attempt - 1) * ATTEMPT_SEQ_SPAN;
-    const firstSeq = run.persistEvents ? Math.max(attemptBase, (await lastSeqOrNone(runs, run.run_id)) + 1) : attemptBase;
+    const logged = run.persistEvents && !run.logEmpty;
+    const firstSeq = logged ? Math.max(attemptBase, (await lastSeqOrNone(runs, run.run_id)) + 1) : attemptBase;
     return new RunEventWriter(run, firstSeq, runs, broker, hooks);
   }
 

@@ -26,10 +26,6 @@ import * as queue from "./run-queue.js";
 import { fromRow, leaseHeld, type RunRow } from "./run-rows.js";
 import { insertWebhook } from "./webhook-outbox.js";
 
-/** How long a run created and claimed here counts as unlogged at most (its writer opens the log within milliseconds). */
-const UNLOGGED_FOR_MS = 10_000;
-const MAX_UNLOGGED = 10_000;
-
 const FINISH_RUN =
   "SELECT berth_finish_run($1, $2, $3::jsonb, $4, $5::jsonb, $6, $7, $8, $9, $10::jsonb, $11::jsonb) AS thread_id";
 
@@ -55,21 +51,9 @@ export class PostgresRunRepository implements RunRepository {
     private readonly asyncEventCommits = false,
   ) {}
 
-  /**
-   * Runs this process created and claimed in one statement, whose log is empty for sure until their first
-   * attempt's writer opens it (by when, here): lastEventSeq answers -1 without a round trip. Forgotten once asked,
-   * once events are appended or the run ends or is handed back, and after UNLOGGED_FOR_MS in any case.
-   */
-  private readonly unlogged = new Map<string, number>();
-
-  async create(run: NewRun, claimFor?: RunClaimant): Promise<CreateRunResult> {
+  create(run: NewRun, claimFor?: RunClaimant): Promise<CreateRunResult> {
     // One statement, its own transaction (no BEGIN/COMMIT round trips), the claim included.
-    const result = await retryingConflicts(() => insertRun(this.pool, run, claimFor));
-    if (result.kind === "created" && result.claimed) {
-      if (this.unlogged.size >= MAX_UNLOGGED) this.unlogged.clear();
-      this.unlogged.set(run.run_id, Date.now() + UNLOGGED_FOR_MS);
-    }
-    return result;
+    return retryingConflicts(() => insertRun(this.pool, run, claimFor));
   }
 
   async get(runId: string): Promise<QueuedRun | undefined> {
@@ -121,8 +105,6 @@ export class PostgresRunRepository implements RunRepository {
   }
 
   release(owner: string, run?: HeldRun): Promise<number> {
-    if (run) this.unlogged.delete(run.run_id);
-    else this.unlogged.clear();
     return queue.release(this.pool, owner, run);
   }
 
@@ -139,7 +121,6 @@ export class PostgresRunRepository implements RunRepository {
   }
 
   async finish(runId: string, end: RunEnd, lease?: RunLease): Promise<boolean> {
-    this.unlogged.delete(runId);
     const now = nowIso();
     const thread = end.thread;
     const params: unknown[] = [
@@ -177,7 +158,6 @@ export class PostgresRunRepository implements RunRepository {
   }
 
   async discard(runId: string, thread: ThreadStateSummary, lease?: RunLease): Promise<boolean> {
-    this.unlogged.delete(runId);
     return withTransaction(this.pool, async (client) => {
       const threadId = await lockThreadOfRun(client, runId);
       if (threadId === undefined) return false;
@@ -217,7 +197,6 @@ export class PostgresRunRepository implements RunRepository {
   }
 
   appendEvents(runId: string, batch: StoredEvent[], lease?: RunLease, threadId?: string): Promise<boolean> {
-    this.unlogged.delete(runId);
     return events.appendEvents(this.pool, runId, batch, { lease, threadId, asyncCommit: this.asyncEventCommits });
   }
 
@@ -233,10 +212,7 @@ export class PostgresRunRepository implements RunRepository {
     return events.readEvents(this.pool, runId, afterSeq);
   }
 
-  async lastEventSeq(runId: string): Promise<number> {
-    const until = this.unlogged.get(runId);
-    this.unlogged.delete(runId);
-    if (until !== undefined && until > Date.now()) return -1;
+  lastEventSeq(runId: string): Promise<number> {
     return events.lastEventSeq(this.pool, runId);
   }
 
