@@ -183,14 +183,14 @@ export async function selectWrites(q: Queryable, keys: CheckpointKey[], channel?
   return byKey;
 }
 
+/** A checkpoint as `put` stores it: its row (metadata as JSONB text) and the channel values it changed. */
+export type CheckpointInsert = { row: CheckpointRow & { created_at: string }; blobs: BlobRow[] };
+
 /**
  * The checkpoint with the blobs of the channels it advanced. A (channel,
  * version) names one value, so an existing blob is already right; re-putting
  * a checkpoint id replaces its content but keeps its creation time.
  */
-/** A checkpoint as `put` stores it: its row (metadata as JSONB text) and the channel values it changed. */
-export type CheckpointInsert = { row: CheckpointRow & { created_at: string }; blobs: BlobRow[] };
-
 export async function insertCheckpoint(q: Queryable, { row, blobs }: CheckpointInsert): Promise<void> {
   await prepared(
     q,
