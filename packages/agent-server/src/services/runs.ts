@@ -130,13 +130,12 @@ export class RunService {
     });
     if (result.kind === "created" && result.claimed && slot) {
       const thread = result.thread ?? (threadId === undefined ? createdThread(run, result.claimed.created_at) : undefined);
-      const { threadCheckpointed } = result;
       slot.execute({
         ...result.claimed,
         claimedAtCreation: true,
         assistant,
-        ...(thread ? { thread } : {}),
-        ...(threadCheckpointed === undefined ? {} : { threadCheckpointed }),
+        thread,
+        threadCheckpointed: result.threadCheckpointed,
       });
       created?.(true);
       return result.run;
