@@ -118,22 +118,30 @@ export class GraphRegistry {
   }
 
   /**
-   * The checkpointer, the SDK's logger (graph modules call `getLogger()` as they load), the store queue's patch and
-   * the lighter run contexts of runnable calls (run-contexts.ts).
+   * The checkpointer, the SDK's logger (graph modules call `getLogger()` as they load), the store queue's patch, the
+   * lighter run contexts of runnable calls (run-contexts.ts) and the one-pass callback manager copies (callback-copies.ts).
    * LangGraph itself is loaded with them, before a TypeScript loader is registered for the first graph module: the
    * loader's hooks would otherwise serve each of its modules (project-module.ts).
    */
   private prepared(): Promise<GraphRuntime> {
     this.runtime ??= (async () => {
-      const [checkpointer, { provideGraphLogger }, { drainStoreQueuesOnArrival }, { lightenRunContexts }] = await Promise.all([
+      const [
+        checkpointer,
+        { provideGraphLogger },
+        { drainStoreQueuesOnArrival },
+        { lightenRunContexts },
+        { copyCallbackManagersInOnePass },
+      ] = await Promise.all([
         this.checkpointer(),
         import("./sdk-logger.js"),
         import("./memory-store-queue.js"),
         import("./run-contexts.js"),
+        import("./callback-copies.js"),
         import("@langchain/langgraph"),
       ]);
       provideGraphLogger(this.logger);
       lightenRunContexts();
+      copyCallbackManagersInOnePass();
       return { checkpointer, afterImport: drainStoreQueuesOnArrival };
     })();
     return this.runtime;
