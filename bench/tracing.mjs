@@ -1,18 +1,20 @@
 #!/usr/bin/env node
 // `node bench/tracing.mjs`: what tracing costs a run. For each graph of bench/graphs (`trivial`: one node, 3 traced
-// runs; `tokens`: a fake model streaming 40 tokens, 4 traced runs with 40 token events) and each setting
+// runs; `messages`: one node appending an AIMessage; `tools`: a tool-calling loop over a fake model; `tokens`: a fake
+// model streaming 40 tokens, 4 traced runs with 40 token events) and each setting
 //   - off:  no tracing,
 //   - on:   traced into a control plane's tracing service on this machine (berth control-plane, SQLite),
 //   - down: LANGSMITH_ENDPOINT at a closed port (traces lost),
-// it times BENCH_RUNS (default 200) sequential stateless /runs/wait after 20 to warm up, against one `berth dev`
-// per setting, and prints p50/p90 per run and the agent server's CPU per run (its process tree's user + system time
-// from /proc over the runs and the second after them, when the last traces are sent; the tracing service's own CPU
-// apart). `messages` (one node appending an AIMessage) and `tools` (a tool-calling loop over a fake model) are measured
-// too. Writes bench/results/tracing-<time>.json. Not a test: the figures depend
-// on the machine (and, for `on`, the tracing service shares its CPUs). BENCH_GRAPHS (comma-separated) and BENCH_SETTINGS
-// select; BENCH_REPEATS (default 1) rounds of every setting, interleaved so a busy spell of the shared machine hits them
-// alike, medians. BENCH_CPU_PROF=<dir> starts the agent servers with --cpu-prof (one profile per setting and round,
-// written when each stops; profile-summary.mjs reads them). The load average before and after is printed and kept.
+// it times BENCH_RUNS (default 200) sequential stateless /runs/wait per setting, against one `berth dev` per setting,
+// all up at once: after BENCH_WARMUP_RUNS (default 300; V8 compiles a graph's hot code on threads of the server's
+// process, which the CPU figure would count) on each, the runs alternate between the servers one by one, so a busy
+// spell of the shared machine falls on every setting alike. Prints p50/p90 per run and the agent server's CPU per run
+// (its process tree's user + system time from /proc over the runs and the second after them, when the last traces are
+// sent; the tracing service's own CPU apart). Writes bench/results/tracing-<time>.json. Not a test: the figures depend
+// on the machine (and, for `on`, the tracing service shares its CPUs). BENCH_GRAPHS (comma-separated) and
+// BENCH_SETTINGS select; BENCH_REPEATS (default 1) rounds, fresh servers each, medians. BENCH_CPU_PROF=<dir> starts
+// the agent servers with --cpu-prof (one profile per setting and round, written when each stops; profile-summary.mjs
+// reads them). The load average before and after is printed and kept.
 import { spawn } from "node:child_process";
 import { mkdirSync, mkdtempSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -30,6 +32,7 @@ const GRAPHS = process.env.BENCH_GRAPHS
   ? Object.fromEntries(process.env.BENCH_GRAPHS.split(",").map((name) => [name, ALL_GRAPHS[name]]))
   : ALL_GRAPHS;
 const REPEATS = Number(process.env.BENCH_REPEATS ?? 1);
+const WARMUP_RUNS = Number(process.env.BENCH_WARMUP_RUNS ?? 300);
 const PROFILE_DIR = process.env.BENCH_CPU_PROF;
 // Node flags, not NODE_OPTIONS: Node 20 refuses --cpu-prof there.
 const profileFlags = PROFILE_DIR ? ["--cpu-prof", `--cpu-prof-dir=${PROFILE_DIR}`] : [];
@@ -69,29 +72,43 @@ function closedPort() {
   });
 }
 
-async function measure(url, graph, pid, cpPid) {
+/**
+ * Measures `graph` on every server at once: after WARMUP_RUNS runs on each, the runs alternate between the servers one
+ * by one, so a busy spell of the shared machine falls on every setting alike; each server's CPU counts over the same
+ * window (the runs and the second after them, when the last traces are sent).
+ */
+async function measureTogether(servers, graph, cpPid) {
   const body = JSON.stringify({ assistant_id: graph, input: GRAPHS[graph] });
-  const once = async () => {
+  const once = async (url) => {
     const response = await fetch(`${url}/runs/wait`, { method: "POST", headers: { "content-type": "application/json" }, body });
     const text = await response.text();
     if (response.status !== 200 || text.includes("__error__")) throw new Error(`run failed: ${response.status} ${text}`);
   };
-  for (let i = 0; i < 20; i++) await once();
-  const times = [];
-  const cpu = treeCpuMs(pid);
+  for (const { url } of servers) for (let i = 0; i < WARMUP_RUNS; i++) await once(url);
+  const times = servers.map(() => []);
+  const cpu = servers.map(({ pid }) => treeCpuMs(pid));
   const cpCpu = treeCpuMs(cpPid);
   for (let i = 0; i < RUNS; i++) {
-    const started = performance.now();
-    await once();
-    times.push(performance.now() - started);
+    for (const [s, { url }] of servers.entries()) {
+      const started = performance.now();
+      await once(url);
+      times[s].push(performance.now() - started);
+    }
   }
-  // Traces leave in batches after the runs: their CPU counts.
   await new Promise((resolve) => setTimeout(resolve, 1000));
-  const cpu_ms_per_run = Number(((treeCpuMs(pid) - cpu) / RUNS).toFixed(2));
-  const tracing_service_cpu_ms_per_run = Number(((treeCpuMs(cpPid) - cpCpu) / RUNS).toFixed(2));
-  times.sort((a, b) => a - b);
-  const at = (q) => Number(times[Math.min(times.length - 1, Math.floor(times.length * q))].toFixed(2));
-  return { p50_ms: at(0.5), p90_ms: at(0.9), cpu_ms_per_run, tracing_service_cpu_ms_per_run };
+  const tracingServiceCpu = Number(((treeCpuMs(cpPid) - cpCpu) / RUNS).toFixed(2));
+  return servers.map(({ name, pid }, s) => {
+    const sorted = times[s].sort((a, b) => a - b);
+    const at = (q) => Number(sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * q))].toFixed(2));
+    return {
+      name,
+      p50_ms: at(0.5),
+      p90_ms: at(0.9),
+      cpu_ms_per_run: Number(((treeCpuMs(pid) - cpu[s]) / RUNS).toFixed(2)),
+      // Only `on` sends to the tracing service.
+      tracing_service_cpu_ms_per_run: name === "on" ? tracingServiceCpu : 0,
+    };
+  });
 }
 
 const cp = start(
@@ -117,6 +134,7 @@ const chosen = Object.entries(settings).filter(([name]) => name === "off" || !wa
 const loadBefore = loadavg().map((n) => Number(n.toFixed(2)));
 const rounds = {};
 for (let round = 0; round < REPEATS; round++) {
+  const servers = [];
   for (const [name, env] of chosen) {
     const server = start(
       [
@@ -132,12 +150,14 @@ for (let round = 0; round < REPEATS; round++) {
       "agent server listening",
       profileFlags,
     );
-    const url = await server.url;
-    for (const graph of Object.keys(GRAPHS)) {
-      ((rounds[graph] ??= {})[name] ??= []).push(await measure(url, graph, server.pid, cp.pid));
-    }
-    await server.stop();
+    servers.push({ name, ...server, url: await server.url });
   }
+  for (const graph of Object.keys(GRAPHS)) {
+    for (const { name, ...measured } of await measureTogether(servers, graph, cp.pid)) {
+      ((rounds[graph] ??= {})[name] ??= []).push(measured);
+    }
+  }
+  await Promise.all(servers.map((server) => server.stop()));
 }
 await cp.stop();
 const loadAfter = loadavg().map((n) => Number(n.toFixed(2)));
