@@ -101,7 +101,13 @@ describe("tracing: the spans of a run, as the tracing service keeps them", () =>
     assert.equal(llm.run_type, "llm");
     assert.equal(only(spans, "model").id, llm.parent_run_id, "the model call is a child of its node");
     assert.deepEqual([llm.prompt_tokens, llm.completion_tokens, llm.total_tokens], [7, 5, 12]);
-    assert.ok(llm.inputs?.messages, "a chat model's inputs are its messages");
+    // Messages as LangChain serialises them (what LangSmith's own tracer sends).
+    const [[prompt]] = llm.inputs?.messages as { lc: number; type: string; id: string[]; kwargs: { content: unknown } }[][];
+    assert.deepEqual(
+      { lc: prompt.lc, type: prompt.type, id: prompt.id, content: prompt.kwargs.content },
+      { lc: 1, type: "constructor", id: ["langchain_core", "messages", "HumanMessage"], content: "hello" },
+      "a chat model's inputs are its messages, serialised by LangChain",
+    );
     assert.match(JSON.stringify(llm.outputs), /"hi"/);
     assert.equal(only(spans, "model").extra?.metadata?.langgraph_node, "model", "LangGraph's metadata is kept");
 

@@ -2,7 +2,7 @@ import type { Logger } from "../logger.js";
 import type { TracingHealth } from "./health.js";
 import type { TracingSettings } from "./settings.js";
 import type { Span } from "./span.js";
-import { patchJson, postJson } from "./span-json.js";
+import { patchJson, postJson, type SerializedObjects } from "./span-json.js";
 
 /** Spans wait at most this long to be sent: a run's spans mostly end before, and go out whole in one post each. */
 const BATCH_INTERVAL_MS = 200;
@@ -123,16 +123,17 @@ export class SpanExporter {
     const patches: string[] = [];
     let bytes = 0;
     let taken = 0;
+    const serialized: SerializedObjects = new Map();
     while (taken < this.queue.length && bytes < MAX_REQUEST_BYTES) {
       const span = this.queue[taken++];
       try {
         if (span.state === "queued") {
-          const json = postJson(span);
+          const json = postJson(span, serialized);
           posts.push(json);
           bytes += json.length;
           span.state = span.endMs === undefined ? "posted" : "done";
         } else if (span.state === "posted") {
-          const json = patchJson(span);
+          const json = patchJson(span, serialized);
           patches.push(json);
           bytes += json.length;
           span.state = "done";

@@ -59,11 +59,18 @@ export function uniqueMicros(): number {
   return lastMicros;
 }
 
+/** The last millisecond isoMicros wrote, as `toISOString` without its `Z`: a run's spans start and end in few. */
+let lastMs = Number.NaN;
+let lastIso = "";
+
 /** `2026-11-28T21:00:00.123456Z` */
 export function isoMicros(micros: number): string {
   const ms = Math.floor(micros / 1000);
-  const iso = new Date(ms).toISOString();
-  return `${iso.slice(0, 23)}${String(micros - ms * 1000).padStart(3, "0")}Z`;
+  if (ms !== lastMs) {
+    lastMs = ms;
+    lastIso = new Date(ms).toISOString().slice(0, 23);
+  }
+  return `${lastIso}${String(micros - ms * 1000).padStart(3, "0")}Z`;
 }
 
 /** One segment of a dotted order, as LangSmith writes it: `20261128T210000123456Z` followed by the run id. */
