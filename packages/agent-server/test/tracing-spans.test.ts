@@ -102,7 +102,10 @@ describe("tracing: the spans of a run, as the tracing service keeps them", () =>
     assert.equal(only(spans, "model").id, llm.parent_run_id, "the model call is a child of its node");
     assert.deepEqual([llm.prompt_tokens, llm.completion_tokens, llm.total_tokens], [7, 5, 12]);
     // Messages as LangChain serialises them (what LangSmith's own tracer sends).
-    const [[prompt]] = llm.inputs?.messages as { lc: number; type: string; id: string[]; kwargs: { content: unknown } }[][];
+    type Serialised = { lc: number; type: string; id: string[]; kwargs: { content: unknown } };
+    const messages = llm.inputs?.messages as Serialised[][] | undefined;
+    assert.ok(messages, "a chat model's inputs are its messages");
+    const [[prompt]] = messages;
     assert.deepEqual(
       { lc: prompt.lc, type: prompt.type, id: prompt.id, content: prompt.kwargs.content },
       { lc: 1, type: "constructor", id: ["langchain_core", "messages", "HumanMessage"], content: "hello" },
