@@ -5,7 +5,7 @@ import { CallbackManager } from "@langchain/core/callbacks/manager";
  * A call with callbacks (a tracer, the `messages` stream mode's handler) copies its callback manager for each runnable
  * it calls: LangGraph's config of every node, edge and channel write, LangChain's configure of every model and tool
  * call. LangChain's `copy` adds the metadata one key at a time, each time spreading the whole object again and
- * searching the inheritable keys: quadratic in the keys, and a run's metadata has twenty or more (the platform's, the
+ * searching the inheritable keys: quadratic in the keys, and a run's metadata has a dozen or more (the platform's, the
  * configurable's, each step's). That was a third of what tracing cost a tool-calling run. The copy below makes the
  * same manager — handlers, tags and metadata in the same order, a key inheritable when it was — in one pass over
  * the metadata.
